@@ -1,0 +1,38 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/generator"
+)
+
+func newDiff(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "diff",
+		Short: "Exit 1 with a unified diff when generated files are stale, missing or extra",
+		Long: `Diff generates the code in memory and compares it with the files on disk. It prints
+a unified diff and exits 1 when any generated file is stale, missing, or no longer
+produced by the spec; it exits 0 and prints nothing when everything is up to date.
+Use it in CI to catch a forgotten ` + "`go generate`" + `.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := generator.Generate(cmd.Context(), o.dir)
+			if err != nil {
+				return err
+			}
+			changes, err := generator.Diff(res)
+			if err != nil {
+				return err
+			}
+			for _, c := range changes {
+				fmt.Fprint(cmd.OutOrStdout(), c.Diff)
+			}
+			if len(changes) > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("jobc: %d generated file(s) differ from jobc.yaml: run `jobc generate`", len(changes))}
+			}
+			return nil
+		},
+	}
+}

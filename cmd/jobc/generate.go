@@ -1,0 +1,32 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/generator"
+)
+
+func newGenerate(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "generate",
+		Short: "Write the Go code of the job types declared in jobc.yaml",
+		Long: `Generate reads jobc.yaml (and the job files it includes), checks it, and writes
+one Go file per job type plus jobc.go into the configured output directory. Generated
+files that the spec no longer produces are removed. Problems are printed as
+file:line:col: path: message, all of them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			res, err := generator.Generate(cmd.Context(), o.dir)
+			if err != nil {
+				return err
+			}
+			if err := generator.Write(res); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %d job types into %s\n", len(res.Project.Jobs), res.Project.Out)
+			return nil
+		},
+	}
+}

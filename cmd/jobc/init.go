@@ -1,0 +1,80 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+const initConfig = `# jobc.yaml: the job types of this module. Run ` + "`go generate ./...`" + ` after editing.
+version: 1
+package: jobs
+out: internal/jobs
+error_classes:
+  transient: {retry: true}
+  invalid: {retry: false}
+jobs:
+  send_welcome_email:
+    description: Welcomes a new user.
+    queue: email
+    timeout: 30s
+    retry: {max_attempts: 10, backoff: exponential, initial: 5s, max: 1h, jitter: 0.1}
+    errors: [transient, invalid]
+    default_error: transient
+    payload:
+      versions:
+        1:
+          schema:
+            type: object
+            additionalProperties: false
+            required: [user_id, email]
+            properties:
+              user_id: {type: integer}
+              email: {type: string, format: email}
+`
+
+func newInit(o *options) *cobra.Command {
+	return &cobra.Command{
+		Use:   "init",
+		Short: "Create jobc.yaml with one job, and the go:generate directive that runs jobc",
+		Long: `Init writes jobc.yaml (one example job type) and internal/jobs/generate.go, which
+holds "//go:generate go tool jobc generate": add jobc as a tool of your module with
+` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `, then run ` + "`go generate ./...`" + `.
+It never overwrites a file.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg := filepath.Join(o.dir, "jobc.yaml")
+			gen := filepath.Join(o.dir, "internal", "jobs", "generate.go")
+			for _, p := range []string{cfg, gen} {
+				if _, err := os.Stat(p); err == nil {
+					return fmt.Errorf("jobc: %s already exists: init never overwrites a file", p)
+				} else if !errors.Is(err, fs.ErrNotExist) {
+					return fmt.Errorf("jobc: %w", err)
+				}
+			}
+			if err := os.WriteFile(cfg, []byte(initConfig), 0o644); err != nil {
+				return fmt.Errorf("jobc: %w", err)
+			}
+			if err := os.MkdirAll(filepath.Dir(gen), 0o755); err != nil {
+				return fmt.Errorf("jobc: %w", err)
+			}
+			src := "package jobs\n\n//go:generate go tool jobc generate -C ../..\n"
+			if err := os.WriteFile(gen, []byte(src), 0o644); err != nil {
+				return fmt.Errorf("jobc: %w", err)
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "created %s and %s\n", cfg, gen)
+			fmt.Fprintln(out, strings.TrimSpace(`
+next:
+  go get -tool github.com/jobc-dev/jobc/cmd/jobc
+  go generate ./...
+  jobc migrate up   # with DATABASE_URL set`))
+			return nil
+		},
+	}
+}

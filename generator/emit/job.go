@@ -1,0 +1,288 @@
+package emit
+
+import (
+	"bytes"
+	"fmt"
+	"go/format"
+	"strings"
+	"time"
+
+	. "github.com/dave/jennifer/jen"
+
+	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+const rt = gotype.RuntimeImport
+
+// JobFile renders the Go file of one job type.
+func JobFile(pkg string, j Job) ([]byte, error) {
+	f := newFile(pkg)
+	s := j.Spec
+	newest := j.Versions[len(j.Versions)-1]
+	write := j.Versions[0]
+	for _, v := range j.Versions {
+		if v.Spec.Number == s.Payload.WriteVersion {
+			write = v
+		}
+	}
+	typeVar := gotype.LowerFirst(j.Name) + "Type"
+	jobType := j.Name + "Job"
+
+	f.Commentf("Kind%s is the kind under which %s jobs are stored.", j.Name, s.Kind)
+	f.Const().Id("Kind" + j.Name).Op("=").Lit(s.Kind)
+
+	for _, v := range j.Versions {
+		decls(f, v.Payload, versionDoc(j, v))
+	}
+	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", j.Name, s.Kind, newest.Spec.Number)
+	f.Type().Id(j.Name).Op("=").Id(newest.Payload.Root)
+
+	f.Commentf("%s describes %s to the runtime.", typeVar, s.Kind)
+	f.Var().Id(typeVar).Op("=").Qual(rt, "MustJobType").Call(Qual(rt, "JobType").Add(ordered(jobTypeFields(j)...)))
+
+	enqueueDoc := fmt.Sprintf("Enqueue%s inserts a %s job through db. Pass the transaction of the business change "+
+		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
+		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
+		j.Name, s.Kind, write.Spec.Number)
+	if s.Deprecated != "" {
+		enqueueDoc = joinDoc(enqueueDoc, "Deprecated: "+s.Deprecated)
+	}
+	writeDoc(f, enqueueDoc)
+	f.Func().Id("Enqueue"+j.Name).Params(
+		Id("ctx").Qual("context", "Context"),
+		Id("db").Qual(rt, "DBTX"),
+		Id("p").Id(write.Payload.Root),
+		Id("opts").Op("...").Qual(rt, "EnqueueOption"),
+	).Params(Qual(rt, "Enqueued"), Error()).Block(
+		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
+	)
+
+	writeDoc(f, fmt.Sprintf("%s is the handle a %s handler receives: the job's id, attempt, idempotency key and logger, "+
+		"and a constructor for each error class the job declares.", jobType, s.Kind))
+	f.Type().Id(jobType).Struct(Op("*").Qual(rt, "Job"))
+	for _, c := range j.Classes {
+		classMethod(f, jobType, c)
+	}
+
+	handlerDoc := fmt.Sprintf("%sHandler handles %s jobs.", j.Name, s.Kind)
+	if s.Description != "" {
+		handlerDoc = joinDoc(handlerDoc, s.Description)
+	}
+	writeDoc(f, handlerDoc)
+	f.Type().Id(j.Name + "Handler").Interface(
+		Id("Handle"+j.Name).Params(Id("ctx").Qual("context", "Context"), Id("job").Id(jobType), Id("p").Id(j.Name)).Error(),
+	)
+
+	f.Commentf("Register%s makes w run h for %s jobs.", j.Name, s.Kind)
+	f.Func().Id("Register"+j.Name).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(j.Name+"Handler")).Error().Block(
+		Return(Qual(rt, "Handle").Call(Id("w"), Id(typeVar),
+			Func().Params(Id("ctx").Qual("context", "Context"), Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(j.Name)).Error().Block(
+				Return(Id("h").Dot("Handle"+j.Name).Call(Id("ctx"), Id(jobType).Values(Id("job")), Id("p"))),
+			),
+		)),
+	)
+	return render(f)
+}
+
+func versionDoc(j Job, v Version) string {
+	doc := fmt.Sprintf("%s is version %d of the %s payload.", j.TypeName(v.Spec.Number), v.Spec.Number, j.Spec.Kind)
+	if d := strings.TrimSpace(j.Spec.Description); d != "" && v.Spec.Number == j.Versions[len(j.Versions)-1].Spec.Number {
+		doc = joinDoc(doc, d)
+	}
+	return doc
+}
+
+func jobTypeFields(j Job) []Code {
+	s := j.Spec
+	fs := []Code{kv("Kind", Id("Kind"+j.Name))}
+	if len(s.Aliases) > 0 {
+		fs = append(fs, kv("Aliases", Index().String().ValuesFunc(func(g *Group) {
+			for _, a := range s.Aliases {
+				g.Lit(a)
+			}
+		})))
+	}
+	fs = append(fs,
+		kv("Queue", Lit(s.Queue)),
+		kv("Priority", Lit(s.Priority)),
+		kv("MaxAttempts", Lit(s.MaxAttempts)),
+	)
+	if s.Timeout > 0 {
+		fs = append(fs, kv("Timeout", duration(s.Timeout)))
+	}
+	fs = append(fs, kv("Backoff", backoff(s.Backoff)))
+	if len(j.Classes) > 0 {
+		fs = append(fs, kv("Classes", Index().Qual(rt, "ErrorClass").Add(ordered(classLits(j.Classes)...))))
+	}
+	if s.DefaultError != "" {
+		fs = append(fs, kv("DefaultClass", Lit(s.DefaultError)))
+	}
+	if s.Transactional {
+		fs = append(fs, kv("Transactional", True()))
+	}
+	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
+	var versions []Code
+	for i, v := range j.Versions {
+		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
+		if i > 0 {
+			if up := upcast(j, v); up != nil {
+				vf = append(vf, kv("Upcast", up))
+			}
+		}
+		versions = append(versions, ordered(vf...))
+	}
+	fs = append(fs, kv("Versions", Index().Qual(rt, "Version").Add(ordered(versions...))))
+	return fs
+}
+
+func classLits(cs []*spec.ErrorClass) []Code {
+	out := make([]Code, len(cs))
+	for i, c := range cs {
+		fs := []Code{kv("Name", Lit(c.Name)), kv("Retry", Lit(c.Retry))}
+		if c.Backoff != nil {
+			fs = append(fs, kv("Backoff", Op("&").Add(backoff(*c.Backoff))))
+		}
+		if c.DelayFromError {
+			fs = append(fs, kv("DelayFromError", True()))
+		}
+		if c.MaxAttempts > 0 {
+			fs = append(fs, kv("MaxAttempts", Lit(c.MaxAttempts)))
+		}
+		out[i] = Values(fs...)
+	}
+	return out
+}
+
+func upcast(j Job, v Version) Code {
+	if v.HandWritten {
+		return Qual(rt, "UpcastFunc").Call(Id(j.UpcastName(v.Spec.Number)))
+	}
+	var steps []Code
+	for _, c := range v.Spec.Changes {
+		switch c.Op {
+		case spec.Rename:
+			steps = append(steps, Qual(rt, "RenameField").Call(Lit(c.From), Lit(c.To)))
+		case spec.Add:
+			steps = append(steps, Qual(rt, "AddField").Call(Lit(c.Field), Index().Byte().Call(rawString(jsonText(c.Default)))))
+		case spec.Remove:
+			steps = append(steps, Qual(rt, "RemoveField").Call(Lit(c.Field)))
+		}
+	}
+	if len(steps) == 0 {
+		return nil
+	}
+	return Qual(rt, "Changes").Call(steps...)
+}
+
+func classMethod(f *File, jobType string, c *spec.ErrorClass) {
+	name := gotype.GoName(c.Name)
+	var what string
+	switch {
+	case !c.Retry:
+		what = "the job fails at once, without retries, and stays visible as failed"
+	case c.DelayFromError:
+		what = "the job runs again after retryAfter"
+	default:
+		what = "the job runs again after a backoff delay"
+	}
+	doc := fmt.Sprintf("%s classifies err as %s: %s.", name, c.Name, what)
+	if c.Description != "" {
+		doc = joinDoc(doc, c.Description)
+	}
+	writeDoc(f, doc)
+	if c.DelayFromError {
+		f.Func().Params(Id(jobType)).Id(name).Params(Id("err").Error(), Id("retryAfter").Qual("time", "Duration")).Error().Block(
+			Return(Qual(rt, "RetryAfter").Call(Lit(c.Name), Id("retryAfter"), Id("err"))),
+		)
+		return
+	}
+	f.Func().Params(Id(jobType)).Id(name).Params(Id("err").Error()).Error().Block(
+		Return(Qual(rt, "Classify").Call(Lit(c.Name), Id("err"))),
+	)
+}
+
+func backoff(b spec.Backoff) Code {
+	kind := map[spec.BackoffKind]string{spec.Exponential: "BackoffExponential", spec.Linear: "BackoffLinear", spec.Constant: "BackoffConstant"}[b.Kind]
+	fs := []Code{kv("Kind", Qual(rt, kind)), kv("Initial", duration(b.Initial))}
+	if b.Max > 0 {
+		fs = append(fs, kv("Max", duration(b.Max)))
+	}
+	if b.Jitter > 0 {
+		fs = append(fs, kv("Jitter", Lit(b.Jitter)))
+	}
+	return Qual(rt, "Backoff").Values(fs...)
+}
+
+// duration renders d as a readable expression: 2 * time.Minute, 90 * time.Second.
+func duration(d time.Duration) Code {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"}, {time.Millisecond, "Millisecond"}}
+	for _, u := range units {
+		if d%u.d == 0 {
+			if d == u.d {
+				return Qual("time", u.name)
+			}
+			return Lit(int(d/u.d)).Op("*").Qual("time", u.name)
+		}
+	}
+	return Qual("time", "Duration").Call(Lit(int64(d)))
+}
+
+// rawString renders s as a raw string literal when it can be one.
+func rawString(s string) Code {
+	if strings.ContainsAny(s, "`\r") {
+		return Lit(s)
+	}
+	return Id("`" + s + "`")
+}
+
+func newFile(pkg string) *File {
+	f := NewFile(pkg)
+	f.HeaderComment(Header)
+	f.ImportName(rt, "runtime")
+	return f
+}
+
+func render(f *File) ([]byte, error) {
+	var b bytes.Buffer
+	if err := f.Render(&b); err != nil {
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	out, err := format.Source(groupImports(b.Bytes()))
+	if err != nil {
+		return nil, fmt.Errorf("format: %w", err)
+	}
+	return out, nil
+}
+
+// groupImports puts standard-library imports first and the others after a blank line,
+// as goimports does.
+func groupImports(src []byte) []byte {
+	start := bytes.Index(src, []byte("\nimport (\n"))
+	if start < 0 {
+		return src
+	}
+	start += len("\nimport (\n")
+	end := bytes.Index(src[start:], []byte("\n)\n"))
+	if end < 0 {
+		return src
+	}
+	var std, other []string
+	for _, line := range strings.Split(string(src[start:start+end]), "\n") {
+		path := strings.Trim(strings.TrimSpace(line[strings.LastIndex(line, " ")+1:]), `"`)
+		if first, _, _ := strings.Cut(path, "/"); strings.Contains(first, ".") {
+			other = append(other, line)
+		} else {
+			std = append(std, line)
+		}
+	}
+	block := strings.Join(std, "\n")
+	if len(std) > 0 && len(other) > 0 {
+		block += "\n\n"
+	}
+	block += strings.Join(other, "\n")
+	return append(append(append([]byte{}, src[:start]...), block...), src[start+end:]...)
+}

@@ -1,0 +1,254 @@
+// Package generator turns a jobc project into Go code. It is one pipeline:
+//
+//	spec.Load (config → parse → check) → gotype.Convert (schemas → Go types)
+//	→ emit (Go files) → Write or Diff
+//
+// Every stage reports problems as spec.Diagnostics (file:line:col: path: message),
+// all of them in one run.
+package generator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// File is one generated file.
+type File struct {
+	Path    string // relative to the project directory
+	Content []byte
+}
+
+// Result is the output of a generation run.
+type Result struct {
+	Project *spec.Project
+	Files   []File // sorted by path
+}
+
+// CatalogFileName is the generated file that ties the job types together; each job type
+// gets <kind>.jobc.go. The suffix keeps kinds such as "deploy_linux" or "smoke_test"
+// from turning into build constraints or test files.
+const CatalogFileName = "jobc.go"
+
+// Generate loads the project in dir and renders its Go files without writing them.
+func Generate(ctx context.Context, dir string) (*Result, error) {
+	p, err := spec.Load(dir)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := Build(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Project: p}
+	for _, j := range jobs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		b, err := emit.JobFile(p.Package, j)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: generate %s: %w", j.Spec.Kind, err)
+		}
+		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, j.Spec.Kind+".jobc.go"), Content: b})
+	}
+	b, err := emit.CatalogFile(p.Package, p.File, jobs)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
+	}
+	res.Files = append(res.Files, File{Path: filepath.Join(p.Out, CatalogFileName), Content: b})
+	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
+	return res, nil
+}
+
+// Build converts every job's payload versions into Go types and checks the names the
+// generated package will declare.
+func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
+	var diags spec.Diagnostics
+	names := newNames()
+	var jobs []emit.Job
+	for _, sj := range p.Jobs {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		j := emit.Job{Spec: sj, Name: gotype.GoName(sj.Kind)}
+		for _, c := range sj.Errors {
+			for _, pc := range p.Classes {
+				if pc.Name == c {
+					j.Classes = append(j.Classes, pc)
+				}
+			}
+		}
+		diags = append(diags, checkClassMethods(j)...)
+		ok := true
+		for i, sv := range sj.Payload.Versions {
+			payload, ds := gotype.Convert(j.TypeName(sv.Number), sv.Schema, p.Types)
+			diags = append(diags, ds...)
+			canon, err := sv.Schema.Canonical()
+			if err != nil {
+				diags = append(diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
+			}
+			if payload == nil || err != nil {
+				ok = false
+				continue
+			}
+			v := emit.Version{Spec: sv, Payload: payload, Schema: string(canon)}
+			if i > 0 {
+				v.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
+			}
+			j.Versions = append(j.Versions, v)
+		}
+		if !ok {
+			continue
+		}
+		diags = append(diags, names.claimJob(j)...)
+		jobs = append(jobs, j)
+	}
+	if len(diags) > 0 {
+		return nil, sortDiags(diags)
+	}
+	return jobs, nil
+}
+
+// needsHandWrittenUpcast reports whether version cur needs an upcast the user writes.
+// Declared changes generate the upcast; otherwise identical schemas need none.
+func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
+	if len(cur.Changes) > 0 {
+		return false
+	}
+	a, errA := prev.Schema.Canonical()
+	b, errB := cur.Schema.Canonical()
+	return errA != nil || errB != nil || !bytes.Equal(a, b)
+}
+
+// handleMembers are the methods and fields a generated <Type>Job inherits from
+// *runtime.Job; an error class method must not shadow them.
+var handleMembers = map[string]bool{
+	"ID": true, "Kind": true, "Queue": true, "Attempt": true, "MaxAttempts": true, "Priority": true,
+	"PayloadVersion": true, "CreatedAt": true, "Metadata": true, "IdempotencyKey": true, "Logger": true,
+	"Job": true, "Heartbeat": true,
+}
+
+func checkClassMethods(j emit.Job) spec.Diagnostics {
+	var ds spec.Diagnostics
+	for _, c := range j.Classes {
+		if name := gotype.GoName(c.Name); handleMembers[name] {
+			ds = append(ds, spec.Diagnostic{Pos: c.Pos, Path: "error_classes." + c.Name,
+				Message: fmt.Sprintf("error class %q would become method %s, which the job handle already has: rename the class", c.Name, name)})
+		}
+	}
+	return ds
+}
+
+// names tracks the identifiers of the generated package to report collisions.
+type names struct{ owner map[string]string }
+
+func newNames() *names {
+	n := &names{owner: map[string]string{}}
+	for _, reserved := range []string{"Handlers", "Register", "JobTypes"} {
+		n.owner[reserved] = "the catalogue"
+	}
+	return n
+}
+
+func (n *names) claimJob(j emit.Job) spec.Diagnostics {
+	ids := []string{"Kind" + j.Name, j.Name, j.Name + "Job", j.Name + "Handler", "Enqueue" + j.Name,
+		"Register" + j.Name, gotype.LowerFirst(j.Name) + "Type"}
+	for _, v := range j.Versions {
+		for _, d := range v.Payload.Decls {
+			ids = append(ids, d.Name)
+			if d.Enum != nil {
+				for _, e := range d.Enum.Values {
+					ids = append(ids, e.Name)
+				}
+			}
+		}
+	}
+	var ds spec.Diagnostics
+	for _, id := range ids {
+		if other, taken := n.owner[id]; taken && other != j.Spec.Kind {
+			ds = append(ds, spec.Diagnostic{Pos: j.Spec.Pos, Path: "jobs." + j.Spec.Kind,
+				Message: fmt.Sprintf("generated name %s collides with the one generated for %s: rename one of them", id, other)})
+			continue
+		}
+		n.owner[id] = j.Spec.Kind
+	}
+	return ds
+}
+
+func sortDiags(ds spec.Diagnostics) spec.Diagnostics {
+	sort.SliceStable(ds, func(i, j int) bool { return ds[i].String() < ds[j].String() })
+	out := ds[:0]
+	for i, d := range ds {
+		if i == 0 || d != ds[i-1] {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// owned reports whether a file in the output directory belongs to the generator.
+func owned(path string) bool {
+	base := filepath.Base(path)
+	if base != CatalogFileName && !strings.HasSuffix(base, ".jobc.go") {
+		return false
+	}
+	b, err := os.ReadFile(path)
+	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
+}
+
+// Write writes the result into the project directory and removes generated files that
+// the spec no longer produces. Files are written only when their content changed.
+func Write(res *Result) error {
+	p := res.Project
+	out := filepath.Join(p.Dir, p.Out)
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return fmt.Errorf("jobc: create %s: %w", out, err)
+	}
+	want := map[string]bool{}
+	for _, f := range res.Files {
+		path := filepath.Join(p.Dir, f.Path)
+		want[path] = true
+		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
+			continue
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			return fmt.Errorf("jobc: write %s: %w", f.Path, err)
+		}
+	}
+	extra, err := extraFiles(out, want)
+	if err != nil {
+		return err
+	}
+	for _, path := range extra {
+		if err := os.Remove(path); err != nil {
+			return fmt.Errorf("jobc: remove stale %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func extraFiles(out string, want map[string]bool) ([]string, error) {
+	entries, err := os.ReadDir(out)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", out, err)
+	}
+	var extra []string
+	for _, e := range entries {
+		path := filepath.Join(out, e.Name())
+		if !e.IsDir() && !want[path] && owned(path) {
+			extra = append(extra, path)
+		}
+	}
+	return extra, nil
+}

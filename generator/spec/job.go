@@ -1,0 +1,310 @@
+package spec
+
+import (
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+func (l *loader) job(k, v node, p *Project) *Job {
+	j := &Job{
+		Kind:        k.Value,
+		Pos:         k.pos(),
+		Queue:       p.Defaults.Queue,
+		Priority:    DefaultPriority,
+		Timeout:     p.Defaults.Timeout,
+		MaxAttempts: DefaultMaxAttempts,
+		Backoff:     DefaultBackoff(),
+	}
+	present := l.mapping(v, map[string]field{
+		"description": func(v node) { j.Description, _ = l.str(v) },
+		"queue": func(v node) {
+			if s, ok := l.str(v); ok && l.checkName(v, s, "queue") {
+				j.Queue = s
+			}
+		},
+		"priority": func(v node) {
+			if n, ok := l.integer(v); ok {
+				if n < 1 || n > 9 {
+					l.d.add(v.pos(), v.path, "priority must be between 1 (most urgent) and 9 (least urgent), got %d", n)
+				}
+				j.Priority = n
+			}
+		},
+		"timeout": func(v node) { j.Timeout, _ = l.duration(v) },
+		"retry":   func(v node) { l.retry(v, j) },
+		"errors": func(v node) {
+			if s, ok := l.strings(v); ok {
+				j.Errors = s
+			}
+		},
+		"default_error": func(v node) { j.DefaultError, _ = l.str(v) },
+		"unique":        func(v node) { j.Unique = l.unique(v) },
+		"schedule":      func(v node) { j.Schedule = l.schedule(v) },
+		"payload":       func(v node) { j.Payload = l.payload(v) },
+		"deprecated": func(v node) {
+			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
+				if b, _ := l.boolean(v); b {
+					j.Deprecated = "deprecated"
+				}
+				return
+			}
+			if s, ok := l.str(v); ok {
+				if s == "" {
+					l.d.add(v.pos(), v.path, "want true or a reason, got an empty string")
+				}
+				j.Deprecated = s
+			}
+		},
+		"aliases": func(v node) {
+			if s, ok := l.strings(v); ok {
+				for i, a := range s {
+					an := v.at(strconv.Itoa(i), v.Content[i])
+					if !l.checkName(an, a, "alias") {
+						continue
+					}
+					if prev, dup := l.kindPos[a]; dup {
+						l.d.add(an.pos(), an.path, "alias %q is already a kind or alias declared at %s", a, prev)
+						continue
+					}
+					l.kindPos[a] = an.pos()
+					j.Aliases = append(j.Aliases, a)
+				}
+			}
+		},
+		"transactional": func(v node) { j.Transactional, _ = l.boolean(v) },
+	})
+	if present == nil {
+		return nil
+	}
+	if _, ok := present["payload"]; !ok {
+		l.d.add(k.pos(), k.path, "missing required key %q", "payload")
+		return nil
+	}
+	return j
+}
+
+func (l *loader) retry(n node, j *Job) {
+	l.mapping(n, map[string]field{
+		"max_attempts": func(v node) {
+			if a, ok := l.integer(v); ok {
+				if a < 1 {
+					l.d.add(v.pos(), v.path, "max_attempts must be at least 1, got %d", a)
+				}
+				j.MaxAttempts = a
+			}
+		},
+		"backoff": func(v node) { l.backoffKind(v, &j.Backoff) },
+		"initial": func(v node) { j.Backoff.Initial, _ = l.duration(v) },
+		"max":     func(v node) { j.Backoff.Max, _ = l.duration(v) },
+		"jitter":  func(v node) { l.jitter(v, &j.Backoff) },
+	})
+	if j.Backoff.Max > 0 && j.Backoff.Max < j.Backoff.Initial {
+		l.d.add(n.pos(), n.path, "max (%s) is shorter than initial (%s)", j.Backoff.Max, j.Backoff.Initial)
+	}
+}
+
+// JobStates are the states a unique constraint may hold in.
+func JobStates() []string {
+	return []string{"available", "scheduled", "running", "completed", "failed", "cancelled"}
+}
+
+func (l *loader) unique(n node) *Unique {
+	u := &Unique{Pos: n.pos(), While: []string{"available", "scheduled", "running"}}
+	present := l.mapping(n, map[string]field{
+		"key": func(v node) {
+			if s, ok := l.strings(v); ok {
+				if len(s) == 0 {
+					l.d.add(v.pos(), v.path, "want at least one payload field")
+				}
+				u.Key = s
+			}
+		},
+		"while": func(v node) {
+			s, ok := l.strings(v)
+			if !ok {
+				return
+			}
+			states := JobStates()
+			for i, st := range s {
+				if !contains(states, st) {
+					sv := v.at(strconv.Itoa(i), v.Content[i])
+					if sg := Suggest(st, states); sg != "" {
+						l.d.add(sv.pos(), sv.path, "unknown job state %q; did you mean %q?", st, sg)
+					} else {
+						l.d.add(sv.pos(), sv.path, "unknown job state %q (states: available, scheduled, running, completed, failed, cancelled)", st)
+					}
+				}
+			}
+			u.While = s
+		},
+		"period": func(v node) { u.Period, _ = l.duration(v) },
+	})
+	if present == nil {
+		return nil
+	}
+	if _, ok := present["key"]; !ok {
+		l.d.add(n.pos(), n.path, "missing required key %q", "key")
+	}
+	return u
+}
+
+func (l *loader) schedule(n node) *Schedule {
+	s := &Schedule{Pos: n.pos(), Timezone: "UTC"}
+	if n.Kind == yaml.ScalarNode {
+		s.Cron, _ = l.str(n)
+		return s
+	}
+	present := l.mapping(n, map[string]field{
+		"cron":     func(v node) { s.Cron, _ = l.str(v) },
+		"timezone": func(v node) { s.Timezone, _ = l.str(v) },
+	})
+	if present == nil {
+		return nil
+	}
+	if _, ok := present["cron"]; !ok {
+		l.d.add(n.pos(), n.path, "missing required key %q", "cron")
+	}
+	return s
+}
+
+func (l *loader) payload(n node) Payload {
+	p := Payload{Pos: n.pos()}
+	var versions node
+	present := l.mapping(n, map[string]field{
+		"write_version": func(v node) { p.WriteVersion, _ = l.integer(v) },
+		"versions":      func(v node) { versions = v },
+	})
+	if present == nil {
+		return p
+	}
+	if versions.Node == nil {
+		l.d.add(n.pos(), n.path, "missing required key %q", "versions")
+		return p
+	}
+	l.entries(versions, func(k, v node) {
+		num, err := strconv.Atoi(k.Value)
+		if err != nil || num < 1 || k.Tag != "!!int" {
+			l.d.add(k.pos(), k.path, "version must be a positive integer, got %q", k.Value)
+			return
+		}
+		if ver := l.version(num, k, v); ver != nil {
+			p.Versions = append(p.Versions, ver)
+		}
+	})
+	if len(p.Versions) == 0 {
+		if len(l.d.list) == 0 {
+			l.d.add(versions.pos(), versions.path, "declare at least one version")
+		}
+		return p
+	}
+	for i, v := range p.Versions {
+		if v.Number != p.Versions[0].Number+i {
+			l.d.add(v.Pos, n.path+".versions."+strconv.Itoa(v.Number), "versions must be consecutive: expected %d", p.Versions[0].Number+i)
+		}
+	}
+	if _, ok := present["write_version"]; !ok {
+		p.WriteVersion = p.Newest().Number
+	} else if p.Version(p.WriteVersion) == nil {
+		wv := present["write_version"]
+		l.d.add(wv.pos(), wv.path, "write_version %d is not a declared version", p.WriteVersion)
+	}
+	return p
+}
+
+func (l *loader) version(num int, k, n node) *Version {
+	v := &Version{Number: num, Pos: k.pos()}
+	present := l.mapping(n, map[string]field{
+		"schema": func(s node) { v.Schema = &Schema{File: s.file, Path: s.path, Node: s.Node} },
+		"from": func(f node) {
+			if i, ok := l.integer(f); ok {
+				if i >= num || i < 1 {
+					l.d.add(f.pos(), f.path, "from must name an earlier version, got %d", i)
+				}
+				v.From = i
+			}
+		},
+		"changes": func(c node) { v.Changes = l.changes(c) },
+	})
+	if present == nil {
+		return nil
+	}
+	if v.Schema == nil {
+		l.d.add(k.pos(), k.path, "missing required key %q", "schema")
+		return nil
+	}
+	if _, ok := present["changes"]; ok {
+		if _, ok := present["from"]; !ok {
+			c := present["changes"]
+			l.d.add(c.pos(), c.path, "changes need from: the version they upcast from")
+		}
+	}
+	return v
+}
+
+func (l *loader) changes(n node) []Change {
+	if n.Kind != yaml.SequenceNode {
+		l.d.add(n.pos(), n.path, "want a list of changes, got %s", kindName(n.Node))
+		return nil
+	}
+	var out []Change
+	for i, c := range n.Content {
+		cn := n.at(strconv.Itoa(i), c)
+		if cn.Kind != yaml.MappingNode || len(cn.Content) != 2 {
+			l.d.add(cn.pos(), cn.path, "want one of {rename: {from, to}}, {add: {field, default}}, {remove: field}, {widen: field}")
+			continue
+		}
+		op, arg := cn.Content[0].Value, cn.at(cn.Content[0].Value, cn.Content[1])
+		ch := Change{Pos: cn.pos(), Op: ChangeOp(op)}
+		switch ch.Op {
+		case Rename:
+			l.mapping(arg, map[string]field{
+				"from": func(v node) { ch.From, _ = l.str(v) },
+				"to":   func(v node) { ch.To, _ = l.str(v) },
+			})
+			if ch.From == "" || ch.To == "" {
+				l.d.add(arg.pos(), arg.path, "rename needs from and to")
+				continue
+			}
+		case Add:
+			hasDefault := false
+			l.mapping(arg, map[string]field{
+				"field":   func(v node) { ch.Field, _ = l.str(v) },
+				"default": func(v node) { ch.Default, _ = l.toJSON(v); hasDefault = true },
+			})
+			if ch.Field == "" || !hasDefault {
+				l.d.add(arg.pos(), arg.path, "add needs field and default")
+				continue
+			}
+		case Remove, Widen:
+			if arg.Kind == yaml.ScalarNode {
+				ch.Field, _ = l.str(arg)
+			} else {
+				l.mapping(arg, map[string]field{"field": func(v node) { ch.Field, _ = l.str(v) }})
+			}
+			if ch.Field == "" {
+				l.d.add(arg.pos(), arg.path, "%s needs a field", op)
+				continue
+			}
+		default:
+			ops := []string{"rename", "add", "remove", "widen"}
+			if s := Suggest(op, ops); s != "" {
+				l.d.add(cn.pos(), cn.path, "unknown change %q; did you mean %q?", op, s)
+			} else {
+				l.d.add(cn.pos(), cn.path, "unknown change %q: want rename, add, remove or widen", op)
+			}
+			continue
+		}
+		out = append(out, ch)
+	}
+	return out
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

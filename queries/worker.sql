@@ -1,0 +1,118 @@
+-- The worker's hot path: claim a batch, extend leases, record outcomes in batches.
+
+-- name: ClaimJobs :many
+-- Leases up to max available jobs of one queue, most urgent first, taking only the
+-- (kind, payload version) pairs this worker can decode: other rows are left for workers
+-- that can, so a rolling deploy never fails a job or burns an attempt.
+WITH picked AS (
+    SELECT j.id
+    FROM jobc_jobs j
+    WHERE j.state = 'available'
+      AND j.queue = sqlc.arg(queue)
+      AND j.available_at <= now()
+      AND EXISTS (
+          SELECT 1
+          FROM (SELECT unnest(sqlc.arg(kinds)::text[]) AS kind,
+                       unnest(sqlc.arg(min_versions)::int[]) AS min_version,
+                       unnest(sqlc.arg(max_versions)::int[]) AS max_version) k
+          WHERE k.kind = j.kind AND j.payload_version BETWEEN k.min_version AND k.max_version
+      )
+    ORDER BY j.priority, j.available_at, j.id
+    LIMIT sqlc.arg(max)
+    FOR UPDATE SKIP LOCKED
+)
+UPDATE jobc_jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = sqlc.arg(owner)::text,
+    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
+FROM picked
+WHERE j.id = picked.id
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+          j.attempt, j.max_attempts, j.created_at, j.lease_expires_at;
+
+-- name: ExtendLeases :many
+UPDATE jobc_jobs
+SET lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
+WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
+RETURNING id;
+
+-- name: CompleteJobs :many
+-- Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
+-- this worker no longer holds is left alone and not returned.
+WITH done AS (
+    DELETE FROM jobc_jobs j
+    USING (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
+                  unnest(sqlc.arg(attempts)::int[]) AS attempt) f
+    WHERE j.id = f.id AND j.attempt = f.attempt
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.*
+)
+INSERT INTO jobc_jobs_finished (
+    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+)
+SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, dedup_key, created_at, attempted_at, now()
+FROM done
+RETURNING id;
+
+-- name: FailJobs :many
+-- Moves the given attempts to jobc_jobs_finished as failed, appending each one's error.
+WITH f AS (
+    SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
+           unnest(sqlc.arg(attempts)::int[]) AS attempt,
+           unnest(sqlc.arg(errors)::jsonb[]) AS error
+), done AS (
+    DELETE FROM jobc_jobs j
+    USING f
+    WHERE j.id = f.id AND j.attempt = f.attempt
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.*
+)
+INSERT INTO jobc_jobs_finished (
+    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+)
+SELECT d.id, d.kind, d.queue, 'failed', d.priority, d.payload_version, d.payload, d.metadata,
+       d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
+       d.dedup_key, d.created_at, d.attempted_at, now()
+FROM done d JOIN f ON f.id = d.id
+RETURNING id;
+
+-- name: RetryJobs :many
+-- Returns the given attempts to the queue at their next run time, appending each one's
+-- error. A job due now becomes available (and wakes workers); a later one is scheduled.
+WITH retried AS (
+    UPDATE jobc_jobs j
+    SET state = CASE WHEN f.available_at <= now() THEN 'available'::jobc_state
+                     ELSE 'scheduled'::jobc_state END,
+        available_at = f.available_at,
+        lease_owner = NULL,
+        lease_expires_at = NULL,
+        errors = j.errors || jsonb_build_array(f.error)
+    FROM (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
+                 unnest(sqlc.arg(attempts)::int[]) AS attempt,
+                 unnest(sqlc.arg(available_ats)::timestamptz[]) AS available_at,
+                 unnest(sqlc.arg(errors)::jsonb[]) AS error) f
+    WHERE j.id = f.id AND j.attempt = f.attempt
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.id, j.queue, j.state
+)
+SELECT r.id
+FROM retried r
+LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue) WHERE r.state = 'available') n ON true;
+
+-- name: ReleaseJobs :many
+-- Gives jobs back without counting their attempt: a worker that shuts down releases the
+-- jobs it could not finish within its grace period, so another worker takes them at once.
+WITH released AS (
+    UPDATE jobc_jobs
+    SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
+    WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
+    RETURNING id, queue
+)
+SELECT r.id
+FROM released r
+LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true;

@@ -1,0 +1,140 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+type outcome uint8
+
+const (
+	outcomeComplete outcome = iota
+	outcomeRetry
+	outcomeFail
+	outcomeRelease // shutdown: give the job back without counting the attempt
+)
+
+// result is a finished attempt waiting to be recorded.
+type result struct {
+	id      int64
+	attempt int32
+	outcome outcome
+	runAt   time.Time    // outcomeRetry
+	err     AttemptError // outcomeRetry, outcomeFail
+}
+
+const maxCompleteBatch = 1000
+
+// completeLoop records outcomes in batches. It takes whatever results are waiting
+// when it is ready to write, so under load each round trip carries many outcomes and at
+// low load a single outcome is written at once, without a timer adding latency. It
+// returns when results is closed and everything is written.
+func (w *Worker) completeLoop(results <-chan result) {
+	batch := make([]result, 0, maxCompleteBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	drain:
+		for len(batch) < maxCompleteBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		w.recordWithRetry(batch)
+	}
+}
+
+// recordWithRetry writes a batch, retrying while the database is unreachable: an
+// outcome is never dropped. If the lease expires meanwhile, the rescuer hands the job
+// to another worker and this write then leaves it alone.
+func (w *Worker) recordWithRetry(batch []result) {
+	ctx := context.Background()
+	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
+		err := w.record(ctx, batch)
+		if err == nil {
+			break
+		}
+		w.log.Error("jobc worker: recording outcomes failed; retrying", "jobs", len(batch), "err", describeDBError(err), "in", delay)
+		time.Sleep(delay)
+	}
+	ids := make([]int64, len(batch))
+	for i, r := range batch {
+		ids[i] = r.id
+	}
+	w.untrack(ids)
+}
+
+func (w *Worker) record(ctx context.Context, batch []result) error {
+	var complete, fail, retry, release []result
+	for _, r := range batch {
+		switch r.outcome {
+		case outcomeComplete:
+			complete = append(complete, r)
+		case outcomeFail:
+			fail = append(fail, r)
+		case outcomeRetry:
+			retry = append(retry, r)
+		case outcomeRelease:
+			release = append(release, r)
+		}
+	}
+	owner := w.cfg.ID
+	if len(complete) > 0 {
+		ids, attempts := idsAttempts(complete)
+		if _, err := w.q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner}); err != nil {
+			return err
+		}
+	}
+	if len(fail) > 0 {
+		ids, attempts := idsAttempts(fail)
+		if _, err := w.q.FailJobs(ctx, db.FailJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(fail), Owner: owner}); err != nil {
+			return err
+		}
+	}
+	if len(retry) > 0 {
+		ids, attempts := idsAttempts(retry)
+		at := make([]time.Time, len(retry))
+		for i, r := range retry {
+			at[i] = r.runAt
+		}
+		if _, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(retry), Owner: owner}); err != nil {
+			return err
+		}
+	}
+	if len(release) > 0 {
+		ids, _ := idsAttempts(release)
+		if _, err := w.q.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func idsAttempts(rs []result) ([]int64, []int32) {
+	ids := make([]int64, len(rs))
+	attempts := make([]int32, len(rs))
+	for i, r := range rs {
+		ids[i], attempts[i] = r.id, r.attempt
+	}
+	return ids, attempts
+}
+
+func errorsJSON(rs []result) [][]byte {
+	out := make([][]byte, len(rs))
+	for i, r := range rs {
+		b, err := json.Marshal(r.err)
+		if err != nil { // cannot happen: AttemptError has only plain fields
+			b = []byte(`{"error":"unencodable error"}`)
+		}
+		out[i] = b
+	}
+	return out
+}

@@ -1,0 +1,80 @@
+package runtime
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+)
+
+// Config tunes a Worker. The zero value of every field selects a default.
+type Config struct {
+	// ID names this worker in leases and error records; default host-pid-random.
+	ID string
+	// Queues maps each queue this worker serves to its settings. Empty: every queue of
+	// the registered job types, each with DefaultMaxWorkers.
+	Queues map[string]QueueConfig
+	// Logger receives the worker's records; default slog.Default().
+	Logger *slog.Logger
+	// FetchBatch caps how many jobs one claim takes; default 100.
+	FetchBatch int
+	// PollInterval is how often an idle queue looks for work when no notification
+	// arrives; default 1s. Notifications make pickup immediate; polling covers any
+	// that were missed.
+	PollInterval time.Duration
+	// LeaseDuration is how long a claim holds a job before another worker may rescue
+	// it; the worker extends the leases of its running jobs every LeaseDuration/3, so
+	// a crashed worker's jobs run again after at most this long. Default 30s.
+	LeaseDuration time.Duration
+	// SchedulerInterval is how often due scheduled jobs are made available; default 1s.
+	SchedulerInterval time.Duration
+	// ShutdownGrace is how long running handlers may continue after Run's context is
+	// cancelled before their contexts are cancelled and their jobs released; default 10s.
+	ShutdownGrace time.Duration
+}
+
+// QueueConfig tunes one queue.
+type QueueConfig struct {
+	// MaxWorkers is how many of the queue's jobs run at once; default DefaultMaxWorkers.
+	MaxWorkers int
+}
+
+// DefaultMaxWorkers is the concurrency of a queue whose QueueConfig does not set one.
+const DefaultMaxWorkers = 10
+
+func (c Config) withDefaults() Config {
+	if c.ID == "" {
+		c.ID = defaultWorkerID()
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.FetchBatch <= 0 {
+		c.FetchBatch = 100
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = time.Second
+	}
+	if c.LeaseDuration <= 0 {
+		c.LeaseDuration = 30 * time.Second
+	}
+	if c.SchedulerInterval <= 0 {
+		c.SchedulerInterval = time.Second
+	}
+	if c.ShutdownGrace <= 0 {
+		c.ShutdownGrace = 10 * time.Second
+	}
+	return c
+}
+
+func defaultWorkerID() string {
+	host, err := os.Hostname()
+	if err != nil {
+		host = "unknown"
+	}
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return fmt.Sprintf("%s-%d-%s", host, os.Getpid(), hex.EncodeToString(b[:]))
+}

@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// decode turns a stored payload of any version this build knows into the newest
+// version's JSON: it validates the payload against its own version's schema, upcasts it
+// one version at a time, fills in schema defaults for absent properties, and validates
+// the result against the newest schema when an upcast ran.
+func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
+	if err := jt.Validate(version, payload); err != nil {
+		return nil, err
+	}
+	newest := jt.maxVersion()
+	for _, v := range jt.Versions {
+		if v.Number <= version || v.Upcast == nil {
+			continue
+		}
+		up, err := v.Upcast(payload)
+		if err != nil {
+			return nil, fmt.Errorf("upcast %s payload from version %d to %d: %w", jt.Kind, v.Number-1, v.Number, err)
+		}
+		payload = up
+	}
+	if version != newest {
+		if err := jt.Validate(newest, payload); err != nil {
+			return nil, fmt.Errorf("after upcasting from version %d: %w", version, err)
+		}
+	}
+	if jt.defaults[newest] {
+		return withDefaults(payload, jt.schemas[newest])
+	}
+	return payload, nil
+}
+
+func hasDefaults(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) bool {
+	if s == nil || seen[s] {
+		return false
+	}
+	seen[s] = true
+	if s.Default != nil {
+		return true
+	}
+	if hasDefaults(s.Ref, seen) {
+		return true
+	}
+	for _, p := range s.Properties {
+		if hasDefaults(p, seen) {
+			return true
+		}
+	}
+	if hasDefaults(s.Items2020, seen) {
+		return true
+	}
+	if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && hasDefaults(ap, seen) {
+		return true
+	}
+	return false
+}
+
+// withDefaults sets every absent property that has a default in s.
+func withDefaults(payload []byte, s *jsonschema.Schema) ([]byte, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	if err != nil {
+		return nil, err
+	}
+	fillDefaults(doc, s)
+	return json.Marshal(doc)
+}
+
+func fillDefaults(v any, s *jsonschema.Schema) {
+	for s != nil && s.Ref != nil {
+		s = s.Ref
+	}
+	if s == nil {
+		return
+	}
+	switch v := v.(type) {
+	case map[string]any:
+		for name, ps := range s.Properties {
+			cur, ok := v[name]
+			if !ok {
+				if d := defaultOf(ps); d != nil {
+					v[name] = *d
+				}
+				continue
+			}
+			fillDefaults(cur, ps)
+		}
+		if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
+			for name, cur := range v {
+				if _, known := s.Properties[name]; !known {
+					fillDefaults(cur, ap)
+				}
+			}
+		}
+	case []any:
+		for _, e := range v {
+			fillDefaults(e, s.Items2020)
+		}
+	}
+}
+
+func defaultOf(s *jsonschema.Schema) *any {
+	for s != nil && s.Default == nil && s.Ref != nil {
+		s = s.Ref
+	}
+	if s == nil {
+		return nil
+	}
+	return s.Default
+}

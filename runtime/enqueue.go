@@ -1,0 +1,117 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// Enqueued is the outcome of one enqueue.
+type Enqueued struct {
+	ID int64
+	// Duplicate is true when an unfinished job with the same dedup key already existed:
+	// nothing was inserted and ID is that job's.
+	Duplicate bool
+}
+
+// EnqueueOption adjusts one enqueue.
+type EnqueueOption func(*enqueueOptions)
+
+type enqueueOptions struct {
+	runAt    *time.Time
+	priority int
+	dedupKey *string
+	metadata map[string]any
+}
+
+// RunAt makes the job available at t instead of now.
+func RunAt(t time.Time) EnqueueOption {
+	return func(o *enqueueOptions) { o.runAt = &t }
+}
+
+// RunAfter makes the job available after d.
+func RunAfter(d time.Duration) EnqueueOption {
+	return func(o *enqueueOptions) { t := time.Now().Add(d); o.runAt = &t }
+}
+
+// WithPriority overrides the job type's priority: 1 is the most urgent, 9 the least.
+func WithPriority(p int) EnqueueOption {
+	return func(o *enqueueOptions) { o.priority = p }
+}
+
+// WithDedupKey sets the job's dedup key: while a job of the same kind with that key is
+// unfinished, enqueueing another returns it (Enqueued.Duplicate) instead of inserting.
+func WithDedupKey(key string) EnqueueOption {
+	return func(o *enqueueOptions) { o.dedupKey = &key }
+}
+
+// WithMetadata attaches key/value pairs to the job; handlers read them from Job.Metadata.
+func WithMetadata(kv map[string]any) EnqueueOption {
+	return func(o *enqueueOptions) {
+		if o.metadata == nil {
+			o.metadata = make(map[string]any, len(kv))
+		}
+		for k, v := range kv {
+			o.metadata[k] = v
+		}
+	}
+}
+
+// Priorities run from MostUrgent to LeastUrgent.
+const (
+	MostUrgent  = 1
+	LeastUrgent = 9
+)
+
+// Enqueue validates payload against the write version's schema and inserts the job
+// through db, which may be the transaction of a business change: the job then exists if
+// and only if that transaction commits. An invalid payload returns a *PayloadError and
+// inserts nothing.
+func Enqueue(ctx context.Context, dbtx DBTX, jt *JobType, payload any, opts ...EnqueueOption) (Enqueued, error) {
+	o := enqueueOptions{priority: jt.Priority}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.priority < MostUrgent || o.priority > LeastUrgent {
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: priority %d out of range %d..%d", jt.Kind, o.priority, MostUrgent, LeastUrgent)
+	}
+	raw, err := jt.marshalPayload(jt.WriteVersion, payload)
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
+	}
+	meta := []byte("{}")
+	if len(o.metadata) > 0 {
+		if meta, err = json.Marshal(o.metadata); err != nil {
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: encode metadata: %w", jt.Kind, err)
+		}
+	}
+	q := db.New(dbtx)
+	id, err := q.InsertJob(ctx, db.InsertJobParams{
+		Kind:           jt.Kind,
+		Queue:          jt.Queue,
+		AvailableAt:    o.runAt,
+		Priority:       int16(o.priority),
+		PayloadVersion: int32(jt.WriteVersion),
+		Payload:        raw,
+		Metadata:       meta,
+		MaxAttempts:    int32(jt.MaxAttempts),
+		DedupKey:       o.dedupKey,
+	})
+	if errors.Is(err, pgx.ErrNoRows) && o.dedupKey != nil {
+		id, err = q.UnfinishedJobByDedupKey(ctx, db.UnfinishedJobByDedupKeyParams{Kind: jt.Kind, DedupKey: o.dedupKey})
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: find the job holding dedup key %q: %w", jt.Kind, *o.dedupKey, describeDBError(err))
+		}
+		return Enqueued{ID: id, Duplicate: true}, nil
+	}
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+	}
+	return Enqueued{ID: id}, nil
+}

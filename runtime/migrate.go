@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jobc-dev/jobc/runtime/internal/migrate"
+)
+
+// Migration is one of jobc's schema migrations.
+type Migration struct {
+	Version int
+	Name    string
+}
+
+// MigrationStatus compares the database with the migrations this binary embeds.
+type MigrationStatus struct {
+	Latest  int         // newest version this binary knows
+	Applied []Migration // recorded in the database
+	Pending []Migration // known here, not yet applied
+	Unknown []Migration // applied, but newer than this binary
+}
+
+// Migrate applies every pending jobc migration. It is safe to call from many processes
+// at once: each migration runs once, under an advisory lock, in its own transaction.
+func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
+	done, err := migrate.Up(ctx, db)
+	out := make([]Migration, 0, len(done))
+	for _, m := range done {
+		out = append(out, Migration{Version: m.Version, Name: m.Name})
+	}
+	if err != nil {
+		return out, fmt.Errorf("jobc: migrate: %w", describeDBError(err))
+	}
+	return out, nil
+}
+
+// Migrations reports which jobc migrations the database has.
+func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
+	st, err := migrate.Current(ctx, db)
+	if err != nil {
+		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", describeDBError(err))
+	}
+	out := MigrationStatus{Latest: st.Latest}
+	for _, a := range st.Applied {
+		out.Applied = append(out.Applied, Migration{Version: a.Version, Name: a.Name})
+	}
+	for _, p := range st.Pending {
+		out.Pending = append(out.Pending, Migration{Version: p.Version, Name: p.Name})
+	}
+	for _, u := range st.Unknown {
+		out.Unknown = append(out.Unknown, Migration{Version: u.Version, Name: u.Name})
+	}
+	return out, nil
+}
+
+// CheckSchema returns an error that says what to do when the database lacks migrations
+// this binary needs, or has migrations newer than it knows.
+func CheckSchema(ctx context.Context, db DBTX) error {
+	st, err := Migrations(ctx, db)
+	if err != nil {
+		return err
+	}
+	if len(st.Pending) > 0 {
+		return fmt.Errorf("jobc: the database has %d of %d jobc migrations (next: %04d_%s): run `jobc migrate up` or call runtime.Migrate",
+			len(st.Applied)-len(st.Unknown), st.Latest, st.Pending[0].Version, st.Pending[0].Name)
+	}
+	if len(st.Unknown) > 0 {
+		return fmt.Errorf("jobc: the database has jobc migration %04d, newer than this binary knows (%d): upgrade jobc in this binary",
+			st.Unknown[0].Version, st.Latest)
+	}
+	return nil
+}

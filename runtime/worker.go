@@ -1,0 +1,235 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// Worker claims jobs of the queues it serves, runs their handlers and records outcomes.
+// Register handlers (the generated Register functions call Handle), then call Run.
+type Worker struct {
+	pool *pgxpool.Pool
+	cfg  Config
+	log  *slog.Logger
+	q    *db.Queries
+
+	kinds   map[string]*registration // by kind and by alias
+	started atomic.Bool
+
+	// leases holds the attempt of every job this worker has claimed and not yet
+	// recorded, for heartbeats and for release on shutdown.
+	leasesMu sync.Mutex
+	leases   map[int64]int32
+}
+
+// registration is one job type's handler, type-erased.
+type registration struct {
+	jt  *JobType
+	run func(ctx context.Context, job *Job, version int, payload []byte) error
+}
+
+// NewWorker returns a worker that uses pool for claims, outcomes and notifications.
+func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
+	cfg = cfg.withDefaults()
+	return &Worker{
+		pool:   pool,
+		cfg:    cfg,
+		log:    cfg.Logger.With("worker", cfg.ID),
+		q:      db.New(pool),
+		kinds:  map[string]*registration{},
+		leases: map[int64]int32{},
+	}
+}
+
+// ID is the worker's name in leases and error records.
+func (w *Worker) ID() string { return w.cfg.ID }
+
+// Handle registers fn as the handler of jt. Stored payloads of every version jt knows
+// are validated, upcast to the newest version and decoded into T, the newest payload
+// type; a payload that fails its schema fails the job without retries and is kept.
+// Generated Register functions call Handle.
+func Handle[T any](w *Worker, jt *JobType, fn func(ctx context.Context, job *Job, p T) error) error {
+	run := func(ctx context.Context, job *Job, version int, payload []byte) error {
+		newest, err := jt.decode(version, payload)
+		if err != nil {
+			return &ClassError{Class: classInvalidPayload, Err: err}
+		}
+		var p T
+		if err := json.Unmarshal(newest, &p); err != nil {
+			return &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
+		}
+		return fn(ctx, job, p)
+	}
+	return w.register(&registration{jt: jt, run: run})
+}
+
+func (w *Worker) register(r *registration) error {
+	if w.started.Load() {
+		return fmt.Errorf("jobc: register %s: the worker is already running", r.jt.Kind)
+	}
+	for _, name := range append([]string{r.jt.Kind}, r.jt.Aliases...) {
+		if _, dup := w.kinds[name]; dup {
+			return fmt.Errorf("jobc: register %s: kind %q already has a handler", r.jt.Kind, name)
+		}
+	}
+	for _, name := range append([]string{r.jt.Kind}, r.jt.Aliases...) {
+		w.kinds[name] = r
+	}
+	return nil
+}
+
+// Run works jobs until ctx is cancelled, then shuts down gracefully: it stops claiming,
+// lets running handlers finish within Config.ShutdownGrace, then cancels the rest and
+// releases their jobs without counting the attempt. It returns nil after a graceful
+// shutdown, or the error that kept it from starting.
+func (w *Worker) Run(ctx context.Context) error {
+	if !w.started.CompareAndSwap(false, true) {
+		return errors.New("jobc: worker is already running")
+	}
+	if len(w.kinds) == 0 {
+		return errors.New("jobc: worker has no handlers: call the generated Register function first")
+	}
+	if err := CheckSchema(ctx, w.pool); err != nil {
+		return err
+	}
+	queues, err := w.buildQueues()
+	if err != nil {
+		return err
+	}
+	w.log.Info("jobc worker started", "queues", queueNames(queues))
+
+	// Handlers run under workCtx, which outlives ctx by the grace period.
+	workCtx, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
+	defer cancelWork(nil)
+	results := make(chan result, 2*totalSlots(queues))
+	var handlers sync.WaitGroup
+
+	var loops sync.WaitGroup
+	spawn := func(f func()) {
+		loops.Add(1)
+		go func() { defer loops.Done(); f() }()
+	}
+	for _, q := range queues {
+		spawn(func() { w.fetchLoop(ctx, workCtx, q, &handlers, results) })
+	}
+	spawn(func() { w.listenLoop(ctx, queues) })
+	spawn(func() { w.heartbeatLoop(ctx) })
+	spawn(func() { w.schedulerLoop(ctx) })
+
+	completerDone := make(chan struct{})
+	go func() { defer close(completerDone); w.completeLoop(results) }()
+
+	<-ctx.Done()
+	loops.Wait() // no more claims
+	handlersDone := make(chan struct{})
+	go func() { handlers.Wait(); close(handlersDone) }()
+	select {
+	case <-handlersDone:
+	case <-time.After(w.cfg.ShutdownGrace):
+		w.log.Warn("jobc worker: shutdown grace period over, cancelling running handlers", "grace", w.cfg.ShutdownGrace)
+		cancelWork(errShutdown)
+		<-handlersDone
+	}
+	close(results)
+	<-completerDone
+	w.log.Info("jobc worker stopped")
+	return nil
+}
+
+var errShutdown = errors.New("jobc: worker shut down")
+
+func (w *Worker) buildQueues() ([]*queue, error) {
+	byQueue := map[string]*queue{}
+	cfgQueues := w.cfg.Queues
+	for name, r := range w.kinds {
+		qname := r.jt.Queue
+		qc, ok := cfgQueues[qname]
+		if len(cfgQueues) > 0 && !ok {
+			continue // a job type of a queue this worker does not serve
+		}
+		q := byQueue[qname]
+		if q == nil {
+			max := qc.MaxWorkers
+			if max <= 0 {
+				max = DefaultMaxWorkers
+			}
+			q = newQueue(qname, max, w.cfg.FetchBatch)
+			byQueue[qname] = q
+		}
+		q.addKind(name, r.jt.minVersion(), r.jt.maxVersion())
+	}
+	for name := range cfgQueues {
+		if byQueue[name] == nil {
+			return nil, fmt.Errorf("jobc: queue %q is configured but no registered job type uses it", name)
+		}
+	}
+	out := make([]*queue, 0, len(byQueue))
+	for _, q := range byQueue {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].name < out[j].name })
+	return out, nil
+}
+
+func queueNames(qs []*queue) []string {
+	names := make([]string, len(qs))
+	for i, q := range qs {
+		names[i] = q.name
+	}
+	return names
+}
+
+func totalSlots(qs []*queue) int {
+	n := 0
+	for _, q := range qs {
+		n += q.max
+	}
+	return n
+}
+
+func (w *Worker) track(id int64, attempt int32) {
+	w.leasesMu.Lock()
+	w.leases[id] = attempt
+	w.leasesMu.Unlock()
+}
+
+func (w *Worker) untrack(ids []int64) {
+	w.leasesMu.Lock()
+	for _, id := range ids {
+		delete(w.leases, id)
+	}
+	w.leasesMu.Unlock()
+}
+
+func (w *Worker) leasedIDs() []int64 {
+	w.leasesMu.Lock()
+	defer w.leasesMu.Unlock()
+	ids := make([]int64, 0, len(w.leases))
+	for id := range w.leases {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// sleep waits for d or until ctx is done, and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
