@@ -101,6 +101,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		return errors.New("jobc: worker has no handlers: call the generated Register function first")
 	}
 	if err := CheckSchema(ctx, w.pool); err != nil {
+		if ctx.Err() != nil {
+			return nil // stopped before it started
+		}
 		return err
 	}
 	queues, err := w.buildQueues()
