@@ -58,7 +58,7 @@ func run(ctx context.Context, url string, out io.Writer) error {
 	err = createProjectThenFail(ctx, pool, "Gemini", "grace@example.com")
 	fmt.Fprintf(out, "3. a transaction that failed after enqueueing rolled back: %v\n", err)
 
-	mailer := &printMailer{out: out, sent: make(chan int64, 1)}
+	mailer := &fakeMailer{sent: make(chan email, 1)}
 	worker := runtime.NewWorker(pool, runtime.Config{
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		Queues: map[string]runtime.QueueConfig{"email": {MaxWorkers: 2}},
@@ -72,7 +72,8 @@ func run(ctx context.Context, url string, out io.Writer) error {
 	fmt.Fprintln(out, "4. started a worker on queue email")
 
 	select {
-	case <-mailer.sent:
+	case m := <-mailer.sent:
+		fmt.Fprintf(out, "5. the handler sent %q to %s (idempotency key %s)\n", m.subject, m.to, m.idempotencyKey)
 	case err := <-done:
 		stopWorker()
 		return fmt.Errorf("worker stopped early: %w", err)
@@ -142,24 +143,26 @@ func createProjectThenFail(ctx context.Context, pool *pgxpool.Pool, name, email 
 
 // handlers implements jobs.Handlers: every job type of the catalogue.
 type handlers struct {
-	mailer *printMailer
+	mailer *fakeMailer
 }
 
 func (h *handlers) HandleSendWelcomeEmail(ctx context.Context, job jobs.SendWelcomeEmailJob, p jobs.SendWelcomeEmail) error {
-	return h.mailer.Send(ctx, job.IdempotencyKey(), p.Email, "Welcome to "+p.ProjectName, job.ID)
+	return h.mailer.Send(ctx, email{idempotencyKey: job.IdempotencyKey(), to: p.Email, subject: "Welcome to " + p.ProjectName})
 }
 
-// printMailer stands in for an email API: it prints instead of sending.
-type printMailer struct {
-	out  io.Writer
-	sent chan int64
+type email struct{ idempotencyKey, to, subject string }
+
+// fakeMailer stands in for an email API: it hands each message to the demo instead
+// of sending it.
+type fakeMailer struct {
+	sent chan email
 }
 
-func (m *printMailer) Send(_ context.Context, idempotencyKey, to, subject string, jobID int64) error {
-	fmt.Fprintf(m.out, "5. job %d sent %q to %s (idempotency key %s)\n", jobID, subject, to, idempotencyKey)
+func (m *fakeMailer) Send(ctx context.Context, e email) error {
 	select {
-	case m.sent <- jobID:
-	default:
+	case m.sent <- e:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return nil
 }

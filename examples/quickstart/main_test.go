@@ -27,7 +27,7 @@ func TestQuickstart(t *testing.T) {
 	for _, want := range []string{
 		"created project 1 and enqueued welcome email job",
 		"rolled back: billing is down",
-		`sent "Welcome to Apollo" to ada@example.com`,
+		`sent "Welcome to Apollo" to ada@example.com (idempotency key jobc-1)`,
 		"is completed after 1 attempt(s)",
 	} {
 		if !strings.Contains(out.String(), want) {
