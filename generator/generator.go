@@ -16,6 +16,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jobc-dev/jobc/generator/compat"
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/gotype"
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -117,15 +118,13 @@ func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
 	return jobs, nil
 }
 
-// needsHandWrittenUpcast reports whether version cur needs an upcast the user writes.
-// Declared changes generate the upcast; otherwise identical schemas need none.
+// needsHandWrittenUpcast reports whether version cur needs an upcast the user writes:
+// it declares no changes, and it does not accept every payload its predecessor accepted.
 func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
 	if len(cur.Changes) > 0 {
 		return false
 	}
-	a, errA := prev.Schema.Canonical()
-	b, errB := cur.Schema.Canonical()
-	return errA != nil || errB != nil || !bytes.Equal(a, b)
+	return !compat.Compatible(prev.Schema.Value(), cur.Schema.Value())
 }
 
 // handleMembers are the methods and fields a generated <Type>Job inherits from

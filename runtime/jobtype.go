@@ -30,6 +30,10 @@ type JobType struct {
 	DefaultClass string
 	// Transactional jobs get a transaction that also completes them.
 	Transactional bool
+	// Unique, if set, keeps at most one job per key.
+	Unique *Unique
+	// Schedule, if set, enqueues the job periodically.
+	Schedule *Schedule
 	// WriteVersion is the payload version enqueue writes.
 	WriteVersion int
 	// Versions holds each payload version's JSON Schema, oldest first.
@@ -37,6 +41,23 @@ type JobType struct {
 
 	schemas  map[int]*jsonschema.Schema
 	defaults map[int]bool // versions whose schema declares defaults somewhere
+}
+
+// Unique keeps at most one job of a kind per key while it is in one of the While
+// states. The key is made of payload fields and, with a Period, of the period the
+// enqueue falls in: with Period 1h, one job per key and hour.
+type Unique struct {
+	Fields []string // top-level payload fields
+	While  []State  // default: available, scheduled, running
+	Period time.Duration
+}
+
+// Schedule makes workers enqueue the job periodically, with an empty payload whose
+// defaults apply. Every worker may run the scheduler: each occurrence has a unique key,
+// so N schedulers produce one job per occurrence.
+type Schedule struct {
+	Cron     string // standard five fields, or a descriptor such as @hourly
+	Timezone string // IANA name; default UTC
 }
 
 // Version is one payload version of a job type.

@@ -97,11 +97,7 @@ func jobTypeFields(j Job) []Code {
 	s := j.Spec
 	fs := []Code{kv("Kind", Id("Kind"+j.Name))}
 	if len(s.Aliases) > 0 {
-		fs = append(fs, kv("Aliases", Index().String().ValuesFunc(func(g *Group) {
-			for _, a := range s.Aliases {
-				g.Lit(a)
-			}
-		})))
+		fs = append(fs, kv("Aliases", stringSlice(s.Aliases)))
 	}
 	fs = append(fs,
 		kv("Queue", Lit(s.Queue)),
@@ -121,6 +117,20 @@ func jobTypeFields(j Job) []Code {
 	if s.Transactional {
 		fs = append(fs, kv("Transactional", True()))
 	}
+	if u := s.Unique; u != nil {
+		uf := []Code{kv("Fields", stringSlice(u.Key)), kv("While", Index().Qual(rt, "State").ValuesFunc(func(g *Group) {
+			for _, st := range u.While {
+				g.Qual(rt, "State"+gotype.GoName(st))
+			}
+		}))}
+		if u.Period > 0 {
+			uf = append(uf, kv("Period", duration(u.Period)))
+		}
+		fs = append(fs, kv("Unique", Op("&").Qual(rt, "Unique").Values(uf...)))
+	}
+	if sc := s.Schedule; sc != nil {
+		fs = append(fs, kv("Schedule", Op("&").Qual(rt, "Schedule").Values(kv("Cron", Lit(sc.Cron)), kv("Timezone", Lit(sc.Timezone)))))
+	}
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
 	var versions []Code
 	for i, v := range j.Versions {
@@ -134,6 +144,14 @@ func jobTypeFields(j Job) []Code {
 	}
 	fs = append(fs, kv("Versions", Index().Qual(rt, "Version").Add(ordered(versions...))))
 	return fs
+}
+
+func stringSlice(ss []string) Code {
+	return Index().String().ValuesFunc(func(g *Group) {
+		for _, s := range ss {
+			g.Lit(s)
+		}
+	})
 }
 
 func classLits(cs []*spec.ErrorClass) []Code {
