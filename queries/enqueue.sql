@@ -23,3 +23,19 @@ LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'availa
 
 -- name: UnfinishedJobByDedupKey :one
 SELECT id FROM jobc_jobs WHERE kind = sqlc.arg(kind) AND dedup_key = sqlc.arg(dedup_key);
+
+-- name: ReserveJobIDs :many
+-- Takes n ids from the jobs' sequence, so that a COPY can insert rows whose ids the
+-- caller already knows.
+SELECT nextval(pg_get_serial_sequence('jobc_jobs', 'id'))::bigint AS id
+FROM generate_series(1, sqlc.arg(n)::int);
+
+-- name: CopyJobs :copyfrom
+INSERT INTO jobc_jobs (
+    id, kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts
+) VALUES (
+    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
+);
+
+-- name: NotifyQueue :exec
+SELECT pg_notify('jobc', sqlc.arg(queue)::text);

@@ -9,7 +9,6 @@ WITH picked AS (
     FROM jobc_jobs j
     WHERE j.state = 'available'
       AND j.queue = sqlc.arg(queue)
-      AND j.available_at <= now()
       AND EXISTS (
           SELECT 1
           FROM (SELECT unnest(sqlc.arg(kinds)::text[]) AS kind,

@@ -33,6 +33,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 		Metadata:       row.Metadata,
 	}
 	job.logger = w.log.With("job_id", job.ID, "kind", job.Kind, "attempt", job.Attempt)
+	job.extend = func(ctx context.Context) error { return w.extendOne(ctx, job.ID) }
 	if r == nil { // cannot happen: the claim filter only takes registered kinds
 		return w.decide(nil, job, &ClassError{Class: classUnregistered, Err: fmt.Errorf("no handler for kind %q", row.Kind)})
 	}

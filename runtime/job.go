@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"strconv"
 	"time"
@@ -20,12 +22,28 @@ type Job struct {
 	Metadata       json.RawMessage // a JSON object, {} when none was set
 
 	logger *slog.Logger
+	extend func(ctx context.Context) error
 }
 
 // IdempotencyKey is the same for every attempt of this job and unique across jobs. Pass
 // it to external APIs that deduplicate requests, so a retried attempt does not repeat a
 // side effect that already happened.
 func (j *Job) IdempotencyKey() string { return "jobc-" + strconv.FormatInt(j.ID, 10) }
+
+// ErrLeaseLost is returned by Heartbeat when the job's lease is no longer this
+// worker's: it expired and was rescued, or the job was cancelled. The handler should
+// stop; another attempt may be running elsewhere.
+var ErrLeaseLost = errors.New("jobc: the job's lease was lost")
+
+// Heartbeat extends the job's lease now. The worker already extends the leases of all
+// its running jobs together, every third of the lease duration; call Heartbeat to learn
+// whether the lease is still held before an expensive or irreversible step.
+func (j *Job) Heartbeat(ctx context.Context) error {
+	if j.extend == nil {
+		return ErrLeaseLost
+	}
+	return j.extend(ctx)
+}
 
 // Logger returns a logger that tags every record with the job's id, kind and attempt.
 func (j *Job) Logger() *slog.Logger { return j.logger }

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -80,6 +81,18 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			w.log.Debug("jobc worker: some leases were not extended (already recorded or rescued)", "asked", len(ids), "extended", len(kept))
 		}
 	}
+}
+
+// extendOne extends one job's lease for Job.Heartbeat.
+func (w *Worker) extendOne(ctx context.Context, id int64) error {
+	kept, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: []int64{id}, Owner: w.cfg.ID})
+	if err != nil {
+		return fmt.Errorf("jobc: heartbeat job %d: %w", id, describeDBError(err))
+	}
+	if len(kept) == 0 {
+		return ErrLeaseLost
+	}
+	return nil
 }
 
 // schedulerLoop makes due scheduled jobs (delayed jobs and retries) available.

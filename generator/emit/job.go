@@ -58,6 +58,17 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
 	)
 
+	writeDoc(f, fmt.Sprintf("Enqueue%sMany inserts many %s jobs with one COPY, in one statement: all of them or, "+
+		"when any payload is invalid, none (the error names its index). The options apply to every job.", j.Name, s.Kind))
+	f.Func().Id("Enqueue"+j.Name+"Many").Params(
+		Id("ctx").Qual("context", "Context"),
+		Id("db").Qual(rt, "DBTX"),
+		Id("ps").Index().Id(write.Payload.Root),
+		Id("opts").Op("...").Qual(rt, "EnqueueOption"),
+	).Params(Index().Qual(rt, "Enqueued"), Error()).Block(
+		Return(Qual(rt, "EnqueueMany").Call(Id("ctx"), Id("db"), Id(typeVar), Id("ps"), Id("opts").Op("..."))),
+	)
+
 	writeDoc(f, fmt.Sprintf("%s is the handle a %s handler receives: the job's id, attempt, idempotency key and logger, "+
 		"and a constructor for each error class the job declares.", jobType, s.Kind))
 	f.Type().Id(jobType).Struct(Op("*").Qual(rt, "Job"))

@@ -10,6 +10,19 @@ import (
 	"time"
 )
 
+type CopyJobsParams struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	State          JobcState
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	AvailableAt    time.Time
+	MaxAttempts    int32
+}
+
 const insertJob = `-- name: InsertJob :one
 
 WITH ins AS (
@@ -61,6 +74,42 @@ func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (int64, er
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const notifyQueue = `-- name: NotifyQueue :exec
+SELECT pg_notify('jobc', $1::text)
+`
+
+func (q *Queries) NotifyQueue(ctx context.Context, queue string) error {
+	_, err := q.db.Exec(ctx, notifyQueue, queue)
+	return err
+}
+
+const reserveJobIDs = `-- name: ReserveJobIDs :many
+SELECT nextval(pg_get_serial_sequence('jobc_jobs', 'id'))::bigint AS id
+FROM generate_series(1, $1::int)
+`
+
+// Takes n ids from the jobs' sequence, so that a COPY can insert rows whose ids the
+// caller already knows.
+func (q *Queries) ReserveJobIDs(ctx context.Context, n int32) ([]int64, error) {
+	rows, err := q.db.Query(ctx, reserveJobIDs, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const unfinishedJobByDedupKey = `-- name: UnfinishedJobByDedupKey :one

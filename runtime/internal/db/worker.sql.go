@@ -17,7 +17,6 @@ WITH picked AS (
     FROM jobc_jobs j
     WHERE j.state = 'available'
       AND j.queue = $3
-      AND j.available_at <= now()
       AND EXISTS (
           SELECT 1
           FROM (SELECT unnest($4::text[]) AS kind,

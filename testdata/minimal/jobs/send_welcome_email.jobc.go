@@ -47,6 +47,13 @@ func EnqueueSendWelcomeEmail(ctx context.Context, db runtime.DBTX, p SendWelcome
 	return runtime.Enqueue(ctx, db, sendWelcomeEmailType, p, opts...)
 }
 
+// EnqueueSendWelcomeEmailMany inserts many send_welcome_email jobs with one COPY,
+// in one statement: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
+func EnqueueSendWelcomeEmailMany(ctx context.Context, db runtime.DBTX, ps []SendWelcomeEmailV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+	return runtime.EnqueueMany(ctx, db, sendWelcomeEmailType, ps, opts...)
+}
+
 // SendWelcomeEmailJob is the handle a send_welcome_email handler receives: the
 // job's id, attempt, idempotency key and logger, and a constructor for each error
 // class the job declares.

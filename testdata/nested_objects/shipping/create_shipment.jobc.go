@@ -65,6 +65,13 @@ func EnqueueCreateShipment(ctx context.Context, db runtime.DBTX, p CreateShipmen
 	return runtime.Enqueue(ctx, db, createShipmentType, p, opts...)
 }
 
+// EnqueueCreateShipmentMany inserts many create_shipment jobs with one COPY, in
+// one statement: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
+func EnqueueCreateShipmentMany(ctx context.Context, db runtime.DBTX, ps []CreateShipmentV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+	return runtime.EnqueueMany(ctx, db, createShipmentType, ps, opts...)
+}
+
 // CreateShipmentJob is the handle a create_shipment handler receives: the job's
 // id, attempt, idempotency key and logger, and a constructor for each error class
 // the job declares.
