@@ -48,6 +48,9 @@ func TestInitGenerateDiff(t *testing.T) {
 	if _, errOut, code := jobc(t, "init", "-C", dir); code == 0 || !strings.Contains(errOut, "already exists") {
 		t.Fatalf("second init: exit %d: %s; want a refusal", code, errOut)
 	}
+	if out, errOut, code := jobc(t, "vet", "-C", dir); code != 0 {
+		t.Fatalf("vet of the scaffold: exit %d: %s%s", code, out, errOut)
+	}
 	if _, _, code := jobc(t, "diff", "-C", dir); code != 1 {
 		t.Fatalf("diff before generate: exit %d, want 1 (missing files)", code)
 	}
