@@ -26,11 +26,13 @@ generate:
 
 ## sqlc: regenerate runtime/internal/db from queries/*.sql and schema/*.sql
 sqlc:
+	rm -f runtime/internal/db/*.go
 	$(SQLC) generate
 
 ## verify: fail when generated code is stale or code is unformatted or vetted badly
 verify: vet
 	$(SQLC) diff
+	@for f in runtime/internal/db/*.sql.go; do q=queries/$$(basename $$f .go); [ -f $$q ] || { echo "$$f has no $$q: run make sqlc"; exit 1; }; done
 	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(GO) run ./cmd/jobc diff -C $$d || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 

@@ -5,24 +5,49 @@
 WITH ins AS (
     INSERT INTO jobc_jobs (
         kind, queue, state, priority, payload_version, payload, metadata,
-        available_at, max_attempts, dedup_key
+        available_at, max_attempts
     ) VALUES (
         sqlc.arg(kind), sqlc.arg(queue),
         CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
              THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
         sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
-        coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
-        sqlc.narg(dedup_key)
+        coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts)
     )
-    ON CONFLICT (kind, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
     RETURNING id, queue, state
 )
 SELECT ins.id
 FROM ins
 LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true;
 
--- name: UnfinishedJobByDedupKey :one
-SELECT id FROM jobc_jobs WHERE kind = sqlc.arg(kind) AND dedup_key = sqlc.arg(dedup_key);
+-- name: InsertUniqueJob :many
+-- Inserts the job only if no other job holds its unique key: the key row and the job
+-- row are written by one statement, and the key's primary key makes concurrent inserts
+-- of one key wait for each other, so exactly one of them inserts. No row: a duplicate.
+WITH k AS (
+    INSERT INTO jobc_unique_keys (kind, key, job_id)
+    VALUES (sqlc.arg(kind), sqlc.arg(unique_key)::text, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
+    ON CONFLICT (kind, key) DO NOTHING
+    RETURNING job_id
+), ins AS (
+    INSERT INTO jobc_jobs (
+        id, kind, queue, state, priority, payload_version, payload, metadata,
+        available_at, max_attempts, unique_key, unique_finished
+    )
+    SELECT k.job_id, sqlc.arg(kind), sqlc.arg(queue),
+        CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
+             THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
+        sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
+        coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
+        sqlc.arg(unique_key)::text, sqlc.arg(unique_finished)::jobc_state[]
+    FROM k
+    RETURNING id, queue, state
+)
+SELECT ins.id
+FROM ins
+LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true;
+
+-- name: UniqueKeyHolder :many
+SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
 
 -- name: ReserveJobIDs :many
 -- Takes n ids from the jobs' sequence, so that a COPY can insert rows whose ids the

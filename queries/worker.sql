@@ -1,4 +1,6 @@
 -- The worker's hot path: claim a batch, extend leases, record outcomes in batches.
+-- Every statement that finishes a job also releases its unique key, unless the job
+-- declared that the key stays held in the state it finishes in.
 
 -- name: ClaimJobs :many
 -- Leases up to max available jobs of one queue, most urgent first, taking only the
@@ -29,13 +31,15 @@ SET state = 'running',
 FROM picked
 WHERE j.id = picked.id
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at, j.lease_expires_at;
+          j.attempt, j.max_attempts, j.created_at;
 
 -- name: ExtendLeases :many
+-- Extends the leases this worker still holds and says which of those jobs have been
+-- asked to cancel.
 UPDATE jobc_jobs
 SET lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
 WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
-RETURNING id;
+RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested;
 
 -- name: CompleteJobs :many
 -- Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
@@ -47,18 +51,23 @@ WITH done AS (
     WHERE j.id = f.id AND j.attempt = f.attempt
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.*
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
 )
 INSERT INTO jobc_jobs_finished (
     id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
 SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, dedup_key, created_at, attempted_at, now()
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
 FROM done
 RETURNING id;
 
--- name: FailJobs :many
--- Moves the given attempts to jobc_jobs_finished as failed, appending each one's error.
+-- name: FinishJobs :many
+-- Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
+-- appending each one's error.
 WITH f AS (
     SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
            unnest(sqlc.arg(attempts)::int[]) AS attempt,
@@ -69,14 +78,18 @@ WITH f AS (
     WHERE j.id = f.id AND j.attempt = f.attempt
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.*
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT (sqlc.arg(state)::jobc_state = ANY(coalesce(d.unique_finished, '{}')))
 )
 INSERT INTO jobc_jobs_finished (
     id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
-SELECT d.id, d.kind, d.queue, 'failed', d.priority, d.payload_version, d.payload, d.metadata,
-       d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
-       d.dedup_key, d.created_at, d.attempted_at, now()
+SELECT d.id, d.kind, d.queue, sqlc.arg(state)::jobc_state, d.priority, d.payload_version, d.payload,
+       d.metadata, d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
+       d.unique_key, d.created_at, d.attempted_at, now()
 FROM done d JOIN f ON f.id = d.id
 RETURNING id;
 
@@ -115,3 +128,29 @@ WITH released AS (
 SELECT r.id
 FROM released r
 LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true;
+
+-- name: CompleteJobInTx :execrows
+-- Completes one job inside the handler's own transaction (transactional mode): the
+-- handler's writes and the completion commit together or not at all.
+WITH done AS (
+    DELETE FROM jobc_jobs j
+    WHERE j.id = sqlc.arg(id) AND j.attempt = sqlc.arg(attempt)
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.*
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
+)
+INSERT INTO jobc_jobs_finished (
+    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+)
+SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
+FROM done;
+
+-- name: RecordIdempotencyKey :execrows
+-- Records that a side effect happened, in the handler's transaction. 0 rows: it had.
+INSERT INTO jobc_idempotency_keys (key, job_id) VALUES (sqlc.arg(key), sqlc.arg(job_id))
+ON CONFLICT (key) DO NOTHING;

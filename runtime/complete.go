@@ -14,7 +14,9 @@ const (
 	outcomeComplete outcome = iota
 	outcomeRetry
 	outcomeFail
-	outcomeRelease // shutdown: give the job back without counting the attempt
+	outcomeCancel
+	outcomeRelease  // shutdown: give the job back without counting the attempt
+	outcomeRecorded // already recorded by the handler's transaction, or the lease was lost
 )
 
 // result is a finished attempt waiting to be recorded.
@@ -23,7 +25,7 @@ type result struct {
 	attempt int32
 	outcome outcome
 	runAt   time.Time    // outcomeRetry
-	err     AttemptError // outcomeRetry, outcomeFail
+	err     AttemptError // outcomeRetry, outcomeFail, outcomeCancel
 }
 
 const maxCompleteBatch = 1000
@@ -69,48 +71,47 @@ func (w *Worker) recordWithRetry(batch []result) {
 	for i, r := range batch {
 		ids[i] = r.id
 	}
-	w.untrack(ids)
+	w.running.forget(ids)
 }
 
 func (w *Worker) record(ctx context.Context, batch []result) error {
-	var complete, fail, retry, release []result
+	by := map[outcome][]result{}
 	for _, r := range batch {
-		switch r.outcome {
-		case outcomeComplete:
-			complete = append(complete, r)
-		case outcomeFail:
-			fail = append(fail, r)
-		case outcomeRetry:
-			retry = append(retry, r)
-		case outcomeRelease:
-			release = append(release, r)
-		}
+		by[r.outcome] = append(by[r.outcome], r)
 	}
 	owner := w.cfg.ID
-	if len(complete) > 0 {
-		ids, attempts := idsAttempts(complete)
+	if rs := by[outcomeComplete]; len(rs) > 0 {
+		ids, attempts := idsAttempts(rs)
 		if _, err := w.q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner}); err != nil {
 			return err
 		}
 	}
-	if len(fail) > 0 {
-		ids, attempts := idsAttempts(fail)
-		if _, err := w.q.FailJobs(ctx, db.FailJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(fail), Owner: owner}); err != nil {
+	for _, o := range []outcome{outcomeFail, outcomeCancel} {
+		rs := by[o]
+		if len(rs) == 0 {
+			continue
+		}
+		state := db.JobcStateFailed
+		if o == outcomeCancel {
+			state = db.JobcStateCancelled
+		}
+		ids, attempts := idsAttempts(rs)
+		if _, err := w.q.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(rs), Owner: owner, State: state}); err != nil {
 			return err
 		}
 	}
-	if len(retry) > 0 {
-		ids, attempts := idsAttempts(retry)
-		at := make([]time.Time, len(retry))
-		for i, r := range retry {
+	if rs := by[outcomeRetry]; len(rs) > 0 {
+		ids, attempts := idsAttempts(rs)
+		at := make([]time.Time, len(rs))
+		for i, r := range rs {
 			at[i] = r.runAt
 		}
-		if _, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(retry), Owner: owner}); err != nil {
+		if _, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(rs), Owner: owner}); err != nil {
 			return err
 		}
 	}
-	if len(release) > 0 {
-		ids, _ := idsAttempts(release)
+	if rs := by[outcomeRelease]; len(rs) > 0 {
+		ids, _ := idsAttempts(rs)
 		if _, err := w.q.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner}); err != nil {
 			return err
 		}

@@ -33,6 +33,26 @@ type Config struct {
 	// ShutdownGrace is how long running handlers may continue after Run's context is
 	// cancelled before their contexts are cancelled and their jobs released; default 10s.
 	ShutdownGrace time.Duration
+	// RescueInterval is how often expired leases are looked for; default
+	// LeaseDuration/2 (at least a second).
+	RescueInterval time.Duration
+	// StarvationBound is how long an available job may wait behind more urgent ones
+	// before it moves ahead of all of them; default 1m, negative to disable.
+	StarvationBound time.Duration
+	// Retention says how long finished jobs are kept; PruneInterval how often the
+	// pruner runs (default 1m).
+	Retention     Retention
+	PruneInterval time.Duration
+}
+
+// Retention is how long finished jobs (and handlers' idempotency keys) are kept. Zero
+// fields take the defaults: completed and cancelled jobs 24h, failed jobs 7 days,
+// idempotency keys 7 days. A negative field keeps them forever.
+type Retention struct {
+	Completed       time.Duration
+	Failed          time.Duration
+	Cancelled       time.Duration
+	IdempotencyKeys time.Duration
 }
 
 // QueueConfig tunes one queue.
@@ -66,7 +86,28 @@ func (c Config) withDefaults() Config {
 	if c.ShutdownGrace <= 0 {
 		c.ShutdownGrace = 10 * time.Second
 	}
+	if c.RescueInterval <= 0 {
+		c.RescueInterval = max(c.LeaseDuration/2, time.Second)
+	}
+	if c.StarvationBound == 0 {
+		c.StarvationBound = time.Minute
+	}
+	if c.PruneInterval <= 0 {
+		c.PruneInterval = time.Minute
+	}
+	const day = 24 * time.Hour
+	c.Retention.Completed = orDefault(c.Retention.Completed, day)
+	c.Retention.Cancelled = orDefault(c.Retention.Cancelled, day)
+	c.Retention.Failed = orDefault(c.Retention.Failed, 7*day)
+	c.Retention.IdempotencyKeys = orDefault(c.Retention.IdempotencyKeys, 7*day)
 	return c
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d == 0 {
+		return def
+	}
+	return d
 }
 
 func defaultWorkerID() string {

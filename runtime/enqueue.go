@@ -3,11 +3,9 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -15,7 +13,7 @@ import (
 // Enqueued is the outcome of one enqueue.
 type Enqueued struct {
 	ID int64
-	// Duplicate is true when an unfinished job with the same dedup key already existed:
+	// Duplicate is true when a job holding the same unique key already existed:
 	// nothing was inserted and ID is that job's.
 	Duplicate bool
 }
@@ -28,7 +26,8 @@ type enqueueOptions struct {
 	priority int
 	dedupKey *string
 	metadata map[string]any
-	meta     []byte // metadata encoded
+	meta     []byte         // metadata encoded
+	finished []db.JobcState // with dedupKey: finished states that keep holding it
 }
 
 // RunAt makes the job available at t instead of now.
@@ -46,8 +45,10 @@ func WithPriority(p int) EnqueueOption {
 	return func(o *enqueueOptions) { o.priority = p }
 }
 
-// WithDedupKey sets the job's dedup key: while a job of the same kind with that key is
-// unfinished, enqueueing another returns it (Enqueued.Duplicate) instead of inserting.
+// WithDedupKey sets the job's unique key, replacing the one its job type computes from
+// the payload: while a job of the same kind holds that key (it is unfinished, or
+// finished in a state its unique settings keep the key in), enqueueing another returns
+// it (Enqueued.Duplicate) instead of inserting.
 func WithDedupKey(key string) EnqueueOption {
 	return func(o *enqueueOptions) { o.dedupKey = &key }
 }
@@ -105,35 +106,50 @@ func (jt *JobType) options(opts []EnqueueOption) (enqueueOptions, error) {
 }
 
 func (jt *JobType) insert(ctx context.Context, q *db.Queries, raw []byte, o enqueueOptions) (Enqueued, error) {
-	id, err := q.InsertJob(ctx, db.InsertJobParams{
-		Kind:           jt.Kind,
-		Queue:          jt.Queue,
-		AvailableAt:    o.runAt,
-		Priority:       int16(o.priority),
-		PayloadVersion: int32(jt.WriteVersion),
-		Payload:        raw,
-		Metadata:       o.meta,
-		MaxAttempts:    int32(jt.MaxAttempts),
-		DedupKey:       o.dedupKey,
-	})
-	if errors.Is(err, pgx.ErrNoRows) && o.dedupKey != nil {
-		id, err = q.UnfinishedJobByDedupKey(ctx, db.UnfinishedJobByDedupKeyParams{Kind: jt.Kind, DedupKey: o.dedupKey})
-		if err != nil {
-			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: find the job holding dedup key %q: %w", jt.Kind, *o.dedupKey, describeDBError(err))
-		}
-		return Enqueued{ID: id, Duplicate: true}, nil
-	}
+	key, finished, err := jt.uniqueKey(raw, o)
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
-	return Enqueued{ID: id}, nil
+	if key == "" {
+		id, err := q.InsertJob(ctx, db.InsertJobParams{
+			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
+			PayloadVersion: int32(jt.WriteVersion), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+		})
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+		}
+		return Enqueued{ID: id}, nil
+	}
+	// The holder of a key may finish and release it between our conflict and our
+	// lookup; then the insert is tried again.
+	for range 5 {
+		ids, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
+			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
+			PayloadVersion: int32(jt.WriteVersion), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+			UniqueKey: key, UniqueFinished: finished,
+		})
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+		}
+		if len(ids) == 1 {
+			return Enqueued{ID: ids[0]}, nil
+		}
+		holders, err := q.UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: jt.Kind, UniqueKey: key})
+		if err != nil {
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: find the job holding unique key %s: %w", jt.Kind, key, describeDBError(err))
+		}
+		if len(holders) == 1 {
+			return Enqueued{ID: holders[0], Duplicate: true}, nil
+		}
+	}
+	return Enqueued{}, fmt.Errorf("jobc: enqueue %s: unique key %s kept changing hands; try again", jt.Kind, key)
 }
 
 // EnqueueMany validates every payload, then inserts them all with COPY: much faster
 // than one insert each, and atomic like a single statement. If any payload is invalid,
 // it returns a *PayloadError for the first, naming its index, and inserts nothing. The
-// options apply to every job. With a dedup key, jobs are inserted one statement each
-// (in one round trip), since COPY cannot skip duplicates.
+// options apply to every job. Unique jobs (and jobs with a dedup key) are inserted one
+// statement each instead, since COPY cannot skip duplicates.
 func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []T, opts ...EnqueueOption) ([]Enqueued, error) {
 	if len(payloads) == 0 {
 		return nil, nil
@@ -149,7 +165,7 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 		}
 	}
 	q := db.New(dbtx)
-	if o.dedupKey != nil {
+	if o.dedupKey != nil || jt.Unique != nil {
 		out := make([]Enqueued, len(raws))
 		for i, raw := range raws {
 			if out[i], err = jt.insert(ctx, q, raw, o); err != nil {

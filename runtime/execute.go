@@ -15,8 +15,11 @@ const (
 	classInvalidPayload = "invalid_payload" // the stored payload does not match its schema: never retried
 	classPanic          = "panic"
 	classTimeout        = "timeout"
+	classCancelled      = "cancelled"
 	classUnregistered   = "unregistered"
 )
+
+var errTimeout = errors.New("jobc: handler timeout")
 
 // execute runs one claimed job's handler and decides its outcome.
 func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
@@ -38,37 +41,77 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 		return w.decide(nil, job, &ClassError{Class: classUnregistered, Err: fmt.Errorf("no handler for kind %q", row.Kind)})
 	}
 
-	ctx := workCtx
-	var cancel context.CancelFunc
+	ctx, cancel := context.WithCancelCause(workCtx)
+	defer cancel(nil)
 	if r.jt.Timeout > 0 {
-		ctx, cancel = context.WithTimeoutCause(workCtx, r.jt.Timeout, errTimeout)
-	} else {
-		ctx, cancel = context.WithCancel(workCtx)
+		var stop context.CancelFunc
+		ctx, stop = context.WithTimeoutCause(ctx, r.jt.Timeout, errTimeout)
+		defer stop()
 	}
-	defer cancel()
+	w.running.started(job.ID, cancel)
 
-	err := safeRun(ctx, r, job, int(row.PayloadVersion), row.Payload)
+	var err error
+	if r.runTx != nil {
+		var recorded bool
+		recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
+		if recorded {
+			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRecorded}
+		}
+	} else {
+		err = safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+	}
 	if err != nil {
 		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, errShutdown):
+			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRelease}
+		case errors.Is(cause, errCancelled):
+			job.logger.Info("jobc job cancelled")
+			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeCancel, err: w.attemptError(job, classCancelled, "cancelled while running: "+err.Error())}
 		case errors.Is(cause, errTimeout):
 			err = &ClassError{Class: classTimeout, Err: fmt.Errorf("handler exceeded its timeout of %s: %w", r.jt.Timeout, err)}
-		case errors.Is(cause, errShutdown):
-			return result{id: job.ID, attempt: int32(job.Attempt), outcome: outcomeRelease}
 		}
 	}
 	return w.decide(r.jt, job, err)
 }
 
-var errTimeout = errors.New("jobc: handler timeout")
+// runInTx runs a transactional handler: the handler's writes and the job's completion
+// commit together. recorded reports that nothing is left to record: the job completed
+// with the commit, or its lease was lost and another worker owns it now.
+func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version int, payload []byte) (recorded bool, err error) {
+	tx, err := w.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("begin the handler's transaction: %w", describeDBError(err))
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	if err := safeRun(func() error { return r.runTx(ctx, tx, job, version, payload) }); err != nil {
+		return false, err
+	}
+	n, err := db.New(tx).CompleteJobInTx(ctx, db.CompleteJobInTxParams{ID: job.ID, Attempt: int32(job.Attempt), Owner: w.cfg.ID})
+	if err != nil {
+		return false, fmt.Errorf("complete the job in the handler's transaction: %w", describeDBError(err))
+	}
+	if n == 0 {
+		job.logger.Warn("jobc job: lease lost before commit; rolled back the handler's transaction")
+		return true, nil
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return false, fmt.Errorf("commit the handler's transaction: %w", describeDBError(err))
+	}
+	return true, nil
+}
 
-// safeRun calls the handler and turns a panic into an error.
-func safeRun(ctx context.Context, r *registration, job *Job, version int, payload []byte) (err error) {
+// safeRun calls f and turns a panic into an error.
+func safeRun(f func() error) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
 			err = &ClassError{Class: classPanic, Err: fmt.Errorf("panic: %v\n%s", p, debug.Stack())}
 		}
 	}()
-	return r.run(ctx, job, version, payload)
+	return f()
+}
+
+func (w *Worker) attemptError(job *Job, class, msg string) AttemptError {
+	return AttemptError{Attempt: job.Attempt, At: time.Now().UTC(), Class: class, Error: msg, Worker: w.cfg.ID}
 }
 
 // decide turns a handler's return value into the job's next state.
@@ -78,20 +121,19 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 		res.outcome = outcomeComplete
 		return res
 	}
-	now := time.Now()
 	className := ""
 	var retryAfter time.Duration
 	if ce, ok := classOf(err); ok {
 		className, retryAfter = ce.Class, ce.RetryAfter
 	}
-
 	retry, maxAttempts := true, job.MaxAttempts
 	backoff := DefaultBackoff
+	var class ErrorClass
+	declared := false
 	if jt != nil {
-		backoff = jt.Backoff
-	}
-	class, declared := ErrorClass{}, false
-	if jt != nil {
+		if jt.Backoff.Initial > 0 {
+			backoff = jt.Backoff
+		}
 		if className == "" && jt.DefaultClass != "" {
 			className = jt.DefaultClass
 		}
@@ -103,29 +145,25 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 		if class.Backoff != nil {
 			backoff = *class.Backoff
 		}
-		if class.MaxAttempts > 0 && class.MaxAttempts < maxAttempts {
+		if class.MaxAttempts > 0 {
 			maxAttempts = class.MaxAttempts
 		}
 	case className == classInvalidPayload || className == classUnregistered:
 		retry = false
 	}
-	if jt != nil && jt.Backoff.Initial == 0 && class.Backoff == nil {
-		backoff = DefaultBackoff
-	}
 
-	res.err = AttemptError{Attempt: job.Attempt, At: now.UTC(), Class: className, Error: err.Error(), Worker: w.cfg.ID}
-	switch {
-	case !retry || job.Attempt >= maxAttempts:
+	res.err = w.attemptError(job, className, err.Error())
+	if !retry || job.Attempt >= maxAttempts {
 		res.outcome = outcomeFail
 		job.logger.Warn("jobc job failed", "class", className, "err", err)
-	default:
-		delay := backoff.Delay(job.Attempt, nil)
-		if declared && class.DelayFromError && retryAfter > 0 {
-			delay = retryAfter
-		}
-		res.outcome = outcomeRetry
-		res.runAt = now.Add(delay)
-		job.logger.Info("jobc job will retry", "class", className, "in", delay, "err", err)
+		return res
 	}
+	delay := backoff.Delay(job.Attempt, nil)
+	if declared && class.DelayFromError && retryAfter > 0 {
+		delay = retryAfter
+	}
+	res.outcome = outcomeRetry
+	res.runAt = time.Now().Add(delay)
+	job.logger.Info("jobc job will retry", "class", className, "in", delay, "err", err)
 	return res
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -50,7 +51,7 @@ func signal(ch chan struct{}) {
 // after each poll interval. A claim that came back short means the queue is drained, so
 // the loop then waits for a wake-up instead of asking again at every freed slot.
 func (w *Worker) fetchLoop(ctx, workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
-	poll := newTicker(w.cfg.PollInterval)
+	poll := time.NewTicker(w.cfg.PollInterval)
 	defer poll.Stop()
 	needFetch := true
 	for {
@@ -77,7 +78,7 @@ func (w *Worker) fetchLoop(ctx, workCtx context.Context, q *queue, handlers *syn
 			} else {
 				for _, row := range rows {
 					q.active.Add(1)
-					w.track(row.ID, row.Attempt)
+					w.running.add(row.ID, row.Attempt)
 					handlers.Add(1)
 					go func() {
 						defer handlers.Done()

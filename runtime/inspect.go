@@ -44,7 +44,7 @@ type JobInfo struct {
 	Attempt        int
 	MaxAttempts    int
 	Errors         []AttemptError
-	DedupKey       string
+	UniqueKey      string
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time
@@ -78,8 +78,8 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 		AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), MaxAttempts: int(r.MaxAttempts),
 		CreatedAt: r.CreatedAt, AttemptedAt: r.AttemptedAt, FinishedAt: r.FinishedAt,
 	}
-	if r.DedupKey != nil {
-		info.DedupKey = *r.DedupKey
+	if r.UniqueKey != nil {
+		info.UniqueKey = *r.UniqueKey
 	}
 	if err := json.Unmarshal(r.Errors, &info.Errors); err != nil {
 		return nil, fmt.Errorf("jobc: get job %d: decode errors: %w", id, err)

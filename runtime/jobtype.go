@@ -93,6 +93,11 @@ func NewJobType(t JobType) (*JobType, error) {
 	if len(t.Versions) == 0 {
 		return nil, fmt.Errorf("jobc: job type %s: no payload versions", t.Kind)
 	}
+	if t.Unique != nil {
+		if err := t.Unique.check(t.Kind); err != nil {
+			return nil, err
+		}
+	}
 	jt := t
 	jt.schemas = make(map[int]*jsonschema.Schema, len(t.Versions))
 	jt.defaults = make(map[int]bool, len(t.Versions))

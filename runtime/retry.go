@@ -77,7 +77,8 @@ type ErrorClass struct {
 	Backoff *Backoff
 	// DelayFromError makes the handler's RetryAfter the delay (rate limits).
 	DelayFromError bool
-	// MaxAttempts, if positive, caps the attempts of a job that fails with this class.
+	// MaxAttempts, if positive, replaces the job's max attempts for failures of this
+	// class: a job that fails with it on attempt MaxAttempts (or later) fails for good.
 	MaxAttempts int
 }
 

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -18,6 +19,9 @@ import (
 
 // Worker claims jobs of the queues it serves, runs their handlers and records outcomes.
 // Register handlers (the generated Register functions call Handle), then call Run.
+// Besides its queues, every worker runs the maintenance services: scheduling due jobs,
+// rescuing expired leases, starvation protection, periodic jobs and retention. They
+// are safe to run on every node at once.
 type Worker struct {
 	pool *pgxpool.Pool
 	cfg  Config
@@ -26,52 +30,78 @@ type Worker struct {
 
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
-
-	// leases holds the attempt of every job this worker has claimed and not yet
-	// recorded, for heartbeats and for release on shutdown.
-	leasesMu sync.Mutex
-	leases   map[int64]int32
+	running *runningJobs
 }
 
-// registration is one job type's handler, type-erased.
+// registration is one job type's handler, type-erased. Exactly one of run and runTx is
+// set.
 type registration struct {
-	jt  *JobType
-	run func(ctx context.Context, job *Job, version int, payload []byte) error
+	jt    *JobType
+	run   func(ctx context.Context, job *Job, version int, payload []byte) error
+	runTx func(ctx context.Context, tx pgx.Tx, job *Job, version int, payload []byte) error
 }
 
-// NewWorker returns a worker that uses pool for claims, outcomes and notifications.
+// NewWorker returns a worker that uses pool for claims, outcomes and maintenance; it
+// opens one more connection of its own for notifications.
 func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 	cfg = cfg.withDefaults()
 	return &Worker{
-		pool:   pool,
-		cfg:    cfg,
-		log:    cfg.Logger.With("worker", cfg.ID),
-		q:      db.New(pool),
-		kinds:  map[string]*registration{},
-		leases: map[int64]int32{},
+		pool:    pool,
+		cfg:     cfg,
+		log:     cfg.Logger.With("worker", cfg.ID),
+		q:       db.New(pool),
+		kinds:   map[string]*registration{},
+		running: newRunningJobs(),
 	}
 }
 
 // ID is the worker's name in leases and error records.
 func (w *Worker) ID() string { return w.cfg.ID }
 
+// decoder validates a stored payload of any version jt knows, upcasts it to the newest
+// version and decodes it into T.
+func decoder[T any](jt *JobType) func(version int, payload []byte) (T, error) {
+	return func(version int, payload []byte) (T, error) {
+		var p T
+		newest, err := jt.decode(version, payload)
+		if err != nil {
+			return p, &ClassError{Class: classInvalidPayload, Err: err}
+		}
+		if err := json.Unmarshal(newest, &p); err != nil {
+			return p, &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
+		}
+		return p, nil
+	}
+}
+
 // Handle registers fn as the handler of jt. Stored payloads of every version jt knows
 // are validated, upcast to the newest version and decoded into T, the newest payload
 // type; a payload that fails its schema fails the job without retries and is kept.
 // Generated Register functions call Handle.
 func Handle[T any](w *Worker, jt *JobType, fn func(ctx context.Context, job *Job, p T) error) error {
-	run := func(ctx context.Context, job *Job, version int, payload []byte) error {
-		newest, err := jt.decode(version, payload)
+	decode := decoder[T](jt)
+	return w.register(&registration{jt: jt, run: func(ctx context.Context, job *Job, version int, payload []byte) error {
+		p, err := decode(version, payload)
 		if err != nil {
-			return &ClassError{Class: classInvalidPayload, Err: err}
-		}
-		var p T
-		if err := json.Unmarshal(newest, &p); err != nil {
-			return &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
+			return err
 		}
 		return fn(ctx, job, p)
-	}
-	return w.register(&registration{jt: jt, run: run})
+	}})
+}
+
+// HandleTx registers fn as the transactional handler of jt: fn gets a transaction
+// that also marks the job completed, so its database writes happen exactly once. If fn
+// returns an error, panics, or the commit fails, the transaction rolls back and the job
+// is retried (or failed) like any other.
+func HandleTx[T any](w *Worker, jt *JobType, fn func(ctx context.Context, tx pgx.Tx, job *Job, p T) error) error {
+	decode := decoder[T](jt)
+	return w.register(&registration{jt: jt, runTx: func(ctx context.Context, tx pgx.Tx, job *Job, version int, payload []byte) error {
+		p, err := decode(version, payload)
+		if err != nil {
+			return err
+		}
+		return fn(ctx, tx, job, p)
+	}})
 }
 
 func (w *Worker) register(r *registration) error {
@@ -87,6 +117,20 @@ func (w *Worker) register(r *registration) error {
 		w.kinds[name] = r
 	}
 	return nil
+}
+
+// jobTypes returns each registered job type once, ordered by kind.
+func (w *Worker) jobTypes() []*JobType {
+	seen := map[*JobType]bool{}
+	var out []*JobType
+	for _, r := range w.kinds {
+		if !seen[r.jt] {
+			seen[r.jt] = true
+			out = append(out, r.jt)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Kind < out[j].Kind })
+	return out
 }
 
 // Run works jobs until ctx is cancelled, then shuts down gracefully: it stops claiming,
@@ -110,6 +154,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	services, err := w.maintenance(queues)
+	if err != nil {
+		return err
+	}
+	if err := w.registerSelf(ctx, queues); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	w.log.Info("jobc worker started", "queues", queueNames(queues))
 
 	// Handlers run under workCtx, which outlives ctx by the grace period.
@@ -128,7 +182,9 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	spawn(func() { w.listenLoop(ctx, queues) })
 	spawn(func() { w.heartbeatLoop(ctx) })
-	spawn(func() { w.schedulerLoop(ctx) })
+	for _, s := range services {
+		spawn(func() { w.runEvery(ctx, s) })
+	}
 
 	completerDone := make(chan struct{})
 	go func() { defer close(completerDone); w.completeLoop(results) }()
@@ -146,6 +202,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	close(results)
 	<-completerDone
+	w.deregisterSelf()
 	w.log.Info("jobc worker stopped")
 	return nil
 }
@@ -155,7 +212,13 @@ var errShutdown = errors.New("jobc: worker shut down")
 func (w *Worker) buildQueues() ([]*queue, error) {
 	byQueue := map[string]*queue{}
 	cfgQueues := w.cfg.Queues
-	for name, r := range w.kinds {
+	names := make([]string, 0, len(w.kinds))
+	for name := range w.kinds {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		r := w.kinds[name]
 		qname := r.jt.Queue
 		qc, ok := cfgQueues[qname]
 		if len(cfgQueues) > 0 && !ok {
@@ -199,30 +262,6 @@ func totalSlots(qs []*queue) int {
 		n += q.max
 	}
 	return n
-}
-
-func (w *Worker) track(id int64, attempt int32) {
-	w.leasesMu.Lock()
-	w.leases[id] = attempt
-	w.leasesMu.Unlock()
-}
-
-func (w *Worker) untrack(ids []int64) {
-	w.leasesMu.Lock()
-	for _, id := range ids {
-		delete(w.leases, id)
-	}
-	w.leasesMu.Unlock()
-}
-
-func (w *Worker) leasedIDs() []int64 {
-	w.leasesMu.Lock()
-	defer w.leasesMu.Unlock()
-	ids := make([]int64, 0, len(w.leases))
-	for id := range w.leases {
-		ids = append(ids, id)
-	}
-	return ids
 }
 
 // sleep waits for d or until ctx is done, and reports whether ctx is still live.

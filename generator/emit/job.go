@@ -77,19 +77,34 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	}
 
 	handlerDoc := fmt.Sprintf("%sHandler handles %s jobs.", j.Name, s.Kind)
+	if s.Transactional {
+		handlerDoc += " The job is transactional: tx also marks the job completed when the handler returns nil, " +
+			"so its writes happen exactly once; an error rolls them back and the job is retried."
+	}
 	if s.Description != "" {
 		handlerDoc = joinDoc(handlerDoc, s.Description)
 	}
 	writeDoc(f, handlerDoc)
-	f.Type().Id(j.Name + "Handler").Interface(
-		Id("Handle"+j.Name).Params(Id("ctx").Qual("context", "Context"), Id("job").Id(jobType), Id("p").Id(j.Name)).Error(),
-	)
+	params := []Code{Id("ctx").Qual("context", "Context")}
+	inner := []Code{Id("ctx").Qual("context", "Context")}
+	args := []Code{Id("ctx")}
+	handle := "Handle"
+	if s.Transactional {
+		params = append(params, Id("tx").Qual("github.com/jackc/pgx/v5", "Tx"))
+		inner = append(inner, Id("tx").Qual("github.com/jackc/pgx/v5", "Tx"))
+		args = append(args, Id("tx"))
+		handle = "HandleTx"
+	}
+	params = append(params, Id("job").Id(jobType), Id("p").Id(j.Name))
+	inner = append(inner, Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(j.Name))
+	args = append(args, Id(jobType).Values(Id("job")), Id("p"))
+	f.Type().Id(j.Name + "Handler").Interface(Id("Handle" + j.Name).Params(params...).Error())
 
 	f.Commentf("Register%s makes w run h for %s jobs.", j.Name, s.Kind)
 	f.Func().Id("Register"+j.Name).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(j.Name+"Handler")).Error().Block(
-		Return(Qual(rt, "Handle").Call(Id("w"), Id(typeVar),
-			Func().Params(Id("ctx").Qual("context", "Context"), Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(j.Name)).Error().Block(
-				Return(Id("h").Dot("Handle"+j.Name).Call(Id("ctx"), Id(jobType).Values(Id("job")), Id("p"))),
+		Return(Qual(rt, handle).Call(Id("w"), Id(typeVar),
+			Func().Params(inner...).Error().Block(
+				Return(Id("h").Dot("Handle"+j.Name).Call(args...)),
 			),
 		)),
 	)
@@ -272,6 +287,7 @@ func newFile(pkg string) *File {
 	f := NewFile(pkg)
 	f.HeaderComment(Header)
 	f.ImportName(rt, "runtime")
+	f.ImportName("github.com/jackc/pgx/v5", "pgx")
 	return f
 }
 

@@ -28,16 +28,14 @@ const insertJob = `-- name: InsertJob :one
 WITH ins AS (
     INSERT INTO jobc_jobs (
         kind, queue, state, priority, payload_version, payload, metadata,
-        available_at, max_attempts, dedup_key
+        available_at, max_attempts
     ) VALUES (
         $1, $2,
         CASE WHEN coalesce($3::timestamptz, now()) <= now()
              THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
         $4, $5, $6, $7,
-        coalesce($3::timestamptz, now()), $8,
-        $9
+        coalesce($3::timestamptz, now()), $8
     )
-    ON CONFLICT (kind, dedup_key) WHERE dedup_key IS NOT NULL DO NOTHING
     RETURNING id, queue, state
 )
 SELECT ins.id
@@ -54,7 +52,6 @@ type InsertJobParams struct {
 	Payload        []byte
 	Metadata       []byte
 	MaxAttempts    int32
-	DedupKey       *string
 }
 
 // Inserting jobs. Every insert of an available job notifies channel jobc with the queue
@@ -69,11 +66,82 @@ func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (int64, er
 		arg.Payload,
 		arg.Metadata,
 		arg.MaxAttempts,
-		arg.DedupKey,
 	)
 	var id int64
 	err := row.Scan(&id)
 	return id, err
+}
+
+const insertUniqueJob = `-- name: InsertUniqueJob :many
+WITH k AS (
+    INSERT INTO jobc_unique_keys (kind, key, job_id)
+    VALUES ($1, $2::text, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
+    ON CONFLICT (kind, key) DO NOTHING
+    RETURNING job_id
+), ins AS (
+    INSERT INTO jobc_jobs (
+        id, kind, queue, state, priority, payload_version, payload, metadata,
+        available_at, max_attempts, unique_key, unique_finished
+    )
+    SELECT k.job_id, $1, $3,
+        CASE WHEN coalesce($4::timestamptz, now()) <= now()
+             THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
+        $5, $6, $7, $8,
+        coalesce($4::timestamptz, now()), $9,
+        $2::text, $10::jobc_state[]
+    FROM k
+    RETURNING id, queue, state
+)
+SELECT ins.id
+FROM ins
+LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true
+`
+
+type InsertUniqueJobParams struct {
+	Kind           string
+	UniqueKey      string
+	Queue          string
+	AvailableAt    *time.Time
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	MaxAttempts    int32
+	UniqueFinished []JobcState
+}
+
+// Inserts the job only if no other job holds its unique key: the key row and the job
+// row are written by one statement, and the key's primary key makes concurrent inserts
+// of one key wait for each other, so exactly one of them inserts. No row: a duplicate.
+func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, insertUniqueJob,
+		arg.Kind,
+		arg.UniqueKey,
+		arg.Queue,
+		arg.AvailableAt,
+		arg.Priority,
+		arg.PayloadVersion,
+		arg.Payload,
+		arg.Metadata,
+		arg.MaxAttempts,
+		arg.UniqueFinished,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const notifyQueue = `-- name: NotifyQueue :exec
@@ -112,18 +180,31 @@ func (q *Queries) ReserveJobIDs(ctx context.Context, n int32) ([]int64, error) {
 	return items, nil
 }
 
-const unfinishedJobByDedupKey = `-- name: UnfinishedJobByDedupKey :one
-SELECT id FROM jobc_jobs WHERE kind = $1 AND dedup_key = $2
+const uniqueKeyHolder = `-- name: UniqueKeyHolder :many
+SELECT job_id FROM jobc_unique_keys WHERE kind = $1 AND key = $2
 `
 
-type UnfinishedJobByDedupKeyParams struct {
-	Kind     string
-	DedupKey *string
+type UniqueKeyHolderParams struct {
+	Kind      string
+	UniqueKey string
 }
 
-func (q *Queries) UnfinishedJobByDedupKey(ctx context.Context, arg UnfinishedJobByDedupKeyParams) (int64, error) {
-	row := q.db.QueryRow(ctx, unfinishedJobByDedupKey, arg.Kind, arg.DedupKey)
-	var id int64
-	err := row.Scan(&id)
-	return id, err
+func (q *Queries) UniqueKeyHolder(ctx context.Context, arg UniqueKeyHolderParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, uniqueKeyHolder, arg.Kind, arg.UniqueKey)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var job_id int64
+		if err := rows.Scan(&job_id); err != nil {
+			return nil, err
+		}
+		items = append(items, job_id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }

@@ -7,19 +7,64 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
+const ageWaitingJobs = `-- name: AgeWaitingJobs :execrows
+UPDATE jobc_jobs SET priority = 0
+WHERE id IN (
+    SELECT j.id
+    FROM (SELECT unnest($1::text[]) AS queue) q
+    CROSS JOIN (SELECT generate_series(1, 9)::smallint AS priority) p
+    CROSS JOIN LATERAL (
+        SELECT id FROM jobc_jobs
+        WHERE state = 'available' AND queue = q.queue AND priority = p.priority
+          AND available_at < now() - make_interval(secs => $2::float8)
+        ORDER BY available_at
+        LIMIT 1000
+    ) j
+)
+`
+
+type AgeWaitingJobsParams struct {
+	Queues       []string
+	BoundSeconds float64
+}
+
+// Starvation protection: available jobs of the given queues that have waited longer
+// than the bound move to priority 0, ahead of every declared priority, so a stream of
+// urgent jobs cannot hold a low-priority job back indefinitely. Each (queue, priority)
+// is one short range scan of the claim index.
+func (q *Queries) AgeWaitingJobs(ctx context.Context, arg AgeWaitingJobsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, ageWaitingJobs, arg.Queues, arg.BoundSeconds)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const listen = `-- name: Listen :exec
+
 LISTEN jobc
 `
 
+// Maintenance services, run by every worker; FOR UPDATE SKIP LOCKED keeps them from
+// doing the same work twice.
 func (q *Queries) Listen(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, listen)
 	return err
 }
 
-const promoteScheduled = `-- name: PromoteScheduled :many
+const listenCancel = `-- name: ListenCancel :exec
+LISTEN jobc_cancel
+`
 
+func (q *Queries) ListenCancel(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, listenCancel)
+	return err
+}
+
+const promoteScheduled = `-- name: PromoteScheduled :many
 WITH due AS (
     SELECT id FROM jobc_jobs
     WHERE state = 'scheduled' AND available_at <= now()
@@ -43,7 +88,6 @@ type PromoteScheduledRow struct {
 	Jobs  int64
 }
 
-// Maintenance: promoting due scheduled jobs.
 // Makes up to max due scheduled jobs available and wakes each queue that got work.
 func (q *Queries) PromoteScheduled(ctx context.Context, max int32) ([]PromoteScheduledRow, error) {
 	rows, err := q.db.Query(ctx, promoteScheduled, max)
@@ -55,6 +99,132 @@ func (q *Queries) PromoteScheduled(ctx context.Context, max int32) ([]PromoteSch
 	for rows.Next() {
 		var i PromoteScheduledRow
 		if err := rows.Scan(&i.Queue, &i.Jobs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const pruneFinished = `-- name: PruneFinished :execrows
+WITH victims AS (
+    SELECT id FROM jobc_jobs_finished
+    WHERE state = $1::jobc_state AND finished_at < $2::timestamptz
+    LIMIT $3
+), pruned AS (
+    DELETE FROM jobc_jobs_finished f USING victims v WHERE f.id = v.id RETURNING f.id
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING pruned p WHERE u.job_id = p.id
+)
+SELECT 1 FROM pruned
+`
+
+type PruneFinishedParams struct {
+	State  JobcState
+	Before time.Time
+	Max    int32
+}
+
+// Deletes up to max jobs finished in the given state before the given time, with their
+// unique keys.
+func (q *Queries) PruneFinished(ctx context.Context, arg PruneFinishedParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneFinished, arg.State, arg.Before, arg.Max)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const pruneIdempotencyKeys = `-- name: PruneIdempotencyKeys :execrows
+DELETE FROM jobc_idempotency_keys
+WHERE key IN (
+    SELECT key FROM jobc_idempotency_keys
+    WHERE created_at < $1::timestamptz
+    LIMIT $2
+)
+`
+
+type PruneIdempotencyKeysParams struct {
+	Before time.Time
+	Max    int32
+}
+
+func (q *Queries) PruneIdempotencyKeys(ctx context.Context, arg PruneIdempotencyKeysParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneIdempotencyKeys, arg.Before, arg.Max)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
+const rescueExpired = `-- name: RescueExpired :many
+WITH expired AS (
+    SELECT id FROM jobc_jobs
+    WHERE state = 'running' AND lease_expires_at < now()
+    ORDER BY lease_expires_at
+    LIMIT $1
+    FOR UPDATE SKIP LOCKED
+), retried AS (
+    UPDATE jobc_jobs j
+    SET state = 'available', lease_owner = NULL, lease_expires_at = NULL,
+        errors = j.errors || jsonb_build_array(jsonb_build_object(
+            'attempt', j.attempt, 'at', now(), 'class', 'lease_expired', 'worker', j.lease_owner,
+            'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)'))
+    FROM expired e
+    WHERE j.id = e.id AND j.attempt < j.max_attempts AND j.cancel_requested_at IS NULL
+    RETURNING j.id, j.queue
+), dead AS (
+    DELETE FROM jobc_jobs j USING expired e
+    WHERE j.id = e.id AND (j.attempt >= j.max_attempts OR j.cancel_requested_at IS NOT NULL)
+    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING dead d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ((CASE WHEN d.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state
+               = ANY(coalesce(d.unique_finished, '{}')))
+), moved AS (
+    INSERT INTO jobc_jobs_finished (
+        id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+    )
+    SELECT id, kind, queue,
+           (CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state,
+           priority, payload_version, payload, metadata, available_at, attempt, max_attempts,
+           errors || jsonb_build_array(jsonb_build_object(
+               'attempt', attempt, 'at', now(), 'class', 'lease_expired', 'worker', lease_owner,
+               'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)')),
+           unique_key, created_at, attempted_at, now()
+    FROM dead
+    RETURNING id, state
+)
+SELECT r.id, 'available'::jobc_state AS state
+FROM retried r
+LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true
+UNION ALL
+SELECT m.id, m.state FROM moved m
+`
+
+type RescueExpiredRow struct {
+	ID    int64
+	State JobcState
+}
+
+// Returns jobs whose lease expired (their worker died or lost its connection) to the
+// queue, counting the attempt and recording "lease expired"; fails those out of
+// attempts and cancels those whose cancellation was requested.
+func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpiredRow, error) {
+	rows, err := q.db.Query(ctx, rescueExpired, max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []RescueExpiredRow{}
+	for rows.Next() {
+		var i RescueExpiredRow
+		if err := rows.Scan(&i.ID, &i.State); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

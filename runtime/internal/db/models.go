@@ -56,24 +56,32 @@ func (ns NullJobcState) Value() (driver.Value, error) {
 	return string(ns.JobcState), nil
 }
 
+type JobcIdempotencyKey struct {
+	Key       string
+	JobID     int64
+	CreatedAt time.Time
+}
+
 type JobcJob struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          JobcState
-	Priority       int16
-	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
-	AvailableAt    time.Time
-	Attempt        int32
-	MaxAttempts    int32
-	LeaseOwner     *string
-	LeaseExpiresAt *time.Time
-	Errors         []byte
-	DedupKey       *string
-	CreatedAt      time.Time
-	AttemptedAt    *time.Time
+	ID                int64
+	Kind              string
+	Queue             string
+	State             JobcState
+	Priority          int16
+	PayloadVersion    int32
+	Payload           []byte
+	Metadata          []byte
+	AvailableAt       time.Time
+	Attempt           int32
+	MaxAttempts       int32
+	LeaseOwner        *string
+	LeaseExpiresAt    *time.Time
+	Errors            []byte
+	UniqueKey         *string
+	UniqueFinished    []JobcState
+	CancelRequestedAt *time.Time
+	CreatedAt         time.Time
+	AttemptedAt       *time.Time
 }
 
 type JobcJobsFinished struct {
@@ -89,7 +97,7 @@ type JobcJobsFinished struct {
 	Attempt        int32
 	MaxAttempts    int32
 	Errors         []byte
-	DedupKey       *string
+	UniqueKey      *string
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     time.Time
@@ -99,4 +107,21 @@ type JobcMigration struct {
 	Version   int32
 	Name      string
 	AppliedAt time.Time
+}
+
+type JobcUniqueKey struct {
+	Kind      string
+	Key       string
+	JobID     int64
+	CreatedAt time.Time
+}
+
+type JobcWorker struct {
+	ID          string
+	Host        string
+	Pid         int32
+	Queues      []string
+	Kinds       []byte
+	StartedAt   time.Time
+	HeartbeatAt time.Time
 }

@@ -37,7 +37,7 @@ SET state = 'running',
 FROM picked
 WHERE j.id = picked.id
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at, j.lease_expires_at
+          j.attempt, j.max_attempts, j.created_at
 `
 
 type ClaimJobsParams struct {
@@ -61,10 +61,11 @@ type ClaimJobsRow struct {
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
-	LeaseExpiresAt *time.Time
 }
 
 // The worker's hot path: claim a batch, extend leases, record outcomes in batches.
+// Every statement that finishes a job also releases its unique key, unless the job
+// declared that the key stays held in the state it finishes in.
 // Leases up to max available jobs of one queue, most urgent first, taking only the
 // (kind, payload version) pairs this worker can decode: other rows are left for workers
 // that can, so a rolling deploy never fails a job or burns an attempt.
@@ -96,7 +97,6 @@ func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJo
 			&i.Attempt,
 			&i.MaxAttempts,
 			&i.CreatedAt,
-			&i.LeaseExpiresAt,
 		); err != nil {
 			return nil, err
 		}
@@ -108,6 +108,42 @@ func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJo
 	return items, nil
 }
 
+const completeJobInTx = `-- name: CompleteJobInTx :execrows
+WITH done AS (
+    DELETE FROM jobc_jobs j
+    WHERE j.id = $1 AND j.attempt = $2
+      AND j.state = 'running' AND j.lease_owner = $3::text
+    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
+)
+INSERT INTO jobc_jobs_finished (
+    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+)
+SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
+FROM done
+`
+
+type CompleteJobInTxParams struct {
+	ID      int64
+	Attempt int32
+	Owner   string
+}
+
+// Completes one job inside the handler's own transaction (transactional mode): the
+// handler's writes and the completion commit together or not at all.
+func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams) (int64, error) {
+	result, err := q.db.Exec(ctx, completeJobInTx, arg.ID, arg.Attempt, arg.Owner)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const completeJobs = `-- name: CompleteJobs :many
 WITH done AS (
     DELETE FROM jobc_jobs j
@@ -115,14 +151,18 @@ WITH done AS (
                   unnest($2::int[]) AS attempt) f
     WHERE j.id = f.id AND j.attempt = f.attempt
       AND j.state = 'running' AND j.lease_owner = $3::text
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.dedup_key, j.created_at, j.attempted_at
+    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
 )
 INSERT INTO jobc_jobs_finished (
     id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
 SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, dedup_key, created_at, attempted_at, now()
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
 FROM done
 RETURNING id
 `
@@ -159,7 +199,7 @@ const extendLeases = `-- name: ExtendLeases :many
 UPDATE jobc_jobs
 SET lease_expires_at = now() + make_interval(secs => $1::float8)
 WHERE id = ANY($2::bigint[]) AND state = 'running' AND lease_owner = $3::text
-RETURNING id
+RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested
 `
 
 type ExtendLeasesParams struct {
@@ -168,19 +208,26 @@ type ExtendLeasesParams struct {
 	Owner        string
 }
 
-func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]int64, error) {
+type ExtendLeasesRow struct {
+	ID              int64
+	CancelRequested bool
+}
+
+// Extends the leases this worker still holds and says which of those jobs have been
+// asked to cancel.
+func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]ExtendLeasesRow, error) {
 	rows, err := q.db.Query(ctx, extendLeases, arg.LeaseSeconds, arg.Ids, arg.Owner)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	items := []int64{}
+	items := []ExtendLeasesRow{}
 	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
+		var i ExtendLeasesRow
+		if err := rows.Scan(&i.ID, &i.CancelRequested); err != nil {
 			return nil, err
 		}
-		items = append(items, id)
+		items = append(items, i)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, err
@@ -188,39 +235,46 @@ func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]i
 	return items, nil
 }
 
-const failJobs = `-- name: FailJobs :many
+const finishJobs = `-- name: FinishJobs :many
 WITH f AS (
-    SELECT unnest($1::bigint[]) AS id,
-           unnest($2::int[]) AS attempt,
-           unnest($3::jsonb[]) AS error
+    SELECT unnest($2::bigint[]) AS id,
+           unnest($3::int[]) AS attempt,
+           unnest($4::jsonb[]) AS error
 ), done AS (
     DELETE FROM jobc_jobs j
     USING f
     WHERE j.id = f.id AND j.attempt = f.attempt
-      AND j.state = 'running' AND j.lease_owner = $4::text
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.dedup_key, j.created_at, j.attempted_at
+      AND j.state = 'running' AND j.lease_owner = $5::text
+    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING done d
+    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
+      AND NOT ($1::jobc_state = ANY(coalesce(d.unique_finished, '{}')))
 )
 INSERT INTO jobc_jobs_finished (
     id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, dedup_key, created_at, attempted_at, finished_at
+    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
-SELECT d.id, d.kind, d.queue, 'failed', d.priority, d.payload_version, d.payload, d.metadata,
-       d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
-       d.dedup_key, d.created_at, d.attempted_at, now()
+SELECT d.id, d.kind, d.queue, $1::jobc_state, d.priority, d.payload_version, d.payload,
+       d.metadata, d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
+       d.unique_key, d.created_at, d.attempted_at, now()
 FROM done d JOIN f ON f.id = d.id
 RETURNING id
 `
 
-type FailJobsParams struct {
+type FinishJobsParams struct {
+	State    JobcState
 	Ids      []int64
 	Attempts []int32
 	Errors   [][]byte
 	Owner    string
 }
 
-// Moves the given attempts to jobc_jobs_finished as failed, appending each one's error.
-func (q *Queries) FailJobs(ctx context.Context, arg FailJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, failJobs,
+// Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
+// appending each one's error.
+func (q *Queries) FinishJobs(ctx context.Context, arg FinishJobsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, finishJobs,
+		arg.State,
 		arg.Ids,
 		arg.Attempts,
 		arg.Errors,
@@ -242,6 +296,25 @@ func (q *Queries) FailJobs(ctx context.Context, arg FailJobsParams) ([]int64, er
 		return nil, err
 	}
 	return items, nil
+}
+
+const recordIdempotencyKey = `-- name: RecordIdempotencyKey :execrows
+INSERT INTO jobc_idempotency_keys (key, job_id) VALUES ($1, $2)
+ON CONFLICT (key) DO NOTHING
+`
+
+type RecordIdempotencyKeyParams struct {
+	Key   string
+	JobID int64
+}
+
+// Records that a side effect happened, in the handler's transaction. 0 rows: it had.
+func (q *Queries) RecordIdempotencyKey(ctx context.Context, arg RecordIdempotencyKeyParams) (int64, error) {
+	result, err := q.db.Exec(ctx, recordIdempotencyKey, arg.Key, arg.JobID)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const releaseJobs = `-- name: ReleaseJobs :many

@@ -2,7 +2,7 @@ package runtime
 
 import (
 	"context"
-	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -10,9 +10,11 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// listenLoop keeps a connection LISTENing on channel jobc and wakes the queue named by
-// each notification. It reconnects by itself; after each (re)connect it wakes every
-// queue, since notifications sent while it was away are lost.
+// listenLoop keeps a connection LISTENing and wakes the queue named by each jobc
+// notification, or cancels the handler named by each jobc_cancel notification. It
+// reconnects by itself; after each (re)connect it wakes every queue, since
+// notifications sent while it was away are lost (cancellations also arrive through
+// heartbeats).
 func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 	byName := make(map[string]*queue, len(queues))
 	for _, q := range queues {
@@ -37,7 +39,11 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	if err := db.New(conn).Listen(ctx); err != nil {
+	q := db.New(conn)
+	if err := q.Listen(ctx); err != nil {
+		return err
+	}
+	if err := q.ListenCancel(ctx); err != nil {
 		return err
 	}
 	connected()
@@ -49,16 +55,24 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 		if err != nil {
 			return err
 		}
-		if q := byName[n.Payload]; q != nil {
-			signal(q.wake)
+		switch n.Channel {
+		case "jobc":
+			if q := byName[n.Payload]; q != nil {
+				signal(q.wake)
+			}
+		case "jobc_cancel":
+			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.cancel(id, errCancelled) {
+				w.log.Info("jobc worker: cancelling a running job on request", "job_id", id)
+			}
 		}
 	}
 }
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
-// every third of the lease duration.
+// every third of the lease duration; cancels the handlers of jobs whose cancellation
+// was requested; and tells the registry the worker is alive.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
-	t := newTicker(w.cfg.LeaseDuration / 3)
+	t := time.NewTicker(w.cfg.LeaseDuration / 3)
 	defer t.Stop()
 	for {
 		select {
@@ -66,69 +80,36 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		ids := w.leasedIDs()
+		if err := w.q.WorkerHeartbeat(ctx, w.cfg.ID); err != nil && ctx.Err() == nil {
+			w.log.Error("jobc worker: registry heartbeat failed", "err", describeDBError(err))
+		}
+		ids := w.running.ids()
 		if len(ids) == 0 {
 			continue
 		}
-		kept, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
+		rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
 		if err != nil {
 			if ctx.Err() == nil {
 				w.log.Error("jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
 			}
 			continue
 		}
-		if len(kept) < len(ids) {
-			w.log.Debug("jobc worker: some leases were not extended (already recorded or rescued)", "asked", len(ids), "extended", len(kept))
+		for _, r := range rows {
+			if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
+				w.log.Info("jobc worker: cancelling a running job on request", "job_id", r.ID)
+			}
 		}
 	}
 }
 
 // extendOne extends one job's lease for Job.Heartbeat.
 func (w *Worker) extendOne(ctx context.Context, id int64) error {
-	kept, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: []int64{id}, Owner: w.cfg.ID})
+	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: []int64{id}, Owner: w.cfg.ID})
 	if err != nil {
-		return fmt.Errorf("jobc: heartbeat job %d: %w", id, describeDBError(err))
+		return err
 	}
-	if len(kept) == 0 {
+	if len(rows) == 0 {
 		return ErrLeaseLost
 	}
 	return nil
-}
-
-// schedulerLoop makes due scheduled jobs (delayed jobs and retries) available.
-func (w *Worker) schedulerLoop(ctx context.Context) {
-	t := newTicker(w.cfg.SchedulerInterval)
-	defer t.Stop()
-	for {
-		for {
-			rows, err := w.q.PromoteScheduled(ctx, promoteBatch)
-			if err != nil {
-				if ctx.Err() == nil {
-					w.log.Error("jobc worker: promoting scheduled jobs failed", "err", describeDBError(err))
-				}
-				break
-			}
-			var n int64
-			for _, r := range rows {
-				n += r.Jobs
-			}
-			if n < promoteBatch {
-				break
-			}
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
-}
-
-const promoteBatch = 1000
-
-func newTicker(d time.Duration) *time.Ticker {
-	if d <= 0 {
-		d = time.Second
-	}
-	return time.NewTicker(d)
 }

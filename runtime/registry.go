@@ -1,0 +1,41 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// registerSelf records the worker in jobc_workers: its queues and the versions of each
+// kind it decodes, so that operators (and `jobc`) can tell which waiting jobs no live
+// worker can decode.
+func (w *Worker) registerSelf(ctx context.Context, queues []*queue) error {
+	kinds := map[string][2]int{}
+	for name, r := range w.kinds {
+		kinds[name] = [2]int{r.jt.minVersion(), r.jt.maxVersion()}
+	}
+	b, err := json.Marshal(kinds)
+	if err != nil {
+		return fmt.Errorf("jobc: register worker: %w", err)
+	}
+	host, _ := os.Hostname()
+	err = w.q.RegisterWorker(ctx, db.RegisterWorkerParams{
+		ID: w.cfg.ID, Host: host, Pid: int32(os.Getpid()), Queues: queueNames(queues), Kinds: b,
+	})
+	if err != nil {
+		return fmt.Errorf("jobc: register worker: %w", describeDBError(err))
+	}
+	return nil
+}
+
+func (w *Worker) deregisterSelf() {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := w.q.DeregisterWorker(ctx, w.cfg.ID); err != nil {
+		w.log.Warn("jobc worker: could not remove itself from the registry; it expires by itself", "err", describeDBError(err))
+	}
+}

@@ -1,0 +1,69 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"sync"
+)
+
+// errCancelled is the cause of a handler context cancelled by runtime.Cancel.
+var errCancelled = errors.New("jobc: job cancelled")
+
+// runningJobs holds every job this worker has claimed and not yet recorded: for
+// heartbeats, for cancellation, and for release on shutdown.
+type runningJobs struct {
+	mu   sync.Mutex
+	jobs map[int64]*runningJob
+}
+
+type runningJob struct {
+	attempt int32
+	cancel  context.CancelCauseFunc // nil until the handler starts
+}
+
+func newRunningJobs() *runningJobs { return &runningJobs{jobs: map[int64]*runningJob{}} }
+
+func (r *runningJobs) add(id int64, attempt int32) {
+	r.mu.Lock()
+	r.jobs[id] = &runningJob{attempt: attempt}
+	r.mu.Unlock()
+}
+
+// started records the cancel function of a job's handler context.
+func (r *runningJobs) started(id int64, cancel context.CancelCauseFunc) {
+	r.mu.Lock()
+	if j := r.jobs[id]; j != nil {
+		j.cancel = cancel
+	}
+	r.mu.Unlock()
+}
+
+// cancel cancels the handler of job id, if it runs here.
+func (r *runningJobs) cancel(id int64, cause error) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j := r.jobs[id]
+	if j == nil || j.cancel == nil {
+		return false
+	}
+	j.cancel(cause)
+	return true
+}
+
+func (r *runningJobs) forget(ids []int64) {
+	r.mu.Lock()
+	for _, id := range ids {
+		delete(r.jobs, id)
+	}
+	r.mu.Unlock()
+}
+
+func (r *runningJobs) ids() []int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ids := make([]int64, 0, len(r.jobs))
+	for id := range r.jobs {
+		ids = append(ids, id)
+	}
+	return ids
+}
