@@ -38,7 +38,7 @@ WITH k AS (
              THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
         sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
         coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
-        sqlc.arg(unique_key)::text, sqlc.arg(unique_finished)::jobc_state[]
+        sqlc.arg(unique_key)::text, sqlc.arg(unique_finished)::text[]::jobc_state[]
     FROM k
     RETURNING id, queue, state
 )

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"time"
 
-
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
@@ -26,8 +25,8 @@ type enqueueOptions struct {
 	priority int
 	dedupKey *string
 	metadata map[string]any
-	meta     []byte         // metadata encoded
-	finished []db.JobcState // with dedupKey: finished states that keep holding it
+	meta     []byte   // metadata encoded
+	finished []string // with dedupKey: finished states that keep holding it
 }
 
 // RunAt makes the job available at t instead of now.

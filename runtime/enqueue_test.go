@@ -151,4 +151,3 @@ func TestHeartbeat(t *testing.T) {
 		t.Errorf("heartbeat after completion: %v, want ErrLeaseLost", err)
 	}
 }
-

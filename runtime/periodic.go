@@ -88,7 +88,7 @@ func (p *periodic) run(ctx context.Context) error {
 		runAt:    &at,
 		meta:     periodicMeta(due),
 		dedupKey: ptr("@" + due.UTC().Format(time.RFC3339)),
-		finished: []db.JobcState{db.JobcStateCompleted, db.JobcStateFailed, db.JobcStateCancelled},
+		finished: []string{string(StateCompleted), string(StateFailed), string(StateCancelled)},
 	})
 	if err != nil {
 		return fmt.Errorf("enqueue the %s occurrence of %s: %w", due.UTC().Format(time.RFC3339), p.jt.Kind, err)

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
-
-	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
 // unfinishedStates are held together by a unique key: from insert until the job finishes.
@@ -34,12 +32,12 @@ func (u *Unique) check(kind string) error {
 // uniqueKey returns the job's unique key ("" for none) and the finished states in
 // which the key stays held. The key is the JSON array of the unique fields' values,
 // followed by "@" and the start of the period the job's run time falls in.
-func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []db.JobcState, error) {
-	var finished []db.JobcState
+func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, error) {
+	finished := []string{}
 	if jt.Unique != nil {
 		for _, s := range jt.Unique.While {
 			if s.Finished() {
-				finished = append(finished, db.JobcState(s))
+				finished = append(finished, string(s))
 			}
 		}
 	}

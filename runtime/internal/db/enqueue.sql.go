@@ -88,7 +88,7 @@ WITH k AS (
              THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
         $5, $6, $7, $8,
         coalesce($4::timestamptz, now()), $9,
-        $2::text, $10::jobc_state[]
+        $2::text, $10::text[]::jobc_state[]
     FROM k
     RETURNING id, queue, state
 )
@@ -107,7 +107,7 @@ type InsertUniqueJobParams struct {
 	Payload        []byte
 	Metadata       []byte
 	MaxAttempts    int32
-	UniqueFinished []JobcState
+	UniqueFinished []string
 }
 
 // Inserts the job only if no other job holds its unique key: the key row and the job
