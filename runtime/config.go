@@ -43,6 +43,10 @@ type Config struct {
 	// pruner runs (default 1m).
 	Retention     Retention
 	PruneInterval time.Duration
+	// UpgradePayloads makes the worker rewrite waiting jobs stored at older payload
+	// versions to the newest version every live worker decodes, in small batches, so
+	// that an old version can be retired without waiting for its backlog to drain.
+	UpgradePayloads bool
 }
 
 // Retention is how long finished jobs (and handlers' idempotency keys) are kept. Zero

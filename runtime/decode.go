@@ -8,17 +8,13 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// decode turns a stored payload of any version this build knows into the newest
-// version's JSON: it validates the payload against its own version's schema, upcasts it
-// one version at a time, fills in schema defaults for absent properties, and validates
-// the result against the newest schema when an upcast ran.
-func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
-	if err := jt.Validate(version, payload); err != nil {
+// upcastTo validates a payload of version from and upcasts it to version to.
+func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
+	if err := jt.Validate(from, payload); err != nil {
 		return nil, err
 	}
-	newest := jt.maxVersion()
 	for _, v := range jt.Versions {
-		if v.Number <= version || v.Upcast == nil {
+		if v.Number <= from || v.Number > to || v.Upcast == nil {
 			continue
 		}
 		up, err := v.Upcast(payload)
@@ -27,10 +23,23 @@ func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
 		}
 		payload = up
 	}
-	if version != newest {
-		if err := jt.Validate(newest, payload); err != nil {
-			return nil, fmt.Errorf("after upcasting from version %d: %w", version, err)
+	if from != to {
+		if err := jt.Validate(to, payload); err != nil {
+			return nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
 		}
+	}
+	return payload, nil
+}
+
+// decode turns a stored payload of any version this build knows into the newest
+// version's JSON: it validates the payload against its own version's schema, upcasts it
+// one version at a time (validating the result against the newest schema), and fills
+// in schema defaults for absent properties.
+func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
+	newest := jt.maxVersion()
+	payload, err := jt.upcastTo(version, newest, payload)
+	if err != nil {
+		return nil, err
 	}
 	if jt.defaults[newest] {
 		return withDefaults(payload, jt.schemas[newest])

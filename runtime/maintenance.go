@@ -49,6 +49,13 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 			return err
 		}})
 	}
+	if c.UpgradePayloads {
+		for _, jt := range w.jobTypes() {
+			if len(jt.Versions) > 1 {
+				services = append(services, w.upgradeService(jt))
+			}
+		}
+	}
 	periodic, err := w.periodicServices()
 	if err != nil {
 		return nil, err

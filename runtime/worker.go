@@ -164,6 +164,9 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if err := w.warnUndecodable(ctx); err != nil {
+		w.log.Warn("jobc worker: could not check for undecodable jobs", "err", err)
+	}
 	w.log.Info("jobc worker started", "queues", queueNames(queues))
 
 	// Handlers run under workCtx, which outlives ctx by the grace period.

@@ -1,0 +1,155 @@
+package runtime_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+const emailSchemaV2 = `{"type":"object","additionalProperties":false,"required":["n","recipient"],
+	"properties":{"n":{"type":"integer"},"recipient":{"type":"string","minLength":3}}}`
+
+type emailPayloadV2 struct {
+	N         int    `json:"n"`
+	Recipient string `json:"recipient"`
+}
+
+// TestStoredPayloadThatFailsItsSchema: a stored payload that does not match its
+// version's schema (written by hand, or by a broken producer) fails the job at once,
+// with an error naming the field, and the job is kept.
+func TestStoredPayloadThatFailsItsSchema(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	var id int64
+	if err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES ('send_email', 'email', 'available', 5, 1, '{"n": 1, "email": 42}', 5) RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	w := runtime.NewWorker(pool, testConfig(nil))
+	called := false
+	if err := runtime.Handle(w, emailType(t, nil), func(context.Context, *runtime.Job, emailPayload) error {
+		called = true
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	var info *runtime.JobInfo
+	waitFor(t, "the job to fail", 10*time.Second, func() bool {
+		var err error
+		info, err = runtime.GetJob(ctx, pool, id)
+		return err == nil && info.State == runtime.StateFailed
+	})
+	if called {
+		t.Error("the handler ran with an invalid payload")
+	}
+	if info.Attempt != 1 || len(info.Errors) != 1 || info.Errors[0].Class != "invalid_payload" ||
+		!strings.Contains(info.Errors[0].Error, "/email") || !strings.Contains(info.Errors[0].Error, "version 1") {
+		t.Errorf("attempt %d, errors %+v; want one invalid_payload error naming /email and the version", info.Attempt, info.Errors)
+	}
+}
+
+// TestUnknownVersionOrKindIsLeftAndReported: rows of a version or kind this worker does
+// not decode are never claimed, and UnfinishedByVersion reports that no live worker
+// decodes them.
+func TestUnknownVersionOrKindIsLeftAndReported(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := emailType(t, nil)
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts) VALUES
+		('send_email', 'email', 'available', 5, 9, '{"future": true}', 5),
+		('send_fax', 'email', 'available', 5, 1, '{}', 5)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "ada@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	w := runtime.NewWorker(pool, testConfig(nil))
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	waitFor(t, "the decodable job to complete", 10*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished`) == 1
+	})
+	time.Sleep(200 * time.Millisecond) // several more polls
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'available' AND attempt = 0`); n != 2 {
+		t.Fatalf("%d of the 2 undecodable jobs left untouched", n)
+	}
+	counts, err := runtime.UnfinishedByVersion(ctx, pool, time.Minute)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, c := range counts {
+		got[c.Kind+"@"+strconv.Itoa(c.Version)] = len(c.Decoders)
+	}
+	if len(got) != 2 || got["send_email@9"] != 0 || got["send_fax@1"] != 0 {
+		t.Errorf("report %+v; want send_email v9 and send_fax v1, each with no decoder", counts)
+	}
+}
+
+// versionedType has versions 1 and 2 (email renamed to recipient).
+func versionedType(t *testing.T) *runtime.JobType {
+	jt, err := runtime.NewJobType(runtime.JobType{
+		Kind: "send_email", Queue: "email", Priority: 5, MaxAttempts: 3, WriteVersion: 2,
+		Versions: []runtime.Version{
+			{Number: 1, Schema: emailSchema},
+			{Number: 2, Schema: emailSchemaV2, Upcast: runtime.Changes(runtime.RenameField("email", "recipient"))},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return jt
+}
+
+// TestUpgraderRewritesWaitingJobs: the opt-in upgrader rewrites waiting version 1 jobs
+// to version 2 — but only once no live worker is limited to version 1.
+func TestUpgraderRewritesWaitingJobs(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	v1only := emailType(t, nil)
+	for i := range 250 {
+		if _, err := runtime.Enqueue(ctx, pool, v1only, emailPayload{N: i, Email: "old@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// An old worker that only decodes version 1 is alive.
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workers (id, host, pid, queues, kinds) VALUES ('old', 'h', 1, '{email}', '{"send_email": [1, 1]}')`); err != nil {
+		t.Fatal(err)
+	}
+	// The upgrading worker serves another queue, so it rewrites without working.
+	other, err := runtime.NewJobType(runtime.JobType{Kind: "other", Queue: "other", Priority: 5, MaxAttempts: 1, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(map[string]runtime.QueueConfig{"other": {}})
+	cfg.UpgradePayloads = true
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, versionedType(t), func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.Handle(w, other, func(context.Context, *runtime.Job, map[string]any) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	time.Sleep(300 * time.Millisecond)
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE payload_version = 2`); n != 0 {
+		t.Fatalf("%d jobs rewritten to version 2 while a version-1-only worker is alive", n)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM jobc_workers WHERE id = 'old'`); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "every waiting job at version 2", 10*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE payload_version = 2 AND payload ? 'recipient' AND NOT payload ? 'email'`) == 250
+	})
+}
