@@ -45,5 +45,11 @@ func (j *Job) Heartbeat(ctx context.Context) error {
 	return j.extend(ctx)
 }
 
-// Logger returns a logger that tags every record with the job's id, kind and attempt.
-func (j *Job) Logger() *slog.Logger { return j.logger }
+// Logger returns a logger that tags every record with the job's id, kind and attempt
+// (slog.Default for a Job built by hand, as in a handler's unit test).
+func (j *Job) Logger() *slog.Logger {
+	if j.logger == nil {
+		return slog.Default().With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempt)
+	}
+	return j.logger
+}

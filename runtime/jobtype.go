@@ -217,11 +217,17 @@ func problems(ve *jsonschema.ValidationError) []Problem {
 	return out
 }
 
-// marshalPayload encodes a payload and checks it against version's schema.
+// marshalPayload encodes a payload, fills in the schema's defaults for properties it
+// leaves out, and checks it against version's schema.
 func (jt *JobType) marshalPayload(version int, payload any) ([]byte, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+	}
+	if jt.defaults[version] {
+		if raw, err = withDefaults(raw, jt.schemas[version]); err != nil {
+			return nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+		}
 	}
 	if err := jt.Validate(version, raw); err != nil {
 		return nil, err

@@ -58,8 +58,12 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
 	)
 
-	writeDoc(f, fmt.Sprintf("Enqueue%sMany inserts many %s jobs with one COPY, in one statement: all of them or, "+
-		"when any payload is invalid, none (the error names its index). The options apply to every job.", j.Name, s.Kind))
+	manyDoc := fmt.Sprintf("Enqueue%sMany inserts many %s jobs with one COPY, in one statement: all of them or, "+
+		"when any payload is invalid, none (the error names its index). The options apply to every job.", j.Name, s.Kind)
+	if s.Deprecated != "" {
+		manyDoc = joinDoc(manyDoc, "Deprecated: "+s.Deprecated)
+	}
+	writeDoc(f, manyDoc)
 	f.Func().Id("Enqueue"+j.Name+"Many").Params(
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),

@@ -37,11 +37,10 @@ func goType(t gotype.Type) *Statement {
 func decls(f *File, p *gotype.Payload, rootDoc string) {
 	for i, d := range p.Decls {
 		doc := d.Doc
-		switch {
-		case i == 0:
+		if i == 0 {
 			doc = joinDoc(rootDoc, d.Doc)
-		case doc == "":
-			doc = fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, p.Root)
+		} else {
+			doc = joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, p.Root), d.Doc)
 		}
 		switch {
 		case d.Struct != nil:
