@@ -43,3 +43,21 @@ SELECT kind, state, count(*) AS jobs FROM jobc_jobs GROUP BY kind, state
 UNION ALL
 SELECT kind, state, count(*) AS jobs FROM jobc_jobs_finished GROUP BY kind, state
 ORDER BY 1, 2;
+
+-- name: ListJobs :many
+-- The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
+SELECT * FROM (
+    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+           attempt, max_attempts, errors, unique_key, created_at, attempted_at,
+           NULL::timestamptz AS finished_at
+    FROM jobc_jobs
+    UNION ALL
+    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+           attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+    FROM jobc_jobs_finished
+) j
+WHERE (sqlc.narg(kind)::text IS NULL OR j.kind = sqlc.narg(kind)::text)
+  AND (sqlc.narg(queue)::text IS NULL OR j.queue = sqlc.narg(queue)::text)
+  AND (sqlc.narg(state)::text IS NULL OR j.state::text = sqlc.narg(state)::text)
+ORDER BY j.id DESC
+LIMIT sqlc.arg(max);

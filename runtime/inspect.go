@@ -72,6 +72,10 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobc: get job %d: %w", id, describeDBError(err))
 	}
+	return jobInfo(r)
+}
+
+func jobInfo(r db.GetJobRow) (*JobInfo, error) {
 	info := &JobInfo{
 		ID: r.ID, Kind: r.Kind, Queue: r.Queue, State: State(r.State), Priority: int(r.Priority),
 		PayloadVersion: int(r.PayloadVersion), Payload: r.Payload, Metadata: r.Metadata,
@@ -82,7 +86,44 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 		info.UniqueKey = *r.UniqueKey
 	}
 	if err := json.Unmarshal(r.Errors, &info.Errors); err != nil {
-		return nil, fmt.Errorf("jobc: get job %d: decode errors: %w", id, err)
+		return nil, fmt.Errorf("jobc: job %d: decode errors: %w", r.ID, err)
 	}
 	return info, nil
+}
+
+// JobFilter selects jobs for ListJobs; empty fields match every job.
+type JobFilter struct {
+	Kind  string
+	Queue string
+	State State
+	Limit int // default 100
+}
+
+// ListJobs returns the newest jobs that match f, unfinished and finished.
+func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) ([]*JobInfo, error) {
+	p := db.ListJobsParams{Max: int32(f.Limit)}
+	if p.Max <= 0 {
+		p.Max = 100
+	}
+	if f.Kind != "" {
+		p.Kind = &f.Kind
+	}
+	if f.Queue != "" {
+		p.Queue = &f.Queue
+	}
+	if f.State != "" {
+		st := string(f.State)
+		p.State = &st
+	}
+	rows, err := db.New(dbtx).ListJobs(ctx, p)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: list jobs: %w", describeDBError(err))
+	}
+	out := make([]*JobInfo, len(rows))
+	for i, r := range rows {
+		if out[i], err = jobInfo(db.GetJobRow(r)); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

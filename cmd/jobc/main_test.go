@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -159,5 +160,38 @@ func TestStatusReportsUndecodableJobs(t *testing.T) {
 	out, errOut, code = jobc(t, "status", "--database-url", url, "--fail-undecodable")
 	if code != 1 || !strings.Contains(out, "send_email") || !strings.Contains(out, "NONE: no live worker decodes these") || !strings.Contains(errOut, "1 unfinished job(s)") {
 		t.Fatalf("status with an undecodable job: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestJobsListShowCancel: an operator lists jobs, shows one, and cancels it.
+func TestJobsListShowCancel(t *testing.T) {
+	pool := pgtest.NewSchema(t, nil)
+	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	if _, _, code := jobc(t, "migrate", "up", "--database-url", url); code != 0 {
+		t.Fatal("migrate up failed")
+	}
+	var id int64
+	if err := pool.QueryRow(context.Background(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES ('send_email', 'email', 'scheduled', 5, 1, '{"to": "ada@example.com"}', 5) RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	sid := strconv.FormatInt(id, 10)
+	out, errOut, code := jobc(t, "jobs", "list", "--database-url", url, "--kind", "send_email")
+	if code != 0 || !strings.Contains(out, sid+"  ") || !strings.Contains(out, "scheduled") {
+		t.Fatalf("jobs list: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = jobc(t, "jobs", "show", sid, "--database-url", url)
+	if code != 0 || !strings.Contains(out, `"to": "ada@example.com"`) {
+		t.Fatalf("jobs show: exit %d\n%s", code, out)
+	}
+	out, _, code = jobc(t, "jobs", "cancel", sid, "--database-url", url)
+	if code != 0 || !strings.Contains(out, "cancelled") {
+		t.Fatalf("jobs cancel: exit %d\n%s", code, out)
+	}
+	if _, errOut, code = jobc(t, "jobs", "cancel", sid, "--database-url", url); code != 1 || !strings.Contains(errOut, "already finished") {
+		t.Fatalf("second cancel: exit %d: %s", code, errOut)
+	}
+	if _, errOut, code = jobc(t, "jobs", "show", "x1", "--database-url", url); code != 1 || !strings.Contains(errOut, "not a job id") {
+		t.Fatalf("show x1: exit %d: %s", code, errOut)
 	}
 }

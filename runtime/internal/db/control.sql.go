@@ -126,6 +126,93 @@ func (q *Queries) GetJob(ctx context.Context, id int64) (GetJobRow, error) {
 	return i, err
 }
 
+const listJobs = `-- name: ListJobs :many
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at, attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at FROM (
+    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+           attempt, max_attempts, errors, unique_key, created_at, attempted_at,
+           NULL::timestamptz AS finished_at
+    FROM jobc_jobs
+    UNION ALL
+    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+           attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+    FROM jobc_jobs_finished
+) j
+WHERE ($1::text IS NULL OR j.kind = $1::text)
+  AND ($2::text IS NULL OR j.queue = $2::text)
+  AND ($3::text IS NULL OR j.state::text = $3::text)
+ORDER BY j.id DESC
+LIMIT $4
+`
+
+type ListJobsParams struct {
+	Kind  *string
+	Queue *string
+	State *string
+	Max   int32
+}
+
+type ListJobsRow struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	State          JobcState
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	AvailableAt    time.Time
+	Attempt        int32
+	MaxAttempts    int32
+	Errors         []byte
+	UniqueKey      *string
+	CreatedAt      time.Time
+	AttemptedAt    *time.Time
+	FinishedAt     *time.Time
+}
+
+// The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
+func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]ListJobsRow, error) {
+	rows, err := q.db.Query(ctx, listJobs,
+		arg.Kind,
+		arg.Queue,
+		arg.State,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListJobsRow{}
+	for rows.Next() {
+		var i ListJobsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.State,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.Payload,
+			&i.Metadata,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.Errors,
+			&i.UniqueKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const requestCancel = `-- name: RequestCancel :execrows
 WITH marked AS (
     UPDATE jobc_jobs SET cancel_requested_at = now()
