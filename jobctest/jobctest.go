@@ -1,0 +1,148 @@
+// Package jobctest helps applications test code that enqueues and handles jobc jobs,
+// against a real PostgreSQL: assert what a transaction enqueued, decode its payload,
+// and work every waiting job to completion with a worker tuned for tests.
+//
+//	func TestPlaceOrder(t *testing.T) {
+//		orderID := placeOrder(t, pool)
+//		job := jobctest.RequireEnqueued(t, pool, jobs.KindSendConfirmation)
+//		p := jobctest.Payload[jobs.SendConfirmationV1](t, job)
+//		if p.OrderID != orderID { ... }
+//		jobctest.Work(t, pool, func(w *runtime.Worker) error { return jobs.Register(w, handlers) })
+//	}
+package jobctest
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// Enqueued returns the unfinished jobs of kind, newest first.
+func Enqueued(t testing.TB, db runtime.DBTX, kind string) []*runtime.JobInfo {
+	t.Helper()
+	var out []*runtime.JobInfo
+	for _, st := range []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning} {
+		jobs, err := runtime.ListJobs(context.Background(), db, runtime.JobFilter{Kind: kind, State: st, Limit: 1000})
+		if err != nil {
+			t.Fatalf("jobctest: %v", err)
+		}
+		out = append(out, jobs...)
+	}
+	return out
+}
+
+// RequireEnqueued fails the test unless exactly one unfinished job of kind exists, and
+// returns it. Pass the transaction to see jobs it has not committed yet.
+func RequireEnqueued(t testing.TB, db runtime.DBTX, kind string) *runtime.JobInfo {
+	t.Helper()
+	jobs := Enqueued(t, db, kind)
+	if len(jobs) != 1 {
+		t.Fatalf("jobctest: %d unfinished %s jobs, want exactly 1", len(jobs), kind)
+	}
+	return jobs[0]
+}
+
+// RequireNotEnqueued fails the test if any unfinished job of kind exists.
+func RequireNotEnqueued(t testing.TB, db runtime.DBTX, kind string) {
+	t.Helper()
+	if jobs := Enqueued(t, db, kind); len(jobs) != 0 {
+		t.Fatalf("jobctest: %d unfinished %s jobs, want none", len(jobs), kind)
+	}
+}
+
+// Payload decodes a job's stored payload into T, the payload type of its version.
+func Payload[T any](t testing.TB, job *runtime.JobInfo) T {
+	t.Helper()
+	var p T
+	if err := json.Unmarshal(job.Payload, &p); err != nil {
+		t.Fatalf("jobctest: decode job %d's payload: %v", job.ID, err)
+	}
+	return p
+}
+
+// Work runs a worker, with the handlers register adds, until no job is available,
+// running, or scheduled to run within a second, then stops it and returns the jobs that
+// finished meanwhile. It fails the test after a minute, or if the worker fails.
+func Work(t testing.TB, pool *pgxpool.Pool, register func(w *runtime.Worker) error) []*runtime.JobInfo {
+	t.Helper()
+	ctx := context.Background()
+	var start time.Time
+	if err := pool.QueryRow(ctx, "SELECT now()").Scan(&start); err != nil {
+		t.Fatalf("jobctest: %v", err)
+	}
+	w := runtime.NewWorker(pool, runtime.Config{
+		ID:                "jobctest",
+		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		PollInterval:      20 * time.Millisecond,
+		SchedulerInterval: 20 * time.Millisecond,
+		ShutdownGrace:     5 * time.Second,
+	})
+	if err := register(w); err != nil {
+		t.Fatalf("jobctest: register handlers: %v", err)
+	}
+	runCtx, stop := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- w.Run(runCtx) }()
+	deadline := time.Now().Add(time.Minute)
+	for {
+		busy, err := pending(ctx, pool)
+		if err != nil {
+			stop()
+			t.Fatalf("jobctest: %v", err)
+		}
+		if !busy {
+			break
+		}
+		if time.Now().After(deadline) {
+			stop()
+			<-done
+			t.Fatalf("jobctest: jobs still pending after a minute")
+		}
+		select {
+		case err := <-done:
+			stop()
+			t.Fatalf("jobctest: worker stopped: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	stop()
+	if err := <-done; err != nil {
+		t.Fatalf("jobctest: worker: %v", err)
+	}
+	var finished []*runtime.JobInfo
+	for _, st := range []runtime.State{runtime.StateCompleted, runtime.StateFailed, runtime.StateCancelled} {
+		jobs, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{State: st, Limit: 10000})
+		if err != nil {
+			t.Fatalf("jobctest: %v", err)
+		}
+		for _, j := range jobs {
+			if j.FinishedAt != nil && !j.FinishedAt.Before(start) {
+				finished = append(finished, j)
+			}
+		}
+	}
+	return finished
+}
+
+// pending reports whether any job is available, running, or scheduled within a second.
+func pending(ctx context.Context, db runtime.DBTX) (bool, error) {
+	for _, st := range []runtime.State{runtime.StateAvailable, runtime.StateRunning, runtime.StateScheduled} {
+		jobs, err := runtime.ListJobs(ctx, db, runtime.JobFilter{State: st, Limit: 1000})
+		if err != nil {
+			return false, err
+		}
+		for _, j := range jobs {
+			if st != runtime.StateScheduled || time.Until(j.AvailableAt) < time.Second {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
