@@ -5,7 +5,7 @@
 GO          ?= go
 WITH_PG     := $(GO) run ./internal/cmd/withpostgres --
 SQLC        := cd tools && $(GO) tool sqlc -f ../sqlc.yaml
-EXAMPLES    := $(patsubst %/jobc.yaml,%,$(wildcard examples/*/jobc.yaml))
+EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
 
 .PHONY: all test demo generate sqlc verify bench vet fmt
 

@@ -16,7 +16,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jobc-dev/jobc/generator/compat"
+	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/gotype"
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -112,19 +112,38 @@ func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
 		diags = append(diags, names.claimJob(j)...)
 		jobs = append(jobs, j)
 	}
+	diags = append(diags, changeErrors(p)...)
 	if len(diags) > 0 {
 		return nil, sortDiags(diags)
 	}
 	return jobs, nil
 }
 
+// changeErrors reports declared changes that do not upcast every payload of the
+// previous version into a valid one: generated code would fail such jobs at run time.
+// A missing hand-written upcast is left to the compiler (and `jobc check`).
+func changeErrors(p *spec.Project) spec.Diagnostics {
+	findings, err := contract.Check(p)
+	if err != nil {
+		return spec.Diagnostics{{Pos: spec.Pos{File: p.File, Line: 1, Col: 1}, Message: err.Error()}}
+	}
+	var out spec.Diagnostics
+	for _, f := range findings {
+		switch f.Rule {
+		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable:
+			d := f.Diagnostic
+			d.Message += " [" + f.Rule + "]"
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // needsHandWrittenUpcast reports whether version cur needs an upcast the user writes:
 // it declares no changes, and it does not accept every payload its predecessor accepted.
+// `jobc check` decides the same way (contract.Check).
 func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
-	if len(cur.Changes) > 0 {
-		return false
-	}
-	return !compat.Compatible(prev.Schema.Value(), cur.Schema.Value())
+	return contract.NeedsHandWrittenUpcast(prev, cur)
 }
 
 // handleMembers are the methods and fields a generated <Type>Job inherits from

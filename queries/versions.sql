@@ -8,10 +8,11 @@ GROUP BY kind, queue, payload_version, state
 ORDER BY kind, queue, payload_version, state;
 
 -- name: LiveWorkers :many
--- Workers that said they were alive within the given time.
-SELECT id, host, pid, queues, kinds, started_at, heartbeat_at
+-- Workers that said they were alive within the given time, or, without one, within
+-- three of their own lease durations (nine missed heartbeats).
+SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at
 FROM jobc_workers
-WHERE heartbeat_at >= now() - make_interval(secs => sqlc.arg(within_seconds)::float8)
+WHERE heartbeat_at >= now() - make_interval(secs => coalesce(sqlc.narg(within_seconds)::float8, 3 * lease_secs))
 ORDER BY id;
 
 -- name: PickForUpgrade :many

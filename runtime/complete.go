@@ -67,11 +67,7 @@ func (w *Worker) recordWithRetry(batch []result) {
 		w.log.Error("jobc worker: recording outcomes failed; retrying", "jobs", len(batch), "err", describeDBError(err), "in", delay)
 		time.Sleep(delay)
 	}
-	ids := make([]int64, len(batch))
-	for i, r := range batch {
-		ids[i] = r.id
-	}
-	w.running.forget(ids)
+	w.running.forget(idsAttempts(batch))
 }
 
 func (w *Worker) record(ctx context.Context, batch []result) error {
@@ -82,9 +78,11 @@ func (w *Worker) record(ctx context.Context, batch []result) error {
 	owner := w.cfg.ID
 	if rs := by[outcomeComplete]; len(rs) > 0 {
 		ids, attempts := idsAttempts(rs)
-		if _, err := w.q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner}); err != nil {
+		done, err := w.q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
+		if err != nil {
 			return err
 		}
+		w.lostLeases("completed", ids, done)
 	}
 	for _, o := range []outcome{outcomeFail, outcomeCancel} {
 		rs := by[o]
@@ -96,9 +94,11 @@ func (w *Worker) record(ctx context.Context, batch []result) error {
 			state = db.JobcStateCancelled
 		}
 		ids, attempts := idsAttempts(rs)
-		if _, err := w.q.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(rs), Owner: owner, State: state}); err != nil {
+		done, err := w.q.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(rs), Owner: owner, State: state})
+		if err != nil {
 			return err
 		}
+		w.lostLeases(string(state), ids, done)
 	}
 	if rs := by[outcomeRetry]; len(rs) > 0 {
 		ids, attempts := idsAttempts(rs)
@@ -106,9 +106,11 @@ func (w *Worker) record(ctx context.Context, batch []result) error {
 		for i, r := range rs {
 			at[i] = r.runAt
 		}
-		if _, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(rs), Owner: owner}); err != nil {
+		done, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(rs), Owner: owner})
+		if err != nil {
 			return err
 		}
+		w.lostLeases("retried", ids, done)
 	}
 	if rs := by[outcomeRelease]; len(rs) > 0 {
 		ids, _ := idsAttempts(rs)
@@ -117,6 +119,25 @@ func (w *Worker) record(ctx context.Context, batch []result) error {
 		}
 	}
 	return nil
+}
+
+// lostLeases logs the attempts whose outcome was not recorded because this worker no
+// longer held their lease: it expired (the worker was paused or cut off) and the job was
+// rescued, so another attempt runs or ran elsewhere.
+func (w *Worker) lostLeases(outcome string, asked, done []int64) {
+	if len(done) == len(asked) {
+		return
+	}
+	recorded := make(map[int64]bool, len(done))
+	for _, id := range done {
+		recorded[id] = true
+	}
+	for _, id := range asked {
+		if !recorded[id] {
+			w.log.Warn("jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued",
+				"job_id", id, "outcome", outcome)
+		}
+	}
 }
 
 func idsAttempts(rs []result) ([]int64, []int32) {

@@ -80,7 +80,7 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := w.q.WorkerHeartbeat(ctx, w.cfg.ID); err != nil && ctx.Err() == nil {
+		if err := w.registryHeartbeat(ctx); err != nil && ctx.Err() == nil {
 			w.log.Error("jobc worker: registry heartbeat failed", "err", describeDBError(err))
 		}
 		ids := w.running.ids()

@@ -136,7 +136,7 @@ func (w *Worker) prune(ctx context.Context) error {
 			}
 		}
 	}
-	if _, err := w.q.PruneWorkers(ctx, (10 * w.cfg.LeaseDuration).Seconds()); err != nil {
+	if _, err := w.q.PruneWorkers(ctx); err != nil {
 		return fmt.Errorf("prune the worker registry: %w", err)
 	}
 	return nil

@@ -23,13 +23,25 @@ func (w *Worker) registerSelf(ctx context.Context, queues []*queue) error {
 		return fmt.Errorf("jobc: register worker: %w", err)
 	}
 	host, _ := os.Hostname()
-	err = w.q.RegisterWorker(ctx, db.RegisterWorkerParams{
+	w.registration = db.RegisterWorkerParams{
 		ID: w.cfg.ID, Host: host, Pid: int32(os.Getpid()), Queues: queueNames(queues), Kinds: b,
-	})
-	if err != nil {
+		LeaseSecs: w.cfg.LeaseDuration.Seconds(),
+	}
+	if err := w.q.RegisterWorker(ctx, w.registration); err != nil {
 		return fmt.Errorf("jobc: register worker: %w", describeDBError(err))
 	}
 	return nil
+}
+
+// registryHeartbeat tells the registry the worker is alive, registering it again if
+// its entry was pruned meanwhile (the process was paused for longer than the pruning
+// age, say).
+func (w *Worker) registryHeartbeat(ctx context.Context) error {
+	n, err := w.q.WorkerHeartbeat(ctx, w.cfg.ID)
+	if err != nil || n > 0 {
+		return err
+	}
+	return w.q.RegisterWorker(ctx, w.registration)
 }
 
 func (w *Worker) deregisterSelf() {

@@ -50,10 +50,16 @@ func (r *runningJobs) cancel(id int64, cause error) bool {
 	return true
 }
 
-func (r *runningJobs) forget(ids []int64) {
+// forget drops the given attempts once their outcomes are recorded. An entry for a
+// later attempt of the same job (the lease expired, was rescued, and this worker claimed
+// the job again while the old attempt was still running) stays: its lease must go on
+// being extended.
+func (r *runningJobs) forget(ids []int64, attempts []int32) {
 	r.mu.Lock()
-	for _, id := range ids {
-		delete(r.jobs, id)
+	for i, id := range ids {
+		if j := r.jobs[id]; j != nil && j.attempt == attempts[i] {
+			delete(r.jobs, id)
+		}
 	}
 	r.mu.Unlock()
 }

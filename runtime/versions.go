@@ -32,9 +32,15 @@ func (w WorkerInfo) Decodes(queue, kind string, version int) bool {
 	return served && ok && version >= r[0] && version <= r[1]
 }
 
-// Workers returns the workers whose last heartbeat is at most within old.
+// Workers returns the workers whose last heartbeat is at most within old; with within
+// 0, the workers that missed fewer than nine heartbeats of their own (three leases).
 func Workers(ctx context.Context, dbtx DBTX, within time.Duration) ([]WorkerInfo, error) {
-	rows, err := db.New(dbtx).LiveWorkers(ctx, within.Seconds())
+	var secs *float64
+	if within > 0 {
+		s := within.Seconds()
+		secs = &s
+	}
+	rows, err := db.New(dbtx).LiveWorkers(ctx, secs)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: list workers: %w", describeDBError(err))
 	}
@@ -60,7 +66,8 @@ type VersionCount struct {
 }
 
 // UnfinishedByVersion counts unfinished jobs by kind, queue, version and state, and
-// names the live workers (heartbeat within the given time) able to decode each. A
+// names the live workers (heartbeat within the given time, see Workers) able to
+// decode each. A
 // count without decoders is work no running worker can take: a version retired too
 // early, a kind nobody handles yet, or a release still rolling out.
 func UnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Duration) ([]VersionCount, error) {
@@ -150,7 +157,7 @@ const upgradeBatch = 100
 // upgradeTarget is the newest version of jt that every live worker handling the kind
 // decodes: rows are never rewritten to a version some running worker cannot read.
 func (w *Worker) upgradeTarget(ctx context.Context, jt *JobType) (int, error) {
-	workers, err := Workers(ctx, w.pool, 3*w.cfg.LeaseDuration)
+	workers, err := Workers(ctx, w.pool, 0)
 	if err != nil {
 		return 0, err
 	}

@@ -123,7 +123,7 @@ func TestUpgraderRewritesWaitingJobs(t *testing.T) {
 		}
 	}
 	// An old worker that only decodes version 1 is alive.
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workers (id, host, pid, queues, kinds) VALUES ('old', 'h', 1, '{email}', '{"send_email": [1, 1]}')`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workers (id, host, pid, queues, kinds, lease_secs) VALUES ('old', 'h', 1, '{email}', '{"send_email": [1, 1]}', 30)`); err != nil {
 		t.Fatal(err)
 	}
 	// The upgrading worker serves another queue, so it rewrites without working.

@@ -31,6 +31,8 @@ type Worker struct {
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
 	running *runningJobs
+	// registration is the worker's registry entry, written when Run starts.
+	registration db.RegisterWorkerParams
 }
 
 // registration is one job type's handler, type-erased. Exactly one of run and runTx is
@@ -184,7 +186,11 @@ func (w *Worker) Run(ctx context.Context) error {
 		spawn(func() { w.fetchLoop(ctx, workCtx, q, &handlers, results) })
 	}
 	spawn(func() { w.listenLoop(ctx, queues) })
-	spawn(func() { w.heartbeatLoop(ctx) })
+	// Heartbeats go on through the grace period, until every outcome is recorded:
+	// otherwise leases of handlers still finishing would expire and their jobs run twice.
+	hbCtx, stopHeartbeats := context.WithCancel(context.WithoutCancel(ctx))
+	hbDone := make(chan struct{})
+	go func() { defer close(hbDone); w.heartbeatLoop(hbCtx) }()
 	for _, s := range services {
 		spawn(func() { w.runEvery(ctx, s) })
 	}
@@ -205,6 +211,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	}
 	close(results)
 	<-completerDone
+	stopHeartbeats()
+	<-hbDone
 	w.deregisterSelf()
 	w.log.Info("jobc worker stopped")
 	return nil

@@ -103,6 +103,7 @@ CREATE TABLE jobc_workers (
     pid          integer     NOT NULL,
     queues       text[]      NOT NULL,
     kinds        jsonb       NOT NULL, -- {"kind": [min_version, max_version], ...}
+    lease_secs   float8      NOT NULL, -- its lease duration; it heartbeats every third of it
     started_at   timestamptz NOT NULL DEFAULT now(),
     heartbeat_at timestamptz NOT NULL DEFAULT now()
 );

@@ -20,7 +20,7 @@ func newRoot() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.PersistentFlags().StringVarP(&o.dir, "dir", "C", ".", "project directory (where jobc.yaml is)")
-	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(), newStatus(), newJobs(), newBench())
+	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
 	return root
 }
 

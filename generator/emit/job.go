@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"go/format"
+	"regexp"
 	"strings"
 	"time"
 
@@ -18,6 +19,7 @@ const rt = gotype.RuntimeImport
 // JobFile renders the Go file of one job type.
 func JobFile(pkg string, j Job) ([]byte, error) {
 	f := newFile(pkg)
+	importNames(f, j.Imports())
 	s := j.Spec
 	newest := j.Versions[len(j.Versions)-1]
 	write := j.Versions[0]
@@ -294,6 +296,23 @@ func newFile(pkg string) *File {
 	f.ImportName("github.com/jackc/pgx/v5", "pgx")
 	return f
 }
+
+// importNames tells jennifer the package names of the imports that format overrides
+// bring, so they are not aliased: the last path element, when it is a plain
+// identifier and not a major-version suffix ("github.com/google/uuid" → uuid).
+func importNames(f *File, imports []string) {
+	for _, path := range imports {
+		name := path[strings.LastIndex(path, "/")+1:]
+		if plainPackageName.MatchString(name) && !majorVersion.MatchString(name) {
+			f.ImportName(path, name)
+		}
+	}
+}
+
+var (
+	plainPackageName = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	majorVersion     = regexp.MustCompile(`^v[0-9]+$`)
+)
 
 func render(f *File) ([]byte, error) {
 	var b bytes.Buffer

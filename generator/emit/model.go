@@ -3,6 +3,8 @@
 package emit
 
 import (
+	"sort"
+
 	"github.com/jobc-dev/jobc/generator/gotype"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -42,4 +44,37 @@ func itoa(n int) string {
 		return string(rune('0' + n))
 	}
 	return itoa(n/10) + itoa(n%10)
+}
+
+// Imports lists the import paths the payload types of every version refer to.
+func (j Job) Imports() []string {
+	seen := map[string]bool{}
+	var out []string
+	var walk func(t gotype.Type)
+	walk = func(t gotype.Type) {
+		switch t := t.(type) {
+		case gotype.Ref:
+			if t.Import != "" && !seen[t.Import] {
+				seen[t.Import] = true
+				out = append(out, t.Import)
+			}
+		case gotype.Pointer:
+			walk(t.Elem)
+		case gotype.Slice:
+			walk(t.Elem)
+		case gotype.Map:
+			walk(t.Elem)
+		}
+	}
+	for _, v := range j.Versions {
+		for _, d := range v.Payload.Decls {
+			if d.Struct != nil {
+				for _, f := range d.Struct.Fields {
+					walk(f.Type)
+				}
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -64,7 +64,14 @@ func fields(fs []gotype.Field) []Code {
 	for _, f := range fs {
 		tag := f.JSON
 		if f.OmitEmpty {
-			tag += ",omitempty"
+			// omitzero drops a nil slice or map but keeps an empty one: [] and {} are
+			// values the producer chose, not absent fields for defaults to fill.
+			switch f.Type.(type) {
+			case gotype.Slice, gotype.Map:
+				tag += ",omitzero"
+			default:
+				tag += ",omitempty"
+			}
 		}
 		st := Id(f.Name).Add(goType(f.Type)).Tag(map[string]string{"json": tag})
 		doc := f.Doc

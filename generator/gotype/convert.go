@@ -2,7 +2,6 @@ package gotype
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -15,79 +14,88 @@ import (
 // format: date.
 const RuntimeImport = "github.com/jobc-dev/jobc/runtime"
 
-// annotations never change the Go type or validation.
-var annotations = map[string]bool{
-	"title": true, "description": true, "examples": true, "$comment": true, "deprecated": true,
-	"readOnly": true, "writeOnly": true, "$schema": true, "$id": true, "default": true,
-}
-
-// supported are the keywords jobc turns into Go types or leaves to validation.
-var supported = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "enum": true, "const": true, "format": true, "$ref": true, "$defs": true,
-	"definitions": true, "minLength": true, "maxLength": true, "pattern": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
-	"multipleOf": true, "minItems": true, "maxItems": true, "uniqueItems": true,
-	"minProperties": true, "maxProperties": true,
-}
-
-// unsupported are real JSON Schema keywords that have no Go type jobc can generate.
-var unsupported = map[string]bool{
-	"oneOf": true, "anyOf": true, "allOf": true, "not": true, "if": true, "then": true,
-	"else": true, "patternProperties": true, "dependentRequired": true, "dependentSchemas": true,
-	"dependencies": true, "prefixItems": true, "contains": true, "minContains": true,
-	"maxContains": true, "propertyNames": true, "unevaluatedProperties": true,
-	"unevaluatedItems": true, "$anchor": true, "$dynamicRef": true, "$dynamicAnchor": true,
-	"$recursiveRef": true, "$recursiveAnchor": true, "$vocabulary": true, "additionalItems": true,
-	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
-}
-
 // conv converts the schema of one payload version.
 type conv struct {
-	formats  map[string]spec.GoType
-	name     string // the payload struct's name: the prefix of every type it declares
-	rootPath string // the spec path of the payload schema
-	file     string
-	root     *yaml.Node
-	diags    spec.Diagnostics
-	decls    []*Decl
-	taken    map[string]string // Go name → JSON path that claimed it
-	defs     map[string]*defState
+	formats map[string]spec.GoType
+	name    string // the payload struct's name: the prefix of every type it declares
+	schema  *spec.Schema
+	root    snode
+	diags   spec.Diagnostics
+	decls   []*Decl
+	taken   map[string]string // Go name → JSON path that claimed it
+	defs    map[string]*defState
 }
 
 type defState struct {
 	typ      Type
+	nullable bool
 	resolved bool
 	busy     bool
 }
 
 // Convert turns one payload version's schema into Go declarations; name is the payload
-// struct's name (e.g. SendEmailV1). formats maps JSON-Schema formats to Go types.
+// struct's name (e.g. SendEmailV1). formats maps JSON-Schema formats to Go types. The
+// schema must be self-contained (spec.Load inlines schemas from other files), and its
+// top must be an object schema, or a $ref to one.
 func Convert(name string, s *spec.Schema, formats map[string]spec.GoType) (*Payload, spec.Diagnostics) {
-	c := &conv{formats: formats, name: name, rootPath: s.Path, file: s.File, root: deref(s.Node), taken: map[string]string{}, defs: map[string]*defState{}}
-	root := snode{n: c.root, path: s.Path}
-	if root.n.Kind != yaml.MappingNode || scalarValue(root.get("type")) != "object" {
-		c.errorf(root, "a payload schema must be an object schema (type: object)")
+	c := &conv{formats: formats, name: name, schema: s, taken: map[string]string{}, defs: map[string]*defState{}}
+	c.root = snode{n: deref(s.Node), path: s.Path, file: s.File}
+	root := c.root
+	if root.n == nil || root.n.Kind != yaml.MappingNode {
+		c.errorf(root, "a payload schema must be an object schema (type: object), got %s", describe(root.n))
 		return nil, c.diags
 	}
 	c.keywords(root, true)
-	c.taken[name] = root.path
-	st := c.structOf(root, name)
-	if st == nil {
+	target, st := root, (*defState)(nil)
+	if root.get("$ref") != nil {
+		// The whole payload is a definition, typically a schema file: {$ref: ./x.json}.
+		for i := 0; i+1 < len(root.n.Content); i += 2 {
+			if k := root.n.Content[i].Value; k != "$ref" && !annotations[k] && !rootOnly[k] {
+				c.errorf(root.key(i), "keyword %q next to $ref is not supported: move it into the referenced schema", k)
+			}
+		}
+		var ok bool
+		if target, _, st, ok = c.lookup(root.child("$ref")); !ok {
+			return nil, c.diags
+		}
+		st.busy = true
+		c.keywords(target, false)
+	}
+	if ts, _ := c.types(target); len(ts) != 1 || ts[0] != "object" {
+		c.errorf(target, "a payload schema must be an object schema (type: object)")
 		return nil, c.diags
 	}
-	decl := &Decl{Name: name, Doc: scalarValue(root.get("description")), Struct: st}
-	c.decls = append([]*Decl{decl}, c.decls...)
+	if ap := target.get("additionalProperties"); ap != nil && ap.Kind == yaml.MappingNode {
+		c.errorf(target.child("additionalProperties"), "a payload must be a struct: additionalProperties with a schema is supported on nested objects only, where it makes a map")
+	}
+	c.taken[name] = target.path
+	str := c.structOf(target, name)
+	if st != nil {
+		st.busy, st.resolved, st.typ = false, true, Ref{Name: name}
+	}
+	c.checkDefault(target)
+	if str == nil || len(c.diags) > 0 {
+		return nil, c.diags
+	}
+	doc := docOf(root)
+	if doc == "" {
+		doc = docOf(target)
+	}
+	c.decls = append([]*Decl{{Name: name, Doc: doc, Struct: str}}, c.decls...)
+	c.compile()
 	if len(c.diags) > 0 {
 		return nil, c.diags
 	}
 	return &Payload{Root: name, Decls: c.decls}, nil
 }
 
-// snode is a schema node and its dotted path in the spec.
+// snode is a schema node, its dotted path in its file, the file, and where it sits in
+// the payload ("address", "parcels[]", "$defs.money") for doc comments.
 type snode struct {
 	n    *yaml.Node
 	path string
+	file string
+	of   string
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -109,17 +117,20 @@ func (s snode) get(key string) *yaml.Node {
 	return nil
 }
 
-func (s snode) child(key string) snode {
-	return snode{n: s.get(key), path: s.path + "." + key}
+func joinPath(p, key string) string {
+	if p == "" {
+		return key
+	}
+	return p + "." + key
 }
 
-func (s snode) keyNode(key string) *yaml.Node {
-	for i := 0; i+1 < len(s.n.Content); i += 2 {
-		if s.n.Content[i].Value == key {
-			return s.n.Content[i]
-		}
-	}
-	return s.n
+func (s snode) child(key string) snode {
+	return snode{n: s.get(key), path: joinPath(s.path, key), file: s.file, of: s.of}
+}
+
+// key returns the key node of the i-th entry (Content index i) of a mapping.
+func (s snode) key(i int) snode {
+	return snode{n: s.n.Content[i], path: joinPath(s.path, s.n.Content[i].Value), file: s.file, of: s.of}
 }
 
 func scalarValue(n *yaml.Node) string {
@@ -129,43 +140,30 @@ func scalarValue(n *yaml.Node) string {
 	return n.Value
 }
 
+// docOf is a schema's description, or its title.
+func docOf(s snode) string {
+	if d := scalarValue(s.get("description")); d != "" {
+		return d
+	}
+	return scalarValue(s.get("title"))
+}
+
+func quote(s string) string { return strconv.Quote(s) }
+
 func (c *conv) errorf(at snode, format string, args ...any) {
-	n := at.n
+	n, file := at.n, at.file
 	if n == nil {
-		n = c.root
+		n, file = c.root.n, c.root.file
+	}
+	line, col := 1, 1
+	if n != nil && n.Line > 0 {
+		line, col = n.Line, n.Column
 	}
 	c.diags = append(c.diags, spec.Diagnostic{
-		Pos:     spec.Pos{File: c.file, Line: n.Line, Col: n.Column},
+		Pos:     spec.Pos{File: file, Line: line, Col: col},
 		Path:    at.path,
 		Message: fmt.Sprintf(format, args...),
 	})
-}
-
-// keywords reports every keyword of a subschema that jobc does not support.
-func (c *conv) keywords(s snode, root bool) {
-	keys := make([]string, 0, len(supported))
-	for k := range supported {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for i := 0; i+1 < len(s.n.Content); i += 2 {
-		k := s.n.Content[i].Value
-		at := snode{n: s.n.Content[i], path: s.path + "." + k}
-		switch {
-		case supported[k] || annotations[k]:
-			if (k == "$schema" || k == "$id") && !root {
-				c.errorf(at, "keyword %q is only allowed at the top of a payload schema", k)
-			}
-		case unsupported[k]:
-			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see the README's schema reference)", k)
-		default:
-			if sg := spec.Suggest(k, keys); sg != "" {
-				c.errorf(at, "unknown JSON Schema keyword %q; did you mean %q?", k, sg)
-			} else {
-				c.errorf(at, "unknown JSON Schema keyword %q", k)
-			}
-		}
-	}
 }
 
 // claim reserves a Go type name, making it unique with a numeric suffix if needed.
@@ -182,10 +180,11 @@ func (c *conv) claim(name, path string) string {
 }
 
 // typeOf converts a subschema to a Go type. hint names a type it may need to declare.
-// nullable reports a type: [T, "null"].
+// nullable reports a type: [T, "null"] (or an enum that lists null).
 func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 	if s.n == nil {
-		return Builtin{"any"}, false
+		c.errorf(s, "missing schema")
+		return nil, false
 	}
 	if s.n.Kind == yaml.ScalarNode && s.n.Tag == "!!bool" {
 		if s.n.Value == "true" {
@@ -195,20 +194,28 @@ func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 		return nil, false
 	}
 	if s.n.Kind != yaml.MappingNode {
-		c.errorf(s, "want a schema (a mapping), got %q", s.n.Value)
+		c.errorf(s, "want a schema (a mapping), got %s", describe(s.n))
 		return nil, false
 	}
-	c.keywords(s, false)
-	if ref := s.get("$ref"); ref != nil {
+	before := len(c.diags)
+	if c.keywords(s, false); len(c.diags) > before {
+		return nil, false // converting a schema with a wrong keyword would only add noise
+	}
+	defer func() {
+		if t != nil && len(c.diags) == before {
+			c.checkDefault(s)
+		}
+	}()
+	if s.get("$ref") != nil {
 		for i := 0; i+1 < len(s.n.Content); i += 2 {
 			if k := s.n.Content[i].Value; k != "$ref" && !annotations[k] {
-				c.errorf(snode{n: s.n.Content[i], path: s.path + "." + k}, "keyword %q next to $ref is not supported: move it into the referenced schema", k)
+				c.errorf(s.key(i), "keyword %q next to $ref is not supported: move it into the referenced schema", k)
 			}
 		}
-		return c.ref(s.child("$ref")), false
+		return c.ref(s.child("$ref"))
 	}
-	if e := s.get("enum"); e != nil {
-		return c.enum(s, hint), false
+	if s.get("enum") != nil {
+		return c.enum(s, hint)
 	}
 	types, ok := c.types(s)
 	if !ok {
@@ -216,61 +223,72 @@ func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 	}
 	if len(types) == 0 {
 		if cn := s.get("const"); cn != nil {
-			return constType(cn), false
+			return c.constType(s.child("const")), false
 		}
-		c.errorf(s, "missing type: say which JSON type this is (type: string, integer, number, boolean, object or array)")
+		c.errorf(s, "missing type: say which JSON type this is (type: string, integer, number, boolean, object or array), or write true for any JSON value")
 		return nil, false
 	}
-	if len(types) == 2 && (types[0] == "null" || types[1] == "null") {
-		other := types[0]
-		if other == "null" {
-			other = types[1]
+	nullable = len(types) == 2 && (types[0] == "null" || types[1] == "null") && types[0] != types[1]
+	if nullable {
+		if types[0] == "null" {
+			types = types[1:]
+		} else {
+			types = types[:1]
 		}
-		t := c.single(s, other, hint)
-		if t == nil {
-			return nil, false
-		}
-		return t, true
 	}
-	if len(types) > 1 {
-		c.errorf(s.child("type"), "union type %v is not supported: only [T, \"null\"] has a Go type", types)
+	switch {
+	case len(types) > 1:
+		c.errorf(s.child("type"), "union type [%s] is not supported: only [T, \"null\"] has a Go type", strings.Join(types, ", "))
 		return nil, false
-	}
-	if types[0] == "null" {
+	case types[0] == "null":
 		c.errorf(s.child("type"), "type null alone carries no data")
 		return nil, false
 	}
-	return c.single(s, types[0], hint), false
+	if cn := s.get("const"); cn != nil {
+		c.checkConst(s, types[0])
+	}
+	return c.single(s, types[0], hint), nullable
 }
 
+var jsonTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}
+
+// types returns the JSON types a schema's type keyword names.
 func (c *conv) types(s snode) ([]string, bool) {
 	tn := s.get("type")
 	if tn == nil {
 		return nil, true
 	}
-	valid := map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}
 	var out []string
-	check := func(n *yaml.Node) bool {
-		if n.Kind != yaml.ScalarNode || !valid[n.Value] {
-			c.errorf(snode{n: n, path: s.path + ".type"}, "unknown type %q: want string, integer, number, boolean, object, array or null", n.Value)
+	check := func(n *yaml.Node, at snode) bool {
+		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || !jsonTypes[n.Value] {
+			msg := fmt.Sprintf("unknown type %s: want string, integer, number, boolean, object, array or null", describe(n))
+			if sg := spec.Suggest(n.Value, []string{"string", "integer", "number", "boolean", "object", "array", "null"}); sg != "" && n.Kind == yaml.ScalarNode {
+				msg = fmt.Sprintf("unknown type %s; did you mean %q?", describe(n), sg)
+			}
+			c.errorf(at, "%s", msg)
 			return false
 		}
 		out = append(out, n.Value)
 		return true
 	}
+	at := s.child("type")
 	switch tn.Kind {
 	case yaml.ScalarNode:
-		if !check(tn) {
+		if !check(tn, at) {
 			return nil, false
 		}
 	case yaml.SequenceNode:
-		for _, n := range tn.Content {
-			if !check(deref(n)) {
+		if len(tn.Content) == 0 {
+			c.errorf(at, "type must name at least one type")
+			return nil, false
+		}
+		for i, n := range tn.Content {
+			if !check(deref(n), snode{n: deref(n), path: joinPath(at.path, strconv.Itoa(i)), file: s.file}) {
 				return nil, false
 			}
 		}
 	default:
-		c.errorf(s.child("type"), "type must be a name or a list of names")
+		c.errorf(at, "type must be a name or a list of names")
 		return nil, false
 	}
 	return out, true
@@ -301,9 +319,13 @@ func (c *conv) single(s snode, typ, hint string) Type {
 		return Builtin{"bool"}
 	case "array":
 		items := s.child("items")
-		if items.n == nil {
+		items.of = s.of + "[]"
+		switch {
+		case items.n == nil:
 			c.errorf(s, "an array needs items: the schema of its elements")
 			return nil
+		case items.n.Kind == yaml.SequenceNode:
+			return nil // reported with the keywords
 		}
 		elem, nullable := c.typeOf(items, singular(hint))
 		if elem == nil {
@@ -324,10 +346,12 @@ func (c *conv) single(s snode, typ, hint string) Type {
 func (c *conv) object(s snode, hint string) Type {
 	props := s.get("properties")
 	ap := s.child("additionalProperties")
+	ap.of = s.of + "{}"
 	apSchema := ap.n != nil && ap.n.Kind == yaml.MappingNode
 	if props == nil || len(props.Content) == 0 {
-		if apSchema {
-			elem, nullable := c.typeOf(ap, hint+"Value")
+		switch {
+		case apSchema:
+			elem, nullable := c.typeOf(ap, singular(hint))
 			if elem == nil {
 				return nil
 			}
@@ -335,57 +359,59 @@ func (c *conv) object(s snode, hint string) Type {
 				elem = Pointer{elem}
 			}
 			return Map{elem}
-		}
-		if ap.n != nil && scalarValue(ap.n) == "false" {
-			c.errorf(s, "an object without properties and with additionalProperties: false accepts only {}")
+		case scalarValue(ap.n) == "false":
+			c.errorf(ap, "an object without properties and with additionalProperties: false accepts only {}")
 			return nil
 		}
-		if props == nil {
-			return Map{Builtin{"any"}}
-		}
+		return Map{Builtin{"any"}}
 	}
 	if apSchema {
 		c.errorf(ap, "additionalProperties with a schema next to properties is not supported: use a separate map property")
 		return nil
 	}
 	name := c.claim(hint, s.path)
-	st := c.structOf(s, name)
-	if st == nil {
+	// Declare the struct before the types of its fields, so the file reads top-down.
+	decl := &Decl{Name: name, Doc: docOf(s), Of: s.of}
+	c.decls = append(c.decls, decl)
+	if decl.Struct = c.structOf(s, name); decl.Struct == nil {
 		return nil
 	}
-	c.decls = append(c.decls, &Decl{Name: name, Doc: scalarValue(s.get("description")), Of: c.where(s.path), Struct: st})
 	return Ref{Name: name}
 }
 
 func (c *conv) structOf(s snode, name string) *Struct {
 	required := map[string]bool{}
-	if r := s.get("required"); r != nil {
-		if r.Kind != yaml.SequenceNode {
-			c.errorf(s.child("required"), "required must be a list of property names")
-		} else {
-			for _, n := range r.Content {
-				required[deref(n).Value] = true
+	reqNodes := map[string]snode{}
+	if r := s.get("required"); r != nil && r.Kind == yaml.SequenceNode {
+		for i, n := range r.Content {
+			if n = deref(n); n.Kind == yaml.ScalarNode {
+				required[n.Value] = true
+				reqNodes[n.Value] = snode{n: n, path: joinPath(s.path, "required."+strconv.Itoa(i)), file: s.file}
 			}
 		}
 	}
 	st := &Struct{}
 	props := s.child("properties")
 	if props.n != nil && props.n.Kind != yaml.MappingNode {
-		c.errorf(props, "properties must be a mapping of property names to schemas")
-		return nil
+		return nil // reported with the keywords
 	}
 	seen := map[string]string{}
 	if props.n != nil {
 		for i := 0; i+1 < len(props.n.Content); i += 2 {
 			key := props.n.Content[i].Value
-			ps := snode{n: deref(props.n.Content[i+1]), path: props.path + "." + key}
+			ps := snode{n: deref(props.n.Content[i+1]), path: joinPath(props.path, key), file: s.file, of: joinPath(s.of, key)}
+			kn := props.key(i)
 			goName := GoName(key)
 			if goName == "" {
-				c.errorf(snode{n: props.n.Content[i], path: ps.path}, "property %q has no letters or digits to make a Go name from", key)
+				c.errorf(kn, "property %q has no letters or digits to make a Go name from", key)
 				continue
 			}
 			if other, dup := seen[goName]; dup {
-				c.errorf(snode{n: props.n.Content[i], path: ps.path}, "properties %q and %q both become Go field %s", other, key, goName)
+				if other == key {
+					c.errorf(kn, "property %q is declared twice", key)
+				} else {
+					c.errorf(kn, "properties %q and %q both become Go field %s: rename one", other, key, goName)
+				}
 				continue
 			}
 			seen[goName] = key
@@ -393,7 +419,7 @@ func (c *conv) structOf(s snode, name string) *Struct {
 			if t == nil {
 				continue
 			}
-			f := Field{Name: goName, JSON: key, Required: required[key], Doc: scalarValue(ps.get("description"))}
+			f := Field{Name: goName, JSON: key, Required: required[key], Doc: docOf(ps)}
 			if d := ps.get("default"); d != nil {
 				f.Default, f.HasDefault = spec.JSONValue(d), true
 			}
@@ -404,9 +430,9 @@ func (c *conv) structOf(s snode, name string) *Struct {
 			st.Fields = append(st.Fields, f)
 		}
 	}
-	for name := range required {
-		if props.n == nil || (snode{n: props.n}).get(name) == nil {
-			c.errorf(s.child("required"), "required property %q is not declared under properties", name)
+	for _, r := range sortedKeys(reqNodes) {
+		if props.n == nil || props.get(r) == nil {
+			c.errorf(reqNodes[r], "required property %q is not declared under properties", r)
 		}
 	}
 	return st
@@ -427,145 +453,4 @@ func fieldType(t Type, nullable, required bool) (Type, bool) {
 		return Pointer{t}, !required
 	}
 	return t, false
-}
-
-func (c *conv) enum(s snode, hint string) Type {
-	en := s.child("enum")
-	if en.n.Kind != yaml.SequenceNode || len(en.n.Content) == 0 {
-		c.errorf(en, "enum must be a non-empty list")
-		return nil
-	}
-	var base string
-	var values []EnumValue
-	names := map[string]bool{}
-	for _, v := range en.n.Content {
-		v = deref(v)
-		var b string
-		var val any
-		switch {
-		case v.Kind == yaml.ScalarNode && v.Tag == "!!str":
-			b, val = "string", v.Value
-		case v.Kind == yaml.ScalarNode && v.Tag == "!!int":
-			i, err := strconv.ParseInt(v.Value, 0, 64)
-			if err != nil {
-				c.errorf(snode{n: v, path: en.path}, "enum value %q does not fit int64", v.Value)
-				return nil
-			}
-			b, val = "int64", i
-		default:
-			c.errorf(snode{n: v, path: en.path}, "enum values must all be strings or all be integers, got %q", v.Value)
-			return nil
-		}
-		if base != "" && b != base {
-			c.errorf(snode{n: v, path: en.path}, "enum mixes strings and integers")
-			return nil
-		}
-		base = b
-		suffix := GoName(fmt.Sprint(val))
-		if suffix == "" || b == "int64" {
-			suffix = "V" + strings.ReplaceAll(fmt.Sprint(val), "-", "Minus")
-		}
-		if names[suffix] {
-			c.errorf(snode{n: v, path: en.path}, "enum values %q collide as Go constant %s%s", fmt.Sprint(val), hint, suffix)
-			return nil
-		}
-		names[suffix] = true
-		values = append(values, EnumValue{Name: suffix, Value: val})
-	}
-	if ts, _ := c.types(s); len(ts) > 0 {
-		want := map[string]string{"string": "string", "int64": "integer"}[base]
-		if ts[0] != want || len(ts) > 1 {
-			c.errorf(s.child("type"), "type %v does not match the enum's %s values", ts, want)
-			return nil
-		}
-	}
-	name := c.claim(hint, s.path)
-	for i := range values {
-		values[i].Name = name + values[i].Name
-	}
-	c.decls = append(c.decls, &Decl{Name: name, Doc: scalarValue(s.get("description")), Of: c.where(s.path), Enum: &Enum{Base: Builtin{base}, Values: values}})
-	return Ref{Name: name}
-}
-
-func constType(n *yaml.Node) Type {
-	switch n.Tag {
-	case "!!str":
-		return Builtin{"string"}
-	case "!!int":
-		return Builtin{"int64"}
-	case "!!float":
-		return Builtin{"float64"}
-	case "!!bool":
-		return Builtin{"bool"}
-	}
-	return Builtin{"any"}
-}
-
-// ref resolves a local reference "#/$defs/Name" (or "#/definitions/Name") to the named
-// type of that definition, converting it on first use.
-func (c *conv) ref(at snode) Type {
-	ref := scalarValue(at.n)
-	var section, name string
-	switch {
-	case strings.HasPrefix(ref, "#/$defs/"):
-		section, name = "$defs", strings.TrimPrefix(ref, "#/$defs/")
-	case strings.HasPrefix(ref, "#/definitions/"):
-		section, name = "definitions", strings.TrimPrefix(ref, "#/definitions/")
-	default:
-		c.errorf(at, "unsupported $ref %q: refer to #/$defs/<name> or to a schema file", ref)
-		return nil
-	}
-	st := c.defs[ref]
-	if st == nil {
-		st = &defState{}
-		c.defs[ref] = st
-	}
-	if st.resolved {
-		return st.typ
-	}
-	if st.busy {
-		c.errorf(at, "$ref %q refers to itself before it is declared: recursive schemas are not supported", ref)
-		return nil
-	}
-	root := snode{n: c.root}
-	defsNode := root.child(section)
-	def := snode{n: (snode{n: defsNode.n}).get(name), path: "$defs." + name}
-	if defsNode.n == nil || def.n == nil {
-		c.errorf(at, "$ref %q: no such definition", ref)
-		return nil
-	}
-	st.busy = true
-	t, nullable := c.typeOf(def, c.name+GoName(name))
-	st.busy = false
-	if nullable && t != nil {
-		t = Pointer{t}
-	}
-	st.typ, st.resolved = t, true
-	return t
-}
-
-// where turns a schema's spec path into the payload path it types: "address",
-// "parcels[]", "metadata{}", "$defs.money".
-func (c *conv) where(path string) string {
-	if strings.HasPrefix(path, "$defs.") {
-		return "$defs." + strings.TrimPrefix(path, "$defs.")
-	}
-	rest := strings.TrimPrefix(path, c.rootPath)
-	rest = strings.ReplaceAll(rest, ".properties.", ".")
-	rest = strings.ReplaceAll(rest, ".items", "[]")
-	rest = strings.ReplaceAll(rest, ".additionalProperties", "{}")
-	return strings.TrimPrefix(rest, ".")
-}
-
-// singular makes an element type name from a collection's: LineItems → LineItem.
-func singular(s string) string {
-	switch {
-	case strings.HasSuffix(s, "ies") && len(s) > 3:
-		return s[:len(s)-3] + "y"
-	case strings.HasSuffix(s, "sses"), strings.HasSuffix(s, "xes"), strings.HasSuffix(s, "ches"), strings.HasSuffix(s, "shes"):
-		return s[:len(s)-2]
-	case strings.HasSuffix(s, "s") && !strings.HasSuffix(s, "ss") && len(s) > 1:
-		return s[:len(s)-1]
-	}
-	return s + "Item"
 }

@@ -69,7 +69,7 @@ type Enum struct {
 // EnumValue is one constant of an enum.
 type EnumValue struct {
 	Name  string
-	Value any // string or int64
+	Value any // string or int (an integer enum's values fit int64; int renders untyped)
 }
 
 // Payload is the Go form of one payload version.

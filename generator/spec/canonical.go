@@ -13,6 +13,9 @@ import (
 // other YAML tags become their text.
 func JSONValue(n *yaml.Node) any {
 	n = resolveAlias(n)
+	if n == nil {
+		return nil
+	}
 	switch n.Kind {
 	case yaml.MappingNode:
 		m := make(map[string]any, len(n.Content)/2)

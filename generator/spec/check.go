@@ -1,39 +1,45 @@
 package spec
 
 import (
+	"sort"
 	"strconv"
 	"time"
+	_ "time/tzdata" // time zones are checked the same on every machine
 
 	"github.com/robfig/cron/v3"
 	"go.yaml.in/yaml/v3"
 )
 
 // check reports problems that span fields: references between jobs, classes and
-// payloads, and settings that contradict each other.
+// payloads, and settings that contradict each other. It runs even when loading found
+// problems, on whatever loaded, so that one run reports everything.
 func (l *loader) check(p *Project) {
-	classNames := make([]string, len(p.Classes))
-	for i, c := range p.Classes {
-		classNames[i] = c.Name
+	declared := make([]string, 0, len(l.classes))
+	for _, c := range p.Classes {
+		declared = append(declared, c.Name)
 	}
 	for _, j := range p.Jobs {
 		path := "jobs." + j.Kind
 		seen := map[string]bool{}
 		for i, e := range j.Errors {
-			ep := path + ".errors." + strconv.Itoa(i)
+			ep, at := path+".errors."+strconv.Itoa(i), j.Pos
+			if i < len(j.errorsPos) {
+				at = j.errorsPos[i]
+			}
 			switch {
 			case seen[e]:
-				l.d.add(j.Pos, ep, "error class %q is listed twice", e)
-			case !contains(classNames, e):
-				if s := Suggest(e, classNames); s != "" {
-					l.d.add(j.Pos, ep, "undeclared error class %q; did you mean %q?", e, s)
+				l.d.add(at, ep, "error class %q is listed twice", e)
+			case !l.classes[e]:
+				if s := Suggest(e, declared); s != "" {
+					l.d.add(at, ep, "undeclared error class %q; did you mean %q?", e, s)
 				} else {
-					l.d.add(j.Pos, ep, "undeclared error class %q: declare it under error_classes in %s", e, p.File)
+					l.d.add(at, ep, "undeclared error class %q: declare it under error_classes in %s", e, p.File)
 				}
 			}
 			seen[e] = true
 		}
 		if j.DefaultError != "" && !contains(j.Errors, j.DefaultError) {
-			l.d.add(j.Pos, path+".default_error", "default_error %q is not one of the job's errors %v", j.DefaultError, j.Errors)
+			l.d.add(j.defaultErrorPos, path+".default_error", "default_error %q is not one of the job's errors %v", j.DefaultError, j.Errors)
 		}
 		l.checkVersions(j)
 		if w := j.Payload.Version(j.Payload.WriteVersion); w != nil {
@@ -49,40 +55,79 @@ func (l *loader) check(p *Project) {
 
 func (l *loader) checkVersions(j *Job) {
 	for i, v := range j.Payload.Versions {
+		vp := "jobs." + j.Kind + ".payload.versions." + strconv.Itoa(v.Number)
 		if i == 0 {
-			if v.From != 0 {
-				l.d.add(v.Pos, "jobs."+j.Kind+".payload.versions."+strconv.Itoa(v.Number)+".from", "the first version has nothing to upcast from")
+			if v.From != 0 && v.From < v.Number {
+				l.d.add(v.Pos, vp+".from", "the first version has nothing to upcast from")
 			}
 			continue
 		}
 		if v.From == 0 {
 			v.From = v.Number - 1
 		}
-		if v.From != v.Number-1 {
-			l.d.add(v.Pos, "jobs."+j.Kind+".payload.versions."+strconv.Itoa(v.Number)+".from",
-				"from %d skips a version: each version upcasts from the one before it (%d)", v.From, v.Number-1)
+		if v.From != v.Number-1 && v.From < v.Number {
+			l.d.add(v.Pos, vp+".from", "from %d skips a version: each version upcasts from the one before it (%d)", v.From, v.Number-1)
+		}
+		if j.Payload.Versions[i-1].Number == v.Number-1 {
+			l.checkChanges(j.Payload.Versions[i-1], v, vp+".changes")
 		}
 	}
 }
 
-// topLevel returns the properties mapping and required list of an object schema.
+// checkChanges checks each declarative change against the two versions it connects.
+func (l *loader) checkChanges(prev, cur *Version, path string) {
+	before, _ := topLevel(prev.Schema)
+	after, _ := topLevel(cur.Schema)
+	in := func(props map[string]*yaml.Node, field string, v *Version, at Pos, p string, want bool) bool {
+		if _, ok := props[field]; ok == want {
+			return true
+		}
+		if want {
+			l.d.add(at, p, "version %d has no field %q", v.Number, field)
+		} else {
+			l.d.add(at, p, "version %d already has a field %q", v.Number, field)
+		}
+		return false
+	}
+	for i, c := range cur.Changes {
+		cp := path + "." + strconv.Itoa(i) + "." + string(c.Op)
+		switch c.Op {
+		case Rename:
+			in(before, c.From, prev, c.fromPos, cp+".from", true)
+			in(after, c.To, cur, c.toPos, cp+".to", true)
+		case Add:
+			if in(before, c.Field, prev, c.fieldPos, cp+".field", false) && in(after, c.Field, cur, c.fieldPos, cp+".field", true) {
+				if msg := cur.Schema.CheckValue(after[c.Field], c.Default); msg != "" {
+					l.d.add(c.defaultPos, cp+".default", "default %s does not match field %q of version %d: %s", jsonText(c.Default), c.Field, cur.Number, msg)
+				}
+			}
+		case Remove:
+			if in(before, c.Field, prev, c.fieldPos, cp, true) {
+				in(after, c.Field, cur, c.fieldPos, cp, false)
+			}
+		case Widen:
+			if in(before, c.Field, prev, c.fieldPos, cp, true) {
+				in(after, c.Field, cur, c.fieldPos, cp, true)
+			}
+		}
+	}
+}
+
+// topLevel returns the properties and required names of a payload schema.
 func topLevel(s *Schema) (props map[string]*yaml.Node, required map[string]bool) {
 	props, required = map[string]*yaml.Node{}, map[string]bool{}
-	n := resolveAlias(s.Node)
-	if n == nil || n.Kind != yaml.MappingNode {
+	if s == nil {
 		return
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i].Value, resolveAlias(n.Content[i+1])
-		switch {
-		case k == "properties" && v.Kind == yaml.MappingNode:
-			for j := 0; j+1 < len(v.Content); j += 2 {
-				props[v.Content[j].Value] = resolveAlias(v.Content[j+1])
-			}
-		case k == "required" && v.Kind == yaml.SequenceNode:
-			for _, r := range v.Content {
-				required[r.Value] = true
-			}
+	n := s.Root()
+	if p := mapGet(n, "properties"); p != nil && p.Kind == yaml.MappingNode {
+		for j := 0; j+1 < len(p.Content); j += 2 {
+			props[p.Content[j].Value] = resolveAlias(p.Content[j+1])
+		}
+	}
+	if r := mapGet(n, "required"); r != nil && r.Kind == yaml.SequenceNode {
+		for _, c := range r.Content {
+			required[resolveAlias(c).Value] = true
 		}
 	}
 	return
@@ -98,11 +143,14 @@ func (l *loader) checkUnique(j *Job, w *Version) {
 		if _, ok := props[k]; ok {
 			continue
 		}
-		path := "jobs." + j.Kind + ".unique.key." + strconv.Itoa(i)
+		path, at := "jobs."+j.Kind+".unique.key."+strconv.Itoa(i), j.Unique.Pos
+		if i < len(j.Unique.keyPos) {
+			at = j.Unique.keyPos[i]
+		}
 		if s := Suggest(k, names); s != "" {
-			l.d.add(j.Unique.Pos, path, "payload version %d has no field %q; did you mean %q?", w.Number, k, s)
+			l.d.add(at, path, "payload version %d has no field %q; did you mean %q?", w.Number, k, s)
 		} else {
-			l.d.add(j.Unique.Pos, path, "payload version %d has no field %q", w.Number, k)
+			l.d.add(at, path, "payload version %d has no field %q", w.Number, k)
 		}
 	}
 }
@@ -110,28 +158,25 @@ func (l *loader) checkUnique(j *Job, w *Version) {
 func (l *loader) checkSchedule(j *Job, w *Version) {
 	path := "jobs." + j.Kind + ".schedule"
 	if _, err := cron.ParseStandard(j.Schedule.Cron); err != nil {
-		l.d.add(j.Schedule.Pos, path+".cron", "invalid cron expression %q: %v", j.Schedule.Cron, err)
+		l.d.add(j.Schedule.cronPos, path+".cron", "invalid cron expression %q: %v", j.Schedule.Cron, err)
 	}
-	if _, err := time.LoadLocation(j.Schedule.Timezone); err != nil {
-		l.d.add(j.Schedule.Pos, path+".timezone", "unknown time zone %q: want an IANA name such as Europe/Paris", j.Schedule.Timezone)
+	if _, err := time.LoadLocation(j.Schedule.Timezone); err != nil || j.Schedule.Timezone == "" || j.Schedule.Timezone == "Local" {
+		l.d.add(j.Schedule.timezonePos, path+".timezone", "unknown time zone %q: want an IANA name such as Europe/Paris", j.Schedule.Timezone)
 	}
 	props, required := topLevel(w.Schema)
-	for name := range required {
-		if p, ok := props[name]; ok && hasKey(p, "default") {
+	for _, name := range sortedSet(required) {
+		if p, ok := props[name]; ok && mapGet(p, "default") != nil {
 			continue
 		}
 		l.d.add(j.Schedule.Pos, path, "a scheduled job is enqueued with an empty payload, but required field %q of version %d has no default", name, w.Number)
 	}
 }
 
-func hasKey(n *yaml.Node, key string) bool {
-	if n == nil || n.Kind != yaml.MappingNode {
-		return false
+func sortedSet(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
 	}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return true
-		}
-	}
-	return false
+	sort.Strings(out)
+	return out
 }

@@ -22,12 +22,16 @@ type Diagnostic struct {
 	Message string
 }
 
+// String formats the diagnostic on one line: line breaks in the path or message (which
+// may quote the spec) are escaped.
 func (d Diagnostic) String() string {
 	if d.Path == "" {
-		return fmt.Sprintf("%s: %s", d.Pos, d.Message)
+		return fmt.Sprintf("%s: %s", d.Pos, oneLine.Replace(d.Message))
 	}
-	return fmt.Sprintf("%s: %s: %s", d.Pos, d.Path, d.Message)
+	return fmt.Sprintf("%s: %s: %s", d.Pos, oneLine.Replace(d.Path), oneLine.Replace(d.Message))
 }
+
+var oneLine = strings.NewReplacer("\n", "\\n", "\r", "\\r")
 
 // Diagnostics is every problem found in one run; as an error it prints one per line.
 type Diagnostics []Diagnostic

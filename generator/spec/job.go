@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"sort"
 	"strconv"
 
 	"go.yaml.in/yaml/v3"
@@ -36,16 +37,17 @@ func (l *loader) job(k, v node, p *Project) *Job {
 		"errors": func(v node) {
 			if s, ok := l.strings(v); ok {
 				j.Errors = s
+				j.errorsPos = positions(v)
 			}
 		},
-		"default_error": func(v node) { j.DefaultError, _ = l.str(v) },
+		"default_error": func(v node) { j.DefaultError, _ = l.str(v); j.defaultErrorPos = v.pos() },
 		"unique":        func(v node) { j.Unique = l.unique(v) },
 		"schedule":      func(v node) { j.Schedule = l.schedule(v) },
 		"payload":       func(v node) { j.Payload = l.payload(v) },
 		"deprecated": func(v node) {
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
 				if b, _ := l.boolean(v); b {
-					j.Deprecated = "deprecated"
+					j.Deprecated = "do not enqueue new " + k.Value + " jobs."
 				}
 				return
 			}
@@ -63,12 +65,9 @@ func (l *loader) job(k, v node, p *Project) *Job {
 					if !l.checkName(an, a, "alias") {
 						continue
 					}
-					if prev, dup := l.kindPos[a]; dup {
-						l.d.add(an.pos(), an.path, "alias %q is already a kind or alias declared at %s", a, prev)
-						continue
+					if l.claimKind(an, a, k.Value) {
+						j.Aliases = append(j.Aliases, a)
 					}
-					l.kindPos[a] = an.pos()
-					j.Aliases = append(j.Aliases, a)
 				}
 			}
 		},
@@ -85,7 +84,7 @@ func (l *loader) job(k, v node, p *Project) *Job {
 }
 
 func (l *loader) retry(n node, j *Job) {
-	l.mapping(n, map[string]field{
+	present := l.mapping(n, map[string]field{
 		"max_attempts": func(v node) {
 			if a, ok := l.integer(v); ok {
 				if a < 1 {
@@ -99,8 +98,20 @@ func (l *loader) retry(n node, j *Job) {
 		"max":     func(v node) { j.Backoff.Max, _ = l.duration(v) },
 		"jitter":  func(v node) { l.jitter(v, &j.Backoff) },
 	})
-	if j.Backoff.Max > 0 && j.Backoff.Max < j.Backoff.Initial {
-		l.d.add(n.pos(), n.path, "max (%s) is shorter than initial (%s)", j.Backoff.Max, j.Backoff.Initial)
+	l.checkBackoff(n, present, j.Backoff)
+}
+
+// checkBackoff reports a backoff whose max is shorter than its initial delay.
+func (l *loader) checkBackoff(n node, present map[string]node, b Backoff) {
+	if b.Max <= 0 || b.Initial <= 0 || b.Max >= b.Initial {
+		return
+	}
+	if m, ok := present["max"]; ok {
+		l.d.add(m.pos(), m.path, "max %s is shorter than initial %s", formatDuration(b.Max), formatDuration(b.Initial))
+		return
+	}
+	if i, ok := present["initial"]; ok {
+		l.d.add(i.pos(), i.path, "initial %s is longer than the default max %s: set max too", formatDuration(b.Initial), formatDuration(b.Max))
 	}
 }
 
@@ -118,6 +129,7 @@ func (l *loader) unique(n node) *Unique {
 					l.d.add(v.pos(), v.path, "want at least one payload field")
 				}
 				u.Key = s
+				u.keyPos = positions(v)
 			}
 		},
 		"while": func(v node) {
@@ -150,14 +162,17 @@ func (l *loader) unique(n node) *Unique {
 }
 
 func (l *loader) schedule(n node) *Schedule {
-	s := &Schedule{Pos: n.pos(), Timezone: "UTC"}
+	s := &Schedule{Pos: n.pos(), Timezone: "UTC", cronPos: n.pos(), timezonePos: n.pos()}
 	if n.Kind == yaml.ScalarNode {
-		s.Cron, _ = l.str(n)
+		var ok bool
+		if s.Cron, ok = l.str(n); !ok {
+			return nil
+		}
 		return s
 	}
 	present := l.mapping(n, map[string]field{
-		"cron":     func(v node) { s.Cron, _ = l.str(v) },
-		"timezone": func(v node) { s.Timezone, _ = l.str(v) },
+		"cron":     func(v node) { s.Cron, _ = l.str(v); s.cronPos = v.pos() },
+		"timezone": func(v node) { s.Timezone, _ = l.str(v); s.timezonePos = v.pos() },
 	})
 	if present == nil {
 		return nil
@@ -182,25 +197,42 @@ func (l *loader) payload(n node) Payload {
 		l.d.add(n.pos(), n.path, "missing required key %q", "versions")
 		return p
 	}
+	before := len(l.d.list)
+	seen := map[int]Pos{}
 	l.entries(versions, func(k, v node) {
 		num, err := strconv.Atoi(k.Value)
 		if err != nil || num < 1 || k.Tag != "!!int" {
-			l.d.add(k.pos(), k.path, "version must be a positive integer, got %q", k.Value)
+			if err == nil && k.Tag == "!!str" {
+				l.d.add(k.pos(), k.path, "version must be an integer, got the string %q: remove the quotes", k.Value)
+			} else {
+				l.d.add(k.pos(), k.path, "version must be a positive integer, got %s", kindName(k.Node))
+			}
 			return
 		}
+		if prev, dup := seen[num]; dup {
+			l.d.add(k.pos(), k.path, "version %d is already declared at %s", num, prev)
+			return
+		}
+		seen[num] = k.pos()
 		if ver := l.version(num, k, v); ver != nil {
 			p.Versions = append(p.Versions, ver)
 		}
 	})
 	if len(p.Versions) == 0 {
-		if len(l.d.list) == 0 {
+		if len(l.d.list) == before {
 			l.d.add(versions.pos(), versions.path, "declare at least one version")
 		}
 		return p
 	}
+	sort.Slice(p.Versions, func(i, j int) bool { return p.Versions[i].Number < p.Versions[j].Number })
 	for i, v := range p.Versions {
-		if v.Number != p.Versions[0].Number+i {
-			l.d.add(v.Pos, n.path+".versions."+strconv.Itoa(v.Number), "versions must be consecutive: expected %d", p.Versions[0].Number+i)
+		if i > 0 && v.Number != p.Versions[i-1].Number+1 {
+			prev := p.Versions[i-1].Number
+			missing := strconv.Itoa(prev + 1)
+			if v.Number > prev+2 {
+				missing += ".." + strconv.Itoa(v.Number-1)
+			}
+			l.d.add(v.Pos, versions.path+"."+strconv.Itoa(v.Number), "version %d follows version %d: versions must be consecutive (missing %s)", v.Number, prev, missing)
 		}
 	}
 	if _, ok := present["write_version"]; !ok {
@@ -215,7 +247,7 @@ func (l *loader) payload(n node) Payload {
 func (l *loader) version(num int, k, n node) *Version {
 	v := &Version{Number: num, Pos: k.pos()}
 	present := l.mapping(n, map[string]field{
-		"schema": func(s node) { v.Schema = &Schema{File: s.file, Path: s.path, Node: s.Node} },
+		"schema": func(s node) { v.Schema = l.schema(s) },
 		"from": func(f node) {
 			if i, ok := l.integer(f); ok {
 				if i >= num || i < 1 {
@@ -232,12 +264,6 @@ func (l *loader) version(num int, k, n node) *Version {
 	if v.Schema == nil {
 		l.d.add(k.pos(), k.path, "missing required key %q", "schema")
 		return nil
-	}
-	if _, ok := present["changes"]; ok {
-		if _, ok := present["from"]; !ok {
-			c := present["changes"]
-			l.d.add(c.pos(), c.path, "changes need from: the version they upcast from")
-		}
 	}
 	return v
 }
@@ -259,8 +285,8 @@ func (l *loader) changes(n node) []Change {
 		switch ch.Op {
 		case Rename:
 			l.mapping(arg, map[string]field{
-				"from": func(v node) { ch.From, _ = l.str(v) },
-				"to":   func(v node) { ch.To, _ = l.str(v) },
+				"from": func(v node) { ch.From, _ = l.str(v); ch.fromPos = v.pos() },
+				"to":   func(v node) { ch.To, _ = l.str(v); ch.toPos = v.pos() },
 			})
 			if ch.From == "" || ch.To == "" {
 				l.d.add(arg.pos(), arg.path, "rename needs from and to")
@@ -269,18 +295,22 @@ func (l *loader) changes(n node) []Change {
 		case Add:
 			hasDefault := false
 			l.mapping(arg, map[string]field{
-				"field":   func(v node) { ch.Field, _ = l.str(v) },
-				"default": func(v node) { ch.Default, _ = l.toJSON(v); hasDefault = true },
+				"field": func(v node) { ch.Field, _ = l.str(v); ch.fieldPos = v.pos() },
+				"default": func(v node) {
+					ch.Default, _ = l.toJSON(v)
+					hasDefault, ch.defaultPos = true, v.pos()
+				},
 			})
 			if ch.Field == "" || !hasDefault {
 				l.d.add(arg.pos(), arg.path, "add needs field and default")
 				continue
 			}
 		case Remove, Widen:
+			ch.fieldPos = arg.pos()
 			if arg.Kind == yaml.ScalarNode {
 				ch.Field, _ = l.str(arg)
 			} else {
-				l.mapping(arg, map[string]field{"field": func(v node) { ch.Field, _ = l.str(v) }})
+				l.mapping(arg, map[string]field{"field": func(v node) { ch.Field, _ = l.str(v); ch.fieldPos = v.pos() }})
 			}
 			if ch.Field == "" {
 				l.d.add(arg.pos(), arg.path, "%s needs a field", op)
@@ -296,6 +326,15 @@ func (l *loader) changes(n node) []Change {
 			continue
 		}
 		out = append(out, ch)
+	}
+	return out
+}
+
+// positions returns the position of each element of a list node.
+func positions(n node) []Pos {
+	out := make([]Pos, len(n.Content))
+	for i, c := range n.Content {
+		out[i] = n.at(strconv.Itoa(i), c).pos()
 	}
 	return out
 }

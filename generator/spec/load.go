@@ -30,15 +30,23 @@ func DefaultBackoff() Backoff {
 type loader struct {
 	dir string
 	d   diags
-	// kindFiles remembers where each kind and alias was declared, to report clashes.
-	kindPos map[string]Pos
+	// kinds remembers where each kind and alias was declared, to report clashes.
+	kinds map[string]kindDecl
+	// classes holds every error class name declared, valid or not, so that a class
+	// with a problem of its own is not also reported as undeclared where it is used.
+	classes map[string]bool
+	// includePos is where each include pattern is written.
+	includePos []node
+	// docs caches the schema files that $refs name, by path relative to dir; nil for a
+	// file that is not valid JSON or YAML.
+	docs map[string]*extDoc
 }
 
 // Load reads the config file in dir (see ConfigNames) and every job file it includes,
 // and checks the result. File names in diagnostics are relative to dir. The error, if
 // any, is Diagnostics listing every problem found.
 func Load(dir string) (*Project, error) {
-	l := &loader{dir: dir, kindPos: map[string]Pos{}}
+	l := &loader{dir: dir, kinds: map[string]kindDecl{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
 	name, err := findConfig(dir)
 	if err != nil {
 		return nil, err
@@ -49,31 +57,42 @@ func Load(dir string) (*Project, error) {
 		return nil, l.d.err()
 	}
 	l.config(root, p)
-	for _, pattern := range p.Include {
-		matches, err := filepath.Glob(filepath.Join(dir, pattern))
-		if err != nil {
-			l.d.add(Pos{File: name, Line: 1, Col: 1}, "include", "bad glob %q: %v", pattern, err)
-			continue
-		}
-		if len(matches) == 0 {
-			l.d.add(Pos{File: name, Line: 1, Col: 1}, "include", "glob %q matches no file", pattern)
-		}
-		sort.Strings(matches)
-		for _, m := range matches {
-			rel, _ := filepath.Rel(dir, m)
-			if r, ok := l.parse(rel); ok {
-				l.jobFile(r, p)
-			}
+	for _, f := range l.includedFiles(p) {
+		if r, ok := l.parse(f); ok {
+			l.jobFile(r, p)
 		}
 	}
 	sort.Slice(p.Jobs, func(i, j int) bool { return p.Jobs[i].Kind < p.Jobs[j].Kind })
-	if len(l.d.list) == 0 {
-		l.check(p)
-	}
+	l.check(p)
 	if err := l.d.err(); err != nil {
 		return nil, err
 	}
 	return p, nil
+}
+
+// includedFiles expands the include patterns, in order, each file once; the config
+// file itself is never included.
+func (l *loader) includedFiles(p *Project) []string {
+	seen := map[string]bool{filepath.Clean(p.File): true}
+	var files []string
+	for i, pattern := range p.Include {
+		at := l.includePos[i]
+		matches, err := glob(l.dir, pattern)
+		if err != nil {
+			l.d.add(at.pos(), at.path, "bad glob %q: %v", pattern, err)
+			continue
+		}
+		if len(matches) == 0 {
+			l.d.add(at.pos(), at.path, "glob %q matches no file", pattern)
+		}
+		for _, m := range matches {
+			if !seen[m] {
+				seen[m] = true
+				files = append(files, m)
+			}
+		}
+	}
+	return files
 }
 
 func findConfig(dir string) (string, error) {
@@ -94,36 +113,13 @@ func displayDir(dir string) string {
 	return dir
 }
 
-var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
-
 // parse reads one YAML file; name is relative to l.dir.
 func (l *loader) parse(name string) (node, bool) {
-	b, err := os.ReadFile(filepath.Join(l.dir, name))
-	if err != nil {
-		l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "cannot read: %v", err)
+	n := l.parseFile(name)
+	if n == nil {
 		return node{}, false
 	}
-	var doc yaml.Node
-	if err := yaml.Unmarshal(b, &doc); err != nil {
-		line, msg := 1, err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			line, _ = strconv.Atoi(m[1])
-			msg = m[2]
-			// The YAML parser reports these at the line before the list or mapping it
-			// could not finish; point at that construct instead.
-			if strings.HasPrefix(msg, "did not find expected") {
-				line++
-				msg += " in the list or mapping that starts on this line"
-			}
-		}
-		l.d.add(Pos{File: name, Line: line, Col: 1}, "", "invalid YAML: %s", msg)
-		return node{}, false
-	}
-	if len(doc.Content) == 0 {
-		l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "the file is empty")
-		return node{}, false
-	}
-	return node{Node: resolveAlias(doc.Content[0]), file: name}, true
+	return node{Node: n, file: name}, true
 }
 
 func (l *loader) config(root node, p *Project) {
@@ -156,6 +152,9 @@ func (l *loader) config(root node, p *Project) {
 		"include": func(v node) {
 			if s, ok := l.strings(v); ok {
 				p.Include = s
+				for i, c := range v.Content {
+					l.includePos = append(l.includePos, v.at(strconv.Itoa(i), c))
+				}
 			}
 		},
 		"types":         func(v node) { l.types(v, p) },
@@ -179,7 +178,11 @@ func (l *loader) config(root node, p *Project) {
 	}
 }
 
-var goIdent = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+var (
+	goIdent    = regexp.MustCompile(`^[a-z][a-z0-9]*$`)
+	goTypeName = regexp.MustCompile(`^[\pL_][\pL\pN_]*$`)
+	importPath = regexp.MustCompile(`^[\pL\pN_.~+-]+(/[\pL\pN_.~+-]+)*$`)
+)
 
 func (l *loader) types(n node, p *Project) {
 	l.entries(n, func(k, v node) {
@@ -205,6 +208,14 @@ func (l *loader) types(n node, p *Project) {
 				l.d.add(v.pos(), v.path, "missing required key %q", "type")
 				return
 			}
+		}
+		if !goTypeName.MatchString(t.Name) {
+			l.d.add(v.pos(), v.path, "%q is not a Go type name: write the type without * or []", t.Name)
+			return
+		}
+		if t.Import != "" && !importPath.MatchString(t.Import) {
+			l.d.add(v.pos(), v.path, "%q is not a Go import path", t.Import)
+			return
 		}
 		p.Types[k.Value] = t
 	})
@@ -234,6 +245,7 @@ func (l *loader) checkName(n node, s, what string) bool {
 }
 
 func (l *loader) errorClass(k, v node, p *Project) {
+	l.classes[k.Value] = true
 	if !l.checkName(k, k.Value, "error class") {
 		return
 	}
@@ -272,6 +284,9 @@ func (l *loader) errorClass(k, v node, p *Project) {
 	})
 	if present == nil {
 		return
+	}
+	if b != nil {
+		l.checkBackoff(v, present, *b)
 	}
 	if _, ok := present["retry"]; !ok {
 		l.d.add(v.pos(), v.path, "missing required key %q: say whether errors of this class are retried", "retry")
@@ -317,16 +332,42 @@ func (l *loader) jobFile(root node, p *Project) {
 	}
 }
 
+// kindDecl is where a kind, or an alias of the kind aliasOf, is declared.
+type kindDecl struct {
+	pos     Pos
+	aliasOf string
+}
+
+// claimKind records kind (or an alias of aliasOf), reporting a name declared before.
+func (l *loader) claimKind(at node, name, aliasOf string) bool {
+	prev, dup := l.kinds[name]
+	if !dup {
+		l.kinds[name] = kindDecl{pos: at.pos(), aliasOf: aliasOf}
+		return true
+	}
+	what := "job kind"
+	if aliasOf != "" {
+		what = "alias"
+	}
+	switch {
+	case prev.aliasOf != "":
+		l.d.add(at.pos(), at.path, "%s %q is already an alias of %s, declared at %s", what, name, prev.aliasOf, prev.pos)
+	case aliasOf != "":
+		l.d.add(at.pos(), at.path, "alias %q is already a job kind, declared at %s", name, prev.pos)
+	default:
+		l.d.add(at.pos(), at.path, "job kind %q is already declared at %s", name, prev.pos)
+	}
+	return false
+}
+
 func (l *loader) jobs(n node, p *Project) {
 	l.entries(n, func(k, v node) {
 		if !l.checkName(k, k.Value, "job kind") {
 			return
 		}
-		if prev, dup := l.kindPos[k.Value]; dup {
-			l.d.add(k.pos(), k.path, "job kind %q is already declared at %s", k.Value, prev)
+		if !l.claimKind(k, k.Value, "") {
 			return
 		}
-		l.kindPos[k.Value] = k.pos()
 		if j := l.job(k, v, p); j != nil {
 			p.Jobs = append(p.Jobs, j)
 		}

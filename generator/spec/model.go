@@ -84,6 +84,9 @@ type Job struct {
 	Deprecated    string // non-empty: the job is deprecated, and this says why
 	Aliases       []string
 	Transactional bool
+
+	errorsPos       []Pos // of each entry of Errors
+	defaultErrorPos Pos
 }
 
 // Unique makes at most one job exist per key while it is in one of While's states.
@@ -92,6 +95,8 @@ type Unique struct {
 	Key    []string // payload fields
 	While  []string // job states
 	Period time.Duration
+
+	keyPos []Pos // of each entry of Key
 }
 
 // Schedule enqueues a job periodically.
@@ -99,6 +104,8 @@ type Schedule struct {
 	Pos      Pos
 	Cron     string
 	Timezone string
+
+	cronPos, timezonePos Pos
 }
 
 // Payload is a job's versioned payload contract.
@@ -130,12 +137,19 @@ type Version struct {
 	Changes []Change
 }
 
-// Schema is a JSON Schema written in YAML (or a referenced JSON/YAML file). It keeps the
-// YAML node so that property order and positions survive.
+// Schema is the JSON Schema of a payload version, written in YAML. It keeps the YAML
+// node so that property order and positions survive.
+//
+// A Schema is self-contained: every schema that a $ref took from another file
+// (./schemas/address.json, money.yaml#/$defs/Amount) is inlined under the root's $defs
+// and the $ref rewritten to "#/$defs/<name>", so Node holds local references only. Its
+// nodes keep their positions in the file they came from; Inlined says which file.
 type Schema struct {
-	File string
+	File string // the file of Node, relative to the project directory
 	Path string // dotted path of the schema in its file, for diagnostics
 	Node *yaml.Node
+	// Inlined maps each $defs name taken from another file to where it came from.
+	Inlined map[string]Source
 }
 
 // ChangeOp is a declarative upcast step.
@@ -156,4 +170,6 @@ type Change struct {
 	From    string // rename
 	To      string // rename
 	Default any    // add: JSON value
+
+	fieldPos, fromPos, toPos, defaultPos Pos
 }

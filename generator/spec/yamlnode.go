@@ -43,8 +43,11 @@ func kindName(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		if n.Tag == "!!null" {
+		switch n.Tag {
+		case "!!null":
 			return "null"
+		case "!!int", "!!float", "!!bool":
+			return n.Value // unquoted, so that 1 and "1" read differently
 		}
 		return fmt.Sprintf("%q", n.Value)
 	}
@@ -169,6 +172,10 @@ func (l *loader) boolean(n node) (bool, bool) {
 
 // duration parses Go durations ("90s", "2m", "1h30m") and whole days ("7d").
 func (l *loader) duration(n node) (time.Duration, bool) {
+	if n.Kind == yaml.ScalarNode && (n.Tag == "!!int" || n.Tag == "!!float") {
+		l.d.add(n.pos(), n.path, "want a duration with a unit, such as 30s, 5m, 2h or 7d, got %s", n.Value)
+		return 0, false
+	}
 	s, ok := l.str(n)
 	if !ok {
 		return 0, false
@@ -190,6 +197,21 @@ func parseDuration(s string) (time.Duration, error) {
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	return time.ParseDuration(s)
+}
+
+// formatDuration writes d as the spec would: 7d, 2h, 1h30m, 90s, 250ms.
+func formatDuration(d time.Duration) string {
+	if d >= 24*time.Hour && d%(24*time.Hour) == 0 {
+		return strconv.FormatInt(int64(d/(24*time.Hour)), 10) + "d"
+	}
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
 }
 
 func (l *loader) strings(n node) ([]string, bool) {
@@ -259,7 +281,7 @@ func scalarJSON(n *yaml.Node) (any, bool) {
 			return nil, false
 		}
 		return f, true
-	case "!!str":
+	case "!!str", "!!timestamp": // an unquoted date is a string in JSON
 		return n.Value, true
 	}
 	return nil, false

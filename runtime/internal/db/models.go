@@ -122,6 +122,7 @@ type JobcWorker struct {
 	Pid         int32
 	Queues      []string
 	Kinds       []byte
+	LeaseSecs   float64
 	StartedAt   time.Time
 	HeartbeatAt time.Time
 }

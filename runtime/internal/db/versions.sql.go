@@ -27,14 +27,15 @@ func (q *Queries) CountBelowVersion(ctx context.Context, arg CountBelowVersionPa
 }
 
 const liveWorkers = `-- name: LiveWorkers :many
-SELECT id, host, pid, queues, kinds, started_at, heartbeat_at
+SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at
 FROM jobc_workers
-WHERE heartbeat_at >= now() - make_interval(secs => $1::float8)
+WHERE heartbeat_at >= now() - make_interval(secs => coalesce($1::float8, 3 * lease_secs))
 ORDER BY id
 `
 
-// Workers that said they were alive within the given time.
-func (q *Queries) LiveWorkers(ctx context.Context, withinSeconds float64) ([]JobcWorker, error) {
+// Workers that said they were alive within the given time, or, without one, within
+// three of their own lease durations (nine missed heartbeats).
+func (q *Queries) LiveWorkers(ctx context.Context, withinSeconds *float64) ([]JobcWorker, error) {
 	rows, err := q.db.Query(ctx, liveWorkers, withinSeconds)
 	if err != nil {
 		return nil, err
@@ -49,6 +50,7 @@ func (q *Queries) LiveWorkers(ctx context.Context, withinSeconds float64) ([]Job
 			&i.Pid,
 			&i.Queues,
 			&i.Kinds,
+			&i.LeaseSecs,
 			&i.StartedAt,
 			&i.HeartbeatAt,
 		); err != nil {

@@ -19,7 +19,7 @@ func (q *Queries) DeregisterWorker(ctx context.Context, id string) error {
 }
 
 const listWorkers = `-- name: ListWorkers :many
-SELECT id, host, pid, queues, kinds, started_at, heartbeat_at FROM jobc_workers ORDER BY id
+SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at FROM jobc_workers ORDER BY id
 `
 
 func (q *Queries) ListWorkers(ctx context.Context) ([]JobcWorker, error) {
@@ -37,6 +37,7 @@ func (q *Queries) ListWorkers(ctx context.Context) ([]JobcWorker, error) {
 			&i.Pid,
 			&i.Queues,
 			&i.Kinds,
+			&i.LeaseSecs,
 			&i.StartedAt,
 			&i.HeartbeatAt,
 		); err != nil {
@@ -51,12 +52,12 @@ func (q *Queries) ListWorkers(ctx context.Context) ([]JobcWorker, error) {
 }
 
 const pruneWorkers = `-- name: PruneWorkers :execrows
-DELETE FROM jobc_workers WHERE heartbeat_at < now() - make_interval(secs => $1::float8)
+DELETE FROM jobc_workers WHERE heartbeat_at < now() - make_interval(secs => 10 * lease_secs)
 `
 
-// Forgets workers that have not said they are alive for longer than the given time.
-func (q *Queries) PruneWorkers(ctx context.Context, olderThanSeconds float64) (int64, error) {
-	result, err := q.db.Exec(ctx, pruneWorkers, olderThanSeconds)
+// Forgets workers that missed thirty heartbeats (ten leases) of their own.
+func (q *Queries) PruneWorkers(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneWorkers)
 	if err != nil {
 		return 0, err
 	}
@@ -65,17 +66,19 @@ func (q *Queries) PruneWorkers(ctx context.Context, olderThanSeconds float64) (i
 
 const registerWorker = `-- name: RegisterWorker :exec
 
-INSERT INTO jobc_workers (id, host, pid, queues, kinds)
-VALUES ($1, $2, $3, $4, $5)
-ON CONFLICT (id) DO UPDATE SET heartbeat_at = now(), queues = EXCLUDED.queues, kinds = EXCLUDED.kinds
+INSERT INTO jobc_workers (id, host, pid, queues, kinds, lease_secs)
+VALUES ($1, $2, $3, $4, $5, $6)
+ON CONFLICT (id) DO UPDATE
+SET heartbeat_at = now(), queues = EXCLUDED.queues, kinds = EXCLUDED.kinds, lease_secs = EXCLUDED.lease_secs
 `
 
 type RegisterWorkerParams struct {
-	ID     string
-	Host   string
-	Pid    int32
-	Queues []string
-	Kinds  []byte
+	ID        string
+	Host      string
+	Pid       int32
+	Queues    []string
+	Kinds     []byte
+	LeaseSecs float64
 }
 
 // The worker registry.
@@ -86,15 +89,19 @@ func (q *Queries) RegisterWorker(ctx context.Context, arg RegisterWorkerParams) 
 		arg.Pid,
 		arg.Queues,
 		arg.Kinds,
+		arg.LeaseSecs,
 	)
 	return err
 }
 
-const workerHeartbeat = `-- name: WorkerHeartbeat :exec
+const workerHeartbeat = `-- name: WorkerHeartbeat :execrows
 UPDATE jobc_workers SET heartbeat_at = now() WHERE id = $1
 `
 
-func (q *Queries) WorkerHeartbeat(ctx context.Context, id string) error {
-	_, err := q.db.Exec(ctx, workerHeartbeat, id)
-	return err
+func (q *Queries) WorkerHeartbeat(ctx context.Context, id string) (int64, error) {
+	result, err := q.db.Exec(ctx, workerHeartbeat, id)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/generator/contract"
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+func newCheck(o *options) *cobra.Command {
+	var against string
+	cmd := &cobra.Command{
+		Use:   "check",
+		Short: "Check the payload contracts for safe rolling deploys; exit 1 on errors",
+		Long: `Check loads jobc.yaml and checks that every payload version can be read by the
+workers that will meet it:
+
+  - each version after the first is reached from its predecessor: its declared changes
+    turn every old payload into a valid new one, or, when the versions are not
+    compatible and declare no changes, the output package has a hand-written
+    Upcast<Name>V<n-1>ToV<n>;
+  - against the released contracts in jobc.lock (or, with --against, the spec at a git
+    revision): no released version changed, write_version does not move past what
+    released workers decode, and no released kind or alias disappeared.
+
+Findings are printed as file:line:col: path: message [RULE]; "note:" marks findings that
+do not fail the check. Rules:
+
+  RELEASED_VERSION_CHANGED  a released version's schema changed (a diff follows)
+  UPCAST_MISSING            an incompatible version has no changes and no hand-written upcast
+  UPCAST_SIGNATURE          the hand-written upcast has the wrong signature
+  UPCAST_HAND_WRITTEN       note: an incompatible version is upcast by a hand-written function
+  CHANGES_INCORRECT         the changes leave some old payloads invalid
+  CHANGE_DEFAULT_INVALID    the default of an added field does not validate
+  CHANGE_NOT_APPLICABLE     a change names a field the versions do not have
+  WRITE_VERSION_AHEAD       write_version is newer than released workers decode
+  VERSION_RETIRED           note: a released version was removed
+  KIND_REMOVED              a released kind or alias is gone
+
+Notes that explain an incompatibility carry the compatibility rule, such as
+MAX_LENGTH_DECREASED, at the place in the new schema where the difference is.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			p, err := spec.Load(o.dir)
+			if err != nil {
+				return err
+			}
+			base, err := loadBaseline(cmd.Context(), o.dir, against)
+			if err != nil {
+				return err
+			}
+			if base == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: no %s: checked the upcasts only; run `jobc lock` when you release to record the released contracts\n", contract.LockName)
+			}
+			findings, err := contract.Verify(p, base)
+			if err != nil {
+				return err
+			}
+			if err := findings.Write(cmd.OutOrStdout()); err != nil {
+				return err
+			}
+			if n := findings.Errors(); n > 0 {
+				return &exitError{code: 1, err: fmt.Errorf("jobc: check: %d error(s), %d note(s)", n, len(findings)-n)}
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVar(&against, "against", "", "compare with the spec at this git revision instead of "+contract.LockName)
+	return cmd
+}
+
+// loadBaseline returns the released contracts: the spec at a git revision when ref is
+// set, else jobc.lock, else nil when there is no lock file.
+func loadBaseline(ctx context.Context, dir, ref string) (*contract.LockFile, error) {
+	if ref != "" {
+		return contract.GitBaseline(ctx, dir, ref)
+	}
+	l, err := contract.LoadLock(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return l, err
+}

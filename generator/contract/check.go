@@ -1,0 +1,161 @@
+package contract
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/jobc-dev/jobc/generator/compat"
+	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// NeedsHandWrittenUpcast reports whether version cur needs an upcast the user writes:
+// it declares no changes, and it does not accept every payload its predecessor prev
+// accepted.
+func NeedsHandWrittenUpcast(prev, cur *spec.Version) bool {
+	if len(cur.Changes) > 0 {
+		return false
+	}
+	return !compat.Compatible(prev.Schema.Value(), cur.Schema.Value())
+}
+
+// Check checks how each payload version of each job follows from the one before it:
+//
+//   - with changes, applying them to every payload of the previous version must give
+//     a payload this version accepts (CHANGES_INCORRECT, with a note per reason), and
+//     the default of each added field must be valid (CHANGE_DEFAULT_INVALID);
+//   - without changes, a version that rejects some payloads of the previous one needs
+//     a hand-written Upcast<Name>V<n-1>ToV<n> in the output package: UPCAST_MISSING
+//     (with a note per reason) when no hand-written file declares it,
+//     UPCAST_SIGNATURE when its signature is wrong, and the note UPCAST_HAND_WRITTEN
+//     when it is there.
+//
+// The error is for a failure to read the output package, not for findings.
+func Check(p *spec.Project) (Findings, error) {
+	c := &collector{}
+	if err := check(c, p); err != nil {
+		return nil, err
+	}
+	return c.sorted(), nil
+}
+
+func check(c *collector, p *spec.Project) error {
+	hw := &handWritten{projectDir: p.Dir, out: p.Out}
+	for _, j := range p.Jobs {
+		vs := j.Payload.Versions
+		for i := 1; i < len(vs); i++ {
+			if vs[i-1].Number != vs[i].Number-1 || vs[i-1].Schema == nil || vs[i].Schema == nil {
+				continue // reported by spec.Load
+			}
+			if err := checkStep(c, hw, p, j, vs[i-1], vs[i]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// upcastNames are the Go names involved in a hand-written upcast into version n.
+type upcastNames struct {
+	Func, From, To string
+}
+
+func namesFor(kind string, n int) upcastNames {
+	j := emit.Job{Name: gotype.GoName(kind)}
+	return upcastNames{Func: j.UpcastName(n), From: j.TypeName(n - 1), To: j.TypeName(n)}
+}
+
+func (u upcastNames) want() string {
+	return fmt.Sprintf("func %s(%s) (%s, error)", u.Func, u.From, u.To)
+}
+
+func versionPath(kind string, n int) string {
+	return "jobs." + kind + ".payload.versions." + strconv.Itoa(n)
+}
+
+func outDir(p *spec.Project) string {
+	if p.Out == "." || p.Out == "" {
+		return "./"
+	}
+	return filepath.ToSlash(p.Out)
+}
+
+func checkStep(c *collector, hw *handWritten, p *spec.Project, j *spec.Job, prev, cur *spec.Version) error {
+	vpath := versionPath(j.Kind, cur.Number)
+	names := namesFor(j.Kind, cur.Number)
+	if len(cur.Changes) > 0 {
+		checkChanges(c, p, j, prev, cur, names)
+		return nil
+	}
+	reasons := compat.Check(prev.Schema.Value(), cur.Schema.Value())
+	if len(reasons) == 0 {
+		return nil
+	}
+	fn, ok, err := hw.lookup(names.Func)
+	if err != nil {
+		return fmt.Errorf("jobc: check %s version %d: %w", j.Kind, cur.Number, err)
+	}
+	switch {
+	case !ok:
+		c.errorf(j.Kind, cur.Pos, vpath, RuleUpcastMissing,
+			"needed upcast missing: write %s in %s, or declare changes: version %d rejects some version %d payloads (%s)",
+			names.want(), outDir(p), cur.Number, prev.Number, ruleList(reasons))
+		explain(c, j.Kind, cur.Schema, reasons)
+	case fn.Generic || len(fn.Params) != 1 || fn.Params[0] != names.From || len(fn.Results) != 2 || fn.Results[0] != names.To || fn.Results[1] != "error":
+		what := "has type " + fn.signature()
+		if fn.Generic {
+			what = "is generic"
+		}
+		c.errorf(j.Kind, fn.Pos, vpath, RuleUpcastSignature,
+			"%s %s; want %s: workers upcast version %d payloads with it", names.Func, what, names.want(), prev.Number)
+	default:
+		c.notef(j.Kind, cur.Pos, vpath, RuleUpcastHandWritten,
+			"version %d rejects some version %d payloads (%s), so workers upcast them with the hand-written %s at %s",
+			cur.Number, prev.Number, ruleList(reasons), names.Func, fn.Pos)
+	}
+	return nil
+}
+
+func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Version, names upcastNames) {
+	cpath := versionPath(j.Kind, cur.Number) + ".changes"
+	model, problems := applyChanges(prev, cur)
+	for _, pr := range problems {
+		ch := cur.Changes[pr.index]
+		c.errorf(j.Kind, ch.Pos, cpath+"."+strconv.Itoa(pr.index)+pr.suffix, pr.rule, "%s", pr.msg)
+	}
+	if model == nil {
+		return
+	}
+	reasons := compat.Check(model, cur.Schema.Value())
+	if len(reasons) == 0 {
+		return
+	}
+	c.errorf(j.Kind, cur.Changes[0].Pos, cpath, RuleChangesIncorrect,
+		"the changes do not turn every version %d payload into a valid version %d payload (%s): fix them, or remove them and write %s in %s",
+		prev.Number, cur.Number, ruleList(reasons), names.want(), outDir(p))
+	explain(c, j.Kind, cur.Schema, reasons)
+}
+
+// explain adds a note per compatibility finding, at its place in the new schema.
+func explain(c *collector, kind string, s *spec.Schema, reasons []compat.Finding) {
+	for _, r := range reasons {
+		pos, path := Pointer(s, r.Path)
+		c.notef(kind, pos, path, r.Rule, "%s", r.Message)
+	}
+}
+
+// ruleList names the distinct rules of findings, in order.
+func ruleList(fs []compat.Finding) string {
+	seen := map[string]bool{}
+	var rules []string
+	for _, f := range fs {
+		if !seen[f.Rule] {
+			seen[f.Rule] = true
+			rules = append(rules, f.Rule)
+		}
+	}
+	return strings.Join(rules, ", ")
+}

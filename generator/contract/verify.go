@@ -1,0 +1,205 @@
+package contract
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/pmezard/go-difflib/difflib"
+
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// Verify runs Check and compares p with a baseline of released contracts (jobc.lock,
+// or the spec at a git revision; nil for none):
+//
+//   - RELEASED_VERSION_CHANGED: a released version's canonical schema differs; the
+//     finding is at the first difference and its Detail is a unified diff of the
+//     pretty-printed canonical schemas;
+//   - WRITE_VERSION_AHEAD: write_version is higher than the highest released version
+//     of the kind, which released workers cannot decode;
+//   - VERSION_RETIRED (a note): a released version is no longer declared;
+//   - KIND_REMOVED: a released kind or alias is neither a kind nor an alias any more.
+//
+// A released kind that is now an alias of another kind is checked against that kind:
+// its queued jobs are decoded with that kind's versions.
+func Verify(p *spec.Project, base *LockFile) (Findings, error) {
+	c := &collector{}
+	if err := check(c, p); err != nil {
+		return nil, err
+	}
+	if base != nil {
+		verifyBaseline(c, p, base)
+	}
+	return c.sorted(), nil
+}
+
+func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
+	jobs := map[string]*spec.Job{}
+	aliasOf := map[string]*spec.Job{}
+	for _, j := range p.Jobs {
+		jobs[j.Kind] = j
+		for _, a := range j.Aliases {
+			aliasOf[a] = j
+		}
+	}
+	for _, kind := range sortedKeys(base.Jobs) {
+		lj := base.Jobs[kind]
+		switch {
+		case jobs[kind] != nil:
+			j := jobs[kind]
+			compareVersions(c, base, kind, lj, j)
+			writeAhead(c, base, lj, j)
+		case aliasOf[kind] != nil:
+			compareVersions(c, base, kind, lj, aliasOf[kind])
+		default:
+			c.errorf(kind, lj.pos, "jobs."+kind, RuleKindRemoved,
+				"kind %s is in %s but no longer in the spec: its queued jobs would never run; keep it until `jobc status` shows no unfinished %s jobs, or list it under aliases of the kind that replaces it",
+				kind, base.Source, kind)
+		}
+		for _, a := range lj.Aliases {
+			if jobs[a] == nil && aliasOf[a] == nil {
+				c.errorf(kind, lj.pos, "jobs."+kind+".aliases", RuleKindRemoved,
+					"alias %s of %s is in %s but no longer in the spec: queued %s jobs would never run; keep the alias until `jobc status` shows no unfinished %s jobs",
+					a, kind, base.Source, a, a)
+			}
+		}
+	}
+}
+
+// compareVersions compares the released versions of kind with those of job j: j is
+// the kind itself, or the kind it is now an alias of.
+func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j *spec.Job) {
+	who := kind
+	if j.Kind != kind {
+		who = fmt.Sprintf("%s (now an alias of %s)", kind, j.Kind)
+	}
+	for _, lv := range lj.Versions {
+		v := j.Payload.Version(lv.Version)
+		if v == nil {
+			c.notef(j.Kind, j.Payload.Pos, "jobs."+j.Kind+".payload.versions", RuleVersionRetired,
+				"version %d of %s is in %s but no longer declared: workers stop decoding it, so unfinished version %d jobs would never run; check with `jobc status` that none remain before deploying",
+				lv.Version, who, base.Source, lv.Version)
+			continue
+		}
+		canon, err := v.Schema.Canonical()
+		if err != nil || hash(canon) == lv.SHA256 {
+			continue // an unencodable schema is reported by generate
+		}
+		old, err := canonicalRaw(lv.Schema)
+		if err != nil {
+			continue // ParseLock checked it
+		}
+		pos, path := Pointer(v.Schema, firstDifference(old, canon))
+		var msg string
+		if j.Kind == kind {
+			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below)",
+				lv.Version, kind, base.Source)
+		} else {
+			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (diff below)",
+				lv.Version, kind, base.Source, kind, j.Kind, lv.Version, kind)
+		}
+		f := finding(Error, j.Kind, pos, path, RuleReleasedVersionChanged, msg)
+		f.Detail = schemaDiff(
+			fmt.Sprintf("%s version %d (%s)", kind, lv.Version, base.Source), old,
+			fmt.Sprintf("%s version %d (%s)", j.Kind, v.Number, v.Schema.File), canon)
+		c.add(f)
+	}
+}
+
+func writeAhead(c *collector, base *LockFile, lj *LockedJob, j *spec.Job) {
+	released, w := lj.Highest(), j.Payload.WriteVersion
+	if released == 0 || w <= released {
+		return
+	}
+	c.errorf(j.Kind, j.Payload.Pos, "jobs."+j.Kind+".payload.write_version", RuleWriteVersionAhead,
+		"enqueue writes version %d (write_version defaults to the newest version), but workers of the release in %s decode %s versions up to %d: version %d jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; roll out in two releases: first deploy version %d with write_version: %d, then set write_version: %d once no older worker runs",
+		w, base.Source, j.Kind, released, w, w, released, w)
+}
+
+// firstDifference returns the JSON pointer of the first place, in key order, where two
+// canonical JSON documents differ: a member or element present in only one of them
+// gives its pointer (Pointer then finds the nearest existing ancestor).
+func firstDifference(a, b []byte) string {
+	av, err1 := decodeJSON(a)
+	bv, err2 := decodeJSON(b)
+	if err1 != nil || err2 != nil {
+		return ""
+	}
+	ptr, _ := diffAt(av, bv, "")
+	return ptr
+}
+
+func diffAt(a, b any, ptr string) (string, bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, ok := b.(map[string]any)
+		if !ok {
+			return ptr, true
+		}
+		keys := map[string]bool{}
+		for k := range x {
+			keys[k] = true
+		}
+		for k := range y {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			xv, inX := x[k]
+			yv, inY := y[k]
+			sub := ptr + "/" + escapeToken(k)
+			if inX != inY {
+				return sub, true
+			}
+			if p, differ := diffAt(xv, yv, sub); differ {
+				return p, true
+			}
+		}
+		return "", false
+	case []any:
+		y, ok := b.([]any)
+		if !ok {
+			return ptr, true
+		}
+		for i := range max(len(x), len(y)) {
+			sub := ptr + "/" + strconv.Itoa(i)
+			if i >= len(x) || i >= len(y) {
+				return sub, true
+			}
+			if p, differ := diffAt(x[i], y[i], sub); differ {
+				return p, true
+			}
+		}
+		return "", false
+	}
+	if a != b {
+		return ptr, true
+	}
+	return "", false
+}
+
+// schemaDiff is a unified diff of two canonical schemas, pretty-printed (SplitLines
+// ends the last line).
+func schemaDiff(fromName string, from []byte, toName string, to []byte) string {
+	d := difflib.UnifiedDiff{
+		A:        difflib.SplitLines(pretty(from)),
+		B:        difflib.SplitLines(pretty(to)),
+		FromFile: fromName,
+		ToFile:   toName,
+		Context:  3,
+	}
+	s, err := difflib.GetUnifiedDiffString(d)
+	if err != nil {
+		return fmt.Sprintf("(no diff: %v)\n", err)
+	}
+	return s
+}
+
+func pretty(canon []byte) string {
+	var b bytes.Buffer
+	if err := json.Indent(&b, canon, "", "  "); err != nil {
+		return string(canon)
+	}
+	return b.String()
+}

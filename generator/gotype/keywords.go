@@ -1,0 +1,234 @@
+package gotype
+
+import (
+	"regexp"
+	"sort"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// annotations never change the Go type or validation.
+var annotations = map[string]bool{
+	"title": true, "description": true, "examples": true, "$comment": true, "deprecated": true,
+	"readOnly": true, "writeOnly": true, "$schema": true, "$id": true, "default": true,
+}
+
+// supported are the keywords jobc turns into Go types or leaves to validation.
+var supported = map[string]bool{
+	"type": true, "properties": true, "required": true, "additionalProperties": true,
+	"items": true, "enum": true, "const": true, "format": true, "$ref": true, "$defs": true,
+	"definitions": true, "minLength": true, "maxLength": true, "pattern": true,
+	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
+	"multipleOf": true, "minItems": true, "maxItems": true, "uniqueItems": true,
+	"minProperties": true, "maxProperties": true,
+}
+
+// unsupported are real JSON Schema keywords that have no Go type jobc can generate.
+var unsupported = map[string]bool{
+	"oneOf": true, "anyOf": true, "allOf": true, "not": true, "if": true, "then": true,
+	"else": true, "patternProperties": true, "dependentRequired": true, "dependentSchemas": true,
+	"dependencies": true, "prefixItems": true, "contains": true, "minContains": true,
+	"maxContains": true, "propertyNames": true, "unevaluatedProperties": true,
+	"unevaluatedItems": true, "$anchor": true, "$dynamicRef": true, "$dynamicAnchor": true,
+	"$recursiveRef": true, "$recursiveAnchor": true, "$vocabulary": true, "additionalItems": true,
+	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+}
+
+// rootOnly keywords may only appear at the top of a payload schema.
+var rootOnly = map[string]bool{"$schema": true, "$id": true, "$defs": true, "definitions": true}
+
+// appliesTo says which JSON type a type-specific keyword constrains.
+var appliesTo = map[string]string{
+	"minLength": "string", "maxLength": "string", "pattern": "string",
+	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number",
+	"exclusiveMaximum": "number", "multipleOf": "number",
+	"items": "array", "minItems": "array", "maxItems": "array", "uniqueItems": "array",
+	"properties": "object", "required": "object", "additionalProperties": "object",
+	"minProperties": "object", "maxProperties": "object",
+}
+
+// valueKinds says what each keyword's value must be.
+var valueKinds = map[string]string{
+	"title": "string", "description": "string", "$comment": "string", "$schema": "string",
+	"$id": "string", "format": "string", "pattern": "string", "$ref": "string",
+	"deprecated": "boolean", "readOnly": "boolean", "writeOnly": "boolean", "uniqueItems": "boolean",
+	"examples": "list", "enum": "list", "required": "list of strings",
+	"minLength": "count", "maxLength": "count", "minItems": "count", "maxItems": "count",
+	"minProperties": "count", "maxProperties": "count",
+	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",
+	"multipleOf": "positive number",
+	"properties": "mapping", "$defs": "mapping", "definitions": "mapping",
+	"items": "schema", "additionalProperties": "schema",
+}
+
+var knownKeywords = func() []string {
+	var keys []string
+	for k := range supported {
+		keys = append(keys, k)
+	}
+	for k := range annotations {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}()
+
+// keywords reports every keyword of a subschema that jobc does not support, that does
+// not belong where it is, or whose value has the wrong form.
+func (c *conv) keywords(s snode, root bool) {
+	types := c.typeList(s)
+	for i := 0; i+1 < len(s.n.Content); i += 2 {
+		k := s.n.Content[i].Value
+		at := s.key(i)
+		v := snode{n: s.n.Content[i+1], path: at.path, file: s.file}
+		switch {
+		case unsupported[k]:
+			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see the README's schema reference)", k)
+			continue
+		case !supported[k] && !annotations[k]:
+			if sg := spec.Suggest(k, knownKeywords); sg != "" {
+				c.errorf(at, "unknown JSON Schema keyword %q; did you mean %q?", k, sg)
+			} else {
+				c.errorf(at, "unknown JSON Schema keyword %q", k)
+			}
+			continue
+		case rootOnly[k] && !root:
+			c.errorf(at, "keyword %q is only allowed at the top of a payload schema", k)
+			continue
+		}
+		if want := appliesTo[k]; want != "" && len(types) > 0 && !allows(types, want) {
+			c.errorf(at, "keyword %q applies to %s values, but this schema has type %s", k, typeWord(want), strings.Join(types, " or "))
+			continue
+		}
+		if k == "items" && deref(v.n).Kind == yaml.SequenceNode {
+			c.errorf(v, "items as a list of schemas (a tuple) is not supported: an array's elements share one schema")
+			continue
+		}
+		if want := valueKinds[k]; want != "" && !valueIs(v.n, want) {
+			c.errorf(v, "%s must be %s, got %s", k, article(want), describe(v.n))
+			continue
+		}
+		if k == "pattern" {
+			if _, err := regexp.Compile(v.n.Value); err != nil {
+				c.errorf(v, "pattern %q is not a valid regular expression: %v", v.n.Value, strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+			}
+		}
+	}
+}
+
+// typeList returns the non-null JSON types a schema's type keyword names, or nil.
+func (c *conv) typeList(s snode) []string {
+	t := s.get("type")
+	var out []string
+	switch {
+	case t == nil:
+	case t.Kind == yaml.ScalarNode:
+		out = append(out, t.Value)
+	case t.Kind == yaml.SequenceNode:
+		for _, e := range t.Content {
+			out = append(out, deref(e).Value)
+		}
+	}
+	kept := out[:0]
+	for _, x := range out {
+		if x != "null" {
+			kept = append(kept, x)
+		}
+	}
+	return kept
+}
+
+func allows(types []string, want string) bool {
+	for _, t := range types {
+		if t == want || (want == "number" && t == "integer") {
+			return true
+		}
+	}
+	return false
+}
+
+func typeWord(t string) string {
+	if t == "number" {
+		return "number and integer"
+	}
+	return t
+}
+
+func valueIs(n *yaml.Node, want string) bool {
+	n = deref(n)
+	switch want {
+	case "string":
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!str"
+	case "boolean":
+		return n.Kind == yaml.ScalarNode && n.Tag == "!!bool"
+	case "list":
+		return n.Kind == yaml.SequenceNode
+	case "list of strings":
+		if n.Kind != yaml.SequenceNode {
+			return false
+		}
+		for _, e := range n.Content {
+			if e = deref(e); e.Kind != yaml.ScalarNode || e.Tag != "!!str" {
+				return false
+			}
+		}
+		return true
+	case "count":
+		v, ok := spec.JSONValue(n).(int64)
+		return n.Kind == yaml.ScalarNode && ok && v >= 0
+	case "number", "positive number":
+		var f float64
+		switch v := spec.JSONValue(n).(type) {
+		case int64:
+			f = float64(v)
+		case float64:
+			f = v
+		default:
+			return false
+		}
+		return n.Kind == yaml.ScalarNode && (want == "number" || f > 0)
+	case "mapping":
+		return n.Kind == yaml.MappingNode
+	case "schema":
+		return n.Kind == yaml.MappingNode || (n.Kind == yaml.ScalarNode && n.Tag == "!!bool")
+	}
+	return true
+}
+
+func article(want string) string {
+	switch want {
+	case "count":
+		return "a non-negative integer"
+	case "list", "list of strings", "mapping", "string", "number", "positive number", "boolean":
+		if want == "list of strings" {
+			return "a list of strings"
+		}
+		return "a " + want
+	case "schema":
+		return "a schema (a mapping) or a boolean"
+	}
+	return want
+}
+
+// describe shows a YAML value in a message.
+func describe(n *yaml.Node) string {
+	n = deref(n)
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "a mapping"
+	case yaml.SequenceNode:
+		return "a list"
+	case yaml.ScalarNode:
+		switch n.Tag {
+		case "!!null":
+			return "null"
+		case "!!int", "!!float", "!!bool":
+			return n.Value
+		}
+		return quote(n.Value)
+	}
+	return "nothing"
+}

@@ -1,0 +1,184 @@
+package spec
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Limits that keep a hostile or broken file from exhausting the generator.
+const (
+	maxFileSize = 8 << 20 // bytes of one spec or schema file
+	// maxNodes bounds the nodes of one file with every YAML alias expanded, so that an
+	// alias bomb ("billion laughs") is an error, not an out-of-memory crash.
+	maxNodes = 100_000
+)
+
+// readFile reads a regular file of at most maxFileSize bytes; name is relative to dir.
+func readFile(dir, name string) ([]byte, error) {
+	f, err := os.Open(filepath.Join(dir, name))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if !info.Mode().IsRegular() {
+		if info.IsDir() {
+			return nil, errors.New("is a directory")
+		}
+		return nil, errors.New("is not a regular file")
+	}
+	b, err := io.ReadAll(io.LimitReader(f, maxFileSize+1))
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if len(b) > maxFileSize {
+		return nil, fmt.Errorf("larger than %d MiB", maxFileSize>>20)
+	}
+	return b, nil
+}
+
+// unwrapPathError drops the path from an *fs.PathError: diagnostics name the file
+// already, relative to the project.
+func unwrapPathError(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+
+// parseFile reads and parses one file, JSON when its name ends in .json and YAML
+// otherwise; name is relative to l.dir. It reports problems and returns nil for a file
+// that cannot be used. The returned node is the document's root, never an alias.
+func (l *loader) parseFile(name string) *yaml.Node {
+	b, err := readFile(l.dir, name)
+	if err != nil {
+		l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "cannot read: %v", err)
+		return nil
+	}
+	return l.parseBytes(name, b)
+}
+
+// parseBytes parses the content of file name; see parseFile.
+func (l *loader) parseBytes(name string, b []byte) *yaml.Node {
+	var root *yaml.Node
+	if strings.EqualFold(filepath.Ext(name), ".json") {
+		n, pos, err := parseJSON(b)
+		if err != nil {
+			l.d.add(Pos{File: name, Line: pos.Line, Col: pos.Col}, "", "invalid JSON: %v", err)
+			return nil
+		}
+		root = n
+	} else {
+		var doc yaml.Node
+		if err := yaml.Unmarshal(b, &doc); err != nil {
+			line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
+			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+				line, _ = strconv.Atoi(m[1])
+				msg = m[2]
+				// The YAML parser reports these at the line before the list or mapping it
+				// could not finish; point at that construct instead.
+				if strings.HasPrefix(msg, "did not find expected") {
+					line++
+					msg += " in the list or mapping that starts on this line"
+				}
+			}
+			// The parser may count a line past the end of the file.
+			lines := strings.Count(strings.TrimRight(string(b), "\n"), "\n") + 1
+			l.d.add(Pos{File: name, Line: min(max(line, 1), lines), Col: 1}, "", "invalid YAML: %s", msg)
+			return nil
+		}
+		if len(doc.Content) == 0 {
+			l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "the file is empty")
+			return nil
+		}
+		root = doc.Content[0]
+	}
+	if !l.checkAliases(name, root) {
+		return nil
+	}
+	return resolveAlias(root)
+}
+
+// checkAliases reports a YAML alias that refers to a node containing it, and documents
+// whose aliases expand to more than maxNodes nodes. Everything after loading may then
+// expand aliases freely.
+func (l *loader) checkAliases(file string, root *yaml.Node) bool {
+	size := map[*yaml.Node]int{}
+	onStack := map[*yaml.Node]bool{}
+	var count func(n *yaml.Node) (int, bool)
+	count = func(n *yaml.Node) (int, bool) {
+		if n == nil {
+			return 0, true
+		}
+		if s, ok := size[n]; ok {
+			return s, true
+		}
+		if onStack[n] {
+			return 0, false
+		}
+		onStack[n] = true
+		defer delete(onStack, n)
+		total := 1
+		if n.Kind == yaml.AliasNode {
+			s, ok := count(n.Alias)
+			if !ok {
+				if n.Alias != nil && onStack[n.Alias] {
+					l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML alias *%s refers to a node that contains it", n.Value)
+				}
+				return 0, false
+			}
+			total = s
+		}
+		for _, c := range n.Content {
+			s, ok := count(c)
+			if !ok {
+				return 0, false
+			}
+			total += s
+			if total > maxNodes {
+				break
+			}
+		}
+		if total > maxNodes {
+			l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML aliases expand this to more than %d nodes", maxNodes)
+			return 0, false
+		}
+		size[n] = total
+		return total, true
+	}
+	_, ok := count(root)
+	return ok
+}
+
+// copyTree returns a deep copy of n with every alias replaced by a copy of its target.
+// It must only see trees that passed checkAliases.
+func copyTree(n *yaml.Node) *yaml.Node {
+	n = resolveAlias(n)
+	if n == nil {
+		return nil
+	}
+	c := *n
+	c.Anchor = ""
+	c.Content = nil
+	if len(n.Content) > 0 {
+		c.Content = make([]*yaml.Node, len(n.Content))
+		for i, ch := range n.Content {
+			c.Content[i] = copyTree(ch)
+		}
+	}
+	return &c
+}

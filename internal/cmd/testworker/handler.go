@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/internal/cmd/testworker/chaosjob"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// handler runs chaos_job and records each execution, so that tests can tell how often
+// and where every job ran.
+type handler struct {
+	pool     *pgxpool.Pool
+	worker   string
+	maxSleep time.Duration // 0: no cap
+}
+
+// handle records the execution's start in handled (so that an execution killed midway
+// is visible), sleeps SleepMS unless its context ends first, fails while the attempt is
+// at most FailAttempts, and records success in handled_done.
+func (h *handler) handle(ctx context.Context, job *runtime.Job, p chaosjob.Payload) error {
+	if err := h.record(ctx, "handled", job, p); err != nil {
+		return err
+	}
+	if d := h.sleep(p); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return fmt.Errorf("job %d (n=%d) interrupted during its %s sleep: %w", job.ID, p.N, d, context.Cause(ctx))
+		}
+	}
+	if int64(job.Attempt) <= p.FailAttempts {
+		return fmt.Errorf("job %d (n=%d): planned failure on attempt %d (fails while attempt <= %d)", job.ID, p.N, job.Attempt, p.FailAttempts)
+	}
+	if err := h.record(ctx, "handled_done", job, p); err != nil {
+		return err
+	}
+	job.Logger().Debug("testworker: job done", "n", p.N)
+	return nil
+}
+
+func (h *handler) sleep(p chaosjob.Payload) time.Duration {
+	d := time.Duration(p.SleepMS) * time.Millisecond
+	if h.maxSleep > 0 && d > h.maxSleep {
+		d = h.maxSleep
+	}
+	return d
+}
+
+// record inserts the execution into table (handled or handled_done).
+func (h *handler) record(ctx context.Context, table string, job *runtime.Job, p chaosjob.Payload) error {
+	_, err := h.pool.Exec(ctx, "INSERT INTO "+table+" (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4)",
+		job.ID, p.N, h.worker, job.Attempt)
+	if err != nil {
+		return fmt.Errorf("job %d (n=%d): insert into %s: %w", job.ID, p.N, table, err)
+	}
+	return nil
+}

@@ -1,0 +1,138 @@
+// Command testworker is a jobc worker process for the process-level tests in
+// internal/chaostest. It serves one job type, chaos_job (see package chaosjob), whose
+// handler records every execution in the tables handled (at its start) and
+// handled_done (when it succeeds); the tests create those tables.
+//
+//	DATABASE_URL=... testworker -id w1 -concurrency 4 -lease 2s
+//
+// It runs until SIGTERM or SIGINT, then shuts down gracefully within -grace and exits 0.
+// It exits 1 when the worker cannot start and 2 on bad flags. It logs to stderr.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/internal/cmd/testworker/chaosjob"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// options are the command's flags.
+type options struct {
+	id                string
+	queue             string
+	concurrency       int
+	lease             time.Duration
+	rescueInterval    time.Duration
+	poll              time.Duration
+	schedulerInterval time.Duration
+	pruneInterval     time.Duration
+	grace             time.Duration
+	maxSleep          time.Duration
+	logLevel          slog.Level
+}
+
+func main() {
+	os.Exit(run(os.Args[1:]))
+}
+
+func run(args []string) int {
+	o, err := parseFlags(args)
+	if err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return 0
+		}
+		return 2
+	}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
+	defer stop()
+	if err := work(ctx, o, log); err != nil {
+		log.Error("testworker failed", "err", err)
+		return 1
+	}
+	log.Info("testworker exiting")
+	return 0
+}
+
+func parseFlags(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("testworker", flag.ContinueOnError)
+	fs.StringVar(&o.id, "id", "", "worker id, in leases, errors and the handled tables (default: the runtime's host-pid-random)")
+	fs.StringVar(&o.queue, "queue", chaosjob.DefaultQueue, "queue of chaos_job")
+	fs.IntVar(&o.concurrency, "concurrency", 4, "handlers that run at once")
+	fs.DurationVar(&o.lease, "lease", 0, "lease duration (0: the runtime's default)")
+	fs.DurationVar(&o.rescueInterval, "rescue-interval", 0, "how often expired leases are rescued (0: the runtime's default)")
+	fs.DurationVar(&o.poll, "poll", 0, "poll interval (0: the runtime's default)")
+	fs.DurationVar(&o.schedulerInterval, "scheduler-interval", 0, "how often due retries are made available (0: the runtime's default)")
+	fs.DurationVar(&o.pruneInterval, "prune-interval", 0, "how often finished jobs and silent workers are pruned (0: the runtime's default)")
+	fs.DurationVar(&o.grace, "grace", 0, "shutdown grace period (0: the runtime's default)")
+	fs.DurationVar(&o.maxSleep, "max-sleep", 0, "cap on each job's sleep_ms, for a worker meant to finish jobs quickly (0: no cap)")
+	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(fs.Output(), "testworker: unexpected arguments %q\n", fs.Args())
+		return o, errors.New("unexpected arguments")
+	}
+	if o.concurrency < 1 {
+		fmt.Fprintf(fs.Output(), "testworker: -concurrency %d, want at least 1\n", o.concurrency)
+		return o, errors.New("bad concurrency")
+	}
+	return o, nil
+}
+
+// work runs the worker until ctx is cancelled and it has shut down.
+func work(ctx context.Context, o options, log *slog.Logger) error {
+	url := os.Getenv("DATABASE_URL")
+	if url == "" {
+		return errors.New("DATABASE_URL is not set")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	// Every handler holds a connection for its inserts; leave room for claims,
+	// heartbeats, outcomes and maintenance.
+	cfg.MaxConns = int32(o.concurrency + 4)
+	pool, err := pgxpool.NewWithConfig(context.WithoutCancel(ctx), cfg)
+	if err != nil {
+		return fmt.Errorf("create the connection pool: %w", err)
+	}
+	defer pool.Close()
+
+	jt, err := chaosjob.NewJobType(o.queue)
+	if err != nil {
+		return err
+	}
+	w := runtime.NewWorker(pool, runtime.Config{
+		ID:                o.id,
+		Queues:            map[string]runtime.QueueConfig{o.queue: {MaxWorkers: o.concurrency}},
+		Logger:            log,
+		PollInterval:      o.poll,
+		LeaseDuration:     o.lease,
+		RescueInterval:    o.rescueInterval,
+		SchedulerInterval: o.schedulerInterval,
+		PruneInterval:     o.pruneInterval,
+		ShutdownGrace:     o.grace,
+	})
+	h := &handler{pool: pool, worker: w.ID(), maxSleep: o.maxSleep}
+	if err := runtime.Handle(w, jt, h.handle); err != nil {
+		return fmt.Errorf("register %s: %w", chaosjob.Kind, err)
+	}
+	log.Info("testworker starting", "id", w.ID(), "pid", os.Getpid(), "queue", o.queue, "concurrency", o.concurrency)
+	if err := w.Run(ctx); err != nil {
+		return fmt.Errorf("run worker %s: %w", w.ID(), err)
+	}
+	return nil
+}
