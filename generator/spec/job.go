@@ -98,11 +98,13 @@ func (l *loader) retry(n node, j *Job) {
 		"max":     func(v node) { j.Backoff.Max, _ = l.duration(v) },
 		"jitter":  func(v node) { l.jitter(v, &j.Backoff) },
 	})
-	l.checkBackoff(n, present, j.Backoff)
+	l.checkBackoff(n, present, &j.Backoff)
 }
 
-// checkBackoff reports a backoff whose max is shorter than its initial delay.
-func (l *loader) checkBackoff(n node, present map[string]node, b Backoff) {
+// checkBackoff reports a max shorter than the initial delay. Without an explicit max,
+// the default cap rises to the initial delay: `retry: {backoff: constant, initial: 2h}`
+// means what it says.
+func (l *loader) checkBackoff(n node, present map[string]node, b *Backoff) {
 	if b.Max <= 0 || b.Initial <= 0 || b.Max >= b.Initial {
 		return
 	}
@@ -110,9 +112,7 @@ func (l *loader) checkBackoff(n node, present map[string]node, b Backoff) {
 		l.d.add(m.pos(), m.path, "max %s is shorter than initial %s", formatDuration(b.Max), formatDuration(b.Initial))
 		return
 	}
-	if i, ok := present["initial"]; ok {
-		l.d.add(i.pos(), i.path, "initial %s is longer than the default max %s: set max too", formatDuration(b.Initial), formatDuration(b.Max))
-	}
+	b.Max = b.Initial
 }
 
 // JobStates are the states a unique constraint may hold in.
@@ -157,6 +157,14 @@ func (l *loader) unique(n node) *Unique {
 	}
 	if _, ok := present["key"]; !ok {
 		l.d.add(n.pos(), n.path, "missing required key %q", "key")
+	}
+	if w, ok := present["while"]; ok {
+		for _, st := range []string{"available", "scheduled", "running"} {
+			if !contains(u.While, st) {
+				l.d.add(w.pos(), w.path, "while must include available, scheduled and running: a unique key is held from insert until the job finishes (add completed, failed or cancelled to hold it after)")
+				break
+			}
+		}
 	}
 	return u
 }

@@ -286,7 +286,7 @@ func (l *loader) errorClass(k, v node, p *Project) {
 		return
 	}
 	if b != nil {
-		l.checkBackoff(v, present, *b)
+		l.checkBackoff(v, present, b)
 	}
 	if _, ok := present["retry"]; !ok {
 		l.d.add(v.pos(), v.path, "missing required key %q: say whether errors of this class are retried", "retry")

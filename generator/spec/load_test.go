@@ -55,7 +55,6 @@ jobs:
 `
 	got := loadErrors(t, map[string]string{"jobc.yaml": cfg})
 	want := `jobc.yaml:6:14: jobs.a.timeout: want a duration with a unit, such as 30s, 5m, 2h or 7d, got 30
-jobc.yaml:7:22: jobs.a.retry.initial: initial 2h is longer than the default max 1h: set max too
 jobc.yaml:10:14: jobs.b.timeout: want a positive duration such as 30s, 5m, 2h or 7d, got "-5s"
 jobc.yaml:11:31: jobs.b.retry.max: max 30s is shorter than initial 1m`
 	if got != want {
@@ -201,5 +200,39 @@ $defs:
 		if got := s.CheckValue(prop(c.prop), c.v); got != c.want {
 			t.Errorf("CheckValue(%s, %#v) = %q, want %q", c.prop, c.v, got, c.want)
 		}
+	}
+}
+
+func TestUniqueWhileMustHoldUnfinishedStates(t *testing.T) {
+	cfg := `version: 1
+package: jobs
+out: jobs
+jobs:
+  a:
+    unique: {key: [id], while: [available, scheduled]}
+    payload: {versions: {1: {schema: {type: object, properties: {id: {type: string}}}}}}
+`
+	got := loadErrors(t, map[string]string{"jobc.yaml": cfg})
+	want := `jobc.yaml:6:32: jobs.a.unique.while: while must include available, scheduled and running: a unique key is held from insert until the job finishes (add completed, failed or cancelled to hold it after)`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestInitialAboveTheDefaultMaxRaisesTheCap(t *testing.T) {
+	cfg := `version: 1
+package: jobs
+out: jobs
+jobs:
+  a:
+    retry: {backoff: constant, initial: 2h}
+    payload: {versions: {1: {schema: {type: object}}}}
+`
+	p, err := Load(writeProject(t, map[string]string{"jobc.yaml": cfg}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := p.Jobs[0].Backoff; b.Initial != 2*time.Hour || b.Max != 2*time.Hour {
+		t.Errorf("backoff %+v, want initial and max 2h", b)
 	}
 }

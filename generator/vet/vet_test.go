@@ -42,7 +42,7 @@ out: jobs
 jobs:
   sloppy:
     retry: {max_attempts: 500}
-    unique: {key: [id], while: [available, running, completed]}
+    unique: {key: [id], while: [available, scheduled, running, completed]}
     payload:
       write_version: 1
       versions:
