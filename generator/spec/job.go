@@ -122,6 +122,7 @@ func JobStates() []string {
 
 func (l *loader) unique(n node) *Unique {
 	u := &Unique{Pos: n.pos(), While: []string{"available", "scheduled", "running"}}
+	misspelt := false // an unknown state was reported already
 	present := l.mapping(n, map[string]field{
 		"key": func(v node) {
 			if s, ok := l.strings(v); ok {
@@ -140,6 +141,7 @@ func (l *loader) unique(n node) *Unique {
 			states := JobStates()
 			for i, st := range s {
 				if !contains(states, st) {
+					misspelt = true
 					sv := v.at(strconv.Itoa(i), v.Content[i])
 					if sg := Suggest(st, states); sg != "" {
 						l.d.add(sv.pos(), sv.path, "unknown job state %q; did you mean %q?", st, sg)
@@ -158,7 +160,7 @@ func (l *loader) unique(n node) *Unique {
 	if _, ok := present["key"]; !ok {
 		l.d.add(n.pos(), n.path, "missing required key %q", "key")
 	}
-	if w, ok := present["while"]; ok {
+	if w, ok := present["while"]; ok && !misspelt {
 		for _, st := range []string{"available", "scheduled", "running"} {
 			if !contains(u.While, st) {
 				l.d.add(w.pos(), w.path, "while must include available, scheduled and running: a unique key is held from insert until the job finishes (add completed, failed or cancelled to hold it after)")

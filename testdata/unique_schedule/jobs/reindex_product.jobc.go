@@ -28,7 +28,7 @@ var reindexProductType = runtime.MustJobType(runtime.JobType{
 	Priority:     5,
 	MaxAttempts:  25,
 	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
-	Unique:       &runtime.Unique{Fields: []string{"product_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled}, Period: time.Hour},
+	Unique:       &runtime.Unique{Fields: []string{"product_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}, Period: time.Hour},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
