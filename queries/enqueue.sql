@@ -1,5 +1,6 @@
--- Inserting jobs. Every insert of an available job notifies channel jobc with the queue
--- name; PostgreSQL folds identical notifications of one transaction into one.
+-- Inserting jobs. An insert of an available job notifies channel jobc with the queue
+-- name when a worker of that queue sleeps (jobc_sleepers); PostgreSQL folds identical
+-- notifications of one transaction into one.
 
 -- name: InsertJob :one
 WITH ins AS (
@@ -17,7 +18,10 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true;
+LEFT JOIN LATERAL (
+    SELECT pg_notify('jobc', ins.queue)
+    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
+) n ON true;
 
 -- name: InsertUniqueJob :many
 -- Inserts the job only if no other job holds its unique key: the key row and the job
@@ -44,7 +48,10 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true;
+LEFT JOIN LATERAL (
+    SELECT pg_notify('jobc', ins.queue)
+    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
+) n ON true;
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
@@ -63,4 +70,6 @@ INSERT INTO jobc_jobs (
 );
 
 -- name: NotifyQueue :exec
-SELECT pg_notify('jobc', sqlc.arg(queue)::text);
+-- Wakes the queue's sleeping workers, if any.
+SELECT pg_notify('jobc', sqlc.arg(queue)::text)
+WHERE EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = sqlc.arg(queue)::text);

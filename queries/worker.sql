@@ -5,31 +5,31 @@
 -- name: ClaimJobs :many
 -- Leases up to max available jobs of one queue, most urgent first, taking only the
 -- (kind, payload version) pairs this worker can decode: other rows are left for workers
--- that can, so a rolling deploy never fails a job or burns an attempt.
-WITH picked AS (
-    SELECT j.id
-    FROM jobc_jobs j
-    WHERE j.state = 'available'
-      AND j.queue = sqlc.arg(queue)
-      AND EXISTS (
-          SELECT 1
-          FROM (SELECT unnest(sqlc.arg(kinds)::text[]) AS kind,
-                       unnest(sqlc.arg(min_versions)::int[]) AS min_version,
-                       unnest(sqlc.arg(max_versions)::int[]) AS max_version) k
-          WHERE k.kind = j.kind AND j.payload_version BETWEEN k.min_version AND k.max_version
-      )
-    ORDER BY j.priority, j.available_at, j.id
-    LIMIT sqlc.arg(max)
-    FOR UPDATE SKIP LOCKED
-)
+-- that can, so a rolling deploy never fails a job or burns an attempt. The ids are
+-- picked by a subquery turned into an array, which keeps the plan an index walk of
+-- the claim index even when PostgreSQL switches to a generic plan.
 UPDATE jobc_jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
     attempted_at = now(),
     lease_owner = sqlc.arg(owner)::text,
     lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
-FROM picked
-WHERE j.id = picked.id
+WHERE j.id = ANY(ARRAY(
+    SELECT c.id
+    FROM jobc_jobs c
+    WHERE c.state = 'available'
+      AND c.queue = sqlc.arg(queue)
+      AND EXISTS (
+          SELECT 1
+          FROM (SELECT unnest(sqlc.arg(kinds)::text[]) AS kind,
+                       unnest(sqlc.arg(min_versions)::int[]) AS min_version,
+                       unnest(sqlc.arg(max_versions)::int[]) AS max_version) k
+          WHERE k.kind = c.kind AND c.payload_version BETWEEN k.min_version AND k.max_version
+      )
+    ORDER BY c.priority, c.available_at, c.id
+    LIMIT sqlc.arg(max)
+    FOR UPDATE SKIP LOCKED
+))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
           j.attempt, j.max_attempts, j.created_at;
 
@@ -43,12 +43,13 @@ RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested;
 
 -- name: CompleteJobs :many
 -- Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
--- this worker no longer holds is left alone and not returned.
+-- this worker no longer holds is left alone and not returned. Rows are found with
+-- id = ANY(ids) and each one's attempt looked up by position, not by joining an
+-- unnest: a generic plan of the join re-evaluated the unnest for every row.
 WITH done AS (
     DELETE FROM jobc_jobs j
-    USING (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
-                  unnest(sqlc.arg(attempts)::int[]) AS attempt) f
-    WHERE j.id = f.id AND j.attempt = f.attempt
+    WHERE j.id = ANY(sqlc.arg(ids)::bigint[])
+      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], j.id)]
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.*
 ), keys AS (
@@ -68,14 +69,10 @@ RETURNING id;
 -- name: FinishJobs :many
 -- Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
 -- appending each one's error.
-WITH f AS (
-    SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
-           unnest(sqlc.arg(attempts)::int[]) AS attempt,
-           unnest(sqlc.arg(errors)::jsonb[]) AS error
-), done AS (
+WITH done AS (
     DELETE FROM jobc_jobs j
-    USING f
-    WHERE j.id = f.id AND j.attempt = f.attempt
+    WHERE j.id = ANY(sqlc.arg(ids)::bigint[])
+      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], j.id)]
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.*
 ), keys AS (
@@ -88,27 +85,29 @@ INSERT INTO jobc_jobs_finished (
     attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
 SELECT d.id, d.kind, d.queue, sqlc.arg(state)::jobc_state, d.priority, d.payload_version, d.payload,
-       d.metadata, d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
+       d.metadata, d.available_at, d.attempt, d.max_attempts,
+       d.errors || jsonb_build_array((sqlc.arg(errors)::jsonb[])[array_position(sqlc.arg(ids)::bigint[], d.id)]),
        d.unique_key, d.created_at, d.attempted_at, now()
-FROM done d JOIN f ON f.id = d.id
+FROM done d
 RETURNING id;
 
 -- name: RetryJobs :many
 -- Returns the given attempts to the queue at their next run time, appending each one's
 -- error. A job due now becomes available (and wakes workers); a later one is scheduled.
-WITH retried AS (
+WITH f AS (
+    SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats,
+           sqlc.arg(errors)::jsonb[] AS errs
+), retried AS (
     UPDATE jobc_jobs j
-    SET state = CASE WHEN f.available_at <= now() THEN 'available'::jobc_state
+    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
                      ELSE 'scheduled'::jobc_state END,
-        available_at = f.available_at,
+        available_at = f.ats[array_position(f.ids, j.id)],
         lease_owner = NULL,
         lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(f.error)
-    FROM (SELECT unnest(sqlc.arg(ids)::bigint[]) AS id,
-                 unnest(sqlc.arg(attempts)::int[]) AS attempt,
-                 unnest(sqlc.arg(available_ats)::timestamptz[]) AS available_at,
-                 unnest(sqlc.arg(errors)::jsonb[]) AS error) f
-    WHERE j.id = f.id AND j.attempt = f.attempt
+        errors = j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)])
+    FROM f
+    WHERE j.id = ANY(f.ids)
+      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.id, j.queue, j.state
 )

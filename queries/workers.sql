@@ -18,3 +18,18 @@ DELETE FROM jobc_workers WHERE heartbeat_at < now() - make_interval(secs => 10 *
 
 -- name: ListWorkers :many
 SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at FROM jobc_workers ORDER BY id;
+
+-- name: Sleep :exec
+-- The worker's queue ran dry: notify it of the next enqueue.
+INSERT INTO jobc_sleepers (queue, worker) VALUES (sqlc.arg(queue), sqlc.arg(worker))
+ON CONFLICT (queue, worker) DO NOTHING;
+
+-- name: Wake :exec
+DELETE FROM jobc_sleepers WHERE queue = sqlc.arg(queue) AND worker = sqlc.arg(worker);
+
+-- name: ForgetSleeper :exec
+DELETE FROM jobc_sleepers WHERE worker = sqlc.arg(worker);
+
+-- name: PruneSleepers :execrows
+-- Forgets sleeping workers that left the registry (they died).
+DELETE FROM jobc_sleepers s WHERE NOT EXISTS (SELECT 1 FROM jobc_workers w WHERE w.id = s.worker);

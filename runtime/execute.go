@@ -35,7 +35,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 		CreatedAt:      row.CreatedAt,
 		Metadata:       row.Metadata,
 	}
-	job.logger = w.log.With("job_id", job.ID, "kind", job.Kind, "attempt", job.Attempt)
+	job.base = w.log
 	job.extend = func(ctx context.Context) error { return w.extendOne(ctx, job.ID) }
 	if r == nil { // cannot happen: the claim filter only takes registered kinds
 		return w.decide(nil, job, &ClassError{Class: classUnregistered, Err: fmt.Errorf("no handler for kind %q", row.Kind)})
@@ -65,7 +65,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 		case errors.Is(cause, errShutdown):
 			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRelease}
 		case errors.Is(cause, errCancelled):
-			job.logger.Info("jobc job cancelled")
+			job.Logger().Info("jobc job cancelled")
 			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeCancel, err: w.attemptError(job, classCancelled, "cancelled while running: "+err.Error())}
 		case errors.Is(cause, errTimeout):
 			err = &ClassError{Class: classTimeout, Err: fmt.Errorf("handler exceeded its timeout of %s: %w", r.jt.Timeout, err)}
@@ -91,7 +91,7 @@ func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version
 		return false, fmt.Errorf("complete the job in the handler's transaction: %w", describeDBError(err))
 	}
 	if n == 0 {
-		job.logger.Warn("jobc job: lease lost before commit; rolled back the handler's transaction")
+		job.Logger().Warn("jobc job: lease lost before commit; rolled back the handler's transaction")
 		return true, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
@@ -155,7 +155,7 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	res.err = w.attemptError(job, className, err.Error())
 	if !retry || job.Attempt >= maxAttempts {
 		res.outcome = outcomeFail
-		job.logger.Warn("jobc job failed", "class", className, "err", err)
+		job.Logger().Warn("jobc job failed", "class", className, "err", err)
 		return res
 	}
 	delay := backoff.Delay(job.Attempt, nil)
@@ -164,6 +164,6 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	}
 	res.outcome = outcomeRetry
 	res.runAt = time.Now().Add(delay)
-	job.logger.Info("jobc job will retry", "class", className, "in", delay, "err", err)
+	job.Logger().Info("jobc job will retry", "class", className, "in", delay, "err", err)
 	return res
 }

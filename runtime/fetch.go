@@ -9,7 +9,8 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// queue is one queue a worker serves: its claim filter and its free slots.
+// queue is one queue a worker serves: its claim filter, its handler goroutines and
+// their free slots.
 type queue struct {
 	name  string
 	max   int // handlers of this queue that may run at once
@@ -19,8 +20,9 @@ type queue struct {
 	minVersions, maxVersions []int32
 
 	active    atomic.Int32
-	slotFreed chan struct{} // a handler finished
-	wake      chan struct{} // a notification or a poll says there may be work
+	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
+	slotFreed chan struct{}        // a handler finished
+	wake      chan struct{}        // a notification says there may be work
 }
 
 func newQueue(name string, max, batch int) *queue {
@@ -28,6 +30,7 @@ func newQueue(name string, max, batch int) *queue {
 		name:      name,
 		max:       max,
 		batch:     batch,
+		jobs:      make(chan db.ClaimJobsRow, max),
 		slotFreed: make(chan struct{}, 1),
 		wake:      make(chan struct{}, 1),
 	}
@@ -46,14 +49,56 @@ func signal(ch chan struct{}) {
 	}
 }
 
+// Polling between bursts: after the last job of a burst, a worker polls again after
+// 10ms, 20ms, 40ms ... 160ms, then sleeps until notified (or Config.PollInterval).
+const (
+	burstPollMin = 10 * time.Millisecond
+	burstPollMax = 160 * time.Millisecond
+)
+
+// startHandlers starts the queue's handler goroutines. They live as long as the
+// worker, so a job does not pay for a new goroutine and its stack growth.
+func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
+	for range q.max {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			for row := range q.jobs {
+				results <- w.execute(workCtx, row)
+				q.active.Add(-1)
+				signal(q.slotFreed)
+			}
+		}()
+	}
+}
+
 // fetchLoop claims jobs whenever the queue has free slots and may have work: after a
-// claim that filled every slot asked for (more is likely waiting), after a wake-up, and
-// after each poll interval. A claim that came back short means the queue is drained, so
-// the loop then waits for a wake-up instead of asking again at every freed slot.
-func (w *Worker) fetchLoop(ctx, workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
-	poll := time.NewTicker(w.cfg.PollInterval)
-	defer poll.Stop()
-	needFetch := true
+// claim that filled every slot asked for (more is likely waiting), after a wake-up,
+// and on a timer. A claim that came back short means the queue is drained: the worker
+// polls again a few times, quickly at first, then sleeps — registers in jobc_sleepers,
+// so that the next enqueue notifies it — until a notification or Config.PollInterval.
+// Enqueueing transactions thus notify only while a worker sleeps. It closes q.jobs
+// when ctx is done.
+func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
+	defer close(q.jobs)
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	rearm := func(d time.Duration) {
+		if !timer.Stop() {
+			select {
+			case <-timer.C:
+			default:
+			}
+		}
+		timer.Reset(d)
+	}
+	needFetch, asleep := true, false
+	backoff := burstPollMin
+	defer func() {
+		if asleep {
+			w.setAsleep(context.WithoutCancel(ctx), q, false)
+		}
+	}()
 	for {
 		if ctx.Err() != nil {
 			return
@@ -61,33 +106,41 @@ func (w *Worker) fetchLoop(ctx, workCtx context.Context, q *queue, handlers *syn
 		free := q.max - int(q.active.Load())
 		if needFetch && free > 0 {
 			asked := min(free, q.batch)
-			rows, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
-				Owner:        w.cfg.ID,
-				LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
-				Queue:        q.name,
-				Kinds:        q.kinds,
-				MinVersions:  q.minVersions,
-				MaxVersions:  q.maxVersions,
-				Max:          int32(asked),
-			})
-			if err != nil {
+			n, err := w.claim(ctx, q, asked)
+			switch {
+			case err != nil:
 				if ctx.Err() == nil {
 					w.log.Error("jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", describeDBError(err))
 				}
 				needFetch = false
-			} else {
-				for _, row := range rows {
-					q.active.Add(1)
-					w.running.add(row.ID, row.Attempt)
-					handlers.Add(1)
-					go func() {
-						defer handlers.Done()
-						results <- w.execute(workCtx, row)
-						q.active.Add(-1)
-						signal(q.slotFreed)
-					}()
+				rearm(w.cfg.PollInterval)
+			case n == asked:
+				backoff = burstPollMin
+				if asleep {
+					asleep = w.setAsleep(ctx, q, false)
 				}
-				needFetch = len(rows) == asked
+				continue // more is likely waiting
+			default: // drained
+				needFetch = false
+				if n > 0 {
+					backoff = burstPollMin
+					if asleep {
+						asleep = w.setAsleep(ctx, q, false)
+					}
+				}
+				switch {
+				case asleep:
+					rearm(w.cfg.PollInterval)
+				case backoff > burstPollMax:
+					// The burst is over: sleep, and claim once more, since a job
+					// enqueued before the sleeper row was visible notified nobody.
+					asleep = w.setAsleep(ctx, q, true)
+					needFetch = true
+					continue
+				default:
+					rearm(backoff)
+					backoff *= 2
+				}
 			}
 		}
 		select {
@@ -96,8 +149,48 @@ func (w *Worker) fetchLoop(ctx, workCtx context.Context, q *queue, handlers *syn
 		case <-q.slotFreed:
 		case <-q.wake:
 			needFetch = true
-		case <-poll.C:
+		case <-timer.C:
 			needFetch = true
 		}
 	}
+}
+
+// claim leases up to asked jobs and hands them to the handler goroutines.
+func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
+	rows, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
+		Owner:        w.cfg.ID,
+		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
+		Queue:        q.name,
+		Kinds:        q.kinds,
+		MinVersions:  q.minVersions,
+		MaxVersions:  q.maxVersions,
+		Max:          int32(asked),
+	})
+	if err != nil {
+		return 0, err
+	}
+	for _, row := range rows {
+		q.active.Add(1)
+		w.running.add(row.ID, row.Attempt)
+		q.jobs <- row // never blocks: at most q.max jobs are active
+	}
+	return len(rows), nil
+}
+
+// setAsleep adds or removes the worker's jobc_sleepers row for q and returns the state
+// it is now in. On failure the worker stays awake: it polls, so nothing is missed.
+func (w *Worker) setAsleep(ctx context.Context, q *queue, asleep bool) bool {
+	var err error
+	if asleep {
+		err = w.q.Sleep(ctx, db.SleepParams{Queue: q.name, Worker: w.cfg.ID})
+	} else {
+		err = w.q.Wake(ctx, db.WakeParams{Queue: q.name, Worker: w.cfg.ID})
+	}
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.Warn("jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", describeDBError(err))
+		}
+		return false
+	}
+	return asleep
 }

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -21,8 +22,10 @@ type Job struct {
 	CreatedAt      time.Time
 	Metadata       json.RawMessage // a JSON object, {} when none was set
 
-	logger *slog.Logger
-	extend func(ctx context.Context) error
+	base    *slog.Logger // the worker's; tagged with the job on first use
+	logOnce sync.Once
+	logger  *slog.Logger
+	extend  func(ctx context.Context) error
 }
 
 // IdempotencyKey is the same for every attempt of this job and unique across jobs. Pass
@@ -48,8 +51,12 @@ func (j *Job) Heartbeat(ctx context.Context) error {
 // Logger returns a logger that tags every record with the job's id, kind and attempt
 // (slog.Default for a Job built by hand, as in a handler's unit test).
 func (j *Job) Logger() *slog.Logger {
-	if j.logger == nil {
-		return slog.Default().With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempt)
-	}
+	j.logOnce.Do(func() {
+		base := j.base
+		if base == nil {
+			base = slog.Default()
+		}
+		j.logger = base.With("job_id", j.ID, "kind", j.Kind, "attempt", j.Attempt)
+	})
 	return j.logger
 }

@@ -139,5 +139,8 @@ func (w *Worker) prune(ctx context.Context) error {
 	if _, err := w.q.PruneWorkers(ctx); err != nil {
 		return fmt.Errorf("prune the worker registry: %w", err)
 	}
+	if _, err := w.q.PruneSleepers(ctx); err != nil {
+		return fmt.Errorf("prune sleeping workers: %w", err)
+	}
 	return nil
 }

@@ -47,6 +47,9 @@ func (w *Worker) registryHeartbeat(ctx context.Context) error {
 func (w *Worker) deregisterSelf() {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
+	if err := w.q.ForgetSleeper(ctx, w.cfg.ID); err != nil {
+		w.log.Warn("jobc worker: could not remove its sleeper rows; the pruner removes them", "err", describeDBError(err))
+	}
 	if err := w.q.DeregisterWorker(ctx, w.cfg.ID); err != nil {
 		w.log.Warn("jobc worker: could not remove itself from the registry; it expires by itself", "err", describeDBError(err))
 	}

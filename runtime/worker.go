@@ -183,7 +183,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		go func() { defer loops.Done(); f() }()
 	}
 	for _, q := range queues {
-		spawn(func() { w.fetchLoop(ctx, workCtx, q, &handlers, results) })
+		w.startHandlers(workCtx, q, &handlers, results)
+		spawn(func() { w.fetchLoop(ctx, q) })
 	}
 	spawn(func() { w.listenLoop(ctx, queues) })
 	// Heartbeats go on through the grace period, until every outcome is recorded:
@@ -199,7 +200,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer close(completerDone); w.completeLoop(results) }()
 
 	<-ctx.Done()
-	loops.Wait() // no more claims
+	loops.Wait() // no more claims; every queue's jobs channel is closed
 	handlersDone := make(chan struct{})
 	go func() { handlers.Wait(); close(handlersDone) }()
 	select {

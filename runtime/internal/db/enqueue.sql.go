@@ -40,7 +40,10 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true
+LEFT JOIN LATERAL (
+    SELECT pg_notify('jobc', ins.queue)
+    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
+) n ON true
 `
 
 type InsertJobParams struct {
@@ -54,8 +57,9 @@ type InsertJobParams struct {
 	MaxAttempts    int32
 }
 
-// Inserting jobs. Every insert of an available job notifies channel jobc with the queue
-// name; PostgreSQL folds identical notifications of one transaction into one.
+// Inserting jobs. An insert of an available job notifies channel jobc with the queue
+// name when a worker of that queue sleeps (jobc_sleepers); PostgreSQL folds identical
+// notifications of one transaction into one.
 func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertJob,
 		arg.Kind,
@@ -94,7 +98,10 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true
+LEFT JOIN LATERAL (
+    SELECT pg_notify('jobc', ins.queue)
+    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
+) n ON true
 `
 
 type InsertUniqueJobParams struct {
@@ -146,8 +153,10 @@ func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams
 
 const notifyQueue = `-- name: NotifyQueue :exec
 SELECT pg_notify('jobc', $1::text)
+WHERE EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = $1::text)
 `
 
+// Wakes the queue's sleeping workers, if any.
 func (q *Queries) NotifyQueue(ctx context.Context, queue string) error {
 	_, err := q.db.Exec(ctx, notifyQueue, queue)
 	return err

@@ -109,6 +109,12 @@ type JobcMigration struct {
 	AppliedAt time.Time
 }
 
+type JobcSleeper struct {
+	Queue  string
+	Worker string
+	Since  time.Time
+}
+
 type JobcUniqueKey struct {
 	Kind      string
 	Key       string

@@ -12,30 +12,28 @@ import (
 
 const claimJobs = `-- name: ClaimJobs :many
 
-WITH picked AS (
-    SELECT j.id
-    FROM jobc_jobs j
-    WHERE j.state = 'available'
-      AND j.queue = $3
-      AND EXISTS (
-          SELECT 1
-          FROM (SELECT unnest($4::text[]) AS kind,
-                       unnest($5::int[]) AS min_version,
-                       unnest($6::int[]) AS max_version) k
-          WHERE k.kind = j.kind AND j.payload_version BETWEEN k.min_version AND k.max_version
-      )
-    ORDER BY j.priority, j.available_at, j.id
-    LIMIT $7
-    FOR UPDATE SKIP LOCKED
-)
 UPDATE jobc_jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
     attempted_at = now(),
     lease_owner = $1::text,
     lease_expires_at = now() + make_interval(secs => $2::float8)
-FROM picked
-WHERE j.id = picked.id
+WHERE j.id = ANY(ARRAY(
+    SELECT c.id
+    FROM jobc_jobs c
+    WHERE c.state = 'available'
+      AND c.queue = $3
+      AND EXISTS (
+          SELECT 1
+          FROM (SELECT unnest($4::text[]) AS kind,
+                       unnest($5::int[]) AS min_version,
+                       unnest($6::int[]) AS max_version) k
+          WHERE k.kind = c.kind AND c.payload_version BETWEEN k.min_version AND k.max_version
+      )
+    ORDER BY c.priority, c.available_at, c.id
+    LIMIT $7
+    FOR UPDATE SKIP LOCKED
+))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
           j.attempt, j.max_attempts, j.created_at
 `
@@ -68,7 +66,9 @@ type ClaimJobsRow struct {
 // declared that the key stays held in the state it finishes in.
 // Leases up to max available jobs of one queue, most urgent first, taking only the
 // (kind, payload version) pairs this worker can decode: other rows are left for workers
-// that can, so a rolling deploy never fails a job or burns an attempt.
+// that can, so a rolling deploy never fails a job or burns an attempt. The ids are
+// picked by a subquery turned into an array, which keeps the plan an index walk of
+// the claim index even when PostgreSQL switches to a generic plan.
 func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimJobs,
 		arg.Owner,
@@ -147,9 +147,8 @@ func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams
 const completeJobs = `-- name: CompleteJobs :many
 WITH done AS (
     DELETE FROM jobc_jobs j
-    USING (SELECT unnest($1::bigint[]) AS id,
-                  unnest($2::int[]) AS attempt) f
-    WHERE j.id = f.id AND j.attempt = f.attempt
+    WHERE j.id = ANY($1::bigint[])
+      AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)]
       AND j.state = 'running' AND j.lease_owner = $3::text
     RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
 ), keys AS (
@@ -174,7 +173,9 @@ type CompleteJobsParams struct {
 }
 
 // Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
-// this worker no longer holds is left alone and not returned.
+// this worker no longer holds is left alone and not returned. Rows are found with
+// id = ANY(ids) and each one's attempt looked up by position, not by joining an
+// unnest: a generic plan of the join re-evaluated the unnest for every row.
 func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, completeJobs, arg.Ids, arg.Attempts, arg.Owner)
 	if err != nil {
@@ -236,14 +237,10 @@ func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]E
 }
 
 const finishJobs = `-- name: FinishJobs :many
-WITH f AS (
-    SELECT unnest($2::bigint[]) AS id,
-           unnest($3::int[]) AS attempt,
-           unnest($4::jsonb[]) AS error
-), done AS (
+WITH done AS (
     DELETE FROM jobc_jobs j
-    USING f
-    WHERE j.id = f.id AND j.attempt = f.attempt
+    WHERE j.id = ANY($3::bigint[])
+      AND j.attempt = ($4::int[])[array_position($3::bigint[], j.id)]
       AND j.state = 'running' AND j.lease_owner = $5::text
     RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
 ), keys AS (
@@ -256,17 +253,18 @@ INSERT INTO jobc_jobs_finished (
     attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
 )
 SELECT d.id, d.kind, d.queue, $1::jobc_state, d.priority, d.payload_version, d.payload,
-       d.metadata, d.available_at, d.attempt, d.max_attempts, d.errors || jsonb_build_array(f.error),
+       d.metadata, d.available_at, d.attempt, d.max_attempts,
+       d.errors || jsonb_build_array(($2::jsonb[])[array_position($3::bigint[], d.id)]),
        d.unique_key, d.created_at, d.attempted_at, now()
-FROM done d JOIN f ON f.id = d.id
+FROM done d
 RETURNING id
 `
 
 type FinishJobsParams struct {
 	State    JobcState
+	Errors   [][]byte
 	Ids      []int64
 	Attempts []int32
-	Errors   [][]byte
 	Owner    string
 }
 
@@ -275,9 +273,9 @@ type FinishJobsParams struct {
 func (q *Queries) FinishJobs(ctx context.Context, arg FinishJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, finishJobs,
 		arg.State,
+		arg.Errors,
 		arg.Ids,
 		arg.Attempts,
-		arg.Errors,
 		arg.Owner,
 	)
 	if err != nil {
@@ -357,20 +355,21 @@ func (q *Queries) ReleaseJobs(ctx context.Context, arg ReleaseJobsParams) ([]int
 }
 
 const retryJobs = `-- name: RetryJobs :many
-WITH retried AS (
+WITH f AS (
+    SELECT $1::bigint[] AS ids, $2::timestamptz[] AS ats,
+           $3::jsonb[] AS errs
+), retried AS (
     UPDATE jobc_jobs j
-    SET state = CASE WHEN f.available_at <= now() THEN 'available'::jobc_state
+    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
                      ELSE 'scheduled'::jobc_state END,
-        available_at = f.available_at,
+        available_at = f.ats[array_position(f.ids, j.id)],
         lease_owner = NULL,
         lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(f.error)
-    FROM (SELECT unnest($2::bigint[]) AS id,
-                 unnest($3::int[]) AS attempt,
-                 unnest($4::timestamptz[]) AS available_at,
-                 unnest($5::jsonb[]) AS error) f
-    WHERE j.id = f.id AND j.attempt = f.attempt
-      AND j.state = 'running' AND j.lease_owner = $1::text
+        errors = j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)])
+    FROM f
+    WHERE j.id = ANY(f.ids)
+      AND j.attempt = ($4::int[])[array_position(f.ids, j.id)]
+      AND j.state = 'running' AND j.lease_owner = $5::text
     RETURNING j.id, j.queue, j.state
 )
 SELECT r.id
@@ -379,22 +378,22 @@ LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue) WHERE r.state = 'available'
 `
 
 type RetryJobsParams struct {
-	Owner        string
 	Ids          []int64
-	Attempts     []int32
 	AvailableAts []time.Time
 	Errors       [][]byte
+	Attempts     []int32
+	Owner        string
 }
 
 // Returns the given attempts to the queue at their next run time, appending each one's
 // error. A job due now becomes available (and wakes workers); a later one is scheduled.
 func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, retryJobs,
-		arg.Owner,
 		arg.Ids,
-		arg.Attempts,
 		arg.AvailableAts,
 		arg.Errors,
+		arg.Attempts,
+		arg.Owner,
 	)
 	if err != nil {
 		return nil, err

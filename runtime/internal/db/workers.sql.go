@@ -18,6 +18,15 @@ func (q *Queries) DeregisterWorker(ctx context.Context, id string) error {
 	return err
 }
 
+const forgetSleeper = `-- name: ForgetSleeper :exec
+DELETE FROM jobc_sleepers WHERE worker = $1
+`
+
+func (q *Queries) ForgetSleeper(ctx context.Context, worker string) error {
+	_, err := q.db.Exec(ctx, forgetSleeper, worker)
+	return err
+}
+
 const listWorkers = `-- name: ListWorkers :many
 SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at FROM jobc_workers ORDER BY id
 `
@@ -49,6 +58,19 @@ func (q *Queries) ListWorkers(ctx context.Context) ([]JobcWorker, error) {
 		return nil, err
 	}
 	return items, nil
+}
+
+const pruneSleepers = `-- name: PruneSleepers :execrows
+DELETE FROM jobc_sleepers s WHERE NOT EXISTS (SELECT 1 FROM jobc_workers w WHERE w.id = s.worker)
+`
+
+// Forgets sleeping workers that left the registry (they died).
+func (q *Queries) PruneSleepers(ctx context.Context) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneSleepers)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
 }
 
 const pruneWorkers = `-- name: PruneWorkers :execrows
@@ -91,6 +113,36 @@ func (q *Queries) RegisterWorker(ctx context.Context, arg RegisterWorkerParams) 
 		arg.Kinds,
 		arg.LeaseSecs,
 	)
+	return err
+}
+
+const sleep = `-- name: Sleep :exec
+INSERT INTO jobc_sleepers (queue, worker) VALUES ($1, $2)
+ON CONFLICT (queue, worker) DO NOTHING
+`
+
+type SleepParams struct {
+	Queue  string
+	Worker string
+}
+
+// The worker's queue ran dry: notify it of the next enqueue.
+func (q *Queries) Sleep(ctx context.Context, arg SleepParams) error {
+	_, err := q.db.Exec(ctx, sleep, arg.Queue, arg.Worker)
+	return err
+}
+
+const wake = `-- name: Wake :exec
+DELETE FROM jobc_sleepers WHERE queue = $1 AND worker = $2
+`
+
+type WakeParams struct {
+	Queue  string
+	Worker string
+}
+
+func (q *Queries) Wake(ctx context.Context, arg WakeParams) error {
+	_, err := q.db.Exec(ctx, wake, arg.Queue, arg.Worker)
 	return err
 }
 
