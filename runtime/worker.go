@@ -156,6 +156,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	own, err := w.ownPool(ctx, len(queues))
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
+	defer own.Close()
+	w.q = db.New(own)
 	services, err := w.maintenance(queues)
 	if err != nil {
 		return err
@@ -220,6 +229,24 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 var errShutdown = errors.New("jobc: worker shut down")
+
+// ownPool opens the connections for the worker's own statements — claims, outcomes,
+// heartbeats, maintenance — with synchronous_commit off: they return without waiting
+// for the WAL flush. A crash of the server can then lose the last few of them, which
+// delivery at least once already covers: a lost claim leaves the job available, a lost
+// outcome leaves it leased until the rescuer hands it out again. Handlers'
+// transactions (transactional mode) use the application's pool and stay synchronous.
+func (w *Worker) ownPool(ctx context.Context, queues int) (*pgxpool.Pool, error) {
+	cfg := w.pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.MaxConns = int32(queues + 4) // a claim per queue, the completer, heartbeats, maintenance
+	cfg.MinConns = 0
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+	}
+	return pool, nil
+}
 
 func (w *Worker) buildQueues() ([]*queue, error) {
 	byQueue := map[string]*queue{}
