@@ -10,11 +10,14 @@ package generator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/emit"
@@ -50,15 +53,12 @@ func Generate(ctx context.Context, dir string) (*Result, error) {
 		return nil, err
 	}
 	res := &Result{Project: p}
-	for _, j := range jobs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		b, err := emit.JobFile(p.Package, j)
-		if err != nil {
-			return nil, fmt.Errorf("jobc: generate %s: %w", j.Spec.Kind, err)
-		}
-		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, j.Spec.Kind+".jobc.go"), Content: b})
+	files, err := renderJobs(ctx, p.Package, jobs)
+	if err != nil {
+		return nil, err
+	}
+	for i, j := range jobs {
+		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, j.Spec.Kind+".jobc.go"), Content: files[i]})
 	}
 	b, err := emit.CatalogFile(p.Package, p.File, jobs)
 	if err != nil {
@@ -69,54 +69,105 @@ func Generate(ctx context.Context, dir string) (*Result, error) {
 	return res, nil
 }
 
+// renderJobs renders each job's file, in parallel.
+func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, error) {
+	out := make([][]byte, len(jobs))
+	errs := make([]error, len(jobs))
+	parallel(len(jobs), func(i int) {
+		if out[i], errs[i] = emit.JobFile(pkg, jobs[i]); errs[i] != nil {
+			errs[i] = fmt.Errorf("jobc: generate %s: %w", jobs[i].Spec.Kind, errs[i])
+		}
+	})
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	return out, errors.Join(errs...)
+}
+
 // Build converts every job's payload versions into Go types and checks the names the
 // generated package will declare.
 func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
+	built := make([]builtJob, len(p.Jobs))
+	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
 	var diags spec.Diagnostics
 	names := newNames()
 	var jobs []emit.Job
-	for _, sj := range p.Jobs {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		j := emit.Job{Spec: sj, Name: gotype.GoName(sj.Kind)}
-		for _, c := range sj.Errors {
-			for _, pc := range p.Classes {
-				if pc.Name == c {
-					j.Classes = append(j.Classes, pc)
-				}
-			}
-		}
-		diags = append(diags, checkClassMethods(j)...)
-		ok := true
-		for i, sv := range sj.Payload.Versions {
-			payload, ds := gotype.Convert(j.TypeName(sv.Number), sv.Schema, p.Types)
-			diags = append(diags, ds...)
-			canon, err := sv.Schema.Canonical()
-			if err != nil {
-				diags = append(diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
-			}
-			if payload == nil || err != nil {
-				ok = false
-				continue
-			}
-			v := emit.Version{Spec: sv, Payload: payload, Schema: string(canon)}
-			if i > 0 {
-				v.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
-			}
-			j.Versions = append(j.Versions, v)
-		}
-		if !ok {
+	for _, b := range built {
+		diags = append(diags, b.diags...)
+		if !b.ok {
 			continue
 		}
-		diags = append(diags, names.claimJob(j)...)
-		jobs = append(jobs, j)
+		diags = append(diags, names.claimJob(b.job)...)
+		jobs = append(jobs, b.job)
 	}
 	diags = append(diags, changeErrors(p)...)
 	if len(diags) > 0 {
 		return nil, sortDiags(diags)
 	}
 	return jobs, nil
+}
+
+// builtJob is one job converted to Go types, or the problems that prevented it.
+type builtJob struct {
+	job   emit.Job
+	ok    bool
+	diags spec.Diagnostics
+}
+
+// buildJob converts one job's payload versions; it touches nothing shared.
+func buildJob(p *spec.Project, sj *spec.Job) builtJob {
+	j := emit.Job{Spec: sj, Name: gotype.GoName(sj.Kind)}
+	for _, c := range sj.Errors {
+		for _, pc := range p.Classes {
+			if pc.Name == c {
+				j.Classes = append(j.Classes, pc)
+			}
+		}
+	}
+	b := builtJob{ok: true, diags: checkClassMethods(j)}
+	for i, sv := range sj.Payload.Versions {
+		payload, ds := gotype.Convert(j.TypeName(sv.Number), sv.Schema, p.Types)
+		b.diags = append(b.diags, ds...)
+		canon, err := sv.Schema.Canonical()
+		if err != nil {
+			b.diags = append(b.diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
+		}
+		if payload == nil || err != nil {
+			b.ok = false
+			continue
+		}
+		v := emit.Version{Spec: sv, Payload: payload, Schema: string(canon)}
+		if i > 0 {
+			v.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
+		}
+		j.Versions = append(j.Versions, v)
+	}
+	b.job = j
+	return b
+}
+
+// parallel calls f(0) ... f(n-1) on all cores. Jobs are independent, and converting
+// and rendering them is most of a large catalogue's generation time.
+func parallel(n int, f func(i int)) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range max(1, min(goruntime.GOMAXPROCS(0), n)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
 }
 
 // changeErrors reports declared changes that do not upcast every payload of the

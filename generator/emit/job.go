@@ -316,6 +316,7 @@ var (
 
 func render(f *File) ([]byte, error) {
 	var b bytes.Buffer
+	f.NoFormat = true // formatted once, below, after the imports are grouped
 	if err := f.Render(&b); err != nil {
 		return nil, fmt.Errorf("render: %w", err)
 	}
