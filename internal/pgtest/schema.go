@@ -116,3 +116,46 @@ func dropSchema(ctx context.Context, connString, schema string) error {
 	_, err = conn.Exec(ctx, "DROP SCHEMA IF EXISTS "+pgx.Identifier{schema}.Sanitize()+" CASCADE")
 	return err
 }
+
+// ExampleSchema is NewSchema for runnable Example functions, which have no testing.TB:
+// it creates a fresh schema in the package database (Main must be in use), runs setup,
+// and returns a pool on it, its connection string, and a function that closes the pool
+// and drops the schema. It panics on failure; an Example has no other way to fail.
+func ExampleSchema(name string, setup func(ctx context.Context, pool *pgxpool.Pool) error) (*pgxpool.Pool, string, func()) {
+	db := current.Load()
+	if db == nil {
+		panic(errNoMain)
+	}
+	ctx := context.Background()
+	schema, err := uniqueName("x_" + sanitize(name))
+	if err != nil {
+		panic(err)
+	}
+	connString, err := withSearchPath(db.connString, schema)
+	if err != nil {
+		panic(err)
+	}
+	cfg, err := pgxpool.ParseConfig(db.connString)
+	if err != nil {
+		panic(err)
+	}
+	cfg.ConnConfig.RuntimeParams["search_path"] = schema
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		panic(err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+		panic(err)
+	}
+	if setup != nil {
+		if err := setup(ctx, pool); err != nil {
+			panic(err)
+		}
+	}
+	return pool, connString, func() {
+		pool.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), schemaCleanupTimeout)
+		defer cancel()
+		_ = dropSchema(ctx, db.connString, schema)
+	}
+}
