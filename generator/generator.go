@@ -44,11 +44,28 @@ const CatalogFileName = "jobc.go"
 
 // Generate loads the project in dir and renders its Go files without writing them.
 func Generate(ctx context.Context, dir string) (*Result, error) {
-	p, err := spec.Load(dir)
-	if err != nil {
-		return nil, err
+	// A spec with errors still goes through Build, so that one run reports the
+	// problems of every stage.
+	p, loadErr := spec.Load(dir)
+	if p == nil {
+		return nil, loadErr
 	}
-	jobs, err := Build(ctx, p)
+	var loadDiags spec.Diagnostics
+	if loadErr != nil && !errors.As(loadErr, &loadDiags) {
+		return nil, loadErr
+	}
+	skip, all := kindsIn(loadDiags)
+	if all {
+		return nil, loadErr
+	}
+	jobs, err := build(ctx, p, skip)
+	if len(loadDiags) > 0 {
+		var buildDiags spec.Diagnostics
+		if err != nil && !errors.As(err, &buildDiags) {
+			return nil, err
+		}
+		return nil, append(loadDiags, buildDiags...).Sorted()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +104,20 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 // Build converts every job's payload versions into Go types and checks the names the
 // generated package will declare.
 func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
-	built := make([]builtJob, len(p.Jobs))
-	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
+	return build(ctx, p, nil)
+}
+
+// build is Build for a project that may have failed to load cleanly: the jobs in skip
+// already have problems reported, and are left out rather than reported twice.
+func build(ctx context.Context, p *spec.Project, skip map[string]bool) ([]emit.Job, error) {
+	var todo []*spec.Job
+	for _, j := range p.Jobs {
+		if !skip[j.Kind] {
+			todo = append(todo, j)
+		}
+	}
+	built := make([]builtJob, len(todo))
+	parallel(len(todo), func(i int) { built[i] = buildJob(p, todo[i]) })
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
@@ -103,11 +132,40 @@ func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
 		diags = append(diags, names.claimJob(b.job)...)
 		jobs = append(jobs, b.job)
 	}
-	diags = append(diags, changeErrors(p)...)
+	for _, d := range changeErrors(p) {
+		if !skip[kindOf(d.Path)] {
+			diags = append(diags, d)
+		}
+	}
 	if len(diags) > 0 {
-		return nil, sortDiags(diags)
+		return nil, diags.Sorted()
 	}
 	return jobs, nil
+}
+
+// kindOf returns the job kind a diagnostic's path is about ("jobs.send_email.retry" →
+// "send_email"), or "".
+func kindOf(path string) string {
+	rest, ok := strings.CutPrefix(path, "jobs.")
+	if !ok {
+		return ""
+	}
+	kind, _, _ := strings.Cut(rest, ".")
+	return kind
+}
+
+// kindsIn returns the kinds that diagnostics are about, and all = true when one of
+// them is about no job in particular (the config, a schema file): then no job is built.
+func kindsIn(ds spec.Diagnostics) (kinds map[string]bool, all bool) {
+	kinds = map[string]bool{}
+	for _, d := range ds {
+		k := kindOf(d.Path)
+		if k == "" {
+			return nil, true
+		}
+		kinds[k] = true
+	}
+	return kinds, false
 }
 
 // builtJob is one job converted to Go types, or the problems that prevented it.
@@ -252,16 +310,6 @@ func (n *names) claimJob(j emit.Job) spec.Diagnostics {
 	return ds
 }
 
-func sortDiags(ds spec.Diagnostics) spec.Diagnostics {
-	sort.SliceStable(ds, func(i, j int) bool { return ds[i].String() < ds[j].String() })
-	out := ds[:0]
-	for i, d := range ds {
-		if i == 0 || d != ds[i-1] {
-			out = append(out, d)
-		}
-	}
-	return out
-}
 
 // owned reports whether a file in the output directory belongs to the generator.
 func owned(path string) bool {

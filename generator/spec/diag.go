@@ -44,8 +44,8 @@ func (ds Diagnostics) Error() string {
 	return strings.Join(lines, "\n")
 }
 
-// sorted orders diagnostics by file, line, column and message, and drops duplicates.
-func (ds Diagnostics) sorted() Diagnostics {
+// Sorted orders diagnostics by file, line, column and message, and drops duplicates.
+func (ds Diagnostics) Sorted() Diagnostics {
 	out := append(Diagnostics(nil), ds...)
 	sort.SliceStable(out, func(i, j int) bool {
 		a, b := out[i], out[j]
@@ -81,5 +81,5 @@ func (d *diags) err() error {
 	if len(d.list) == 0 {
 		return nil
 	}
-	return d.list.sorted()
+	return d.list.Sorted()
 }

@@ -44,7 +44,9 @@ type loader struct {
 
 // Load reads the config file in dir (see ConfigNames) and every job file it includes,
 // and checks the result. File names in diagnostics are relative to dir. The error, if
-// any, is Diagnostics listing every problem found.
+// any, is Diagnostics listing every problem found. With such an error, the project is
+// still returned, holding what could be loaded, so that later stages can report their
+// problems in the same run; it is nil only when the config file could not be read.
 func Load(dir string) (*Project, error) {
 	l := &loader{dir: dir, kinds: map[string]kindDecl{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
 	name, err := findConfig(dir)
@@ -64,10 +66,7 @@ func Load(dir string) (*Project, error) {
 	}
 	sort.Slice(p.Jobs, func(i, j int) bool { return p.Jobs[i].Kind < p.Jobs[j].Kind })
 	l.check(p)
-	if err := l.d.err(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return p, l.d.err()
 }
 
 // includedFiles expands the include patterns, in order, each file once; the config
