@@ -310,7 +310,6 @@ func (n *names) claimJob(j emit.Job) spec.Diagnostics {
 	return ds
 }
 
-
 // owned reports whether a file in the output directory belongs to the generator.
 func owned(path string) bool {
 	base := filepath.Base(path)
