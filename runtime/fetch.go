@@ -23,6 +23,7 @@ type queue struct {
 	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
 	slotFreed chan struct{}        // a handler finished
 	wake      chan struct{}        // a notification says there may be work
+	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
 }
 
 func newQueue(name string, max, batch int) *queue {
@@ -49,11 +50,18 @@ func signal(ch chan struct{}) {
 	}
 }
 
-// Polling between bursts: after the last job of a burst, a worker polls again after
-// 10ms, 20ms, 40ms ... 160ms, then sleeps until notified (or Config.PollInterval).
+// How a drained queue waits for work. Normally it sleeps: it registers in
+// jobc_sleepers, so every enqueue notifies it, and picks new jobs up within a round
+// trip. When notifications come faster than floodNotifications per floodWindow, the
+// worker stops being notified for floodPoll and polls every floodPollInterval instead:
+// a steady stream of enqueues then sends a handful of notifications a second rather
+// than one per transaction, and enqueueing transactions do not queue at commit for
+// PostgreSQL's notification lock.
 const (
-	burstPollMin = 10 * time.Millisecond
-	burstPollMax = 160 * time.Millisecond
+	floodNotifications = 5
+	floodWindow        = 100 * time.Millisecond
+	floodPoll          = time.Second
+	floodPollInterval  = 10 * time.Millisecond
 )
 
 // startHandlers starts the queue's handler goroutines. They live as long as the
@@ -75,10 +83,9 @@ func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync
 // fetchLoop claims jobs whenever the queue has free slots and may have work: after a
 // claim that filled every slot asked for (more is likely waiting), after a wake-up,
 // and on a timer. A claim that came back short means the queue is drained: the worker
-// polls again a few times, quickly at first, then sleeps — registers in jobc_sleepers,
-// so that the next enqueue notifies it — until a notification or Config.PollInterval.
-// Enqueueing transactions thus notify only while a worker sleeps. It closes q.jobs
-// when ctx is done.
+// then sleeps until notified (or until Config.PollInterval), or polls quickly for a
+// while if notifications flood in (see floodNotifications). It closes q.jobs when ctx
+// is done.
 func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 	defer close(q.jobs)
 	timer := time.NewTimer(time.Hour)
@@ -93,7 +100,8 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		timer.Reset(d)
 	}
 	needFetch, asleep := true, false
-	backoff := burstPollMin
+	var pollUntil, windowStart time.Time
+	var windowBase int64
 	defer func() {
 		if asleep {
 			w.setAsleep(context.WithoutCancel(ctx), q, false)
@@ -115,32 +123,25 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 				needFetch = false
 				rearm(w.cfg.PollInterval)
 			case n == asked:
-				backoff = burstPollMin
-				if asleep {
-					asleep = w.setAsleep(ctx, q, false)
-				}
-				continue // more is likely waiting
-			default: // drained
+				// Busy: the next claim follows a freed slot. The sleeper row stays,
+				// rather than churn with every full claim; if enqueues notify faster
+				// than it matters, the flood check below removes it.
+				continue
+			case time.Now().Before(pollUntil):
 				needFetch = false
-				if n > 0 {
-					backoff = burstPollMin
-					if asleep {
-						asleep = w.setAsleep(ctx, q, false)
-					}
-				}
-				switch {
-				case asleep:
+				rearm(floodPollInterval)
+			case !asleep:
+				// Sleep, and claim once more: a job enqueued before the sleeper row
+				// was visible to its transaction notified nobody.
+				asleep = w.setAsleep(ctx, q, true)
+				if !asleep { // could not register: poll
+					needFetch = false
 					rearm(w.cfg.PollInterval)
-				case backoff > burstPollMax:
-					// The burst is over: sleep, and claim once more, since a job
-					// enqueued before the sleeper row was visible notified nobody.
-					asleep = w.setAsleep(ctx, q, true)
-					needFetch = true
-					continue
-				default:
-					rearm(backoff)
-					backoff *= 2
 				}
+				continue
+			default:
+				needFetch = false
+				rearm(w.cfg.PollInterval)
 			}
 		}
 		select {
@@ -149,6 +150,13 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		case <-q.slotFreed:
 		case <-q.wake:
 			needFetch = true
+			now, count := time.Now(), q.notified.Load()
+			if now.Sub(windowStart) > floodWindow {
+				windowStart, windowBase = now, count
+			} else if count-windowBase >= floodNotifications && asleep {
+				asleep = w.setAsleep(ctx, q, false)
+				pollUntil = now.Add(floodPoll)
+			}
 		case <-timer.C:
 			needFetch = true
 		}

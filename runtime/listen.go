@@ -58,6 +58,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 		switch n.Channel {
 		case "jobc":
 			if q := byName[n.Payload]; q != nil {
+				q.notified.Add(1)
 				signal(q.wake)
 			}
 		case "jobc_cancel":

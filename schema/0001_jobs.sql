@@ -88,9 +88,9 @@ CREATE TABLE jobc_unique_keys (
 );
 CREATE INDEX jobc_unique_keys_job_idx ON jobc_unique_keys (job_id);
 
--- Workers waiting for work: a worker whose queue stayed empty for a moment adds a row
+-- Workers waiting for work: a worker whose queue ran dry adds a row
 -- and waits for a notification. An enqueue notifies only when a worker of its queue
--- sleeps; a worker that is busy, or just was, polls instead. So under load enqueueing
+-- sleeps; a worker flooded with notifications polls for a while instead. So under load enqueueing
 -- transactions send no notification, and their commits do not queue one behind the
 -- other for PostgreSQL's notification lock. Unlogged: it is a hint, rebuilt by the
 -- workers after a crash (a missing row only delays pickup to the poll interval).
