@@ -101,14 +101,10 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 	return out, errors.Join(errs...)
 }
 
-// Build converts every job's payload versions into Go types and checks the names the
-// generated package will declare.
-func Build(ctx context.Context, p *spec.Project) ([]emit.Job, error) {
-	return build(ctx, p, nil)
-}
-
-// build is Build for a project that may have failed to load cleanly: the jobs in skip
-// already have problems reported, and are left out rather than reported twice.
+// build converts every job's payload versions into Go types and checks the names the
+// generated package will declare. The project may have failed to load cleanly: the
+// jobs in skip already have problems reported, and are left out rather than reported
+// twice.
 func build(ctx context.Context, p *spec.Project, skip map[string]bool) ([]emit.Job, error) {
 	var todo []*spec.Job
 	for _, j := range p.Jobs {

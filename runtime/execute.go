@@ -127,7 +127,7 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 		className, retryAfter = ce.Class, ce.RetryAfter
 	}
 	retry, maxAttempts := true, job.MaxAttempts
-	backoff := DefaultBackoff
+	backoff := DefaultBackoff()
 	var class ErrorClass
 	declared := false
 	if jt != nil {

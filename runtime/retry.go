@@ -37,8 +37,10 @@ type Backoff struct {
 	Jitter  float64       // 0..1: the delay is spread uniformly over ±Jitter of itself
 }
 
-// DefaultBackoff is used by job types that declare none.
-var DefaultBackoff = Backoff{Kind: BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1}
+// DefaultBackoff returns the backoff of job types that declare none.
+func DefaultBackoff() Backoff {
+	return Backoff{Kind: BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1}
+}
 
 // Delay returns the delay after the given failed attempt (1 for the first). random
 // returns a number in [0, 1); nil uses math/rand/v2.

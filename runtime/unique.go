@@ -33,6 +33,9 @@ func (u *Unique) check(kind string) error {
 // which the key stays held. The key is the JSON array of the unique fields' values,
 // followed by "@" and the start of the period the job's run time falls in.
 func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, error) {
+	if jt.Unique == nil && o.dedupKey == nil {
+		return "", nil, nil // the common case, on the enqueue hot path
+	}
 	finished := []string{}
 	if jt.Unique != nil {
 		for _, s := range jt.Unique.While {
@@ -46,9 +49,6 @@ func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, er
 			finished = o.finished
 		}
 		return *o.dedupKey, finished, nil
-	}
-	if jt.Unique == nil {
-		return "", nil, nil
 	}
 	var doc map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &doc); err != nil {

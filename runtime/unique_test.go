@@ -132,3 +132,36 @@ func TestUniquePeriod(t *testing.T) {
 		t.Errorf("same hour: %+v then %+v; next hour: %+v", a, b, c)
 	}
 }
+
+// TestDedupKeyOption: WithDedupKey makes any job type unique for one enqueue's key,
+// overriding the key a unique job type computes from its payload.
+func TestDedupKeyOption(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	plain := emailType(t, nil)
+	a, err := runtime.Enqueue(ctx, pool, plain, emailPayload{N: 1, Email: "a@example.com"}, runtime.WithDedupKey("invoice-7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := runtime.Enqueue(ctx, pool, plain, emailPayload{N: 2, Email: "b@example.com"}, runtime.WithDedupKey("invoice-7"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.Duplicate || !b.Duplicate || b.ID != a.ID {
+		t.Errorf("same dedup key: %+v then %+v; want the second to name the first", a, b)
+	}
+	// On a unique job type the option replaces the key computed from the payload.
+	unique := uniqueType(t, runtime.Unique{Fields: []string{"email"}})
+	c, err := runtime.Enqueue(ctx, pool, unique, emailPayload{N: 3, Email: "same@example.com"}, runtime.WithDedupKey("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := runtime.Enqueue(ctx, pool, unique, emailPayload{N: 4, Email: "same@example.com"}, runtime.WithDedupKey("second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Duplicate || d.Duplicate {
+		t.Errorf("different dedup keys on equal payloads: %+v, %+v; want two jobs", c, d)
+	}
+}

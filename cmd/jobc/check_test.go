@@ -117,7 +117,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 // revision, in a project below the repository's root, with included files.
 func TestCheckAgainstGit(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is not installed: jobc check --against needs it, and so does this test")
 	}
 	repo := t.TempDir()
 	gitIn(t, repo, "init", "-q")

@@ -28,7 +28,7 @@ func gitIn(t *testing.T, dir string, args ...string) {
 // to ../shared) is taken from the revision too, and a change to it is reported there.
 func TestGitBaselineOutsideProject(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is not installed: jobc check --against needs it, and so does this test")
 	}
 	repo := t.TempDir()
 	gitIn(t, repo, "init", "-q")
@@ -81,7 +81,7 @@ func TestGitBaselineOutsideProject(t *testing.T) {
 
 func TestGitBaselineErrors(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("git not installed")
+		t.Fatal("git is not installed: jobc check --against needs it, and so does this test")
 	}
 	notRepo := t.TempDir()
 	if _, err := contract.GitBaseline(context.Background(), notRepo, "HEAD"); err == nil || !strings.Contains(err.Error(), "jobc: --against HEAD: git rev-parse: fatal: not a git repository") {

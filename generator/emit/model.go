@@ -4,6 +4,7 @@ package emit
 
 import (
 	"sort"
+	"strconv"
 
 	"github.com/jobc-dev/jobc/generator/gotype"
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -32,18 +33,11 @@ type Version struct {
 }
 
 // TypeName is the Go name of version n's payload struct.
-func (j Job) TypeName(n int) string { return j.Name + "V" + itoa(n) }
+func (j Job) TypeName(n int) string { return j.Name + "V" + strconv.Itoa(n) }
 
 // UpcastName is the name of the hand-written upcast into version n.
 func (j Job) UpcastName(n int) string {
-	return "Upcast" + j.Name + "V" + itoa(n-1) + "ToV" + itoa(n)
-}
-
-func itoa(n int) string {
-	if n < 10 {
-		return string(rune('0' + n))
-	}
-	return itoa(n/10) + itoa(n%10)
+	return "Upcast" + j.Name + "V" + strconv.Itoa(n-1) + "ToV" + strconv.Itoa(n)
 }
 
 // Imports lists the import paths the payload types of every version refer to.
