@@ -23,7 +23,7 @@ func openEnv(b *testing.B, sys string, pool int) *Env {
 	ctx := context.Background()
 	e, err := Open(ctx, NewSystem(sys), pool)
 	if err != nil {
-		b.Skipf("no database: %v", err)
+		b.Fatalf("no database for the race (set BENCH_DATABASE_URL): %v", err)
 	}
 	b.Cleanup(e.Close)
 	return e
