@@ -4,9 +4,9 @@
 // [Start] finds a server, in this order: the DATABASE_URL environment
 // variable; a throwaway [Cluster] started from the local PostgreSQL server
 // binaries (initdb and pg_ctl on PATH or under /usr/lib/postgresql/*/bin);
-// a PostgreSQL container via testcontainers-go if Docker is reachable. If
-// none is available it fails with [ErrNoServer], which says how to provide
-// one.
+// a PostgreSQL container run with the docker command if a Docker daemon
+// answers. If none is available it fails with [ErrNoServer], which says how
+// to provide one.
 //
 // Most packages only need:
 //

@@ -29,9 +29,9 @@ type Config struct {
 	Getenv func(key string) string
 	// Finder locates the PostgreSQL server binaries.
 	Finder Finder
-	// NoDocker disables the testcontainers fallback.
+	// NoDocker disables the Docker fallback.
 	NoDocker bool
-	// DockerImage is the image of the testcontainers fallback; empty means
+	// DockerImage is the image of the Docker fallback; empty means
 	// DefaultDockerImage.
 	DockerImage string
 	// Logger receives progress messages; nil means slog.Default().
@@ -64,8 +64,8 @@ type Server struct {
 //
 //  1. DATABASE_URL, if set and non-empty, used as is (it is pinged once);
 //  2. a throwaway [Cluster] from the local server binaries (see [Finder]);
-//  3. a testcontainers-go PostgreSQL container, if a Docker daemon is
-//     reachable;
+//  3. a PostgreSQL container run with the docker command, if a Docker
+//     daemon answers it;
 //
 // and otherwise fails with [ErrNoServer]. Call [Server.Stop] when done.
 func Start(ctx context.Context) (*Server, error) {
