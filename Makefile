@@ -1,19 +1,28 @@
 # jobc's developer entry points. PostgreSQL: every target that needs one uses
 # DATABASE_URL when it is set, and otherwise starts a throwaway cluster from the local
 # PostgreSQL binaries (initdb, pg_ctl) for the duration of the command.
+#
+# The repository holds four modules: the root (runtime, generator, jobctest), cmd/jobc
+# (the CLI and its dependencies), bench (the race against River) and tools (sqlc).
 
 GO          ?= go
 WITH_PG     := $(GO) run ./internal/cmd/withpostgres --
 SQLC        := cd tools && $(GO) tool sqlc -f ../sqlc.yaml
+# The CLI runs from its own module; -C takes absolute paths, as its directory differs.
+JOBC        := $(GO) run -C cmd/jobc .
 EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
+MODULES     := . cmd/jobc bench tools
+# Modules whose tests run in `make test` (bench fails without a database by design and
+# is run by hand; tools has no code).
+TEST_MODULES := . cmd/jobc
 
 .PHONY: all test demo generate sqlc verify bench vet fmt
 
 all: verify test
 
-## test: run every test against a real PostgreSQL
+## test: run every test of every module against one real PostgreSQL
 test:
-	$(WITH_PG) $(GO) test -count=1 -timeout 15m ./...
+	$(WITH_PG) sh -c 'for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || exit 1; done'
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
@@ -29,15 +38,18 @@ sqlc:
 	rm -f runtime/internal/db/*.go
 	$(SQLC) generate
 
-## verify: fail when generated code is stale or code is unformatted or vetted badly
+## verify: fail when generated code is stale, code is unformatted or vetted badly, or a
+## module's go.mod/go.sum is not tidy
 verify: vet
 	$(SQLC) diff
 	@for f in runtime/internal/db/*.sql.go; do q=queries/$$(basename $$f .go); [ -f $$q ] || { echo "$$f has no $$q: run make sqlc"; exit 1; }; done
-	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(GO) run ./cmd/jobc diff -C $$d || exit 1; done
+	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(JOBC) diff -C $(CURDIR)/$$d || exit 1; done
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }; done
 
 vet:
 	$(GO) vet ./...
+	cd cmd/jobc && $(GO) vet ./...
 	cd bench && $(GO) vet ./...   # its own module: the race against River must keep compiling
 
 ## bench: run the Go benchmarks

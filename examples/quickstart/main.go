@@ -1,4 +1,6 @@
-//go:generate go run github.com/jobc-dev/jobc/cmd/jobc generate
+//go:generate go run -C ../../cmd/jobc . generate -C ../../examples/quickstart
+// In the jobc repository the CLI is a module of its own (cmd/jobc) and runs from
+// there; in your module the line is "//go:generate go tool jobc generate" (see the README).
 
 // Command quickstart shows jobc end to end: a project and its welcome email job are
 // written in one transaction, a transaction that rolls back leaves neither behind, and

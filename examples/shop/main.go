@@ -1,4 +1,4 @@
-//go:generate go run github.com/jobc-dev/jobc/cmd/jobc generate
+//go:generate go run -C ../../cmd/jobc . generate -C ../../examples/shop
 
 // Command shop is a small e-commerce backend whose background work runs on jobc. Its
 // catalogue (jobc.yaml and jobs/*.yaml) declares nine job types: order confirmation

@@ -1,4 +1,4 @@
-//go:generate go run github.com/jobc-dev/jobc/cmd/jobc generate
+//go:generate go run -C ../../../cmd/jobc . generate -C ../../examples/rollingdeploy/releasea
 
 // Command releasea is release A of the rolling-deploy example: it knows payload
 // version 1 of send_receipt.

@@ -1,4 +1,4 @@
-//go:generate go run github.com/jobc-dev/jobc/cmd/jobc generate
+//go:generate go run -C ../../../cmd/jobc . generate -C ../../examples/rollingdeploy/releaseb
 
 // Command releaseb is release B of the rolling-deploy example: it decodes payload
 // versions 1 and 2 of send_receipt and writes version 2.

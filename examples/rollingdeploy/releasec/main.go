@@ -1,4 +1,4 @@
-//go:generate go run github.com/jobc-dev/jobc/cmd/jobc generate
+//go:generate go run -C ../../../cmd/jobc . generate -C ../../examples/rollingdeploy/releasec
 
 // Command releasec is release C of the rolling-deploy example: it decodes only payload
 // version 2 of send_receipt: version 1 is retired.
