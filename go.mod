@@ -4,6 +4,7 @@ go 1.26.0
 
 require (
 	github.com/dave/jennifer v1.7.1
+	github.com/google/uuid v1.6.0
 	github.com/jackc/pgx/v5 v5.12.0
 	github.com/pmezard/go-difflib v1.0.0
 	github.com/robfig/cron/v3 v3.0.1
