@@ -22,7 +22,7 @@ all: verify test
 
 ## test: run every test of every module against one real PostgreSQL
 test:
-	$(WITH_PG) sh -c 'for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || exit 1; done'
+	$(WITH_PG) sh -c 'rc=0; for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || rc=1; done; exit $$rc'
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
