@@ -9,6 +9,9 @@
 // the go command. go mod tidy records not only the modules that are built
 // but also those needed to test the imported packages (go test all), which
 // is why test-only dependencies of the runtime (internal/pgtest) count too.
+//
+// The tests also follow the README's steps for using jobc in a module of
+// one's own (go get -tool with the CLI as a module of its own).
 package modgraph
 
 import (

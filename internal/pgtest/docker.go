@@ -116,7 +116,7 @@ func (d dockerCLI) start(ctx context.Context, image string) (_ *Server, err erro
 	if id == "" {
 		return nil, fmt.Errorf("run %s: docker run printed no container id", image)
 	}
-	ctr := &container{docker: d, bin: bin, id: id, image: image}
+	ctr := &container{docker: d, bin: bin, id: id}
 	defer func() {
 		if err != nil {
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerRemoveTimeout)
@@ -124,6 +124,8 @@ func (d dockerCLI) start(ctx context.Context, image string) (_ *Server, err erro
 			err = errors.Join(err, ctr.remove(rctx))
 		}
 	}()
+	// Between docker run and here a dying process would leave the container
+	// running; the label finds such leftovers.
 	if err := ctr.startWatchdog(); err != nil {
 		return nil, err
 	}
@@ -143,7 +145,9 @@ func (d dockerCLI) start(ctx context.Context, image string) (_ *Server, err erro
 		"sslmode", "disable",
 	)
 	if err := d.waitReady(readyCtx, connString); err != nil {
-		logs, _ := d.run(context.WithoutCancel(ctx), bin, "logs", "--tail", fmt.Sprint(logTailLines), id)
+		lctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), dockerInfoTimeout)
+		defer cancel()
+		logs, _ := d.run(lctx, bin, "logs", "--tail", fmt.Sprint(logTailLines), id)
 		return nil, fmt.Errorf("container %s (%s) did not accept connections on %s:%s within %s: %w\ncontainer log (last lines):\n%s",
 			id, image, host, port, readyTimeout, err, strings.TrimSpace(string(logs)))
 	}
@@ -232,7 +236,6 @@ type container struct {
 	docker dockerCLI
 	bin    string
 	id     string
-	image  string
 
 	mu           sync.Mutex
 	removed      bool
