@@ -16,13 +16,23 @@ MODULES     := . cmd/jobc bench tools
 # is run by hand; tools has no code).
 TEST_MODULES := . cmd/jobc
 
-.PHONY: all test demo generate sqlc verify bench vet fmt
+.PHONY: all test race lint demo generate sqlc verify bench vet fmt
 
 all: verify test
 
 ## test: run every test of every module against one real PostgreSQL
 test:
 	$(WITH_PG) sh -c 'rc=0; for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || rc=1; done; exit $$rc'
+
+## race: the runtime's and jobctest's tests under the race detector
+race:
+	$(WITH_PG) $(GO) test -race -count=1 -timeout 15m ./runtime/... ./jobctest/...
+
+## lint: golangci-lint (pinned in tools/go.mod, configured in .golangci.yml) over every module
+LINT := $(CURDIR)/.bin/golangci-lint
+lint:
+	$(GO) build -C tools -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
+	@for m in . cmd/jobc bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
@@ -38,9 +48,9 @@ sqlc:
 	rm -f runtime/internal/db/*.go
 	$(SQLC) generate
 
-## verify: fail when generated code is stale, code is unformatted or vetted badly, or a
-## module's go.mod/go.sum is not tidy
-verify: vet
+## verify: fail when generated code is stale, code is unformatted, vetted badly or
+## linted badly, a module's go.mod/go.sum is not tidy, or the runtime has a data race
+verify: vet lint race
 	$(SQLC) diff
 	@for f in runtime/internal/db/*.sql.go; do q=queries/$$(basename $$f .go); [ -f $$q ] || { echo "$$f has no $$q: run make sqlc"; exit 1; }; done
 	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(JOBC) diff -C $(CURDIR)/$$d || exit 1; done

@@ -98,7 +98,7 @@ func DropStale(ctx context.Context, adminURL string) {
 // pools and their listener connections), e.g. synchronous_commit.
 var SessionSettings = map[string]string{}
 
-// OnNotice, if set, receives every notice of every connection the benchmarks open
+// OnNotice receives, if set, every notice of every connection the benchmarks open
 // (auto_explain's plans with -explain).
 var OnNotice func(*pgconn.PgConn, *pgconn.Notice)
 

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"time"
 
@@ -72,7 +71,7 @@ func (*Jobc) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 func (*Jobc) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
 	w := runtime.NewWorker(pool, runtime.Config{
 		Queues:       map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.DiscardHandler),
 		PollInterval: cfg.PollInterval,
 		FetchBatch:   cfg.FetchBatch,
 	})

@@ -89,7 +89,7 @@ func BurnDown(ctx context.Context, e *Env, o BurnDownOptions) (BurnDownResult, e
 		}
 	}
 	if n, err := e.Sys.Pending(ctx, e.Pool); err != nil || n != int64(o.Jobs) {
-		return res, fmt.Errorf("after insert: %d pending, want %d (%v)", n, o.Jobs, err)
+		return res, fmt.Errorf("after insert: %d pending, want %d: %w", n, o.Jobs, err)
 	}
 	if o.BeforeStart != nil {
 		if err := o.BeforeStart(ctx); err != nil {

@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"sync/atomic"
 
@@ -58,7 +57,7 @@ func (r *River) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 		return err
 	}
 	r.inserter, err = river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger:  slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:  slog.New(slog.DiscardHandler),
 		Workers: r.workers(),
 	})
 	return err
@@ -102,7 +101,7 @@ func (r *River) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerC
 		cooldown = river.FetchCooldownDefault
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		Workers:           r.workers(),
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
 		FetchPollInterval: cfg.PollInterval,

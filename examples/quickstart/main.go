@@ -62,7 +62,7 @@ func run(ctx context.Context, url string, out io.Writer) error {
 
 	mailer := &fakeMailer{sent: make(chan email, 1)}
 	worker := runtime.NewWorker(pool, runtime.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger: slog.New(slog.DiscardHandler),
 		Queues: map[string]runtime.QueueConfig{"email": {MaxWorkers: 2}},
 	})
 	if err := jobs.Register(worker, &handlers{mailer: mailer}); err != nil {

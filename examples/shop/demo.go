@@ -133,7 +133,7 @@ func (d *demo) run(ctx context.Context) error {
 		RequestID:  "req-80c1",
 	})
 	if !errors.Is(err, ErrOutOfStock) {
-		return fmt.Errorf("the second order should run out of stock, got: %v", err)
+		return fmt.Errorf("the second order should run out of stock, got: %w", err)
 	}
 	var orders, queued int
 	if err := d.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM orders), (SELECT count(*) FROM jobc_jobs)`).Scan(&orders, &queued); err != nil {
@@ -243,7 +243,7 @@ func waitIdle(ctx context.Context, pool *pgxpool.Pool, timeout time.Duration, wo
 		select {
 		case <-tick.C:
 		case err := <-worker:
-			return fmt.Errorf("the worker stopped early: %v", err)
+			return fmt.Errorf("the worker stopped early: %w", err)
 		case <-deadline.C:
 			return fmt.Errorf("%d jobs still unfinished after %s", busy, timeout)
 		case <-ctx.Done():

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -33,7 +32,7 @@ func TestDemo(t *testing.T) {
 	defer cancel()
 
 	var out bytes.Buffer
-	if err := run(ctx, url, &out, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+	if err := run(ctx, url, &out, slog.New(slog.DiscardHandler)); err != nil {
 		t.Fatalf("run: %v\noutput:\n%s", err, out.String())
 	}
 	for _, want := range []string{

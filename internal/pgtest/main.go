@@ -67,7 +67,7 @@ func runMain(m *testing.M) int {
 	cancel()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		stopServer(srv)
+		_ = stopServer(srv) // it prints its own error; the first one decides the exit code
 		return 1
 	}
 

@@ -96,7 +96,7 @@ func TestCreateDatabase(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer drop2(context.Background())
+	defer func() { _ = drop2(context.Background()) }()
 
 	conn1, conn2 := connect(t, cs1), connect(t, cs2)
 	db1 := queryString(t, conn1, "SELECT current_database()")

@@ -8,7 +8,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"log/slog"
 	"sort"
 	"sync"
@@ -59,7 +58,7 @@ func Run(ctx context.Context, url string, o Options) (Result, error) {
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		return res, fmt.Errorf("create schema: %w", err)
 	}
-	defer admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE")
+	defer func() { _, _ = admin.Exec(context.WithoutCancel(ctx), "DROP SCHEMA "+schema+" CASCADE") }()
 
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
@@ -160,7 +159,7 @@ func txEnqueue(ctx context.Context, pool *pgxpool.Pool, jt *runtime.JobType, o O
 func quietWorker(pool *pgxpool.Pool, o Options) *runtime.Worker {
 	return runtime.NewWorker(pool, runtime.Config{
 		Queues:       map[string]runtime.QueueConfig{"bench": {MaxWorkers: o.Concurrency}},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.DiscardHandler),
 		PollInterval: time.Second,
 	})
 }
@@ -182,7 +181,7 @@ func burnDown(ctx context.Context, pool *pgxpool.Pool, jt *runtime.JobType, o Op
 		select {
 		case err := <-done:
 			stop()
-			return 0, fmt.Errorf("worker stopped: %v", err)
+			return 0, fmt.Errorf("worker stopped: %w", err)
 		case <-time.After(50 * time.Millisecond):
 			progress("burn-down", int(handled.Load()), o.Jobs)
 		}
