@@ -643,6 +643,7 @@ func checkForbidden(t *testing.T, e *grantsEnv) {
 		{"producer", producer, "UPDATE jobc_jobs SET priority = 1", "jobc_jobs"},
 		{"producer", producer, "DELETE FROM jobc_jobs", "jobc_jobs"},
 		{"producer", producer, "SELECT count(*) FROM jobc_jobs_finished", "jobc_jobs_finished"},
+		{"producer", producer, "SELECT payload FROM jobc_jobs", "jobc_jobs"},
 		{"read-only", reader, "DELETE FROM jobc_jobs", "jobc_jobs"},
 		{"read-only", reader, "UPDATE jobc_jobs_finished SET priority = 1", "jobc_jobs_finished"},
 		{"read-only", reader, "INSERT INTO jobc_workers (id, host, pid, queues, kinds, lease_secs) VALUES ('x', 'h', 1, '{}', '{}', 1)", "jobc_workers"},

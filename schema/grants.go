@@ -58,9 +58,10 @@ func objects() []object {
 		// RescueExpired, AgeWaitingJobs, RewritePayloads: UPDATE (and SELECT FOR
 		// UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx, CancelPending and the
 		// rescuer move rows out: DELETE; enqueue and the periodic scheduler: INSERT.
-		// The producer reads the inserted row back (RETURNING id, queue, state).
+		// The producer reads back only what InsertJob and InsertUniqueJob return
+		// (RETURNING id, queue, state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
-			worker: []string{sel, ins, upd, del}, producer: []string{sel, ins}, readOnly: []string{sel}},
+			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
 		// PruneFinished and never updated.
 		{kind: "TABLE", name: "jobc_jobs_finished",
@@ -125,7 +126,6 @@ func Grants(schemaName string, roles Roles) ([]string, error) {
 		return nil, errors.New("schema: grants: no role named")
 	}
 
-	qualify := func(name string) string { return pgx.Identifier{schemaName, name}.Sanitize() }
 	var out []string
 	for _, g := range grantees {
 		if g.name == "" {
@@ -134,16 +134,19 @@ func Grants(schemaName string, roles Roles) ([]string, error) {
 		role := pgx.Identifier{g.name}.Sanitize()
 		out = append(out, fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", pgx.Identifier{schemaName}.Sanitize(), role))
 		for _, o := range objects() {
-			privs := g.privs(o)
-			if len(privs) == 0 {
-				continue
+			if privs := g.privs(o); len(privs) > 0 {
+				out = append(out, grant(privs, o, schemaName, role))
 			}
-			target := qualify(o.name)
-			if o.kind == "FUNCTION" {
-				target += "(" + o.args + ")"
-			}
-			out = append(out, fmt.Sprintf("GRANT %s ON %s %s TO %s;", strings.Join(privs, ", "), o.kind, target, role))
 		}
 	}
 	return out, nil
+}
+
+// grant renders one GRANT of privs on o in schemaName to role (already quoted).
+func grant(privs []string, o object, schemaName, role string) string {
+	target := pgx.Identifier{schemaName, o.name}.Sanitize()
+	if o.kind == "FUNCTION" {
+		target += "(" + o.args + ")"
+	}
+	return fmt.Sprintf("GRANT %s ON %s %s TO %s;", strings.Join(privs, ", "), o.kind, target, role)
 }
