@@ -281,7 +281,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		Logger:            slog.New(slog.NewTextHandler(&lockedWriter{w: &logs, mu: &logMu}, nil)),
 		PollInterval:      50 * time.Millisecond,
 		SchedulerInterval: 20 * time.Millisecond,
-		LeaseDuration:     1500 * time.Millisecond, // heartbeats every 500ms
+		LeaseDuration:     3 * time.Second, // heartbeats every second
 		RescueInterval:    50 * time.Millisecond,
 		PruneInterval:     50 * time.Millisecond,
 		ShutdownGrace:     200 * time.Millisecond,
