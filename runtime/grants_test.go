@@ -491,10 +491,15 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		time.Sleep(cfg.PollInterval)
 	}
 	waitState("job enqueued while the worker sleeps", enqueue(okType, 6).ID, runtime.StateCompleted)
-	// Heartbeats extended the blocked job's lease past its first expiry.
-	time.Sleep(cfg.LeaseDuration / 2)
+	// Heartbeats (ExtendLeases) keep the blocked job's lease past its first expiry: it
+	// is still on its first attempt a lease and two rescue rounds after it started.
+	info := waitState("blocked job", released.ID, runtime.StateRunning)
+	if info.AttemptedAt == nil {
+		t.Fatalf("running job %d has no attempted_at", released.ID)
+	}
+	time.Sleep(time.Until(info.AttemptedAt.Add(cfg.LeaseDuration + 2*cfg.RescueInterval)))
 	if info := waitState("blocked job", released.ID, runtime.StateRunning); info.Attempt != 1 {
-		t.Errorf("the blocked job is at attempt %d: its lease expired and it was rescued", info.Attempt)
+		t.Errorf("the blocked job is at attempt %d: its lease expired and it was rescued\n%s", info.Attempt, dump())
 	}
 
 	// The read-only role reads what `jobc status`, `jobc jobs` and dashboards show.
