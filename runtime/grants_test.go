@@ -558,6 +558,38 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 
 	checkForbidden(t, e)
+	checkSchemaOwnedByOthers(t, e, roles)
+}
+
+// checkSchemaOwnedByOthers: when the migration role owns the tables but not their
+// schema, its GRANT USAGE on the schema does nothing (PostgreSQL only warns), so
+// ApplyGrants fails, grants nothing, and says who must grant what; once the schema's
+// owner has granted USAGE, it succeeds.
+func checkSchemaOwnedByOthers(t *testing.T, e *grantsEnv, roles runtime.GrantRoles) {
+	t.Helper()
+	ctx := t.Context()
+	e.exec(t, "CREATE SCHEMA shared")
+	e.exec(t, "GRANT USAGE, CREATE ON SCHEMA shared TO "+pgx.Identifier{e.migrator}.Sanitize())
+	migrator := e.pool(t, e.migrator, "shared", nil)
+	if _, err := runtime.Migrate(ctx, migrator); err != nil {
+		t.Fatalf("migrate schema shared: %v", err)
+	}
+	_, err := runtime.ApplyGrants(ctx, migrator, roles)
+	if err == nil || !strings.Contains(err.Error(), "cannot use schema \"shared\"") || !strings.Contains(err.Error(), "GRANT USAGE ON SCHEMA \"shared\" TO") {
+		t.Errorf("ApplyGrants in a schema the migration role does not own: %v; want an error saying the schema's owner must grant USAGE", err)
+	}
+	var granted bool
+	if err := e.admin.QueryRow(ctx, `SELECT has_table_privilege($1, 'shared.jobc_jobs', 'SELECT')`, e.reader).Scan(&granted); err != nil {
+		t.Fatal(err)
+	}
+	if granted {
+		t.Error("the failed ApplyGrants left privileges behind")
+	}
+	e.exec(t, fmt.Sprintf("GRANT USAGE ON SCHEMA shared TO %s, %s, %s",
+		pgx.Identifier{e.worker}.Sanitize(), pgx.Identifier{e.producer}.Sanitize(), pgx.Identifier{e.reader}.Sanitize()))
+	if _, err := runtime.ApplyGrants(ctx, migrator, roles); err != nil {
+		t.Errorf("ApplyGrants once the schema's owner granted USAGE: %v", err)
+	}
 }
 
 // checkCatalog asserts, for every object in schema app, what each role may do: the
