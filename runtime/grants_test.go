@@ -345,6 +345,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 
 	// The producer enqueues: plain, unique (twice), scheduled, many (COPY), and an old
 	// payload version far in the future for the upgrader.
+	if err := runtime.CheckSchema(ctx, producerPool); err != nil {
+		t.Errorf("CheckSchema as the producer role: %v", err)
+	}
 	enqueue := func(jt *runtime.JobType, n int, opts ...runtime.EnqueueOption) runtime.Enqueued {
 		t.Helper()
 		en, err := runtime.Enqueue(ctx, producerPool, jt, emailPayload{N: n, Email: "ada@example.com"}, opts...)

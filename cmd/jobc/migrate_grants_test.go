@@ -4,11 +4,14 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
@@ -50,10 +53,10 @@ func TestMigrateGrantsPrintAndApply(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
 	pool := pgtest.NewSchema(t, nil)
-	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	dsn := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
 
 	// Before migrating there is nothing to grant on.
-	if _, errOut, code := jobc(t, "migrate", "grants", "--database-url", url, "--worker", "w", "--readonly", "r"); code != 1 || !strings.Contains(errOut, "jobc migrate up") {
+	if _, errOut, code := jobc(t, "migrate", "grants", "--database-url", dsn, "--worker", "w", "--readonly", "r"); code != 1 || !strings.Contains(errOut, "jobc migrate up") {
 		t.Errorf("unmigrated: exit %d, %q; want exit 1 saying to migrate first", code, errOut)
 	}
 	if _, err := runtime.Migrate(ctx, pool); err != nil {
@@ -61,12 +64,12 @@ func TestMigrateGrantsPrintAndApply(t *testing.T) {
 	}
 	worker, producer, reader := newRole(t, pool, "worker"), newRole(t, pool, "producer"), newRole(t, pool, "reader")
 
-	_, errOut, code := jobc(t, "migrate", "grants", "--database-url", url, "--worker", worker, "--readonly", "no_such_"+reader)
+	_, errOut, code := jobc(t, "migrate", "grants", "--database-url", dsn, "--worker", worker, "--readonly", "no_such_"+reader)
 	if code != 1 || !strings.Contains(errOut, `role "no_such_`+reader+`" does not exist`) {
 		t.Errorf("missing role: exit %d, %q; want exit 1 naming the role", code, errOut)
 	}
 
-	args := []string{"migrate", "grants", "--database-url", url, "--worker", worker, "--producer", producer, "--readonly", reader}
+	args := []string{"migrate", "grants", "--database-url", dsn, "--worker", worker, "--producer", producer, "--readonly", reader}
 	out, errOut, code := jobc(t, args...)
 	if code != 0 {
 		t.Fatalf("print: exit %d: %s", code, errOut)
@@ -132,4 +135,69 @@ func newRole(t *testing.T, pool *pgxpool.Pool, prefix string) string {
 		}
 	})
 	return name
+}
+
+// TestMigrateGrantsRolesRunTheCLI: after `jobc migrate grants --apply`, the read-only
+// role runs `jobc status` and `jobc jobs list` but cannot cancel a job; the worker
+// role can.
+func TestMigrateGrantsRolesRunTheCLI(t *testing.T) {
+	t.Parallel()
+	ctx := t.Context()
+	pool := pgtest.NewSchema(t, func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := runtime.Migrate(ctx, pool)
+		return err
+	})
+	dsn := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	worker, reader := newRole(t, pool, "worker"), newRole(t, pool, "reader")
+	if _, errOut, code := jobc(t, "migrate", "grants", "--database-url", dsn, "--worker", worker, "--readonly", reader, "--apply"); code != 0 {
+		t.Fatalf("apply: exit %d: %s", code, errOut)
+	}
+	jt, err := runtime.NewJobType(runtime.JobType{Kind: "send_report", Queue: "reports", Priority: 5, MaxAttempts: 3,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job, err := runtime.Enqueue(ctx, pool, jt, map[string]any{}, runtime.RunAfter(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strconv.FormatInt(job.ID, 10)
+
+	asReader, asWorker := withRole(t, dsn, reader), withRole(t, dsn, worker)
+	if out, errOut, code := jobc(t, "status", "--database-url", asReader); code != 0 || !strings.Contains(out, "send_report") {
+		t.Errorf("status as the read-only role: exit %d: %s%s", code, out, errOut)
+	}
+	if out, errOut, code := jobc(t, "jobs", "list", "--database-url", asReader); code != 0 || !strings.Contains(out, "send_report") {
+		t.Errorf("jobs list as the read-only role: exit %d: %s%s", code, out, errOut)
+	}
+	if _, errOut, code := jobc(t, "jobs", "cancel", id, "--database-url", asReader); code != 1 ||
+		!strings.Contains(errOut, "permission denied for table jobc_jobs") || !strings.Contains(errOut, "42501") {
+		t.Errorf("jobs cancel as the read-only role: exit %d: %s; want exit 1, permission denied for table jobc_jobs", code, errOut)
+	}
+	if out, errOut, code := jobc(t, "jobs", "cancel", id, "--database-url", asWorker); code != 0 || !strings.Contains(out, "cancelled") {
+		t.Errorf("jobs cancel as the worker role: exit %d: %s%s", code, out, errOut)
+	}
+}
+
+// withRole returns connString with the session's role set to role at connection
+// start ("-c role=...", as SET ROLE does), so the test needs no password for it: the
+// test server's user may act as any role.
+func withRole(t *testing.T, connString, role string) string {
+	t.Helper()
+	cfg, err := pgconn.ParseConfig(connString)
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts := strings.TrimSpace(cfg.RuntimeParams["options"] + " -c role=" + role)
+	if strings.HasPrefix(connString, "postgres://") || strings.HasPrefix(connString, "postgresql://") {
+		u, err := url.Parse(connString)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q := u.Query()
+		q.Set("options", opts)
+		u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20") // pgx reads '+' literally
+		return u.String()
+	}
+	return connString + " options='" + strings.ReplaceAll(opts, "'", `\'`) + "'"
 }
