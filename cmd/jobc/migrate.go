@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -69,8 +70,95 @@ func newMigrate() *cobra.Command {
 			return runtime.CheckSchema(cmd.Context(), conn)
 		},
 	}
-	cmd.AddCommand(up, status)
+	cmd.AddCommand(up, status, newMigrateGrants(&url))
 	return cmd
+}
+
+// grantsUsage is the synopsis usage errors of `jobc migrate grants` repeat.
+const grantsUsage = "usage: jobc migrate grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]"
+
+func newMigrateGrants(url *string) *cobra.Command {
+	var (
+		roles runtime.GrantRoles
+		apply bool
+	)
+	cmd := &cobra.Command{
+		Use:   "grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]",
+		Short: "Print, or apply, the privileges that let workers, producers and dashboards run without owning the tables",
+		Long: `Grants prints the GRANT statements, one per line, that give existing roles what jobc's
+statements need on the jobc tables of the database's search_path, and nothing more:
+
+  --worker    runs workers, and may enqueue and cancel: row privileges (SELECT, INSERT,
+              UPDATE, DELETE) on the tables its statements touch, USAGE on the id sequence
+  --producer  only enqueues: INSERT on jobc_jobs and jobc_unique_keys, the id sequence,
+              and SELECT on what enqueue reads back (optional)
+  --readonly  jobc status, jobc jobs list/show and dashboards: SELECT only
+
+None gets DDL, TRUNCATE or ownership: the role that runs "jobc migrate up" owns the tables.
+With --apply, the statements run in one transaction, as that owner (or a superuser).
+Run it again after "jobc migrate up" applies new migrations.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) > 0 {
+				return grantsUsageError(fmt.Errorf("unexpected argument %q", args[0]))
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkGrantRoles(roles); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			conn, err := connect(ctx, *url)
+			if err != nil {
+				return err
+			}
+			defer conn.Close(context.WithoutCancel(ctx))
+			out := cmd.OutOrStdout()
+			if !apply {
+				stmts, err := runtime.Grants(ctx, conn, roles)
+				if err != nil {
+					return err
+				}
+				for _, s := range stmts {
+					fmt.Fprintln(out, s)
+				}
+				return nil
+			}
+			stmts, err := runtime.ApplyGrants(ctx, conn, roles)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(out, "applied %d GRANT statements in one transaction\n", len(stmts))
+			return nil
+		},
+	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return grantsUsageError(err) })
+	f := cmd.Flags()
+	f.StringVar(&roles.Worker, "worker", "", "role that runs workers (and may enqueue and cancel)")
+	f.StringVar(&roles.Producer, "producer", "", "role that only enqueues (optional)")
+	f.StringVar(&roles.ReadOnly, "readonly", "", "role for jobc status and dashboards (SELECT only)")
+	f.BoolVar(&apply, "apply", false, "apply the statements in one transaction instead of printing them")
+	return cmd
+}
+
+// checkGrantRoles reports missing or repeated role flags as usage errors, before
+// anything connects.
+func checkGrantRoles(r runtime.GrantRoles) error {
+	if r.Worker == "" {
+		return grantsUsageError(errors.New("--worker ROLE is required"))
+	}
+	if r.ReadOnly == "" {
+		return grantsUsageError(errors.New("--readonly ROLE is required"))
+	}
+	if r.Worker == r.ReadOnly || r.Worker == r.Producer || r.Producer == r.ReadOnly {
+		return grantsUsageError(errors.New("--worker, --producer and --readonly must name different roles: each gets different privileges"))
+	}
+	return nil
+}
+
+// grantsUsageError is a command-line mistake: exit status 2, with the synopsis.
+func grantsUsageError(err error) error {
+	return &exitError{code: 2, err: fmt.Errorf("jobc migrate grants: %w\n%s", err, grantsUsage)}
 }
 
 // connect opens one connection to url, or to $DATABASE_URL when url is empty.

@@ -1,0 +1,152 @@
+package schema
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Roles names the database roles that get privileges on jobc's objects. The role that
+// runs the migrations owns the objects and needs no grants; it is not named here.
+// An empty field grants nothing to that kind of role.
+type Roles struct {
+	// Worker runs workers: it claims, heartbeats, finishes, retries, rescues, prunes
+	// and registers, and may also enqueue and cancel jobs.
+	Worker string
+	// Producer only enqueues jobs (and reads back the unique key holder of a duplicate).
+	Producer string
+	// ReadOnly reads everything, for `jobc status`, `jobc jobs list` and dashboards.
+	ReadOnly string
+}
+
+// object is one database object and the privileges each kind of role holds on it.
+//
+// The lists are derived from the statements in queries/*.sql, for the worker from
+// every statement the worker, the control API and the scheduler run, for the producer
+// from queries/enqueue.sql. Three PostgreSQL rules shape them: a statement that reads
+// a table's columns (WHERE, RETURNING, a join, a subquery) needs SELECT on it; SELECT
+// ... FOR UPDATE needs UPDATE; and an explicit nextval() on the identity sequence
+// needs USAGE on it (an identity column's own default does not).
+type object struct {
+	kind     string // TABLE (also for views), SEQUENCE or FUNCTION
+	name     string // unqualified; the schema is prepended
+	args     string // FUNCTION only: the argument types, e.g. "bigint[], integer[]"
+	worker   []string
+	producer []string
+	readOnly []string
+}
+
+// objects lists every jobc object that roles other than the owner use. A migration
+// that adds a table, view, sequence or SECURITY DEFINER function adds it here, in
+// this one place; the grants test fails for a relation missing from the list (the
+// read-only role cannot read it) and for a statement the worker cannot run.
+//
+// Functions need no entry as long as they are not SECURITY DEFINER: EXECUTE on a new
+// function is granted to PUBLIC by default, and the function runs with the caller's
+// privileges, so the tables it touches must be granted here instead.
+func objects() []object {
+	const (
+		sel = "SELECT"
+		ins = "INSERT"
+		upd = "UPDATE"
+		del = "DELETE"
+	)
+	return []object{
+		// ClaimJobs, ExtendLeases, RetryJobs, ReleaseJobs, PromoteScheduled,
+		// RescueExpired, AgeWaitingJobs, RewritePayloads: UPDATE (and SELECT FOR
+		// UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx, CancelPending and the
+		// rescuer move rows out: DELETE; enqueue and the periodic scheduler: INSERT.
+		// The producer reads back only what InsertJob and InsertUniqueJob return
+		// (RETURNING id, queue, state), not other jobs' payloads.
+		{kind: "TABLE", name: "jobc_jobs",
+			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
+		// Finished rows are inserted by the statements above, deleted by
+		// PruneFinished and never updated.
+		{kind: "TABLE", name: "jobc_jobs_finished",
+			worker: []string{sel, ins, del}, readOnly: []string{sel}},
+		// Written by InsertUniqueJob in the same statement as the job, read by
+		// UniqueKeyHolder, deleted when a job finishes or is pruned.
+		{kind: "TABLE", name: "jobc_unique_keys",
+			worker: []string{sel, ins, del}, producer: []string{sel, ins}, readOnly: []string{sel}},
+		// Sleep, Wake, ForgetSleeper, PruneSleepers; every enqueue reads it to decide
+		// whether to notify.
+		{kind: "TABLE", name: "jobc_sleepers",
+			worker: []string{sel, ins, del}, producer: []string{sel}, readOnly: []string{sel}},
+		// RecordIdempotencyKey (Job.Once, in the handler's transaction) and
+		// PruneIdempotencyKeys.
+		{kind: "TABLE", name: "jobc_idempotency_keys",
+			worker: []string{sel, ins, del}, readOnly: []string{sel}},
+		// RegisterWorker (INSERT ... ON CONFLICT DO UPDATE), WorkerHeartbeat,
+		// DeregisterWorker, PruneWorkers, LiveWorkers.
+		{kind: "TABLE", name: "jobc_workers",
+			worker: []string{sel, ins, upd, del}, readOnly: []string{sel}},
+		// CheckSchema, which a worker runs at start (and an application may run),
+		// reads the applied migrations; only the owner writes them.
+		{kind: "TABLE", name: "jobc_migrations",
+			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
+		// The identity sequence of jobc_jobs.id: InsertUniqueJob and ReserveJobIDs
+		// (EnqueueMany) take ids with nextval.
+		{kind: "SEQUENCE", name: "jobc_jobs_id_seq",
+			worker: []string{"USAGE"}, producer: []string{"USAGE"}},
+	}
+}
+
+// Grants returns the statements that give roles the privileges they need on the jobc
+// objects in schemaName, one statement per object and role, each ending in ";". They
+// are idempotent (GRANT of a held privilege is a no-op) and must run as the owner of
+// the objects, the role that ran the migrations, or as a superuser.
+func Grants(schemaName string, roles Roles) ([]string, error) {
+	if schemaName == "" {
+		return nil, errors.New("schema: grants: no schema name")
+	}
+	type grantee struct {
+		flag, name string
+		privs      func(object) []string
+	}
+	grantees := []grantee{
+		{"worker", roles.Worker, func(o object) []string { return o.worker }},
+		{"producer", roles.Producer, func(o object) []string { return o.producer }},
+		{"read-only", roles.ReadOnly, func(o object) []string { return o.readOnly }},
+	}
+	seen := map[string]string{}
+	named := false
+	for _, g := range grantees {
+		if g.name == "" {
+			continue
+		}
+		named = true
+		if other, dup := seen[g.name]; dup {
+			return nil, fmt.Errorf("schema: grants: role %q is named as both the %s and the %s role; use one role per kind", g.name, other, g.flag)
+		}
+		seen[g.name] = g.flag
+	}
+	if !named {
+		return nil, errors.New("schema: grants: no role named")
+	}
+
+	var out []string
+	for _, g := range grantees {
+		if g.name == "" {
+			continue
+		}
+		role := pgx.Identifier{g.name}.Sanitize()
+		out = append(out, fmt.Sprintf("GRANT USAGE ON SCHEMA %s TO %s;", pgx.Identifier{schemaName}.Sanitize(), role))
+		for _, o := range objects() {
+			if privs := g.privs(o); len(privs) > 0 {
+				out = append(out, grant(privs, o, schemaName, role))
+			}
+		}
+	}
+	return out, nil
+}
+
+// grant renders one GRANT of privs on o in schemaName to role (already quoted).
+func grant(privs []string, o object, schemaName, role string) string {
+	target := pgx.Identifier{schemaName, o.name}.Sanitize()
+	if o.kind == "FUNCTION" {
+		target += "(" + o.args + ")"
+	}
+	return fmt.Sprintf("GRANT %s ON %s %s TO %s;", strings.Join(privs, ", "), o.kind, target, role)
+}
