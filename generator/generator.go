@@ -242,9 +242,19 @@ func owned(path string) bool {
 	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
 }
 
+// WriteOptions change how Write treats the files on disk.
+type WriteOptions struct {
+	// GoGenerate is the go generate run jobc is part of, nil outside go generate. A
+	// stale file it may still read is emptied rather than deleted (see GoGenerate).
+	GoGenerate *GoGenerate
+}
+
 // Write writes the result into the project directory and removes generated files that
 // the spec no longer produces. Files are written only when their content changed.
-func Write(res *Result) error {
+func Write(res *Result) error { return WriteWith(res, WriteOptions{}) }
+
+// WriteWith is Write with options.
+func WriteWith(res *Result, o WriteOptions) error {
 	p := res.Project
 	out := filepath.Join(p.Dir, p.Out)
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -254,21 +264,40 @@ func Write(res *Result) error {
 	for _, f := range res.Files {
 		path := filepath.Join(p.Dir, f.Path)
 		want[path] = true
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
-			continue
-		}
-		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
-			return fmt.Errorf("jobc: write %s: %w", f.Path, err)
+		if err := writeIfChanged(path, f.Content); err != nil {
+			return err
 		}
 	}
 	extra, err := extraFiles(out, want)
 	if err != nil {
 		return err
 	}
+	var directive []string // how a tombstone reruns jobc
+	if o.GoGenerate != nil && len(extra) > 0 {
+		// Read before anything is deleted: the running directive may be in a
+		// tombstone that this run deletes.
+		directive = o.GoGenerate.rerun(out, p.Dir)
+	}
 	for _, path := range extra {
+		if g := o.GoGenerate; g != nil && !g.hasRead(path) {
+			if err := writeIfChanged(path, tombstone(p.Package, directive)); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("jobc: remove stale %s: %w", path, err)
 		}
+	}
+	return nil
+}
+
+func writeIfChanged(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		return fmt.Errorf("jobc: write %s: %w", path, err)
 	}
 	return nil
 }
