@@ -17,31 +17,64 @@ type Owned struct {
 // Collisions reports every identifier declared more than once in the generated
 // package, which would not compile. Each report is at the later declaration (in the
 // order given, which the caller keeps deterministic) and names the first, with its
-// job and position, so the user can pick which one to rename.
+// job and position, so the user can pick which one to rename. Two jobs whose base
+// names are equal (x_1 and x1) collide in every name; that is one report, which
+// counts the others.
 func Collisions(ids []Owned) spec.Diagnostics {
 	first := map[string]Owned{}
-	var ds spec.Diagnostics
+	type pair struct{ later, earlier string }
+	reported := map[pair]*collision{}
+	var cs []*collision
 	for _, id := range ids {
 		prev, taken := first[id.Name]
 		if !taken {
 			first[id.Name] = id
 			continue
 		}
-		var other, fix string
-		switch {
-		case id.Kind == "":
+		if id.Kind == "" {
 			continue // the catalogue's names are distinct constants, listed first
-		case prev.Kind == "":
-			other, fix = prev.What, "rename the job"
-		case prev.Kind == id.Kind:
-			other, fix = prev.What+" of the same job", "rename the field or value"
-		default:
-			other, fix = fmt.Sprintf("%s of job %s (declared at %s)", prev.What, prev.Kind, prev.Pos), "rename one of the jobs"
 		}
-		ds = append(ds, spec.Diagnostic{Pos: id.Pos, Path: "jobs." + id.Kind,
-			Message: fmt.Sprintf("generated name %s, %s, is also %s: %s", id.Name, id.What, other, fix)})
+		if c := reported[pair{id.Kind, prev.Kind}]; c != nil {
+			c.more++
+			continue
+		}
+		c := &collision{id: id, prev: prev}
+		reported[pair{id.Kind, prev.Kind}] = c
+		cs = append(cs, c)
+	}
+	ds := make(spec.Diagnostics, len(cs))
+	for i, c := range cs {
+		ds[i] = c.diagnostic()
 	}
 	return ds
+}
+
+// collision is a name of one job (id) already declared by another or the catalogue
+// (prev), and how many more names the two share.
+type collision struct {
+	id, prev Owned
+	more     int
+}
+
+func (c *collision) diagnostic() spec.Diagnostic {
+	var other, fix string
+	switch {
+	case c.prev.Kind == "":
+		other, fix = c.prev.What, "rename the job"
+	case c.prev.Kind == c.id.Kind:
+		other, fix = c.prev.What+" of the same job", "rename the property or value"
+	default:
+		other, fix = fmt.Sprintf("%s of job %s (declared at %s)", c.prev.What, c.prev.Kind, c.prev.Pos), "rename one of the jobs"
+	}
+	msg := fmt.Sprintf("generated name %s, %s, is also %s", c.id.Name, c.id.What, other)
+	switch c.more {
+	case 0:
+	case 1:
+		msg += ", and 1 more name collides"
+	default:
+		msg += fmt.Sprintf(", and %d more names collide", c.more)
+	}
+	return spec.Diagnostic{Pos: c.id.Pos, Path: "jobs." + c.id.Kind, Message: msg + ": " + fix}
 }
 
 // CatalogueOwned returns the catalogue's identifiers, to put before the jobs'.

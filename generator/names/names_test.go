@@ -64,3 +64,20 @@ func TestMethodCollisions(t *testing.T) {
 		t.Errorf("want the x_1/x1 clash and the id shadowing, got:\n%s", got)
 	}
 }
+
+func TestCollisionsOfEqualBaseNamesAreOneReport(t *testing.T) {
+	a := &spec.Job{Kind: "x1", Pos: spec.Pos{File: "jobc.yaml", Line: 5, Col: 3}}
+	b := &spec.Job{Kind: "x_1", Pos: spec.Pos{File: "jobc.yaml", Line: 9, Col: 3}}
+	vs := []names.Version{{Number: 1}}
+	ids := names.CatalogueOwned()
+	ids = append(ids, names.JobOwned(a, names.ForKind(a.Kind).Idents(vs))...)
+	ids = append(ids, names.JobOwned(b, names.ForKind(b.Kind).Idents(vs))...)
+	ds := names.Collisions(ids)
+	if len(ds) != 1 {
+		t.Fatalf("want one report for x1/x_1, got %d:\n%v", len(ds), ds)
+	}
+	// Every one of the 9 names of x_1 (8 fixed, 1 version struct) is also one of x1's.
+	if want := "generated name KindX1, the kind constant, is also the kind constant of job x1 (declared at jobc.yaml:5:3), and 8 more names collide: rename one of the jobs"; ds[0].Message != want {
+		t.Errorf("got  %s\nwant %s", ds[0].Message, want)
+	}
+}
