@@ -107,7 +107,7 @@ func newGoModule(t *testing.T) *goModule {
 	bin := filepath.Join(t.TempDir(), "jobc")
 	// Built from its own directory, so that this works whether cmd/jobc is a package
 	// of this module or a module of its own.
-	run(t, filepath.Join(repo, "cmd", "jobc"), nil, "go", "build", "-o", bin, ".")
+	run(t, filepath.Join(repo, "cmd", "jobc"), []string{"GOPROXY=off"}, "go", "build", "-o", bin, ".")
 	return &goModule{repo: repo, jobc: bin}
 }
 
@@ -176,7 +176,9 @@ func (m *goModule) goMod(t *testing.T) string {
 
 // offline makes the go command resolve modules from the module cache only: the ones
 // jobc needs are there already, as building this test needed them.
-func offline() []string { return []string{"GOPROXY=off", "GOFLAGS=-mod=mod", "GOWORK=off"} }
+func offline() []string {
+	return []string{"GOPROXY=off", "GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off"}
+}
 
 // spec writes jobc.yaml declaring the given job kinds.
 func (m *goModule) spec(t *testing.T, dir, out string, kinds ...string) {
