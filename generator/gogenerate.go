@@ -83,49 +83,79 @@ func canonical(dir string) string {
 
 // rerun returns the directive lines that run the same jobc generate again from the
 // directory outDir for the project in projectDir, copied from the directive that is
-// running (and the -command line that defines its first word, if any); nil when that
-// directive cannot be read or does not end in a generate command.
+// running (and the -command line that defines its first word, if any), with relative
+// paths in them made relative to outDir; nil when that directive cannot be read, does
+// not end in a generate command, or quotes a word.
 func (g *GoGenerate) rerun(outDir, projectDir string) []string {
 	src, err := os.ReadFile(filepath.Join(g.Dir, g.File))
 	if err != nil {
 		return nil
 	}
-	var aliases []string // -command lines seen before the directive
+	from, to := canonical(g.Dir), canonical(outDir)
+	var alias []string // the -command line in force for the directive's first word
+	var aliases [][]string
 	sc := bufio.NewScanner(bytes.NewReader(src))
 	sc.Buffer(nil, 1<<20)
 	for n := 1; sc.Scan(); n++ {
-		text := strings.TrimRight(sc.Text(), "\r")
-		args, ok := strings.CutPrefix(text, "//go:generate ")
-		if !ok {
-			continue
-		}
-		if n != g.Line {
-			if strings.HasPrefix(strings.TrimSpace(args), "-command ") {
-				aliases = append(aliases, text)
-			}
+		args, ok := strings.CutPrefix(strings.TrimRight(sc.Text(), "\r"), "//go:generate")
+		if !ok || args == "" || (args[0] != ' ' && args[0] != '\t') {
 			continue
 		}
 		words := strings.Fields(args)
+		if strings.Contains(args, `"`) {
+			words = nil // quoted words would need go generate's own parser; give up
+		}
+		if n != g.Line {
+			if len(words) > 2 && words[0] == "-command" {
+				aliases = append(aliases, words)
+			}
+			continue
+		}
 		i := lastIndex(words, "generate")
 		if i < 1 {
 			return nil
 		}
-		rel, err := filepath.Rel(canonical(outDir), canonical(projectDir))
+		for _, a := range aliases {
+			if a[1] == words[0] {
+				alias = a // the last definition before the directive is the one in force
+			}
+		}
+		rel, err := filepath.Rel(to, canonical(projectDir))
 		if err != nil {
 			return nil
 		}
-		// The project's -C, given last, wins over any -C the directive has (relative to
-		// the directory it was written in).
-		cmd := "//go:generate " + strings.Join(words[:i+1], " ") + " -C " + quoteWord(filepath.ToSlash(rel))
+		// The project's -C, given last, wins over any -C the directive has.
+		cmd := append(relocate(words[:i+1], from, to), "-C", quoteWord(filepath.ToSlash(rel)))
 		var lines []string
-		for _, a := range aliases {
-			if f := strings.Fields(strings.TrimPrefix(a, "//go:generate ")); len(f) > 1 && f[1] == words[0] {
-				lines = []string{a} // the last definition before the directive is the one in force
-			}
+		if alias != nil {
+			lines = append(lines, "//go:generate "+strings.Join(relocate(alias, from, to), " "))
 		}
-		return append(lines, cmd)
+		return append(lines, "//go:generate "+strings.Join(cmd, " "))
 	}
 	return nil
+}
+
+// relocate rewrites the relative paths among words (./bin/jobc, ../tools), which go
+// generate resolves against the directory of the directive, for a directive in to
+// instead of from.
+func relocate(words []string, from, to string) []string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = w
+		if w != "." && w != ".." && !strings.HasPrefix(w, "./") && !strings.HasPrefix(w, "../") {
+			continue
+		}
+		rel, err := filepath.Rel(to, filepath.Join(from, filepath.FromSlash(w)))
+		if err != nil {
+			continue
+		}
+		rel = filepath.ToSlash(rel)
+		if rel != "." && rel != ".." && !strings.HasPrefix(rel, "../") {
+			rel = "./" + rel
+		}
+		out[i] = quoteWord(rel)
+	}
+	return out
 }
 
 func lastIndex(words []string, w string) int {
@@ -139,7 +169,7 @@ func lastIndex(words []string, w string) int {
 
 // quoteWord quotes s the way go generate reads a quoted word, when it has to be.
 func quoteWord(s string) string {
-	if s != "" && !strings.ContainsAny(s, " \t\"$") {
+	if s != "" && !strings.ContainsAny(s, " \t\"") {
 		return s
 	}
 	return strconv.Quote(s)

@@ -49,22 +49,31 @@ func TestGoGenerateRerun(t *testing.T) {
 		t.Fatal(err)
 	}
 	src := "// Package main.\n" +
-		"//go:generate -command jobc go tool jobc\n" +
+		"//go:generate -command jobc go run ./tools/jobc\n" +
 		"//go:generate -command other echo\n" +
 		"//go:generate jobc -C . generate\n" +
 		"//go:generate go run ./wrapper\n" +
+		"//go:generate ../bin/jobc generate\n" +
+		"//go:generate jobc generate -C \"my project\"\n" +
 		"package main\n"
 	if err := os.WriteFile(filepath.Join(root, "main.go"), []byte(src), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := &GoGenerate{Dir: root, File: "main.go", Line: 4}
-	want := []string{"//go:generate -command jobc go tool jobc", "//go:generate jobc -C . generate -C ../.."}
-	if got := g.rerun(out, root); !reflect.DeepEqual(got, want) {
-		t.Errorf("rerun = %q, want %q", got, want)
+	cases := []struct {
+		line int
+		want []string
+	}{
+		// The alias comes along; relative paths are rewritten for internal/jobs; the
+		// project's -C comes last, so it wins.
+		{4, []string{"//go:generate -command jobc go run ../../tools/jobc", "//go:generate jobc -C ../.. generate -C ../.."}},
+		{5, nil}, // not a jobc generate
+		{6, []string{"//go:generate ../../../bin/jobc generate -C ../.."}},
+		{7, nil}, // a quoted word
 	}
-	// A directive that is not a jobc generate cannot be rerun from the tombstone.
-	g.Line = 5
-	if got := g.rerun(out, root); got != nil {
-		t.Errorf("rerun of a wrapper directive = %q, want nil", got)
+	for _, c := range cases {
+		g := &GoGenerate{Dir: root, File: "main.go", Line: c.line}
+		if got := g.rerun(out, root); !reflect.DeepEqual(got, c.want) {
+			t.Errorf("rerun of line %d = %q, want %q", c.line, got, c.want)
+		}
 	}
 }
