@@ -22,6 +22,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -44,8 +45,9 @@ const CatalogFileName = "jobc.go"
 
 // Generate loads the project in dir and renders its Go files without writing them.
 func Generate(ctx context.Context, dir string) (*Result, error) {
-	// A spec with errors still goes through Build, so that one run reports the
-	// problems of every stage.
+	// A spec with errors still goes through build, every job of it, so that one run
+	// reports the problems of every stage: a misspelt key does not hide the schema
+	// errors of the same job.
 	p, loadErr := spec.Load(dir)
 	if p == nil {
 		return nil, loadErr
@@ -54,20 +56,12 @@ func Generate(ctx context.Context, dir string) (*Result, error) {
 	if loadErr != nil && !errors.As(loadErr, &loadDiags) {
 		return nil, loadErr
 	}
-	skip, all := kindsIn(loadDiags)
-	if all {
-		return nil, loadErr
-	}
-	jobs, err := build(ctx, p, skip)
-	if len(loadDiags) > 0 {
-		var buildDiags spec.Diagnostics
-		if err != nil && !errors.As(err, &buildDiags) {
-			return nil, err
-		}
-		return nil, append(loadDiags, buildDiags...).Sorted()
-	}
+	jobs, buildDiags, err := build(ctx, p)
 	if err != nil {
 		return nil, err
+	}
+	if ds := laterStage(loadDiags, buildDiags); len(ds) > 0 {
+		return nil, ds
 	}
 	res := &Result{Project: p}
 	files, err := renderJobs(ctx, p.Package, jobs)
@@ -86,6 +80,27 @@ func Generate(ctx context.Context, dir string) (*Result, error) {
 	return res, nil
 }
 
+// laterStage adds the diagnostics of a later stage to those of an earlier one, leaving
+// out those about a field (file and path) the earlier stage already reported: a $ref
+// that could not be loaded is not also reported as a $ref that has no Go type.
+func laterStage(earlier, later spec.Diagnostics) spec.Diagnostics {
+	type field struct{ file, path string }
+	reported := map[field]bool{}
+	for _, d := range earlier {
+		reported[field{d.File, d.Path}] = true
+	}
+	out := append(spec.Diagnostics(nil), earlier...)
+	for _, d := range later {
+		if !reported[field{d.File, d.Path}] {
+			out = append(out, d)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out.Sorted()
+}
+
 // renderJobs renders each job's file, in parallel.
 func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, error) {
 	out := make([][]byte, len(jobs))
@@ -102,78 +117,43 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 }
 
 // build converts every job's payload versions into Go types and checks the names the
-// generated package will declare. The project may have failed to load cleanly: the
-// jobs in skip already have problems reported, and are left out rather than reported
-// twice.
-func build(ctx context.Context, p *spec.Project, skip map[string]bool) ([]emit.Job, error) {
-	var todo []*spec.Job
-	for _, j := range p.Jobs {
-		if !skip[j.Kind] {
-			todo = append(todo, j)
-		}
-	}
-	built := make([]builtJob, len(todo))
-	parallel(len(todo), func(i int) { built[i] = buildJob(p, todo[i]) })
+// generated package will declare. The project may have failed to load cleanly; every
+// job is still converted as far as it goes. The jobs are ready to emit only when the
+// diagnostics are empty; the error is for a cancelled ctx.
+func build(ctx context.Context, p *spec.Project) ([]emit.Job, spec.Diagnostics, error) {
+	built := make([]builtJob, len(p.Jobs))
+	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var diags spec.Diagnostics
-	names := newNames()
+	ids := names.CatalogueOwned()
 	var jobs []emit.Job
 	for _, b := range built {
 		diags = append(diags, b.diags...)
-		if !b.ok {
-			continue
-		}
-		diags = append(diags, names.claimJob(b.job)...)
+		// A job whose schemas failed to convert still declares its fixed names (and
+		// those of the versions that did convert), so its collisions show up too.
+		ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.Idents(b.versions))...)
 		jobs = append(jobs, b.job)
 	}
-	for _, d := range changeErrors(p) {
-		if !skip[kindOf(d.Path)] {
-			diags = append(diags, d)
-		}
-	}
+	diags = append(diags, names.Collisions(ids)...)
+	diags = append(diags, changeErrors(p)...)
 	if len(diags) > 0 {
-		return nil, diags.Sorted()
+		return nil, diags, nil
 	}
-	return jobs, nil
+	return jobs, nil, nil
 }
 
-// kindOf returns the job kind a diagnostic's path is about ("jobs.send_email.retry" →
-// "send_email"), or "".
-func kindOf(path string) string {
-	rest, ok := strings.CutPrefix(path, "jobs.")
-	if !ok {
-		return ""
-	}
-	kind, _, _ := strings.Cut(rest, ".")
-	return kind
-}
-
-// kindsIn returns the kinds that diagnostics are about, and all = true when one of
-// them is about no job in particular (the config, a schema file): then no job is built.
-func kindsIn(ds spec.Diagnostics) (kinds map[string]bool, all bool) {
-	kinds = map[string]bool{}
-	for _, d := range ds {
-		k := kindOf(d.Path)
-		if k == "" {
-			return nil, true
-		}
-		kinds[k] = true
-	}
-	return kinds, false
-}
-
-// builtJob is one job converted to Go types, or the problems that prevented it.
+// builtJob is one job converted to Go types as far as it goes, and the problems found.
 type builtJob struct {
-	job   emit.Job
-	ok    bool
-	diags spec.Diagnostics
+	job      emit.Job // complete only when diags is empty
+	versions []names.Version
+	diags    spec.Diagnostics
 }
 
 // buildJob converts one job's payload versions; it touches nothing shared.
 func buildJob(p *spec.Project, sj *spec.Job) builtJob {
-	j := emit.Job{Spec: sj, Name: gotype.GoName(sj.Kind)}
+	j := emit.Job{Spec: sj, Names: names.ForKind(sj.Kind)}
 	for _, c := range sj.Errors {
 		for _, pc := range p.Classes {
 			if pc.Name == c {
@@ -181,23 +161,24 @@ func buildJob(p *spec.Project, sj *spec.Job) builtJob {
 			}
 		}
 	}
-	b := builtJob{ok: true, diags: checkClassMethods(j)}
+	b := builtJob{diags: j.Names.MethodCollisions(sj, j.Classes)}
 	for i, sv := range sj.Payload.Versions {
-		payload, ds := gotype.Convert(j.TypeName(sv.Number), sv.Schema, p.Types)
+		nv := names.Version{Number: sv.Number}
+		if i > 0 {
+			nv.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
+		}
+		payload, ds := gotype.Convert(j.Names.Version(sv.Number), sv.Schema, p.Types)
 		b.diags = append(b.diags, ds...)
 		canon, err := sv.Schema.Canonical()
 		if err != nil {
 			b.diags = append(b.diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
 		}
+		nv.Payload = payload
+		b.versions = append(b.versions, nv)
 		if payload == nil || err != nil {
-			b.ok = false
 			continue
 		}
-		v := emit.Version{Spec: sv, Payload: payload, Schema: string(canon)}
-		if i > 0 {
-			v.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
-		}
-		j.Versions = append(j.Versions, v)
+		j.Versions = append(j.Versions, emit.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
 	}
 	b.job = j
 	return b
@@ -228,6 +209,11 @@ func parallel(n int, f func(i int)) {
 // previous version into a valid one: generated code would fail such jobs at run time.
 // A missing hand-written upcast is left to the compiler (and `jobc check`).
 func changeErrors(p *spec.Project) spec.Diagnostics {
+	if filepath.IsAbs(p.Out) || strings.HasPrefix(p.Out, "..") {
+		// Reported by spec.Load; the hand-written upcasts are looked up in out, and a
+		// directory outside the project is not one to read.
+		return nil
+	}
 	findings, err := contract.Check(p)
 	if err != nil {
 		return spec.Diagnostics{{Pos: spec.Pos{File: p.File, Line: 1, Col: 1}, Message: err.Error()}}
@@ -251,61 +237,6 @@ func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
 	return contract.NeedsHandWrittenUpcast(prev, cur)
 }
 
-// handleMembers are the methods and fields a generated <Type>Job inherits from
-// *runtime.Job; an error class method must not shadow them.
-var handleMembers = map[string]bool{
-	"ID": true, "Kind": true, "Queue": true, "Attempt": true, "MaxAttempts": true, "Priority": true,
-	"PayloadVersion": true, "CreatedAt": true, "Metadata": true, "IdempotencyKey": true, "Logger": true,
-	"Job": true, "Heartbeat": true,
-}
-
-func checkClassMethods(j emit.Job) spec.Diagnostics {
-	var ds spec.Diagnostics
-	for _, c := range j.Classes {
-		if name := gotype.GoName(c.Name); handleMembers[name] {
-			ds = append(ds, spec.Diagnostic{Pos: c.Pos, Path: "error_classes." + c.Name,
-				Message: fmt.Sprintf("error class %q would become method %s, which the job handle already has: rename the class", c.Name, name)})
-		}
-	}
-	return ds
-}
-
-// names tracks the identifiers of the generated package to report collisions.
-type names struct{ owner map[string]string }
-
-func newNames() *names {
-	n := &names{owner: map[string]string{}}
-	for _, reserved := range []string{"Handlers", "Register", "JobTypes"} {
-		n.owner[reserved] = "the catalogue"
-	}
-	return n
-}
-
-func (n *names) claimJob(j emit.Job) spec.Diagnostics {
-	ids := []string{"Kind" + j.Name, j.Name, j.Name + "Job", j.Name + "Handler", "Enqueue" + j.Name,
-		"Register" + j.Name, gotype.LowerFirst(j.Name) + "Type"}
-	for _, v := range j.Versions {
-		for _, d := range v.Payload.Decls {
-			ids = append(ids, d.Name)
-			if d.Enum != nil {
-				for _, e := range d.Enum.Values {
-					ids = append(ids, e.Name)
-				}
-			}
-		}
-	}
-	var ds spec.Diagnostics
-	for _, id := range ids {
-		if other, taken := n.owner[id]; taken && other != j.Spec.Kind {
-			ds = append(ds, spec.Diagnostic{Pos: j.Spec.Pos, Path: "jobs." + j.Spec.Kind,
-				Message: fmt.Sprintf("generated name %s collides with the one generated for %s: rename one of them", id, other)})
-			continue
-		}
-		n.owner[id] = j.Spec.Kind
-	}
-	return ds
-}
-
 // owned reports whether a file in the output directory belongs to the generator.
 func owned(path string) bool {
 	base := filepath.Base(path)
@@ -316,9 +247,19 @@ func owned(path string) bool {
 	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
 }
 
+// WriteOptions change how Write treats the files on disk.
+type WriteOptions struct {
+	// GoGenerate is the go generate run jobc is part of, nil outside go generate. A
+	// stale file it may still read is emptied rather than deleted (see GoGenerate).
+	GoGenerate *GoGenerate
+}
+
 // Write writes the result into the project directory and removes generated files that
 // the spec no longer produces. Files are written only when their content changed.
-func Write(res *Result) error {
+func Write(res *Result) error { return WriteWith(res, WriteOptions{}) }
+
+// WriteWith is Write with options.
+func WriteWith(res *Result, o WriteOptions) error {
 	p := res.Project
 	out := filepath.Join(p.Dir, p.Out)
 	if err := os.MkdirAll(out, 0o755); err != nil {
@@ -328,21 +269,40 @@ func Write(res *Result) error {
 	for _, f := range res.Files {
 		path := filepath.Join(p.Dir, f.Path)
 		want[path] = true
-		if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, f.Content) {
-			continue
-		}
-		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
-			return fmt.Errorf("jobc: write %s: %w", f.Path, err)
+		if err := writeIfChanged(path, f.Content); err != nil {
+			return err
 		}
 	}
 	extra, err := extraFiles(out, want)
 	if err != nil {
 		return err
 	}
+	var directive []string // how a tombstone reruns jobc
+	if o.GoGenerate != nil && len(extra) > 0 {
+		// Read before anything is deleted: the running directive may be in a
+		// tombstone that this run deletes.
+		directive = o.GoGenerate.rerun(out, p.Dir)
+	}
 	for _, path := range extra {
+		if g := o.GoGenerate; g != nil && !g.hasRead(path) {
+			if err := writeIfChanged(path, tombstone(p.Package, directive)); err != nil {
+				return err
+			}
+			continue
+		}
 		if err := os.Remove(path); err != nil {
 			return fmt.Errorf("jobc: remove stale %s: %w", path, err)
 		}
+	}
+	return nil
+}
+
+func writeIfChanged(path string, content []byte) error {
+	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := os.WriteFile(path, content, 0o644); err != nil {
+		return fmt.Errorf("jobc: write %s: %w", path, err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -14,15 +15,21 @@ func newGenerate(o *options) *cobra.Command {
 		Short: "Write the Go code of the job types declared in jobc.yaml",
 		Long: `Generate reads jobc.yaml (and the job files it includes), checks it, and writes
 one Go file per job type plus jobc.go into the configured output directory. Generated
-files that the spec no longer produces are removed. Problems are printed as
-file:line:col: path: message, all of them.`,
+files that the spec no longer produces are removed (under go generate, one that go
+generate has yet to read is emptied instead, and deleted when go generate reaches
+it). Problems are printed as file:line:col: path: message, all of them.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := generator.Generate(cmd.Context(), o.dir)
 			if err != nil {
 				return err
 			}
-			if err := generator.Write(res); err != nil {
+			wd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("jobc: %w", err)
+			}
+			opts := generator.WriteOptions{GoGenerate: generator.GoGenerateFromEnv(os.Getenv, wd)}
+			if err := generator.WriteWith(res, opts); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %d job types into %s\n", len(res.Project.Jobs), res.Project.Out)

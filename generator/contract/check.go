@@ -7,8 +7,7 @@ import (
 	"strings"
 
 	"github.com/jobc-dev/jobc/generator/compat"
-	"github.com/jobc-dev/jobc/generator/emit"
-	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -64,8 +63,8 @@ type upcastNames struct {
 }
 
 func namesFor(kind string, n int) upcastNames {
-	j := emit.Job{Name: gotype.GoName(kind)}
-	return upcastNames{Func: j.UpcastName(n), From: j.TypeName(n - 1), To: j.TypeName(n)}
+	j := names.ForKind(kind)
+	return upcastNames{Func: j.Upcast(n), From: j.Version(n - 1), To: j.Version(n)}
 }
 
 func (u upcastNames) want() string {
@@ -85,16 +84,16 @@ func outDir(p *spec.Project) string {
 
 func checkStep(c *collector, hw *handWritten, p *spec.Project, j *spec.Job, prev, cur *spec.Version) error {
 	vpath := versionPath(j.Kind, cur.Number)
-	names := namesFor(j.Kind, cur.Number)
+	up := namesFor(j.Kind, cur.Number)
 	if len(cur.Changes) > 0 {
-		checkChanges(c, p, j, prev, cur, names)
+		checkChanges(c, p, j, prev, cur, up)
 		return nil
 	}
 	reasons := compat.Check(prev.Schema.Value(), cur.Schema.Value())
 	if len(reasons) == 0 {
 		return nil
 	}
-	fn, ok, err := hw.lookup(names.Func)
+	fn, ok, err := hw.lookup(up.Func)
 	if err != nil {
 		return fmt.Errorf("jobc: check %s version %d: %w", j.Kind, cur.Number, err)
 	}
@@ -102,24 +101,24 @@ func checkStep(c *collector, hw *handWritten, p *spec.Project, j *spec.Job, prev
 	case !ok:
 		c.errorf(j.Kind, cur.Pos, vpath, RuleUpcastMissing,
 			"needed upcast missing: write %s in %s, or declare changes: version %d rejects some version %d payloads (%s)",
-			names.want(), outDir(p), cur.Number, prev.Number, ruleList(reasons))
+			up.want(), outDir(p), cur.Number, prev.Number, ruleList(reasons))
 		explain(c, j.Kind, cur.Schema, reasons)
-	case fn.Generic || len(fn.Params) != 1 || fn.Params[0] != names.From || len(fn.Results) != 2 || fn.Results[0] != names.To || fn.Results[1] != "error":
+	case fn.Generic || len(fn.Params) != 1 || fn.Params[0] != up.From || len(fn.Results) != 2 || fn.Results[0] != up.To || fn.Results[1] != "error":
 		what := "has type " + fn.signature()
 		if fn.Generic {
 			what = "is generic"
 		}
 		c.errorf(j.Kind, fn.Pos, vpath, RuleUpcastSignature,
-			"%s %s; want %s: workers upcast version %d payloads with it", names.Func, what, names.want(), prev.Number)
+			"%s %s; want %s: workers upcast version %d payloads with it", up.Func, what, up.want(), prev.Number)
 	default:
 		c.notef(j.Kind, cur.Pos, vpath, RuleUpcastHandWritten,
 			"version %d rejects some version %d payloads (%s), so workers upcast them with the hand-written %s at %s",
-			cur.Number, prev.Number, ruleList(reasons), names.Func, fn.Pos)
+			cur.Number, prev.Number, ruleList(reasons), up.Func, fn.Pos)
 	}
 	return nil
 }
 
-func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Version, names upcastNames) {
+func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Version, up upcastNames) {
 	cpath := versionPath(j.Kind, cur.Number) + ".changes"
 	model, problems := applyChanges(prev, cur)
 	for _, pr := range problems {
@@ -135,7 +134,7 @@ func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Ve
 	}
 	c.errorf(j.Kind, cur.Changes[0].Pos, cpath, RuleChangesIncorrect,
 		"the changes do not turn every version %d payload into a valid version %d payload (%s): fix them, or remove them and write %s in %s",
-		prev.Number, cur.Number, ruleList(reasons), names.want(), outDir(p))
+		prev.Number, cur.Number, ruleList(reasons), up.want(), outDir(p))
 	explain(c, j.Kind, cur.Schema, reasons)
 }
 

@@ -11,6 +11,7 @@ import (
 	. "github.com/dave/jennifer/jen"
 
 	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -28,30 +29,31 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 			write = v
 		}
 	}
-	typeVar := gotype.LowerFirst(j.Name) + "Type"
-	jobType := j.Name + "Job"
+	n := j.Names
+	typeVar := n.TypeVar()
+	jobType := n.Handle()
 
-	f.Commentf("Kind%s is the kind under which %s jobs are stored.", j.Name, s.Kind)
-	f.Const().Id("Kind" + j.Name).Op("=").Lit(s.Kind)
+	f.Commentf("%s is the kind under which %s jobs are stored.", n.KindConst(), s.Kind)
+	f.Const().Id(n.KindConst()).Op("=").Lit(s.Kind)
 
 	for _, v := range j.Versions {
 		decls(f, v.Payload, versionDoc(j, v))
 	}
-	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", j.Name, s.Kind, newest.Spec.Number)
-	f.Type().Id(j.Name).Op("=").Id(newest.Payload.Root)
+	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", n.Payload(), s.Kind, newest.Spec.Number)
+	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
 
 	f.Commentf("%s describes %s to the runtime.", typeVar, s.Kind)
 	f.Var().Id(typeVar).Op("=").Qual(rt, "MustJobType").Call(Qual(rt, "JobType").Add(ordered(jobTypeFields(j)...)))
 
-	enqueueDoc := fmt.Sprintf("Enqueue%s inserts a %s job through db. Pass the transaction of the business change "+
+	enqueueDoc := fmt.Sprintf("%s inserts a %s job through db. Pass the transaction of the business change "+
 		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
 		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
-		j.Name, s.Kind, write.Spec.Number)
+		n.Enqueue(), s.Kind, write.Spec.Number)
 	if s.Deprecated != "" {
 		enqueueDoc = joinDoc(enqueueDoc, "Deprecated: "+s.Deprecated)
 	}
 	writeDoc(f, enqueueDoc)
-	f.Func().Id("Enqueue"+j.Name).Params(
+	f.Func().Id(n.Enqueue()).Params(
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("p").Id(write.Payload.Root),
@@ -60,13 +62,13 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
 	)
 
-	manyDoc := fmt.Sprintf("Enqueue%sMany inserts many %s jobs with one COPY, in one statement: all of them or, "+
-		"when any payload is invalid, none (the error names its index). The options apply to every job.", j.Name, s.Kind)
+	manyDoc := fmt.Sprintf("%s inserts many %s jobs with one COPY, in one statement: all of them or, "+
+		"when any payload is invalid, none (the error names its index). The options apply to every job.", n.EnqueueMany(), s.Kind)
 	if s.Deprecated != "" {
 		manyDoc = joinDoc(manyDoc, "Deprecated: "+s.Deprecated)
 	}
 	writeDoc(f, manyDoc)
-	f.Func().Id("Enqueue"+j.Name+"Many").Params(
+	f.Func().Id(n.EnqueueMany()).Params(
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("ps").Index().Id(write.Payload.Root),
@@ -82,7 +84,7 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		classMethod(f, jobType, c)
 	}
 
-	handlerDoc := fmt.Sprintf("%sHandler handles %s jobs.", j.Name, s.Kind)
+	handlerDoc := fmt.Sprintf("%s handles %s jobs.", n.Handler(), s.Kind)
 	if s.Transactional {
 		handlerDoc += " The job is transactional: tx also marks the job completed when the handler returns nil, " +
 			"so its writes happen exactly once; an error rolls them back and the job is retried."
@@ -101,16 +103,16 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		args = append(args, Id("tx"))
 		handle = "HandleTx"
 	}
-	params = append(params, Id("job").Id(jobType), Id("p").Id(j.Name))
-	inner = append(inner, Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(j.Name))
+	params = append(params, Id("job").Id(jobType), Id("p").Id(n.Payload()))
+	inner = append(inner, Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(n.Payload()))
 	args = append(args, Id(jobType).Values(Id("job")), Id("p"))
-	f.Type().Id(j.Name + "Handler").Interface(Id("Handle" + j.Name).Params(params...).Error())
+	f.Type().Id(n.Handler()).Interface(Id(n.HandleMethod()).Params(params...).Error())
 
-	f.Commentf("Register%s makes w run h for %s jobs.", j.Name, s.Kind)
-	f.Func().Id("Register"+j.Name).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(j.Name+"Handler")).Error().Block(
+	f.Commentf("%s makes w run h for %s jobs.", n.RegisterFunc(), s.Kind)
+	f.Func().Id(n.RegisterFunc()).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(n.Handler())).Error().Block(
 		Return(Qual(rt, handle).Call(Id("w"), Id(typeVar),
 			Func().Params(inner...).Error().Block(
-				Return(Id("h").Dot("Handle"+j.Name).Call(args...)),
+				Return(Id("h").Dot(n.HandleMethod()).Call(args...)),
 			),
 		)),
 	)
@@ -118,7 +120,7 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 }
 
 func versionDoc(j Job, v Version) string {
-	doc := fmt.Sprintf("%s is version %d of the %s payload.", j.TypeName(v.Spec.Number), v.Spec.Number, j.Spec.Kind)
+	doc := fmt.Sprintf("%s is version %d of the %s payload.", j.Names.Version(v.Spec.Number), v.Spec.Number, j.Spec.Kind)
 	if d := strings.TrimSpace(j.Spec.Description); d != "" && v.Spec.Number == j.Versions[len(j.Versions)-1].Spec.Number {
 		doc = joinDoc(doc, d)
 	}
@@ -127,7 +129,7 @@ func versionDoc(j Job, v Version) string {
 
 func jobTypeFields(j Job) []Code {
 	s := j.Spec
-	fs := []Code{kv("Kind", Id("Kind"+j.Name))}
+	fs := []Code{kv("Kind", Id(j.Names.KindConst()))}
 	if len(s.Aliases) > 0 {
 		fs = append(fs, kv("Aliases", stringSlice(s.Aliases)))
 	}
@@ -206,7 +208,7 @@ func classLits(cs []*spec.ErrorClass) []Code {
 
 func upcast(j Job, v Version) Code {
 	if v.HandWritten {
-		return Qual(rt, "UpcastFunc").Call(Id(j.UpcastName(v.Spec.Number)))
+		return Qual(rt, "UpcastFunc").Call(Id(j.Names.Upcast(v.Spec.Number)))
 	}
 	var steps []Code
 	for _, c := range v.Spec.Changes {
@@ -226,7 +228,7 @@ func upcast(j Job, v Version) Code {
 }
 
 func classMethod(f *File, jobType string, c *spec.ErrorClass) {
-	name := gotype.GoName(c.Name)
+	name := names.ClassMethod(c.Name)
 	var what string
 	switch {
 	case !c.Retry:

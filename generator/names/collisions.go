@@ -1,0 +1,96 @@
+package names
+
+import (
+	"fmt"
+
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// Owned is an identifier together with the job type that declares it; Kind is "" for
+// the catalogue.
+type Owned struct {
+	Ident
+	Kind string
+	Pos  spec.Pos // the job's kind in the spec
+}
+
+// Collisions reports every identifier declared more than once in the generated
+// package, which would not compile. Each report is at the later declaration (in the
+// order given, which the caller keeps deterministic) and names the first, with its
+// job and position, so the user can pick which one to rename. Two jobs whose base
+// names are equal (x_1 and x1) collide in every name; that is one report, which
+// counts the others.
+func Collisions(ids []Owned) spec.Diagnostics {
+	first := map[string]Owned{}
+	type pair struct{ later, earlier string }
+	reported := map[pair]*collision{}
+	var cs []*collision
+	for _, id := range ids {
+		prev, taken := first[id.Name]
+		if !taken {
+			first[id.Name] = id
+			continue
+		}
+		if id.Kind == "" {
+			continue // the catalogue's names are distinct constants, listed first
+		}
+		if c := reported[pair{id.Kind, prev.Kind}]; c != nil {
+			c.more++
+			continue
+		}
+		c := &collision{id: id, prev: prev}
+		reported[pair{id.Kind, prev.Kind}] = c
+		cs = append(cs, c)
+	}
+	ds := make(spec.Diagnostics, len(cs))
+	for i, c := range cs {
+		ds[i] = c.diagnostic()
+	}
+	return ds
+}
+
+// collision is a name of one job (id) already declared by another or the catalogue
+// (prev), and how many more names the two share.
+type collision struct {
+	id, prev Owned
+	more     int
+}
+
+func (c *collision) diagnostic() spec.Diagnostic {
+	var other, fix string
+	switch {
+	case c.prev.Kind == "":
+		other, fix = c.prev.What, "rename the job"
+	case c.prev.Kind == c.id.Kind:
+		other, fix = c.prev.What+" of the same job", "rename the property or value"
+	default:
+		other, fix = fmt.Sprintf("%s of job %s (declared at %s)", c.prev.What, c.prev.Kind, c.prev.Pos), "rename one of the jobs"
+	}
+	msg := fmt.Sprintf("generated name %s, %s, is also %s", c.id.Name, c.id.What, other)
+	switch c.more {
+	case 0:
+	case 1:
+		msg += ", and 1 more name collides"
+	default:
+		msg += fmt.Sprintf(", and %d more names collide", c.more)
+	}
+	return spec.Diagnostic{Pos: c.id.Pos, Path: "jobs." + c.id.Kind, Message: msg + ": " + fix}
+}
+
+// CatalogueOwned returns the catalogue's identifiers, to put before the jobs'.
+func CatalogueOwned() []Owned {
+	var out []Owned
+	for _, id := range Catalogue() {
+		out = append(out, Owned{Ident: id})
+	}
+	return out
+}
+
+// JobOwned returns the identifiers of one job type, owned by it.
+func JobOwned(j *spec.Job, ids []Ident) []Owned {
+	out := make([]Owned, len(ids))
+	for i, id := range ids {
+		out[i] = Owned{Ident: id, Kind: j.Kind, Pos: j.Pos}
+	}
+	return out
+}

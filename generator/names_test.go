@@ -1,0 +1,126 @@
+package generator
+
+import (
+	"context"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/spec"
+)
+
+// TestNamesListEveryDeclaration checks that package names knows every identifier the
+// emitter declares, and nothing more: the collision check can only be trusted if the
+// names it compares are exactly those in the generated code. It parses each golden
+// case's generated package and compares its top-level declarations with the list.
+func TestNamesListEveryDeclaration(t *testing.T) {
+	dirs, err := filepath.Glob(filepath.Join("..", "testdata", "*", "jobc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, cfg := range dirs {
+		dir := filepath.Dir(cfg)
+		if _, err := os.Stat(filepath.Join(dir, "error.txt")); err == nil {
+			continue
+		}
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			p, err := spec.Load(dir)
+			if err != nil {
+				t.Fatalf("load: %v", err)
+			}
+			jobs, diags, err := build(context.Background(), p)
+			if err != nil || len(diags) > 0 {
+				t.Fatalf("build: %v %v", err, diags)
+			}
+			want := map[string]bool{}
+			handWritten := map[string]bool{}
+			for _, id := range names.Catalogue() {
+				want[id.Name] = true
+			}
+			for _, j := range jobs {
+				var vs []names.Version
+				for _, v := range j.Versions {
+					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, HandWritten: v.HandWritten})
+				}
+				for _, id := range j.Names.Idents(vs) {
+					if id.HandWritten {
+						handWritten[id.Name] = true
+					} else {
+						want[id.Name] = true
+					}
+				}
+			}
+			generated, written := declarations(t, filepath.Join(dir, p.Out))
+			if g, w := sortedSet(generated), sortedSet(want); g != w {
+				t.Errorf("generated files declare\n  %s\npackage names lists\n  %s", g, w)
+			}
+			for name := range handWritten {
+				if !written[name] {
+					t.Errorf("names lists the hand-written upcast %s, which no hand-written file declares", name)
+				}
+			}
+		})
+		checked++
+	}
+	if checked == 0 {
+		t.Fatal("no golden success cases under testdata/")
+	}
+}
+
+// declarations returns the top-level identifiers (not methods) declared in the
+// generated files of the package in dir, and those of its hand-written files.
+func declarations(t *testing.T, dir string) (generated, written map[string]bool) {
+	t.Helper()
+	generated, written = map[string]bool{}, map[string]bool{}
+	files, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	for _, path := range files {
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		into := written
+		if owned(path) {
+			into = generated
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					into[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, s := range d.Specs {
+					switch s := s.(type) {
+					case *ast.TypeSpec:
+						into[s.Name.Name] = true
+					case *ast.ValueSpec:
+						for _, n := range s.Names {
+							into[n.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return generated, written
+}
+
+func sortedSet(m map[string]bool) string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return strings.Join(out, " ")
+}
