@@ -36,11 +36,9 @@ func goType(t gotype.Type) *Statement {
 // decls renders a payload version's named types.
 func decls(f *File, p *gotype.Payload, rootDoc string) {
 	for i, d := range p.Decls {
-		doc := d.Doc
+		doc := joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, p.Root), d.Doc)
 		if i == 0 {
 			doc = joinDoc(rootDoc, d.Doc)
-		} else {
-			doc = joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, p.Root), d.Doc)
 		}
 		switch {
 		case d.Struct != nil:

@@ -58,10 +58,10 @@ type collision struct {
 
 func (c *collision) diagnostic() spec.Diagnostic {
 	var other, fix string
-	switch {
-	case c.prev.Kind == "":
+	switch c.prev.Kind {
+	case "":
 		other, fix = c.prev.What, "rename the job"
-	case c.prev.Kind == c.id.Kind:
+	case c.id.Kind:
 		other, fix = c.prev.What+" of the same job", "rename the property or value"
 	default:
 		other, fix = fmt.Sprintf("%s of job %s (declared at %s)", c.prev.What, c.prev.Kind, c.prev.Pos), "rename one of the jobs"
