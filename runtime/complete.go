@@ -77,6 +77,7 @@ func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
 			pending = append(pending, r)
 		}
 	}
+	var lastErr error // the last error of the database, rather than a cancellation
 	for delay := recordRetryInitial; len(pending) > 0; delay = min(2*delay, recordRetryMax) {
 		var err error
 		pending, err = w.recordOnce(ctx, pending)
@@ -84,10 +85,14 @@ func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
 			return
 		}
 		if ctx.Err() != nil {
-			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", err)
+			if lastErr == nil {
+				lastErr = err
+			}
+			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
 			return
 		}
-		pending = w.dropExpired(ctx, pending, err)
+		lastErr = err
+		pending = w.dropExpired(ctx, pending, lastErr)
 		if len(pending) == 0 {
 			return
 		}
@@ -95,10 +100,10 @@ func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
 		w.log.ErrorContext(ctx, "jobc worker: recording outcomes failed; retrying",
 			"jobs", len(pending), "err", describeDBError(err), "in", wait.String())
 		if !sleep(ctx, wait) {
-			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", err)
+			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
 			return
 		}
-		pending = w.dropExpired(ctx, pending, err)
+		pending = w.dropExpired(ctx, pending, lastErr)
 	}
 }
 
