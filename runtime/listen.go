@@ -34,18 +34,22 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 // connection that waits for notifications for the worker's whole life must not hold
 // one of the pool's, or several workers sharing a small pool would starve each other.
 func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, connected func()) error {
-	conn, err := pgx.ConnectConfig(ctx, w.pool.Config().ConnConfig.Copy())
+	// Connecting and LISTENing are bounded like any hot statement; waiting is not.
+	setupCtx, cancelSetup := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancelSetup()
+	conn, err := pgx.ConnectConfig(setupCtx, w.pool.Config().ConnConfig.Copy())
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	q := db.New(conn)
-	if err := q.Listen(ctx); err != nil {
+	if err := q.Listen(setupCtx); err != nil {
 		return err
 	}
-	if err := q.ListenCancel(ctx); err != nil {
+	if err := q.ListenCancel(setupCtx); err != nil {
 		return err
 	}
+	cancelSetup()
 	connected()
 	for _, q := range byName {
 		signal(q.wake)
@@ -63,7 +67,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 			}
 		case "jobc_cancel":
 			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.cancel(id, errCancelled) {
-				w.log.Info("jobc worker: cancelling a running job on request", "job_id", id)
+				w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", id)
 			}
 		}
 	}
@@ -71,7 +75,8 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
 // every third of the lease duration; cancels the handlers of jobs whose cancellation
-// was requested; and tells the registry the worker is alive.
+// was requested; and tells the registry the worker is alive. Each statement may take
+// at most Config.StatementTimeout, so one stalled heartbeat does not delay the next.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.LeaseDuration / 3)
 	defer t.Stop()
@@ -81,31 +86,57 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := w.registryHeartbeat(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("jobc worker: registry heartbeat failed", "err", describeDBError(err))
+		w.heartbeat(ctx)
+	}
+}
+
+// heartbeat is one round of heartbeatLoop.
+func (w *Worker) heartbeat(ctx context.Context) {
+	regCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	err := w.registryHeartbeat(regCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
+	}
+	ids := w.running.ids()
+	if len(ids) == 0 {
+		return
+	}
+	rows, err := w.extend(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
 		}
-		ids := w.running.ids()
-		if len(ids) == 0 {
-			continue
-		}
-		rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
-			}
-			continue
-		}
-		for _, r := range rows {
-			if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
-				w.log.Info("jobc worker: cancelling a running job on request", "job_id", r.ID)
-			}
+		return
+	}
+	for _, r := range rows {
+		if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
+			w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", r.ID)
 		}
 	}
 }
 
+// extend extends the leases of ids that this worker still holds, within
+// Config.StatementTimeout, and notes the new expiry of each.
+func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	sent := time.Now()
+	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
+	if err != nil {
+		return nil, err
+	}
+	extended := make([]int64, len(rows))
+	for i, r := range rows {
+		extended[i] = r.ID
+	}
+	w.running.extended(extended, sent.Add(w.cfg.LeaseDuration))
+	return rows, nil
+}
+
 // extendOne extends one job's lease for Job.Heartbeat.
 func (w *Worker) extendOne(ctx context.Context, id int64) error {
-	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: []int64{id}, Owner: w.cfg.ID})
+	rows, err := w.extend(ctx, []int64{id})
 	if err != nil {
 		return err
 	}
