@@ -2,10 +2,13 @@ package runtime
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -25,16 +28,38 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 		if ctx.Err() != nil {
 			return
 		}
-		w.log.Warn("jobc worker: notification listener lost its connection; reconnecting", "err", describeDBError(err), "in", delay)
+		if errors.Is(err, errFollowPrimary) {
+			w.log.InfoContext(ctx, "jobc worker: notification listener reconnecting with the worker's other connections")
+			continue
+		}
+		w.log.WarnContext(ctx, "jobc worker: notification listener lost its connection; reconnecting",
+			"err", describeDBError(err), "in", delay.String())
 		sleep(ctx, delay)
 	}
 }
 
+// errListenIdle ends a wait for notifications that lasted one check interval.
+var errListenIdle = errors.New("jobc: no notification for a check interval")
+
+// errFollowPrimary ends a listener connection when the worker's other connections
+// found their server unusable: the listener's connection, to the same server, would
+// keep waiting for notifications that the new primary sends elsewhere.
+var errFollowPrimary = errors.New("jobc: the worker's connections were retired")
+
 // listenOnce LISTENs on a dedicated connection made from the pool's configuration: a
 // connection that waits for notifications for the worker's whole life must not hold
 // one of the pool's, or several workers sharing a small pool would starve each other.
+//
+// A connection that only waits never notices on its own that the network stopped
+// delivering, nor that its server was demoted while the new primary's notifications go
+// to other listeners. So it waits at most one heartbeat interval at a time, pings
+// (bounded by the same interval) when nothing came, and gives up as soon as the
+// worker retires its other connections (see connHealth).
 func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, connected func()) error {
-	conn, err := pgx.ConnectConfig(ctx, w.pool.Config().ConnConfig.Copy())
+	_, retired := w.health.current()
+	cfg := w.pool.Config().ConnConfig.Copy()
+	configureConn(cfg)
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return err
 	}
@@ -50,10 +75,20 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 	for _, q := range byName {
 		signal(q.wake)
 	}
+	check := w.cfg.LeaseDuration / 3
 	for {
-		n, err := conn.WaitForNotification(ctx)
-		if err != nil {
+		n, err := w.waitForNotification(ctx, conn, check, retired)
+		switch {
+		case err != nil:
 			return err
+		case n == nil: // nothing for a while: is anyone there?
+			pingCtx, cancel := context.WithTimeout(ctx, check)
+			err := conn.Ping(pingCtx)
+			cancel()
+			if err != nil {
+				return fmt.Errorf("ping after %s without notifications: %w", check, err)
+			}
+			continue
 		}
 		switch n.Channel {
 		case "jobc":
@@ -63,10 +98,40 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 			}
 		case "jobc_cancel":
 			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.cancel(id, errCancelled) {
-				w.log.Info("jobc worker: cancelling a running job on request", "job_id", id)
+				w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", id)
 			}
 		}
 	}
+}
+
+// waitForNotification waits up to d for a notification on conn. It returns nil, nil
+// when d passed without one (the connection stays usable: pgx only interrupts the
+// read), and errFollowPrimary when retired is closed first.
+func (w *Worker) waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration, retired <-chan struct{}) (*pgconn.Notification, error) {
+	waitCtx, cancel := context.WithTimeoutCause(ctx, d, errListenIdle)
+	defer cancel()
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-retired:
+			cancel()
+		case <-stop:
+		}
+	}()
+	n, err := conn.WaitForNotification(waitCtx)
+	if err == nil {
+		return n, nil
+	}
+	switch {
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case isClosed(retired):
+		return nil, errFollowPrimary
+	case errors.Is(context.Cause(waitCtx), errListenIdle) && !conn.IsClosed():
+		return nil, nil
+	}
+	return nil, err
 }
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
@@ -113,4 +178,14 @@ func (w *Worker) extendOne(ctx context.Context, id int64) error {
 		return ErrLeaseLost
 	}
 	return nil
+}
+
+// isClosed reports whether ch is closed.
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
 }

@@ -31,6 +31,7 @@ type Worker struct {
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
 	running *runningJobs
+	health  connHealth // retires the worker's connections after a failover (failover.go)
 	// registration is the worker's registry entry, written when Run starts.
 	registration db.RegisterWorkerParams
 }
@@ -241,6 +242,7 @@ func (w *Worker) ownPool(ctx context.Context, queues int) (*pgxpool.Pool, error)
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = int32(queues + 4) // a claim per queue, the completer, heartbeats, maintenance
 	cfg.MinConns = 0
+	w.followPrimary(cfg)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
