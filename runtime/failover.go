@@ -55,6 +55,23 @@ type connHealth struct {
 	mu      sync.Mutex
 	gen     uint64
 	changed chan struct{} // closed when gen moves on
+	// pools are the pools that acquired connections with these hooks: the one
+	// configured, and pools made from copies of its configuration (a worker's own
+	// pool is a copy of the application's). Retiring a generation resets them all.
+	pools map[*pgxpool.Pool]struct{}
+}
+
+// seen records a pool that uses the hooks.
+func (h *connHealth) seen(pool *pgxpool.Pool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.pools[pool]; ok {
+		return
+	}
+	if h.pools == nil {
+		h.pools = map[*pgxpool.Pool]struct{}{}
+	}
+	h.pools[pool] = struct{}{}
 }
 
 // current returns the generation and a channel closed when it ends.
@@ -69,11 +86,13 @@ func (h *connHealth) current() (uint64, <-chan struct{}) {
 
 // retire ends generation gen, unless it has ended already, and reports whether it did.
 // A failover makes every connection of the generation fail at about the same time;
-// only the first failure starts a new generation.
+// only the first failure starts a new generation. Resetting the pools closes their
+// idle connections at once and busy ones when they are released; the stale checks
+// of the pool hooks catch connections that were being opened meanwhile.
 func (h *connHealth) retire(gen uint64) bool {
 	h.mu.Lock()
-	defer h.mu.Unlock()
 	if h.gen != gen {
+		h.mu.Unlock()
 		return false
 	}
 	h.gen++
@@ -81,6 +100,14 @@ func (h *connHealth) retire(gen uint64) bool {
 		close(h.changed)
 	}
 	h.changed = make(chan struct{})
+	pools := make([]*pgxpool.Pool, 0, len(h.pools))
+	for p := range h.pools {
+		pools = append(pools, p)
+	}
+	h.mu.Unlock()
+	for _, p := range pools {
+		p.Reset()
+	}
 	return true
 }
 
@@ -134,7 +161,7 @@ func (h *connHealth) install(cfg *pgxpool.Config, onRetire func(context.Context,
 		}
 		return afterRelease == nil || afterRelease(conn)
 	}
-	cfg.ConnConfig.Tracer = &healthTracer{next: cfg.ConnConfig.Tracer, failed: func(ctx context.Context, conn *pgx.Conn, err error) {
+	cfg.ConnConfig.Tracer = &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen, failed: func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.key()].(uint64)
 		if !ok || !connectionLost(conn, err) {
 			return

@@ -7,12 +7,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// healthTracer reports the errors of a connection's statements to failed, after
-// passing every event on to the tracer that was configured before (next, possibly
-// nil), whichever of pgx's tracer interfaces it implements.
+// healthTracer reports the errors of a connection's statements to failed and the
+// pools that acquire connections to acquired, after passing every event on to the
+// tracer that was configured before (next, possibly nil), whichever of pgx's tracer
+// interfaces it implements.
 type healthTracer struct {
-	next   pgx.QueryTracer
-	failed func(ctx context.Context, conn *pgx.Conn, err error)
+	next     pgx.QueryTracer
+	failed   func(ctx context.Context, conn *pgx.Conn, err error)
+	acquired func(pool *pgxpool.Pool)
 }
 
 var (
@@ -107,6 +109,7 @@ func (t *healthTracer) TraceConnectEnd(ctx context.Context, data pgx.TraceConnec
 }
 
 func (t *healthTracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireStartData) context.Context {
+	t.acquired(pool)
 	if n, ok := t.next.(pgxpool.AcquireTracer); ok {
 		return n.TraceAcquireStart(ctx, pool, data)
 	}

@@ -88,7 +88,10 @@ func (c *Cluster) Promote(ctx context.Context) error {
 }
 
 // WaitReplayed waits until standby has replayed everything primary had written when
-// WaitReplayed was called, and fails with both positions when ctx ends first.
+// WaitReplayed was called, and fails with both positions when ctx ends first. It
+// compares with the primary's insert position, not its write position, so that
+// transactions committed with synchronous_commit=off (whose WAL the primary writes out
+// a little later) are included.
 func WaitReplayed(ctx context.Context, primary, standby *Cluster) error {
 	p, err := pgx.Connect(ctx, primary.ConnString())
 	if err != nil {
@@ -96,7 +99,7 @@ func WaitReplayed(ctx context.Context, primary, standby *Cluster) error {
 	}
 	defer p.Close(context.WithoutCancel(ctx))
 	var target string
-	if err := p.QueryRow(ctx, "SELECT pg_current_wal_lsn()::text").Scan(&target); err != nil {
+	if err := p.QueryRow(ctx, "SELECT pg_current_wal_insert_lsn()::text").Scan(&target); err != nil {
 		return fmt.Errorf("pgtest: wait for replay: primary position: %w", err)
 	}
 	s, err := pgx.Connect(ctx, standby.ConnString())
