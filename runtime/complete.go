@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"math/rand/v2"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -30,11 +31,19 @@ type result struct {
 
 const maxCompleteBatch = 1000
 
+// How recording a batch of outcomes retries: a capped exponential backoff with jitter,
+// each attempt bounded by Config.StatementTimeout, for as long as the jobs' leases last.
+const (
+	recordRetryInitial = 100 * time.Millisecond
+	recordRetryMax     = 5 * time.Second
+)
+
 // completeLoop records outcomes in batches. It takes whatever results are waiting
 // when it is ready to write, so under load each round trip carries many outcomes and at
 // low load a single outcome is written at once, without a timer adding latency. It
-// returns when results is closed and everything is written.
-func (w *Worker) completeLoop(results <-chan result) {
+// returns when results is closed and everything is written, or given up on because ctx
+// is done (see recordWithRetry).
+func (w *Worker) completeLoop(ctx context.Context, results <-chan result) {
 	batch := make([]result, 0, maxCompleteBatch)
 	for r := range results {
 		batch = append(batch[:0], r)
@@ -50,81 +59,164 @@ func (w *Worker) completeLoop(results <-chan result) {
 				break drain
 			}
 		}
-		w.recordWithRetry(batch)
+		w.recordWithRetry(ctx, batch)
 	}
 }
 
-// recordWithRetry writes a batch, retrying while the database is unreachable: an
-// outcome is never dropped. If the lease expires meanwhile, the rescuer hands the job
-// to another worker and this write then leaves it alone.
-func (w *Worker) recordWithRetry(batch []result) {
-	ctx := context.Background()
-	for delay := 100 * time.Millisecond; ; delay = min(2*delay, 5*time.Second) {
-		err := w.record(ctx, batch)
-		if err == nil {
-			break
-		}
-		w.log.Error("jobc worker: recording outcomes failed; retrying", "jobs", len(batch), "err", describeDBError(err), "in", delay)
-		time.Sleep(delay)
-	}
-	w.running.forget(idsAttempts(batch))
-}
-
-func (w *Worker) record(ctx context.Context, batch []result) error {
-	by := map[outcome][]result{}
+// recordWithRetry writes a batch, retrying with backoff while the database fails or
+// is unreachable. It stops retrying an outcome once the job's lease has run out: the
+// rescuer owns the job then and hands it out again, and a late write would be ignored
+// anyway. It also gives up when ctx is done, which happens only when the worker stops
+// and its drain time is over; those jobs are rescued the same way. Either way the job
+// runs again, as delivery at least once allows, and the worker says so at Warn.
+func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
+	defer w.running.forget(idsAttempts(batch))
+	pending := make([]result, 0, len(batch))
 	for _, r := range batch {
+		if r.outcome != outcomeRecorded {
+			pending = append(pending, r)
+		}
+	}
+	var lastErr error // the last error of the database, rather than a cancellation
+	for delay := recordRetryInitial; len(pending) > 0; delay = min(2*delay, recordRetryMax) {
+		var err error
+		pending, err = w.recordOnce(ctx, pending)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			if lastErr == nil {
+				lastErr = err
+			}
+			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
+			return
+		}
+		lastErr = err
+		pending = w.dropExpired(ctx, pending, lastErr)
+		if len(pending) == 0 {
+			return
+		}
+		wait := min(jitter(delay), time.Until(latestLease(w.running, pending)))
+		w.log.ErrorContext(ctx, "jobc worker: recording outcomes failed; retrying",
+			"jobs", len(pending), "err", describeDBError(err), "in", wait.String())
+		if !sleep(ctx, wait) {
+			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
+			return
+		}
+		pending = w.dropExpired(ctx, pending, lastErr)
+	}
+}
+
+// recordOnce makes one attempt, bounded by Config.StatementTimeout, and returns the
+// results it did not get to write.
+func (w *Worker) recordOnce(ctx context.Context, pending []result) ([]result, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	return w.record(ctx, pending)
+}
+
+// dropExpired returns the results whose leases still last, and logs the others.
+func (w *Worker) dropExpired(ctx context.Context, pending []result, lastErr error) []result {
+	now := time.Now()
+	live := pending[:0:0]
+	var expired []result
+	for _, r := range pending {
+		if until, ok := w.running.leaseUntil(r.id, r.attempt); ok && now.Before(until) {
+			live = append(live, r)
+		} else {
+			expired = append(expired, r)
+		}
+	}
+	if len(expired) > 0 {
+		w.gaveUp(ctx, expired, "their leases have expired, so the rescuer owns the jobs now", lastErr)
+	}
+	return live
+}
+
+// gaveUp logs outcomes that will not be recorded.
+func (w *Worker) gaveUp(ctx context.Context, rs []result, why string, lastErr error) {
+	ids, _ := idsAttempts(rs)
+	w.log.WarnContext(ctx, "jobc worker: stopped retrying outcomes: "+why+"; the jobs run again once rescued",
+		"job_ids", ids, "err", describeDBError(lastErr))
+}
+
+// latestLease is the latest lease expiry among rs: retrying past it is pointless.
+func latestLease(running *runningJobs, rs []result) time.Time {
+	var latest time.Time
+	for _, r := range rs {
+		if until, ok := running.leaseUntil(r.id, r.attempt); ok && until.After(latest) {
+			latest = until
+		}
+	}
+	return latest
+}
+
+// jitter spreads d over [0.8d, 1.2d), so that workers cut off together do not all
+// retry at the same instant.
+func jitter(d time.Duration) time.Duration {
+	return d*8/10 + rand.N(d*4/10)
+}
+
+// record writes the outcomes of rs, one statement per kind of outcome. On error it
+// returns the results not yet written; the kinds written before the error stay written.
+func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
+	by := map[outcome][]result{}
+	for _, r := range rs {
 		by[r.outcome] = append(by[r.outcome], r)
 	}
-	owner := w.cfg.ID
-	if rs := by[outcomeComplete]; len(rs) > 0 {
-		ids, attempts := idsAttempts(rs)
-		done, err := w.q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
-		if err != nil {
-			return err
+	// left collects what is still to write once a statement fails.
+	left := func(from int, order []outcome) []result {
+		var out []result
+		for _, o := range order[from:] {
+			out = append(out, by[o]...)
 		}
-		w.lostLeases("completed", ids, done)
+		return out
 	}
-	for _, o := range []outcome{outcomeFail, outcomeCancel} {
-		rs := by[o]
-		if len(rs) == 0 {
+	order := []outcome{outcomeComplete, outcomeFail, outcomeCancel, outcomeRetry, outcomeRelease}
+	owner := w.cfg.ID
+	for i, o := range order {
+		group := by[o]
+		if len(group) == 0 {
 			continue
 		}
-		state := db.JobcStateFailed
-		if o == outcomeCancel {
-			state = db.JobcStateCancelled
+		ids, attempts := idsAttempts(group)
+		var done []int64
+		var err error
+		var name string
+		switch o {
+		case outcomeComplete:
+			name = "completed"
+			done, err = w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
+		case outcomeFail, outcomeCancel:
+			state := db.JobcStateFailed
+			if o == outcomeCancel {
+				state = db.JobcStateCancelled
+			}
+			name = string(state)
+			done, err = w.outcomes.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
+		case outcomeRetry:
+			name = "retried"
+			at := make([]time.Time, len(group))
+			for i, r := range group {
+				at[i] = r.runAt
+			}
+			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(group), Owner: owner})
+		case outcomeRelease:
+			_, err = w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
+			done = ids // a release of a job rescued meanwhile has nothing to say
 		}
-		ids, attempts := idsAttempts(rs)
-		done, err := w.q.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(rs), Owner: owner, State: state})
 		if err != nil {
-			return err
+			return left(i, order), err
 		}
-		w.lostLeases(string(state), ids, done)
+		w.lostLeases(ctx, name, ids, done)
 	}
-	if rs := by[outcomeRetry]; len(rs) > 0 {
-		ids, attempts := idsAttempts(rs)
-		at := make([]time.Time, len(rs))
-		for i, r := range rs {
-			at[i] = r.runAt
-		}
-		done, err := w.q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(rs), Owner: owner})
-		if err != nil {
-			return err
-		}
-		w.lostLeases("retried", ids, done)
-	}
-	if rs := by[outcomeRelease]; len(rs) > 0 {
-		ids, _ := idsAttempts(rs)
-		if _, err := w.q.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner}); err != nil {
-			return err
-		}
-	}
-	return nil
+	return nil, nil
 }
 
 // lostLeases logs the attempts whose outcome was not recorded because this worker no
 // longer held their lease: it expired (the worker was paused or cut off) and the job was
 // rescued, so another attempt runs or ran elsewhere.
-func (w *Worker) lostLeases(outcome string, asked, done []int64) {
+func (w *Worker) lostLeases(ctx context.Context, outcome string, asked, done []int64) {
 	if len(done) == len(asked) {
 		return
 	}
@@ -134,7 +226,7 @@ func (w *Worker) lostLeases(outcome string, asked, done []int64) {
 	}
 	for _, id := range asked {
 		if !recorded[id] {
-			w.log.Warn("jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued",
+			w.log.WarnContext(ctx, "jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued",
 				"job_id", id, "outcome", outcome)
 		}
 	}

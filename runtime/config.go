@@ -47,6 +47,22 @@ type Config struct {
 	// versions to the newest version every live worker decodes, in small batches, so
 	// that an old version can be retired without waiting for its backlog to drain.
 	UpgradePayloads bool
+	// StatementTimeout bounds each of the worker's hot statements: claims, heartbeats,
+	// outcome writes, sleeper updates and the listener's setup. A statement that takes
+	// longer is cancelled and retried (claims at the next poll, outcomes with backoff
+	// while the job's lease lasts), so a stalled connection cannot hold the worker up.
+	// It also bounds shutdown: Run returns within ShutdownGrace plus about three
+	// StatementTimeouts even when the database is gone. Default LeaseDuration/4 (at
+	// least a second, at most 10s): a heartbeat that times out still leaves time for
+	// the next one before the lease runs out.
+	StatementTimeout time.Duration
+	// AsyncOutcomes writes outcomes (completed, failed, cancelled, retried, released)
+	// with synchronous_commit off, as claims and heartbeats always are. It saves a WAL
+	// flush per batch of outcomes, but a crash of the server can then take back an
+	// outcome that others already read: a job seen completed may be executed again,
+	// a job seen failed or cancelled may run once more. Leave it off unless handlers
+	// are idempotent and readers never act on a job's final state.
+	AsyncOutcomes bool
 }
 
 // Retention is how long finished jobs (and handlers' idempotency keys) are kept. Zero
@@ -92,6 +108,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.RescueInterval <= 0 {
 		c.RescueInterval = max(c.LeaseDuration/2, time.Second)
+	}
+	if c.StatementTimeout <= 0 {
+		c.StatementTimeout = min(max(c.LeaseDuration/4, time.Second), 10*time.Second)
 	}
 	if c.StarvationBound == 0 {
 		c.StarvationBound = time.Minute

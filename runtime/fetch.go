@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -118,7 +119,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			switch {
 			case err != nil:
 				if ctx.Err() == nil {
-					w.log.Error("jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", describeDBError(err))
+					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", describeDBError(err))
 				}
 				needFetch = false
 				rearm(w.cfg.PollInterval)
@@ -163,8 +164,14 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 	}
 }
 
-// claim leases up to asked jobs and hands them to the handler goroutines.
+// claim leases up to asked jobs and hands them to the handler goroutines. The claim
+// may take at most Config.StatementTimeout: a claim that times out after the server
+// committed it leaves its jobs leased to nobody who knows, and the rescuer returns them
+// once the lease runs out.
 func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	sent := time.Now()
 	rows, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
 		Owner:        w.cfg.ID,
 		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
@@ -179,7 +186,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	}
 	for _, row := range rows {
 		q.active.Add(1)
-		w.running.add(row.ID, row.Attempt)
+		w.running.add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
 		q.jobs <- row // never blocks: at most q.max jobs are active
 	}
 	return len(rows), nil
@@ -188,6 +195,8 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 // setAsleep adds or removes the worker's jobc_sleepers row for q and returns the state
 // it is now in. On failure the worker stays awake: it polls, so nothing is missed.
 func (w *Worker) setAsleep(ctx context.Context, q *queue, asleep bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
 	var err error
 	if asleep {
 		err = w.q.Sleep(ctx, db.SleepParams{Queue: q.name, Worker: w.cfg.ID})
@@ -195,8 +204,8 @@ func (w *Worker) setAsleep(ctx context.Context, q *queue, asleep bool) bool {
 		err = w.q.Wake(ctx, db.WakeParams{Queue: q.name, Worker: w.cfg.ID})
 	}
 	if err != nil {
-		if ctx.Err() == nil {
-			w.log.Warn("jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", describeDBError(err))
+		if !errors.Is(ctx.Err(), context.Canceled) {
+			w.log.WarnContext(ctx, "jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", describeDBError(err))
 		}
 		return false
 	}

@@ -53,24 +53,28 @@ var errFollowPrimary = errors.New("jobc: the worker's connections were retired")
 // A connection that only waits never notices on its own that the network stopped
 // delivering, nor that its server was demoted while the new primary's notifications go
 // to other listeners. So it waits at most one heartbeat interval at a time, pings
-// (bounded by the same interval) when nothing came, and gives up as soon as the
+// (bounded by Config.StatementTimeout) when nothing came, and gives up as soon as the
 // worker retires its other connections (see connHealth).
 func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, connected func()) error {
 	_, retired := w.health.current()
+	// Connecting and LISTENing are bounded like any hot statement; waiting is not.
+	setupCtx, cancelSetup := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancelSetup()
 	cfg := w.pool.Config().ConnConfig.Copy()
 	configureConn(cfg)
-	conn, err := pgx.ConnectConfig(ctx, cfg)
+	conn, err := pgx.ConnectConfig(setupCtx, cfg)
 	if err != nil {
 		return err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	q := db.New(conn)
-	if err := q.Listen(ctx); err != nil {
+	if err := q.Listen(setupCtx); err != nil {
 		return err
 	}
-	if err := q.ListenCancel(ctx); err != nil {
+	if err := q.ListenCancel(setupCtx); err != nil {
 		return err
 	}
+	cancelSetup()
 	connected()
 	for _, q := range byName {
 		signal(q.wake)
@@ -82,7 +86,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 		case err != nil:
 			return err
 		case n == nil: // nothing for a while: is anyone there?
-			pingCtx, cancel := context.WithTimeout(ctx, check)
+			pingCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 			err := conn.Ping(pingCtx)
 			cancel()
 			if err != nil {
@@ -136,7 +140,8 @@ func (w *Worker) waitForNotification(ctx context.Context, conn *pgx.Conn, d time
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
 // every third of the lease duration; cancels the handlers of jobs whose cancellation
-// was requested; and tells the registry the worker is alive.
+// was requested; and tells the registry the worker is alive. Each statement may take
+// at most Config.StatementTimeout, so one stalled heartbeat does not delay the next.
 func (w *Worker) heartbeatLoop(ctx context.Context) {
 	t := time.NewTicker(w.cfg.LeaseDuration / 3)
 	defer t.Stop()
@@ -146,31 +151,57 @@ func (w *Worker) heartbeatLoop(ctx context.Context) {
 			return
 		case <-t.C:
 		}
-		if err := w.registryHeartbeat(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("jobc worker: registry heartbeat failed", "err", describeDBError(err))
+		w.heartbeat(ctx)
+	}
+}
+
+// heartbeat is one round of heartbeatLoop.
+func (w *Worker) heartbeat(ctx context.Context) {
+	regCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	err := w.registryHeartbeat(regCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
+	}
+	ids := w.running.ids()
+	if len(ids) == 0 {
+		return
+	}
+	rows, err := w.extend(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
 		}
-		ids := w.running.ids()
-		if len(ids) == 0 {
-			continue
-		}
-		rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
-		if err != nil {
-			if ctx.Err() == nil {
-				w.log.Error("jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
-			}
-			continue
-		}
-		for _, r := range rows {
-			if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
-				w.log.Info("jobc worker: cancelling a running job on request", "job_id", r.ID)
-			}
+		return
+	}
+	for _, r := range rows {
+		if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
+			w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", r.ID)
 		}
 	}
 }
 
+// extend extends the leases of ids that this worker still holds, within
+// Config.StatementTimeout, and notes the new expiry of each.
+func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	sent := time.Now()
+	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
+	if err != nil {
+		return nil, err
+	}
+	extended := make([]int64, len(rows))
+	for i, r := range rows {
+		extended[i] = r.ID
+	}
+	w.running.extended(extended, sent.Add(w.cfg.LeaseDuration))
+	return rows, nil
+}
+
 // extendOne extends one job's lease for Job.Heartbeat.
 func (w *Worker) extendOne(ctx context.Context, id int64) error {
-	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: []int64{id}, Owner: w.cfg.ID})
+	rows, err := w.extend(ctx, []int64{id})
 	if err != nil {
 		return err
 	}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -44,8 +43,10 @@ func (w *Worker) registryHeartbeat(ctx context.Context) error {
 	return w.q.RegisterWorker(ctx, w.registration)
 }
 
-func (w *Worker) deregisterSelf() {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+// deregisterSelf removes the worker's rows, bounded by one StatementTimeout in all:
+// both expire by themselves should the database be gone.
+func (w *Worker) deregisterSelf(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StatementTimeout)
 	defer cancel()
 	if err := w.q.ForgetSleeper(ctx, w.cfg.ID); err != nil {
 		w.log.Warn("jobc worker: could not remove its sleeper rows; the pruner removes them", "err", describeDBError(err))

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"time"
 )
 
 // errCancelled is the cause of a handler context cancelled by runtime.Cancel.
@@ -19,14 +20,41 @@ type runningJobs struct {
 type runningJob struct {
 	attempt int32
 	cancel  context.CancelCauseFunc // nil until the handler starts
+	// leaseUntil is when the job's lease runs out at the latest, as this worker knows
+	// it: the time the claim or the last successful extension was sent, plus the lease.
+	// The server's expiry is a little later, so the estimate errs on the safe side.
+	leaseUntil time.Time
 }
 
 func newRunningJobs() *runningJobs { return &runningJobs{jobs: map[int64]*runningJob{}} }
 
-func (r *runningJobs) add(id int64, attempt int32) {
+func (r *runningJobs) add(id int64, attempt int32, leaseUntil time.Time) {
 	r.mu.Lock()
-	r.jobs[id] = &runningJob{attempt: attempt}
+	r.jobs[id] = &runningJob{attempt: attempt, leaseUntil: leaseUntil}
 	r.mu.Unlock()
+}
+
+// extended records that the leases of ids now last until leaseUntil.
+func (r *runningJobs) extended(ids []int64, leaseUntil time.Time) {
+	r.mu.Lock()
+	for _, id := range ids {
+		if j := r.jobs[id]; j != nil && j.leaseUntil.Before(leaseUntil) {
+			j.leaseUntil = leaseUntil
+		}
+	}
+	r.mu.Unlock()
+}
+
+// leaseUntil returns when the lease of the given attempt runs out; ok is false if the
+// worker does not hold that attempt (any more).
+func (r *runningJobs) leaseUntil(id int64, attempt int32) (until time.Time, ok bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j := r.jobs[id]
+	if j == nil || j.attempt != attempt {
+		return time.Time{}, false
+	}
+	return j.leaseUntil, true
 }
 
 // started records the cancel function of a job's handler context.

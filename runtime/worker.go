@@ -26,7 +26,11 @@ type Worker struct {
 	pool *pgxpool.Pool
 	cfg  Config
 	log  *slog.Logger
-	q    *db.Queries
+	// q runs the worker's own statements whose loss in a server crash is harmless:
+	// claims, heartbeats, sleeper and registry rows, maintenance (see ownPools).
+	q *db.Queries
+	// outcomes records the outcomes of attempts, durably unless Config.AsyncOutcomes.
+	outcomes *db.Queries
 
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
@@ -49,12 +53,13 @@ type registration struct {
 func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 	cfg = cfg.withDefaults()
 	return &Worker{
-		pool:    pool,
-		cfg:     cfg,
-		log:     cfg.Logger.With("worker", cfg.ID),
-		q:       db.New(pool),
-		kinds:   map[string]*registration{},
-		running: newRunningJobs(),
+		pool:     pool,
+		cfg:      cfg,
+		log:      cfg.Logger.With("worker", cfg.ID),
+		q:        db.New(pool),
+		outcomes: db.New(pool),
+		kinds:    map[string]*registration{},
+		running:  newRunningJobs(),
 	}
 }
 
@@ -157,7 +162,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	own, err := w.ownPool(ctx, len(queues))
+	own, outcomes, err := w.ownPools(ctx, len(queues))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -165,7 +170,8 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer own.Close()
-	w.q = db.New(own)
+	defer outcomes.Close()
+	w.q, w.outcomes = db.New(own), db.New(outcomes)
 	services, err := w.maintenance(queues)
 	if err != nil {
 		return err
@@ -206,48 +212,85 @@ func (w *Worker) Run(ctx context.Context) error {
 		spawn(func() { w.runEvery(ctx, s) })
 	}
 
+	// The completer outlives ctx too: it records the outcomes of the grace period, and
+	// is stopped only once the handlers are done and it had one more StatementTimeout to
+	// write what they left, so that a database that is gone cannot hold Run up.
+	completeCtx, stopCompleting := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopCompleting()
 	completerDone := make(chan struct{})
-	go func() { defer close(completerDone); w.completeLoop(results) }()
+	go func() { defer close(completerDone); w.completeLoop(completeCtx, results) }()
 
 	<-ctx.Done()
+	grace := time.NewTimer(w.cfg.ShutdownGrace) // from the stop request, not from when claiming stopped
+	defer grace.Stop()
 	loops.Wait() // no more claims; every queue's jobs channel is closed
 	handlersDone := make(chan struct{})
 	go func() { handlers.Wait(); close(handlersDone) }()
 	select {
 	case <-handlersDone:
-	case <-time.After(w.cfg.ShutdownGrace):
-		w.log.Warn("jobc worker: shutdown grace period over, cancelling running handlers", "grace", w.cfg.ShutdownGrace)
+	case <-grace.C:
+		w.log.WarnContext(ctx, "jobc worker: shutdown grace period over, cancelling running handlers", "grace", w.cfg.ShutdownGrace.String())
 		cancelWork(errShutdown)
 		<-handlersDone
 	}
 	close(results)
+	drain := time.AfterFunc(w.cfg.StatementTimeout, stopCompleting)
+	defer drain.Stop()
 	<-completerDone
 	stopHeartbeats()
 	<-hbDone
-	w.deregisterSelf()
-	w.log.Info("jobc worker stopped")
+	w.deregisterSelf(ctx)
+	w.log.InfoContext(ctx, "jobc worker stopped")
 	return nil
 }
 
 var errShutdown = errors.New("jobc: worker shut down")
 
-// ownPool opens the connections for the worker's own statements — claims, outcomes,
-// heartbeats, maintenance — with synchronous_commit off: they return without waiting
-// for the WAL flush. A crash of the server can then lose the last few of them, which
-// delivery at least once already covers: a lost claim leaves the job available, a lost
-// outcome leaves it leased until the rescuer hands it out again. Handlers'
-// transactions (transactional mode) use the application's pool and stay synchronous.
-func (w *Worker) ownPool(ctx context.Context, queues int) (*pgxpool.Pool, error) {
+// ownPools opens the worker's connections: own for its statements whose loss in a
+// server crash is harmless, and outcomes for recording what attempts came to.
+//
+// own runs with synchronous_commit off: its commits return without waiting for the WAL
+// flush, and a crash of the server can take back the last few of them. That is
+// harmless for each statement it runs:
+//   - a lost claim leaves the job available (or, if the crash came later, leased until
+//     the rescuer hands it out again): the attempt runs again, which delivery at least
+//     once allows, and nobody saw it finish;
+//   - a lost heartbeat only shortens a lease, and the next heartbeat renews it;
+//   - a lost sleeper or registry row only costs a notification or a status line until
+//     the worker writes it again;
+//   - maintenance (rescues, scheduling, pruning) is repeated by its next run.
+//
+// Any later synchronous commit on the server flushes the WAL up to itself, and with it
+// every asynchronous commit before it.
+//
+// outcomes commits synchronously, as the application's own transactions do (it copies
+// their settings): once a reader can see a job completed, failed or cancelled, a crash
+// does not take that back and run the job again. Outcomes are written in batches, so
+// one flush serves a whole batch. Config.AsyncOutcomes turns this off. Transactional
+// handlers use the application's pool and commit as it does.
+func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpool.Pool, err error) {
 	cfg := w.pool.Config().Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	cfg.MaxConns = int32(queues + 4) // a claim per queue, the completer, heartbeats, maintenance
+	cfg.MaxConns = int32(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
 	cfg.MinConns = 0
 	w.followPrimary(cfg)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	own, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+		return nil, nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
 	}
-	return pool, nil
+	ocfg := w.pool.Config().Copy()
+	if w.cfg.AsyncOutcomes {
+		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	}
+	ocfg.MaxConns = 1 // the completer writes one batch at a time
+	ocfg.MinConns = 0
+	w.followPrimary(ocfg)
+	outcomes, err = pgxpool.NewWithConfig(ctx, ocfg)
+	if err != nil {
+		own.Close()
+		return nil, nil, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
+	}
+	return own, outcomes, nil
 }
 
 func (w *Worker) buildQueues() ([]*queue, error) {

@@ -30,7 +30,7 @@ func TestKilledWorkerJobsAreRescued(t *testing.T) {
 	ids := enqueue(t, pool, payloads)
 
 	a := startWorker(t, workerOpts{id: "kill-A", connString: connString, concurrency: held, lease: 2 * time.Second})
-	waitFor(t, "worker A to hold its jobs", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker A to hold its jobs", within(processStart, a.opts.poll), func() (bool, string) {
 		running := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'running' AND lease_owner = 'kill-A'`)
 		started := queryInt(t, pool, `SELECT count(*) FROM handled WHERE worker = 'kill-A'`)
 		return running == held && started == held, fmt.Sprintf("%d started:%s", started, describeLeases(t, pool, ids))
@@ -40,7 +40,8 @@ func TestKilledWorkerJobsAreRescued(t *testing.T) {
 
 	b := startWorker(t, workerOpts{id: "kill-B", connString: connString, concurrency: 4,
 		rescueInterval: 200 * time.Millisecond, maxSleep: 20 * time.Millisecond})
-	waitFor(t, "every job to complete", 20*time.Second, func() (bool, string) {
+	// A's leases run out, B's rescuer returns the jobs, B claims and finishes them.
+	waitFor(t, "every job to complete", within(processStart, a.opts.lease, b.opts.rescueInterval, b.opts.poll, jobs*b.opts.maxSleep), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, ids)
 		return n == jobs, stateCounts(t, pool)
 	})
@@ -77,7 +78,7 @@ func TestKilledWorkerJobsAreRescued(t *testing.T) {
 			t.Errorf("rescued job %d: %d successful executions by B on attempt 2, want 1", id, n)
 		}
 	}
-	if _, err := b.stop(2 * time.Second); err != nil {
+	if _, err := b.stop(b.opts.stopSlack()); err != nil {
 		t.Error(err)
 	}
 }
@@ -91,6 +92,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	cluster, pool, connString := newCluster(t)
 
 	const short, long, waiting = 10, 4, 10
+	const shortJob, longJob, waitingJob = 20 * time.Millisecond, 4 * time.Second, 100 * time.Millisecond
 	var payloads []chaosjob.Payload
 	add := func(n int, sleepMS int64) {
 		for range n {
@@ -99,9 +101,9 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	}
 	// Claims take jobs in id order: the short ones first, then the long ones fill all
 	// four slots and the rest wait behind them.
-	add(short, 20)
-	add(long, 4000)
-	add(waiting, 100)
+	add(short, shortJob.Milliseconds())
+	add(long, longJob.Milliseconds())
+	add(waiting, waitingJob.Milliseconds())
 	ids := enqueue(t, pool, payloads)
 
 	var workers []*workerProc
@@ -109,7 +111,8 @@ func TestPostgresRestartMidRun(t *testing.T) {
 		workers = append(workers, startWorker(t, workerOpts{id: id, connString: connString, concurrency: 2,
 			lease: 5 * time.Second, rescueInterval: 500 * time.Millisecond}))
 	}
-	waitFor(t, "short jobs completed and long ones running", 20*time.Second, func() (bool, string) {
+	o := workers[0].opts
+	waitFor(t, "short jobs completed and long ones running", within(processStart, o.poll, short*shortJob), func() (bool, string) {
 		done := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`)
 		running := queryInt(t, pool, `SELECT count(*) FROM handled h JOIN jobc_jobs j ON j.id = h.job_id WHERE j.state = 'running'`)
 		return done == short && running == long, stateCounts(t, pool)
@@ -129,7 +132,9 @@ func TestPostgresRestartMidRun(t *testing.T) {
 	t.Logf("restart took %s", time.Since(restarted).Round(time.Millisecond))
 	pool.Reset() // drop the test's own connections, which the restart cut
 
-	waitFor(t, "every job to complete after the restart", 30*time.Second, func() (bool, string) {
+	// Running jobs finish (or their leases run out and they are rescued and run again),
+	// then the waiting ones run; reconnecting is retried at least every poll.
+	waitFor(t, "every job to complete after the restart", within(0, o.lease, o.rescueInterval, longJob, waiting*waitingJob, o.poll, o.statementTimeout), func() (bool, string) {
 		n, err := countCompleted(t.Context(), pool, ids)
 		if err != nil {
 			return false, err.Error() // the test's own pool reconnects too
@@ -161,7 +166,7 @@ func TestPostgresRestartMidRun(t *testing.T) {
 		if !strings.Contains(w.stderr.String(), "lost its connection") {
 			t.Errorf("worker %s did not log losing its notification connection: did the restart reach it?", w.id)
 		}
-		if _, err := w.stop(2 * time.Second); err != nil {
+		if _, err := w.stop(w.opts.stopSlack()); err != nil {
 			t.Error(err)
 		}
 	}

@@ -19,7 +19,8 @@ import (
 func TestPausedWorkerReclaimsItsJob(t *testing.T) {
 	t.Parallel()
 	pool, connString := newDB(t)
-	ids := enqueue(t, pool, []chaosjob.Payload{{N: 1, SleepMS: 5000}})
+	const jobTime = 5 * time.Second
+	ids := enqueue(t, pool, []chaosjob.Payload{{N: 1, SleepMS: jobTime.Milliseconds()}})
 	id := ids[0]
 
 	const lease = 1500 * time.Millisecond // heartbeats every 500ms
@@ -27,16 +28,16 @@ func TestPausedWorkerReclaimsItsJob(t *testing.T) {
 		rescueInterval: 200 * time.Millisecond})
 	// C serves another queue: it only rescues the expired lease while A is paused, so
 	// that A, not another worker, takes the job back.
-	startWorker(t, workerOpts{id: "paused-C", connString: connString, queue: "elsewhere", lease: lease,
+	c := startWorker(t, workerOpts{id: "paused-C", connString: connString, queue: "elsewhere", lease: lease,
 		rescueInterval: 100 * time.Millisecond})
-	waitFor(t, "worker A to run the job", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker A to run the job", within(processStart, a.opts.poll), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM handled WHERE worker = 'paused-A'`)
-		return n == 1, "not started"
+		return n == 1, fmt.Sprintf("%d executions by A;%s", n, describeLeases(t, pool, ids))
 	})
 	if err := a.signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the job's lease to expire and be rescued", 20*time.Second, func() (bool, string) {
+	waitFor(t, "the job's lease to expire and be rescued", within(0, lease, c.opts.rescueInterval), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs WHERE id = $1 AND state = 'available'`, id)
 		return n == 1, describeLeases(t, pool, ids)
 	})
@@ -45,7 +46,9 @@ func TestPausedWorkerReclaimsItsJob(t *testing.T) {
 	}
 
 	// Stop waiting as soon as a second lease is lost: A is no longer paused.
-	waitFor(t, "the job to finish", 30*time.Second, func() (bool, string) {
+	// A claims the job again at its next poll and runs it to the end, or loses a
+	// second lease.
+	waitFor(t, "the job to finish", within(0, a.opts.poll, jobTime, lease, c.opts.rescueInterval), func() (bool, string) {
 		finished := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = $1`, id)
 		lost := queryInt(t, pool, `SELECT coalesce(max(jsonb_array_length(errors)), 0) FROM (
 			SELECT errors FROM jobc_jobs WHERE id = $1 UNION ALL SELECT errors FROM jobc_jobs_finished WHERE id = $1) e`, id)

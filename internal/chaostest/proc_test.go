@@ -16,22 +16,26 @@ import (
 	"time"
 )
 
-// workerOpts are a worker process's settings; zero durations leave the testworker's
-// (and so the runtime's) defaults.
+// workerOpts are a worker process's settings. withTestDefaults fills every interval
+// the tests derive waits from, so each process runs with settings its test knows.
 type workerOpts struct {
-	id             string
-	connString     string // DATABASE_URL
-	queue          string // default chaosjob.DefaultQueue
-	concurrency    int
-	lease          time.Duration
-	rescueInterval time.Duration
-	pruneInterval  time.Duration
-	poll           time.Duration
-	grace          time.Duration
-	maxSleep       time.Duration
+	id                string
+	connString        string // DATABASE_URL
+	queue             string // default chaosjob.DefaultQueue
+	concurrency       int
+	lease             time.Duration
+	rescueInterval    time.Duration
+	pruneInterval     time.Duration
+	schedulerInterval time.Duration
+	poll              time.Duration
+	grace             time.Duration
+	statementTimeout  time.Duration
+	maxSleep          time.Duration
 }
 
-// withTestDefaults fills zero settings with values that keep tests quick.
+// withTestDefaults fills zero settings with values that keep tests quick, and the
+// others the runtime would default with the runtime's own rules, spelled out, so that
+// waits can be derived from them.
 func (o workerOpts) withTestDefaults() workerOpts {
 	if o.concurrency == 0 {
 		o.concurrency = 4
@@ -45,14 +49,53 @@ func (o workerOpts) withTestDefaults() workerOpts {
 	if o.grace == 0 {
 		o.grace = 5 * time.Second
 	}
+	if o.schedulerInterval == 0 {
+		o.schedulerInterval = 100 * time.Millisecond
+	}
+	if o.rescueInterval == 0 {
+		o.rescueInterval = max(o.lease/2, time.Second) // runtime.Config's default
+	}
+	if o.pruneInterval == 0 {
+		o.pruneInterval = time.Minute // runtime.Config's default
+	}
+	if o.statementTimeout == 0 {
+		o.statementTimeout = min(max(o.lease/4, time.Second), 10*time.Second) // runtime.Config's default
+	}
 	return o
+}
+
+// How long tests wait. Every wait is the sum of the intervals that govern what is
+// awaited (leases, polls, rescues, job durations), multiplied by slowdown: on a busy
+// machine a process may get the CPU seconds late, and the suite must pass there too,
+// while a wait a few times the governing interval still fails soon when something is
+// broken. Starting and exiting a process, which no interval governs, have allowances of
+// their own. A wait that times out fails with the state it saw (see waitFor).
+const (
+	slowdown     = 5
+	processStart = 20 * time.Second // exec, connect, check the schema, register: seconds on a loaded machine
+	processExit  = 5 * time.Second  // closing connections and exiting, after Run has returned
+)
+
+// within returns base plus slowdown times the sum of intervals.
+func within(base time.Duration, intervals ...time.Duration) time.Duration {
+	var sum time.Duration
+	for _, d := range intervals {
+		sum += d
+	}
+	return base + slowdown*sum
+}
+
+// stopSlack is how long after its grace period a worker may take to exit: Run returns
+// within ShutdownGrace plus three StatementTimeouts (runtime.Config documents it), and
+// the process then exits.
+func (o workerOpts) stopSlack() time.Duration {
+	return 3*o.statementTimeout + processExit
 }
 
 func (o workerOpts) args() []string {
 	args := []string{
 		"-id", o.id,
 		"-concurrency", strconv.Itoa(o.concurrency),
-		"-scheduler-interval", "100ms",
 		"-log-level", "info",
 	}
 	if o.queue != "" {
@@ -61,7 +104,9 @@ func (o workerOpts) args() []string {
 	for _, d := range []struct {
 		flag string
 		v    time.Duration
-	}{{"-lease", o.lease}, {"-rescue-interval", o.rescueInterval}, {"-prune-interval", o.pruneInterval}, {"-poll", o.poll}, {"-grace", o.grace}, {"-max-sleep", o.maxSleep}} {
+	}{{"-lease", o.lease}, {"-rescue-interval", o.rescueInterval}, {"-prune-interval", o.pruneInterval},
+		{"-scheduler-interval", o.schedulerInterval}, {"-poll", o.poll}, {"-grace", o.grace},
+		{"-statement-timeout", o.statementTimeout}, {"-max-sleep", o.maxSleep}} {
 		if d.v > 0 {
 			args = append(args, d.flag, d.v.String())
 		}
@@ -72,6 +117,7 @@ func (o workerOpts) args() []string {
 // workerProc is a running testworker process.
 type workerProc struct {
 	id     string
+	opts   workerOpts // with the test defaults filled in
 	grace  time.Duration
 	cmd    *exec.Cmd
 	stderr *logBuffer
@@ -92,7 +138,7 @@ func startWorker(t *testing.T, o workerOpts) *workerProc {
 	if o.id == "" || o.connString == "" {
 		t.Fatalf("startWorker: id %q and connString are required", o.id)
 	}
-	p := &workerProc{id: o.id, grace: o.grace, stderr: &logBuffer{}, exited: make(chan struct{})}
+	p := &workerProc{id: o.id, opts: o, grace: o.grace, stderr: &logBuffer{}, exited: make(chan struct{})}
 	p.cmd = exec.Command(binaries.worker, o.args()...)
 	p.cmd.Env = append(os.Environ(), "DATABASE_URL="+o.connString)
 	p.cmd.Stdout = p.stderr
@@ -186,7 +232,7 @@ func (p *workerProc) kill(t *testing.T) {
 	if err := p.signal(syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	exitErr, exited := p.wait(10 * time.Second)
+	exitErr, exited := p.wait(processExit)
 	var ee *exec.ExitError
 	if !exited || !errors.As(exitErr, &ee) || !isSignal(ee, syscall.SIGKILL) {
 		t.Fatalf("worker %s after SIGKILL: exited %v, %v; want killed by SIGKILL", p.id, exited, exitErr)

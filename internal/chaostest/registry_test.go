@@ -28,7 +28,7 @@ func TestWorkerRegistry(t *testing.T) {
 		kinds  map[string][2]int
 	}
 	var got entry
-	waitFor(t, "the worker to register", 20*time.Second, func() (bool, string) {
+	waitFor(t, "the worker to register", within(processStart), func() (bool, string) {
 		var kinds []byte
 		err := pool.QueryRow(t.Context(), `SELECT pid, queues, kinds FROM jobc_workers WHERE id = 'reg-A'`).Scan(&got.pid, &got.queues, &kinds)
 		if err != nil {
@@ -47,7 +47,7 @@ func TestWorkerRegistry(t *testing.T) {
 		t.Errorf("%d workers registered, want 1", n)
 	}
 
-	if _, err := w.stop(2 * time.Second); err != nil {
+	if _, err := w.stop(w.opts.stopSlack()); err != nil {
 		t.Fatal(err)
 	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM jobc_workers`); n != 0 {
@@ -65,7 +65,7 @@ func TestWorkerRegistryWithMixedLeases(t *testing.T) {
 	const leaseA, leaseB = 6 * time.Second, 100 * time.Millisecond
 	a := startWorker(t, workerOpts{id: "mixed-A", connString: connString, lease: leaseA})
 	startWorker(t, workerOpts{id: "mixed-B", connString: connString, lease: leaseB, pruneInterval: 200 * time.Millisecond})
-	waitFor(t, "both workers to register", 20*time.Second, func() (bool, string) {
+	waitFor(t, "both workers to register", within(processStart), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_workers`)
 		return n == 2, fmt.Sprintf("%d registered", n)
 	})
@@ -81,21 +81,24 @@ func TestPausedWorkerReturnsToTheRegistry(t *testing.T) {
 	pool, connString := newDB(t)
 	const lease = 300 * time.Millisecond // heartbeats every 100ms; pruned after 3s of silence
 	a := startWorker(t, workerOpts{id: "pause-A", connString: connString, lease: lease})
-	waitFor(t, "worker A to register", 20*time.Second, func() (bool, string) {
-		return registered(t, pool, a.id), "not registered"
+	waitFor(t, "worker A to register", within(processStart), func() (bool, string) {
+		return registered(t, pool, a.id), registryState(t, pool)
 	})
 	if err := a.signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker A to look dead", 20*time.Second, func() (bool, string) {
+	// Its last heartbeat (every lease/3) ages past the threshold; only the checks are
+	// subject to slowdown.
+	waitFor(t, "worker A to look dead", within(10*lease+200*time.Millisecond, lease), func() (bool, string) {
 		silent := queryInt(t, pool, `SELECT count(*) FROM jobc_workers
 			WHERE id = $1 AND heartbeat_at < now() - make_interval(secs => $2)`, a.id, (10*lease + 200*time.Millisecond).Seconds())
-		return silent == 1, "heartbeat still recent"
+		return silent == 1, registryState(t, pool)
 	})
 	// B serves another queue, so that only A can run the job below.
-	startWorker(t, workerOpts{id: "pause-B", connString: connString, queue: "elsewhere", lease: lease})
-	waitFor(t, "worker B to forget A", 20*time.Second, func() (bool, string) {
-		return !registered(t, pool, a.id), "worker A still registered"
+	b := startWorker(t, workerOpts{id: "pause-B", connString: connString, queue: "elsewhere", lease: lease,
+		pruneInterval: 200 * time.Millisecond})
+	waitFor(t, "worker B to forget A", within(processStart, b.opts.pruneInterval), func() (bool, string) {
+		return !registered(t, pool, a.id), registryState(t, pool)
 	})
 	if err := a.signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
@@ -103,17 +106,31 @@ func TestPausedWorkerReturnsToTheRegistry(t *testing.T) {
 	resumed := time.Now()
 	// Proof of life: A runs a job.
 	ids := enqueue(t, pool, []chaosjob.Payload{{N: 1}})
-	waitFor(t, "worker A, resumed, to run a job", 20*time.Second, func() (bool, string) {
+	// A's connections may have to be made again, each within a StatementTimeout.
+	waitFor(t, "worker A, resumed, to run a job", within(0, a.opts.poll, a.opts.statementTimeout, a.opts.lease), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM handled_done WHERE job_id = $1 AND worker = $2`, ids[0], a.id)
 		return n == 1, stateCounts(t, pool)
 	})
-	waitFor(t, "worker A, resumed and working, to be listed again", 2*time.Second, func() (bool, string) {
+	waitFor(t, "worker A, resumed and working, to be listed again", within(0, lease/3, a.opts.statementTimeout), func() (bool, string) {
 		return registered(t, pool, a.id), fmt.Sprintf("not listed %s after it resumed (it heartbeats every %s)",
 			time.Since(resumed).Round(time.Millisecond), lease/3)
 	})
-	if _, err := a.stop(2 * time.Second); err != nil {
+	if _, err := a.stop(a.opts.stopSlack()); err != nil {
 		t.Error(err)
 	}
+}
+
+// registryState lists the registered workers and the age of each one's heartbeat, for
+// waitFor.
+func registryState(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var s string
+	err := pool.QueryRow(t.Context(), `SELECT coalesce(string_agg(format('%s (heartbeat %s ago)', id, now() - heartbeat_at), ', ' ORDER BY id), 'none')
+		FROM jobc_workers`).Scan(&s)
+	if err != nil {
+		return "registry: " + err.Error()
+	}
+	return "registered: " + s
 }
 
 // registered reports whether worker id is listed in jobc_workers.

@@ -27,14 +27,14 @@ func TestGracefulShutdownReleasesLeases(t *testing.T) {
 
 	const grace = 500 * time.Millisecond
 	a := startWorker(t, workerOpts{id: "grace-A", connString: connString, concurrency: held, grace: grace})
-	waitFor(t, "worker A to run its jobs", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker A to run its jobs", within(processStart, a.opts.poll), func() (bool, string) {
 		running := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'running' AND lease_owner = 'grace-A'`)
 		started := queryInt(t, pool, `SELECT count(*) FROM handled WHERE worker = 'grace-A'`)
 		return running == held && started == held, fmt.Sprintf("%d running with lease_owner grace-A, %d started", running, started)
 	})
 	heldIDs := queryIDs(t, pool, `SELECT id FROM jobc_jobs WHERE state = 'running' AND lease_owner = 'grace-A' ORDER BY id`)
 
-	took, err := a.stop(3 * time.Second)
+	took, err := a.stop(a.opts.stopSlack())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +57,7 @@ func TestGracefulShutdownReleasesLeases(t *testing.T) {
 	}
 
 	b := startWorker(t, workerOpts{id: "grace-B", connString: connString, concurrency: 4, maxSleep: 20 * time.Millisecond})
-	waitFor(t, "worker B to complete every job", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker B to complete every job", within(processStart, b.opts.poll, jobs*b.opts.maxSleep), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, ids)
 		return n == jobs, stateCounts(t, pool)
 	})
@@ -67,7 +67,7 @@ func TestGracefulShutdownReleasesLeases(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM handled_done WHERE job_id = ANY($1) AND worker = 'grace-B' AND attempt = 1`, heldIDs); n != held {
 		t.Errorf("B completed %d of the %d released jobs on attempt 1", n, held)
 	}
-	if _, err := b.stop(2 * time.Second); err != nil {
+	if _, err := b.stop(b.opts.stopSlack()); err != nil {
 		t.Error(err)
 	}
 }
@@ -80,31 +80,32 @@ func TestGracefulShutdownKeepsLeasesDuringGrace(t *testing.T) {
 	t.Parallel()
 	pool, connString := newDB(t)
 	const jobs = 2
+	const lease, grace, jobTime = 1500 * time.Millisecond, 8 * time.Second, 4 * time.Second
 	payloads := make([]chaosjob.Payload, jobs)
 	for i := range payloads {
-		payloads[i] = chaosjob.Payload{N: int64(i), SleepMS: 4000}
+		payloads[i] = chaosjob.Payload{N: int64(i), SleepMS: jobTime.Milliseconds()}
 	}
 	ids := enqueue(t, pool, payloads)
 
-	const lease, grace = 1500 * time.Millisecond, 8 * time.Second
 	a := startWorker(t, workerOpts{id: "keep-A", connString: connString, concurrency: jobs, lease: lease, grace: grace})
-	waitFor(t, "worker A to run its jobs", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker A to run its jobs", within(processStart, a.opts.poll), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM handled WHERE worker = 'keep-A'`)
 		return n == jobs, fmt.Sprintf("%d of %d started", n, jobs)
 	})
 	// B is there to rescue leases that expire; it has no free jobs to take.
 	b := startWorker(t, workerOpts{id: "keep-B", connString: connString, concurrency: jobs, lease: lease,
 		rescueInterval: 100 * time.Millisecond, maxSleep: 20 * time.Millisecond})
-	waitFor(t, "worker B to start", 20*time.Second, func() (bool, string) {
-		return queryInt(t, pool, `SELECT count(*) FROM jobc_workers WHERE id = 'keep-B'`) == 1, "not registered"
+	waitFor(t, "worker B to start", within(processStart), func() (bool, string) {
+		return queryInt(t, pool, `SELECT count(*) FROM jobc_workers WHERE id = 'keep-B'`) == 1, registryState(t, pool)
 	})
 
-	took, err := a.stop(3 * time.Second)
+	took, err := a.stop(a.opts.stopSlack())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Logf("worker A exited %s after SIGTERM (lease %s, grace %s)", took.Round(time.Millisecond), lease, grace)
-	waitFor(t, "every job to complete", 20*time.Second, func() (bool, string) {
+	// A finished them in its grace period; should it not have, B rescues and runs them.
+	waitFor(t, "every job to complete", within(0, lease, b.opts.rescueInterval, b.opts.poll, b.opts.maxSleep), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, ids)
 		return n == jobs, stateCounts(t, pool)
 	})
@@ -114,7 +115,7 @@ func TestGracefulShutdownKeepsLeasesDuringGrace(t *testing.T) {
 	if twice := queryIDs(t, pool, `SELECT job_id FROM handled GROUP BY job_id HAVING count(*) > 1 ORDER BY 1`); len(twice) > 0 {
 		t.Errorf("jobs %v ran again while worker A was still running them in its grace period:%s", twice, describeJobs(t, pool, twice))
 	}
-	if _, err := b.stop(2 * time.Second); err != nil {
+	if _, err := b.stop(b.opts.stopSlack()); err != nil {
 		t.Error(err)
 	}
 }
@@ -153,7 +154,7 @@ func TestShutdownDuringBlockedClaim(t *testing.T) {
 	const grace = time.Second
 	a := startWorker(t, workerOpts{id: "block-A", connString: connString, grace: grace, lease: 30 * time.Second})
 	var claimPIDs []int64
-	waitFor(t, "worker A's claim to wait for the lock", 20*time.Second, func() (bool, string) {
+	waitFor(t, "worker A's claim to wait for the lock", within(processStart, a.opts.poll), func() (bool, string) {
 		claimPIDs = queryIDs(t, pool, `SELECT pid FROM pg_stat_activity
 			WHERE $1 = ANY(pg_blocking_pids(pid)) AND query LIKE '%attempt = j.attempt + 1%'`, lockerPID)
 		return len(claimPIDs) > 0, "no claim blocked by the lock"
@@ -162,16 +163,16 @@ func TestShutdownDuringBlockedClaim(t *testing.T) {
 	a.signal(syscall.SIGTERM)
 	// A worker may give up its claim at once or wait for it (and then release what it
 	// got); either is fine, as long as nothing stays claimed in its name.
-	if _, exited := a.wait(grace + time.Second); exited {
+	if _, exited := a.wait(grace + a.opts.stopSlack()); exited {
 		t.Logf("worker A exited while its claim still waited for the lock")
 	}
 	if err := tx.Commit(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	if exitErr, exited := a.wait(grace + 5*time.Second); !exited || exitErr != nil {
+	if exitErr, exited := a.wait(grace + a.opts.stopSlack()); !exited || exitErr != nil {
 		t.Fatalf("worker A after SIGTERM: exited %v, %v; want exit status 0", exited, exitErr)
 	}
-	waitFor(t, "worker A's claim statements to end", 10*time.Second, func() (bool, string) {
+	waitFor(t, "worker A's claim statements to end", within(0, a.opts.statementTimeout), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE pid = ANY($1)`, claimPIDs)
 		return n == 0, fmt.Sprintf("%d of the backends %v still there", n, claimPIDs)
 	})

@@ -39,7 +39,7 @@ func TestTenProcessesTwoThousandJobs(t *testing.T) {
 		})
 	}
 	// Enqueue once every process is ready, so that all of them compete.
-	waitFor(t, "all workers to register", 20*time.Second, func() (bool, string) {
+	waitFor(t, "all workers to register", within(processStart), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_workers`)
 		return n == processes, fmt.Sprintf("%d of %d registered", n, processes)
 	})
@@ -56,7 +56,12 @@ func TestTenProcessesTwoThousandJobs(t *testing.T) {
 		ids = append(ids, enqueue(t, pool, payloads[chunk*jobs/4:(chunk+1)*jobs/4])...)
 	}
 
-	waitFor(t, "every job to complete", 45*time.Second, func() (bool, string) {
+	// The jobs' work spread over every handler, each planned failure's retry (a backoff
+	// and a scheduler pass), and one lease: the workers tolerate a stall shorter than
+	// that (see lease above), so the wait must too.
+	o := workers[0].opts
+	work := time.Duration(jobs) * 1500 * time.Microsecond / time.Duration(processes*o.concurrency) // SleepMS i%4: 1.5ms on average
+	waitFor(t, "every job to complete", within(0, work, failures*(chaosjob.Backoff+o.schedulerInterval), o.lease), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`)
 		return n == jobs, stateCounts(t, pool)
 	})

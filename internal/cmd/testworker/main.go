@@ -38,6 +38,8 @@ type options struct {
 	pruneInterval     time.Duration
 	grace             time.Duration
 	maxSleep          time.Duration
+	statementTimeout  time.Duration
+	asyncOutcomes     bool
 	logLevel          slog.Level
 }
 
@@ -77,6 +79,8 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.pruneInterval, "prune-interval", 0, "how often finished jobs and silent workers are pruned (0: the runtime's default)")
 	fs.DurationVar(&o.grace, "grace", 0, "shutdown grace period (0: the runtime's default)")
 	fs.DurationVar(&o.maxSleep, "max-sleep", 0, "cap on each job's sleep_ms, for a worker meant to finish jobs quickly (0: no cap)")
+	fs.DurationVar(&o.statementTimeout, "statement-timeout", 0, "bound on each hot statement (0: the runtime's default)")
+	fs.BoolVar(&o.asyncOutcomes, "async-outcomes", false, "record outcomes with synchronous_commit off (runtime.Config.AsyncOutcomes)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
 	if err := fs.Parse(args); err != nil {
 		return o, err
@@ -125,6 +129,8 @@ func work(ctx context.Context, o options, log *slog.Logger) error {
 		SchedulerInterval: o.schedulerInterval,
 		PruneInterval:     o.pruneInterval,
 		ShutdownGrace:     o.grace,
+		StatementTimeout:  o.statementTimeout,
+		AsyncOutcomes:     o.asyncOutcomes,
 	})
 	h := &handler{pool: pool, worker: w.ID(), maxSleep: o.maxSleep}
 	if err := runtime.Handle(w, jt, h.handle); err != nil {
