@@ -52,6 +52,11 @@ func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 // connections of older ones instead of handing them out again. The zero value is
 // ready to use.
 type connHealth struct {
+	// dataKey is where a connection's generation is kept in its CustomData; set by
+	// install, before any pool uses the hooks. It names h, since an application pool
+	// and the worker's pools copied from it each have their own.
+	dataKey string
+
 	mu      sync.Mutex
 	gen     uint64
 	changed chan struct{} // closed when gen moves on
@@ -111,9 +116,8 @@ func (h *connHealth) retire(gen uint64) bool {
 	return true
 }
 
-// key is where a connection's generation is kept in its CustomData. It names h, since
-// an application pool and the worker's pool copied from it each have their own.
-func (h *connHealth) key() string { return fmt.Sprintf("jobc.generation.%p", h) }
+// key is where a connection's generation is kept in its CustomData.
+func (h *connHealth) key() string { return h.dataKey }
 
 // stale reports whether conn was opened in an ended generation. Connections opened
 // before the hooks were installed have none and are left alone.
@@ -131,6 +135,7 @@ func (h *connHealth) stale(conn *pgx.Conn) bool {
 // watches every statement's error. onRetire, if not nil, is called when a failure ends
 // a generation.
 func (h *connHealth) install(cfg *pgxpool.Config, onRetire func(context.Context, error)) {
+	h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
 	afterConnect := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
 		gen, _ := h.current()
