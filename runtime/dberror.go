@@ -46,19 +46,22 @@ func oneLine(s string) string {
 }
 
 // connectionLost reports whether err, returned by a statement on conn, means that
-// conn's server cannot serve the worker any more, so that every connection to it
-// should be replaced: it turned read-only (a demoted primary), it is shutting down or
-// not accepting connections, or the connection broke or stopped answering (pgx closes
-// a connection whose statement timed out). A cancellation of the caller's own context
-// is not such an error: the worker is stopping.
-func connectionLost(conn *pgx.Conn, err error) bool {
+// conn's server cannot serve the pool any more, so that every connection to it should
+// be replaced: it turned read-only (a demoted primary), it is shutting down or not
+// accepting connections, or the connection broke — and, if timeouts is set, when the
+// statement timed out (pgx closes such a connection). A cancellation of the caller's
+// own context is not such an error: the caller gave up, not the server.
+func connectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	if serverCannotServe(err) {
 		return true
 	}
-	return conn.IsClosed() || pgconn.Timeout(err) || errors.Is(err, io.EOF) ||
+	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return timeouts
+	}
+	return conn.IsClosed() || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
 

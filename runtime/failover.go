@@ -14,9 +14,11 @@ import (
 // only when it opens a connection, so a pool whose primary was demoted keeps its open
 // connections to it, and every write fails with SQLSTATE 25006 until they are gone.
 // With FollowPrimary, the first statement that fails because its server turned
-// read-only, is shutting down or stopped answering retires every connection the pool
-// holds: idle ones are closed, busy ones when they are released, and new connections
-// pick the primary again.
+// read-only, is shutting down, or because its connection broke, retires every
+// connection the pool holds: idle ones are closed, busy ones when they are released,
+// and new connections pick the primary again. A statement that merely timed out
+// (a slow query under a request deadline) costs only its own connection; the worker's
+// pools, whose statements are small and bounded, treat a timeout as a stall too.
 //
 // A Worker does this for its own connections (claims, outcomes, heartbeats,
 // maintenance, notifications) by itself. The pool passed to NewWorker belongs to the
@@ -30,17 +32,17 @@ import (
 // FollowPrimary also sets TCP keepalives, a TCP user timeout and a connect timeout
 // (unless the connection string has connect_timeout) on the pool's connections, so
 // that a network that stops delivering packets breaks them instead of hanging. It
-// keeps every hook and tracer already in cfg and calls them first.
+// keeps every hook and tracer already in cfg and still calls them.
 func FollowPrimary(cfg *pgxpool.Config) {
 	configureConn(cfg.ConnConfig)
-	new(connHealth).install(cfg, nil)
+	new(connHealth).install(cfg, false, nil)
 }
 
 // followPrimary configures the worker's own pool: the settings of FollowPrimary, with
 // the retirements logged and seen by the notification listener.
 func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 	configureConn(cfg.ConnConfig)
-	w.health.install(cfg, func(ctx context.Context, err error) {
+	w.health.install(cfg, true, func(ctx context.Context, err error) {
 		w.log.WarnContext(ctx, "jobc worker: a database connection failed; reconnecting all of the worker's connections, so that they find the primary again",
 			"err", describeDBError(err))
 	})
@@ -50,7 +52,7 @@ func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 // longer serve writes. Connections carry the generation they were opened in; a
 // connection failure moves the pool to the next generation, and the pool's hooks close
 // connections of older ones instead of handing them out again. The zero value is
-// ready to use.
+// ready for install.
 type connHealth struct {
 	// dataKey is where a connection's generation is kept in its CustomData; set by
 	// install, before any pool uses the hooks. It names h, since an application pool
@@ -134,7 +136,13 @@ func (h *connHealth) stale(conn *pgx.Conn) bool {
 // closed instead of acquired or returned to the pool once it has ended, and a tracer
 // watches every statement's error. onRetire, if not nil, is called when a failure ends
 // a generation.
-func (h *connHealth) install(cfg *pgxpool.Config, onRetire func(context.Context, error)) {
+//
+// timeouts says whether a statement that timed out ends the generation too. On the
+// worker's pools it does: their statements are small and bounded by
+// Config.StatementTimeout, so a timeout says the server or the network stalled. On an
+// application's pool a timeout is often just a slow query under a request deadline,
+// and pgx closing that one connection is enough.
+func (h *connHealth) install(cfg *pgxpool.Config, timeouts bool, onRetire func(context.Context, error)) {
 	h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
 	afterConnect := cfg.AfterConnect
 	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
@@ -168,7 +176,7 @@ func (h *connHealth) install(cfg *pgxpool.Config, onRetire func(context.Context,
 	}
 	cfg.ConnConfig.Tracer = &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen, failed: func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.key()].(uint64)
-		if !ok || !connectionLost(conn, err) {
+		if !ok || !connectionLost(conn, err, timeouts) {
 			return
 		}
 		if h.retire(gen) && onRetire != nil {

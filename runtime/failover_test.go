@@ -5,6 +5,7 @@ import (
 	"slices"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -71,7 +72,7 @@ func backendPIDs(t *testing.T, pool *pgxpool.Pool, n int) []uint32 {
 
 // A read-only error on one connection (what every statement gets from a demoted
 // primary) retires all of the pool's connections, so that new ones choose the host
-// again; an ordinary error retires none.
+// again; an ordinary error retires none, a timeout only its own.
 func TestFollowPrimaryRetiresConnectionsOnReadOnly(t *testing.T) {
 	t.Parallel()
 	tracer := &countingTracer{}
@@ -85,6 +86,26 @@ func TestFollowPrimaryRetiresConnectionsOnReadOnly(t *testing.T) {
 	if after := backendPIDs(t, pool, 3); !slices.Equal(after, before) {
 		t.Fatalf("an undefined-table error replaced connections: %v, then %v", before, after)
 	}
+
+	// A statement that times out costs its own connection only: on an application's
+	// pool that is a slow query under a deadline, not a sign of a failover.
+	slow, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	_, err := pool.Exec(slow, "SELECT pg_sleep(5)")
+	cancel()
+	if err == nil {
+		t.Fatal("pg_sleep(5) finished within 50ms")
+	}
+	kept := 0
+	afterTimeout := backendPIDs(t, pool, 3)
+	for _, pid := range afterTimeout {
+		if slices.Contains(before, pid) {
+			kept++
+		}
+	}
+	if kept != 2 {
+		t.Fatalf("after one statement timed out the pool kept %d of its 3 connections, want 2: before %v, after %v", kept, before, afterTimeout)
+	}
+	before = afterTimeout
 
 	// The session-level setting makes just this connection behave like one to a
 	// demoted primary.
