@@ -7,14 +7,15 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// healthTracer reports the errors of a connection's statements to failed and the
-// pools that acquire connections to acquired, after passing every event on to the
+// healthTracer reports the errors of a connection's statements to failed, the pools
+// that acquire connections to acquired and failed acquires to acquireFailed, after passing every event on to the
 // tracer that was configured before (next, possibly nil), whichever of pgx's tracer
 // interfaces it implements.
 type healthTracer struct {
-	next     pgx.QueryTracer
-	failed   func(ctx context.Context, conn *pgx.Conn, err error)
-	acquired func(pool *pgxpool.Pool)
+	next          pgx.QueryTracer
+	failed        func(ctx context.Context, conn *pgx.Conn, err error)
+	acquired      func(pool *pgxpool.Pool)
+	acquireFailed func(ctx context.Context, err error) // may be nil
 }
 
 var (
@@ -119,6 +120,9 @@ func (t *healthTracer) TraceAcquireStart(ctx context.Context, pool *pgxpool.Pool
 func (t *healthTracer) TraceAcquireEnd(ctx context.Context, pool *pgxpool.Pool, data pgxpool.TraceAcquireEndData) {
 	if n, ok := t.next.(pgxpool.AcquireTracer); ok {
 		n.TraceAcquireEnd(ctx, pool, data)
+	}
+	if data.Err != nil && t.acquireFailed != nil {
+		t.acquireFailed(ctx, data.Err)
 	}
 }
 

@@ -34,6 +34,9 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 		}
 		w.log.WarnContext(ctx, "jobc worker: notification listener lost its connection; reconnecting",
 			"err", describeDBError(err), "in", delay.String())
+		// The worker's other connections go to the same server: if they hang on the
+		// same dead link, they may not find out by themselves soon.
+		w.health.stalled(ctx, err)
 		sleep(ctx, delay)
 	}
 }
