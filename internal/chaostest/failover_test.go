@@ -16,15 +16,29 @@ import (
 )
 
 // TestFailoverFollowsThePrimary: two workers connect with a multi-host connection
-// string (primary, standby; target_session_attrs=read-write). Mid-run the primary is
-// demoted to read-only with every connection still open — the case in which every
-// statement fails with SQLSTATE 25006 and nothing ever breaks the connections — and
-// the streaming standby is promoted. The workers drop their connections, find the new
+// string (primary, standby; target_session_attrs=read-write). Mid-run the streaming
+// standby is promoted, and the old primary is either demoted to read-only with every
+// connection still open — the case in which every statement fails with SQLSTATE 25006
+// and nothing ever breaks the connections — or stopped (its sessions end with 57P01,
+// new connections are refused). The workers drop their connections, find the new
 // primary and finish every job there: none lost, none run more than twice. Their
 // listeners follow too: with a one-minute poll interval, jobs enqueued after the
 // failover are picked up at once, by notification.
 func TestFailoverFollowsThePrimary(t *testing.T) {
 	t.Parallel()
+	for _, stop := range []bool{false, true} {
+		name := "read-only"
+		if stop {
+			name = "stopped"
+		}
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			testFailover(t, stop)
+		})
+	}
+}
+
+func testFailover(t *testing.T, stopOld bool) {
 	ctx := t.Context()
 	primary, primaryPool, _ := newCluster(t)
 	standby, err := primary.StartStandby(ctx)
@@ -69,20 +83,30 @@ func TestFailoverFollowsThePrimary(t *testing.T) {
 		return n >= jobs/3, fmt.Sprintf("%d executions; %s", n, stateCounts(t, primaryPool))
 	})
 
-	// Demote: new transactions on the old primary are read-only, in the sessions that
-	// are open too. Once no session holds a transaction that may still write, and the
-	// standby has replayed everything, promote it: no committed write is lost.
-	if _, err := primaryPool.Exec(ctx, "ALTER SYSTEM SET default_transaction_read_only = on"); err != nil {
-		t.Fatal(err)
+	if stopOld {
+		// A fast shutdown sends the standby all WAL, up to its shutdown checkpoint,
+		// before it ends: no committed write is lost.
+		primaryPool.Close()
+		if err := primary.Stop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	} else {
+		// Demote: new transactions on the old primary are read-only, in the sessions
+		// that are open too. Once no session holds a transaction that may still write,
+		// and the standby has replayed everything, promote it: no committed write is
+		// lost.
+		if _, err := primaryPool.Exec(ctx, "ALTER SYSTEM SET default_transaction_read_only = on"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := primaryPool.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "writing transactions on the old primary to end", 30*time.Second, func() (bool, string) {
+			n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`)
+			return n == 0, fmt.Sprintf("%d sessions hold a transaction id", n)
+		})
+		waitReplayed(t, primary, standby)
 	}
-	if _, err := primaryPool.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "writing transactions on the old primary to end", 30*time.Second, func() (bool, string) {
-		n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`)
-		return n == 0, fmt.Sprintf("%d sessions hold a transaction id", n)
-	})
-	waitReplayed(t, primary, standby)
 	ranBefore := runs.total()
 	if err := standby.Promote(ctx); err != nil {
 		t.Fatal(err)
@@ -106,12 +130,14 @@ func TestFailoverFollowsThePrimary(t *testing.T) {
 			t.Errorf("worker %s never logged that it dropped its connections", w.id)
 		}
 	}
-	// No connection of the workers stays on the old primary: not their own pools', not
-	// their listeners', not their application pools' (FollowPrimary).
-	waitFor(t, "the workers to leave the old primary", 10*cfg.LeaseDuration, func() (bool, string) {
-		n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'failover-%'`)
-		return n == 0, fmt.Sprintf("%d connections of the workers on the old primary", n)
-	})
+	if !stopOld {
+		// No connection of the workers stays on the old primary: not their own pools',
+		// not their listeners', not their application pools' (FollowPrimary).
+		waitFor(t, "the workers to leave the old primary", 10*cfg.LeaseDuration, func() (bool, string) {
+			n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'failover-%'`)
+			return n == 0, fmt.Sprintf("%d connections of the workers on the old primary", n)
+		})
+	}
 
 	// The listeners follow: once both workers sleep on the new primary, each job
 	// enqueued there must be picked up long before the next poll.
