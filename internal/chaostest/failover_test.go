@@ -56,10 +56,10 @@ func testFailover(t *testing.T, stopOld bool) {
 	// Every job is enqueued, and replicated, before the failover: then the new primary
 	// must end with all of them completed, and the test's own record of executions
 	// (in memory, which no failover rolls back) tells how often each ran.
-	const jobs = 300
+	const jobs, jobTime = 300, 30 * time.Millisecond
 	payloads := make([]chaosjob.Payload, jobs)
 	for i := range payloads {
-		payloads[i] = chaosjob.Payload{N: int64(i), SleepMS: 30}
+		payloads[i] = chaosjob.Payload{N: int64(i), SleepMS: jobTime.Milliseconds()}
 	}
 	ids := enqueue(t, primaryPool, payloads)
 	waitReplayed(t, primary, standby)
@@ -78,7 +78,7 @@ func testFailover(t *testing.T, stopOld bool) {
 	for i := range workers {
 		ws = append(ws, startInproc(t, inprocOpts{id: fmt.Sprintf("failover-%c", 'A'+i), connString: follow, cfg: cfg, runs: runs}))
 	}
-	waitFor(t, "a third of the jobs to run on the old primary", 60*time.Second, func() (bool, string) {
+	waitFor(t, "a third of the jobs to run on the old primary", within(workerStart, jobs/3*jobTime), func() (bool, string) {
 		n := runs.total()
 		return n >= jobs/3, fmt.Sprintf("%d executions; %s", n, stateCounts(t, primaryPool))
 	})
@@ -101,7 +101,7 @@ func testFailover(t *testing.T, stopOld bool) {
 		if _, err := primaryPool.Exec(ctx, "SELECT pg_reload_conf()"); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, "writing transactions on the old primary to end", 30*time.Second, func() (bool, string) {
+		waitFor(t, "writing transactions on the old primary to end", within(0, cfg.LeaseDuration), func() (bool, string) {
 			n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()`)
 			return n == 0, fmt.Sprintf("%d sessions hold a transaction id", n)
 		})
@@ -121,7 +121,7 @@ func testFailover(t *testing.T, stopOld bool) {
 	// Recovery takes a failed statement, a reconnect that may find no primary yet
 	// (the listener retries within 5s and wakes every queue when it is back) and, for
 	// jobs whose outcome was lost, a lease expiry and a rescue.
-	waitFor(t, "every job to complete on the new primary", 60*time.Second+10*cfg.LeaseDuration, func() (bool, string) {
+	waitFor(t, "every job to complete on the new primary", within(0, listenerBackoffMax, 2*cfg.LeaseDuration, cfg.RescueInterval, jobs*jobTime/slots), func() (bool, string) {
 		n := queryInt(t, newPool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, ids)
 		return n == jobs, fmt.Sprintf("%d of %d completed; %s", n, jobs, stateCounts(t, newPool))
 	})
@@ -133,7 +133,7 @@ func testFailover(t *testing.T, stopOld bool) {
 	if !stopOld {
 		// No connection of the workers stays on the old primary: not their own pools',
 		// not their listeners', not their application pools' (FollowPrimary).
-		waitFor(t, "the workers to leave the old primary", 10*cfg.LeaseDuration, func() (bool, string) {
+		waitFor(t, "the workers to leave the old primary", within(0, cfg.LeaseDuration), func() (bool, string) {
 			n := queryInt(t, primaryPool, `SELECT count(*) FROM pg_stat_activity WHERE application_name LIKE 'failover-%'`)
 			return n == 0, fmt.Sprintf("%d connections of the workers on the old primary", n)
 		})
@@ -141,7 +141,7 @@ func testFailover(t *testing.T, stopOld bool) {
 
 	// The listeners follow: once both workers sleep on the new primary, each job
 	// enqueued there must be picked up long before the next poll.
-	waitFor(t, "both workers to wait for notifications on the new primary", 10*cfg.LeaseDuration, func() (bool, string) {
+	waitFor(t, "both workers to wait for notifications on the new primary", within(0, listenerBackoffMax, cfg.LeaseDuration), func() (bool, string) {
 		n := queryInt(t, newPool, `SELECT count(*) FROM jobc_sleepers WHERE queue = $1`, chaosjob.DefaultQueue)
 		return n == workers, fmt.Sprintf("%d sleeping workers", n)
 	})
@@ -169,10 +169,19 @@ func testFailover(t *testing.T, stopOld bool) {
 	t.Logf("%d jobs, %d ran twice: %v", jobs+len(late), len(dups), dups)
 }
 
+// Allowances of the in-process tests for what no configured interval governs.
+const (
+	workerStart = 5 * time.Second  // check the schema, open the pools, register: an in-process Run
+	replication = 30 * time.Second // a standby replays what its primary wrote, on a loaded machine
+	// listenerBackoffMax is the longest a worker's listener waits between reconnects
+	// (runtime/listen.go); after one, it wakes every queue.
+	listenerBackoffMax = 5 * time.Second
+)
+
 // waitReplayed waits until the standby has replayed everything the primary wrote.
 func waitReplayed(t *testing.T, primary, standby *pgtest.Cluster) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), replication)
 	defer cancel()
 	if err := pgtest.WaitReplayed(ctx, primary, standby); err != nil {
 		t.Fatal(err)

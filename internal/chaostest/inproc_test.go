@@ -129,6 +129,8 @@ type inprocWorker struct {
 	cancel context.CancelFunc
 	done   chan error
 	grace  time.Duration
+	// statementTimeout is the worker's Config.StatementTimeout, defaults applied.
+	statementTimeout time.Duration
 }
 
 // inprocOpts describes an in-process worker.
@@ -185,7 +187,16 @@ func startInproc(t *testing.T, o inprocOpts) *inprocWorker {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	iw := &inprocWorker{id: o.id, log: rec, pool: pool, cancel: cancel, done: make(chan error, 1), grace: cfg.ShutdownGrace}
+	st := cfg.StatementTimeout
+	if st == 0 { // runtime.Config's defaults
+		lease := cfg.LeaseDuration
+		if lease == 0 {
+			lease = 30 * time.Second
+		}
+		st = min(max(lease/4, time.Second), 10*time.Second)
+	}
+	iw := &inprocWorker{id: o.id, log: rec, pool: pool, cancel: cancel, done: make(chan error, 1),
+		grace: cfg.ShutdownGrace, statementTimeout: st}
 	go func() { iw.done <- w.Run(ctx) }()
 	t.Cleanup(func() {
 		if err := iw.stop(); err != nil {
@@ -200,10 +211,10 @@ func startInproc(t *testing.T, o inprocOpts) *inprocWorker {
 }
 
 // stop cancels the worker and waits for Run to return: within the shutdown grace
-// period plus the time recording the last outcomes may take.
+// period plus three statement timeouts (runtime.Config documents the bound).
 func (w *inprocWorker) stop() error {
 	w.cancel()
-	limit := w.grace + 30*time.Second
+	limit := w.grace + slowdown*3*w.statementTimeout
 	select {
 	case err := <-w.done:
 		w.done <- err // a second stop returns the same

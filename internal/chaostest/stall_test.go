@@ -42,23 +42,25 @@ func TestStalledNetwork(t *testing.T) {
 	proxied := fmt.Sprintf("%s host=127.0.0.1 port=%d", direct, proxy.Port())
 
 	const held = 4
-	lease := 3 * time.Second // heartbeats every second, statements bounded by 1s
+	const lease, statementTimeout = 3 * time.Second, time.Second // heartbeats every second
 	var first []chaosjob.Payload
 	for i := range held {
 		first = append(first, chaosjob.Payload{N: int64(i)})
 	}
 	heldIDs := enqueue(t, pool, first)
 
+	const pollA = time.Minute
 	runs := newExecutions()
 	gate := make(chan struct{}) // A's handlers hold their jobs until it closes
 	a := startInproc(t, inprocOpts{id: "stall-A", connString: proxied, runs: runs, gate: gate, cfg: runtime.Config{
-		Queues:         map[string]runtime.QueueConfig{chaosjob.DefaultQueue: {MaxWorkers: held}},
-		LeaseDuration:  lease,
-		RescueInterval: 250 * time.Millisecond,
-		PollInterval:   time.Minute, // after the stall, only a working listener gets A new jobs quickly
-		ShutdownGrace:  time.Second,
+		Queues:           map[string]runtime.QueueConfig{chaosjob.DefaultQueue: {MaxWorkers: held}},
+		LeaseDuration:    lease,
+		StatementTimeout: statementTimeout,
+		RescueInterval:   250 * time.Millisecond,
+		PollInterval:     pollA, // after the stall, only a working listener gets A new jobs quickly
+		ShutdownGrace:    time.Second,
 	}})
-	waitFor(t, "worker A to hold every job", 10*lease, func() (bool, string) {
+	waitFor(t, "worker A to hold every job", within(workerStart), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'running' AND lease_owner = 'stall-A'`)
 		return n == held && runs.total() == held, fmt.Sprintf("%d executions:%s", runs.total(), describeLeases(t, pool, heldIDs))
 	})
@@ -71,12 +73,12 @@ func TestStalledNetwork(t *testing.T) {
 		PollInterval:   250 * time.Millisecond,
 		ShutdownGrace:  time.Second,
 	}})
-	waitFor(t, "worker B to rescue and complete A's jobs", 10*lease, func() (bool, string) {
+	waitFor(t, "worker B to rescue and complete A's jobs", within(workerStart, lease, 250*time.Millisecond, 250*time.Millisecond), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, heldIDs)
 		return n == held, stateCounts(t, pool) + describeLeases(t, pool, heldIDs)
 	})
 	// Stay cut off for two leases at least, and until A has noticed.
-	waitFor(t, "worker A to notice the stall", 10*lease, func() (bool, string) {
+	waitFor(t, "worker A to notice the stall", within(2*lease, lease/3, statementTimeout), func() (bool, string) {
 		dropped := a.log.count("reconnecting all of the worker's connections")
 		listener := a.log.count("notification listener lost its connection")
 		return time.Since(stalled) > 2*lease && dropped > 0 && listener > 0,
@@ -92,7 +94,7 @@ func TestStalledNetwork(t *testing.T) {
 	// A's handlers finish now, late, on a network that works again: A writes their
 	// outcomes, and the database must refuse each, since B's attempt owns the job.
 	close(gate)
-	waitFor(t, "the database to refuse worker A's late outcomes", 10*lease, func() (bool, string) {
+	waitFor(t, "the database to refuse worker A's late outcomes", within(0, statementTimeout, listenerBackoffMax), func() (bool, string) {
 		n := a.log.count("an outcome was not recorded")
 		return n == held, fmt.Sprintf("%d of %d refused; log of A:\n%s", n, held, a.log)
 	})
@@ -114,7 +116,7 @@ func TestStalledNetwork(t *testing.T) {
 	if err := b.stop(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "worker A to wait for notifications again", 10*lease, func() (bool, string) {
+	waitFor(t, "worker A to wait for notifications again", within(0, listenerBackoffMax, lease), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE worker = 'stall-A'`)
 		return n == 1, a.log.String()
 	})
@@ -124,7 +126,7 @@ func TestStalledNetwork(t *testing.T) {
 	}
 	healed := time.Now()
 	newIDs := enqueue(t, pool, second)
-	waitFor(t, "worker A to complete new jobs after the stall, before its next poll", time.Minute/2, func() (bool, string) {
+	waitFor(t, "worker A to complete new jobs after the stall, before its next poll", pollA/2, func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE id = ANY($1) AND state = 'completed'`, newIDs)
 		return n == len(newIDs), stateCounts(t, pool) + describeLeases(t, pool, newIDs)
 	})
