@@ -82,17 +82,33 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 	for _, q := range byName {
 		signal(q.wake)
 	}
+	// Retiring the worker's connections ends this one too (see errFollowPrimary).
+	connCtx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go func() {
+		select {
+		case <-retired:
+			stop(errFollowPrimary)
+		case <-connCtx.Done():
+		}
+	}()
 	check := w.cfg.LeaseDuration / 3
 	for {
-		n, err := w.waitForNotification(ctx, conn, check, retired)
+		n, err := waitForNotification(connCtx, conn, check)
 		switch {
 		case err != nil:
+			if ctx.Err() == nil && errors.Is(context.Cause(connCtx), errFollowPrimary) {
+				return errFollowPrimary
+			}
 			return err
 		case n == nil: // nothing for a while: is anyone there?
-			pingCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+			pingCtx, cancel := context.WithTimeout(connCtx, w.cfg.StatementTimeout)
 			err := conn.Ping(pingCtx)
 			cancel()
 			if err != nil {
+				if ctx.Err() == nil && errors.Is(context.Cause(connCtx), errFollowPrimary) {
+					return errFollowPrimary
+				}
 				return fmt.Errorf("ping after %s without notifications: %w", check, err)
 			}
 			continue
@@ -112,33 +128,16 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 }
 
 // waitForNotification waits up to d for a notification on conn. It returns nil, nil
-// when d passed without one (the connection stays usable: pgx only interrupts the
-// read), and errFollowPrimary when retired is closed first.
-func (w *Worker) waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration, retired <-chan struct{}) (*pgconn.Notification, error) {
+// when d passed without one: the connection stays usable, since pgx only interrupts
+// the read.
+func waitForNotification(ctx context.Context, conn *pgx.Conn, d time.Duration) (*pgconn.Notification, error) {
 	waitCtx, cancel := context.WithTimeoutCause(ctx, d, errListenIdle)
 	defer cancel()
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-retired:
-			cancel()
-		case <-stop:
-		}
-	}()
 	n, err := conn.WaitForNotification(waitCtx)
-	if err == nil {
-		return n, nil
-	}
-	switch {
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
-	case isClosed(retired):
-		return nil, errFollowPrimary
-	case errors.Is(context.Cause(waitCtx), errListenIdle) && !conn.IsClosed():
+	if err != nil && ctx.Err() == nil && errors.Is(context.Cause(waitCtx), errListenIdle) && !conn.IsClosed() {
 		return nil, nil
 	}
-	return nil, err
+	return n, err
 }
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
@@ -212,14 +211,4 @@ func (w *Worker) extendOne(ctx context.Context, id int64) error {
 		return ErrLeaseLost
 	}
 	return nil
-}
-
-// isClosed reports whether ch is closed.
-func isClosed(ch <-chan struct{}) bool {
-	select {
-	case <-ch:
-		return true
-	default:
-		return false
-	}
 }
