@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -70,9 +71,13 @@ type connHealth struct {
 	owned    bool
 	onRetire func(context.Context, error) // may be nil
 
-	mu      sync.Mutex
-	gen     uint64
-	changed chan struct{} // closed when gen moves on
+	// gen is the current generation: written with mu held, read without it on every
+	// acquire.
+	gen atomic.Uint64
+
+	mu       sync.Mutex
+	changed  chan struct{}                // closed when gen moves on
+	lastSeen atomic.Pointer[pgxpool.Pool] // the pool seen last, so that seen is cheap
 	// pools are the pools that acquired connections with these hooks: the one
 	// configured, and pools made from copies of its configuration (a worker's own
 	// pools are copies of the application's). Retiring a generation resets them all.
@@ -80,10 +85,14 @@ type connHealth struct {
 	live  map[*pgx.Conn]uint64 // open pooled connections and their generations
 }
 
-// seen records a pool that uses the hooks.
+// seen records a pool that uses the hooks. It runs on every acquire.
 func (h *connHealth) seen(pool *pgxpool.Pool) {
+	if h.lastSeen.Load() == pool {
+		return
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	h.lastSeen.Store(pool)
 	if _, ok := h.pools[pool]; ok {
 		return
 	}
@@ -97,7 +106,7 @@ func (h *connHealth) seen(pool *pgxpool.Pool) {
 func (h *connHealth) current() (uint64, <-chan struct{}) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	return h.gen, h.changedLocked()
+	return h.gen.Load(), h.changedLocked()
 }
 
 func (h *connHealth) changedLocked() chan struct{} {
@@ -112,7 +121,7 @@ func (h *connHealth) changedLocked() chan struct{} {
 // at about the same time; only the first failure starts a new one.
 func (h *connHealth) retire(ctx context.Context, gen uint64, err error) {
 	h.mu.Lock()
-	if h.gen != gen {
+	if h.gen.Load() != gen {
 		h.mu.Unlock()
 		return
 	}
@@ -126,7 +135,7 @@ func (h *connHealth) retire(ctx context.Context, gen uint64, err error) {
 func (h *connHealth) stalled(ctx context.Context, err error) {
 	h.mu.Lock()
 	for _, gen := range h.live {
-		if gen == h.gen {
+		if gen == h.gen.Load() {
 			h.retireLocked(ctx, err)
 			return
 		}
@@ -141,7 +150,7 @@ func (h *connHealth) stalled(ctx context.Context, err error) {
 // catch connections that were being opened meanwhile.
 func (h *connHealth) retireLocked(ctx context.Context, err error) {
 	close(h.changedLocked())
-	h.gen++
+	h.gen.Add(1)
 	h.changed = make(chan struct{})
 	pools := make([]*pgxpool.Pool, 0, len(h.pools))
 	for p := range h.pools {
@@ -166,25 +175,23 @@ func (h *connHealth) retireLocked(ctx context.Context, err error) {
 }
 
 // stale reports whether conn was opened in an ended generation. Connections opened
-// before the hooks were installed have none and are left alone.
+// before the hooks were installed have none and are left alone. It runs on every
+// acquire.
 func (h *connHealth) stale(conn *pgx.Conn) bool {
 	gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
-	if !ok {
-		return false
-	}
-	current, _ := h.current()
-	return gen != current
+	return ok && gen != h.gen.Load()
 }
 
 // opened records a new connection in the current generation.
 func (h *connHealth) opened(conn *pgx.Conn) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	conn.PgConn().CustomData()[h.dataKey] = h.gen
+	gen := h.gen.Load()
+	conn.PgConn().CustomData()[h.dataKey] = gen
 	if h.live == nil {
 		h.live = map[*pgx.Conn]uint64{}
 	}
-	h.live[conn] = h.gen
+	h.live[conn] = gen
 }
 
 func (h *connHealth) closed(conn *pgx.Conn) {
@@ -194,7 +201,7 @@ func (h *connHealth) closed(conn *pgx.Conn) {
 }
 
 // install adds the hooks to cfg: connections record their generation when opened, are
-// closed instead of acquired or returned to the pool once it has ended, and a tracer
+// closed instead of acquired once it has ended, and a tracer
 // watches the errors of every statement (and, for owned pools, of every acquire).
 // onRetire, if not nil, is called when a failure ends a generation.
 func (h *connHealth) install(cfg *pgxpool.Config, owned bool, onRetire func(context.Context, error)) {
@@ -233,13 +240,8 @@ func (h *connHealth) install(cfg *pgxpool.Config, owned bool, onRetire func(cont
 		}
 		return true, nil
 	}
-	afterRelease := cfg.AfterRelease
-	cfg.AfterRelease = func(conn *pgx.Conn) bool {
-		if h.stale(conn) {
-			return false
-		}
-		return afterRelease == nil || afterRelease(conn)
-	}
+	// No AfterRelease hook: pgxpool runs one in a goroutine per release, which costs
+	// every statement. Reset already destroys busy connections when they come back.
 	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
 	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
