@@ -1,10 +1,14 @@
 package runtime
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"strings"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
@@ -39,4 +43,41 @@ func (e *oneLineError) Unwrap() error { return e.err }
 
 func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
+}
+
+// connectionLost reports whether err, returned by a statement on conn, means that
+// conn's server cannot serve the pool any more, so that every connection to it should
+// be replaced: it turned read-only (a demoted primary), it is shutting down or not
+// accepting connections, or the connection broke — and, if timeouts is set, when the
+// statement timed out (pgx closes such a connection). A cancellation of the caller's
+// own context is not such an error: the caller gave up, not the server.
+func connectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return false
+	}
+	if serverCannotServe(err) {
+		return true
+	}
+	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+		return timeouts
+	}
+	return conn.IsClosed() || errors.Is(err, io.EOF) ||
+		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// serverCannotServe reports whether err is the server saying that it cannot serve
+// writes now or soon, whatever the session does.
+func serverCannotServe(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) {
+		return false
+	}
+	switch pgErr.Code {
+	case "25006", // read_only_sql_transaction: default_transaction_read_only, or a standby
+		"57P01", // admin_shutdown
+		"57P02", // crash_shutdown
+		"57P03": // cannot_connect_now: starting up, shutting down, in recovery
+		return true
+	}
+	return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 }

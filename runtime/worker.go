@@ -35,6 +35,7 @@ type Worker struct {
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
 	running *runningJobs
+	health  connHealth // retires the worker's connections after a failover (failover.go)
 	// registration is the worker's registry entry, written when Run starts.
 	registration db.RegisterWorkerParams
 }
@@ -272,6 +273,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = int32(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
 	cfg.MinConns = 0
+	w.followPrimary(cfg)
 	own, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
@@ -282,6 +284,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	}
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
+	w.followPrimary(ocfg)
 	outcomes, err = pgxpool.NewWithConfig(ctx, ocfg)
 	if err != nil {
 		own.Close()

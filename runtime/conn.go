@@ -1,0 +1,52 @@
+package runtime
+
+import (
+	"context"
+	"net"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Socket settings of the worker's connections. A network that stops delivering
+// packets without resetting connections (a dead link, a silent firewall, a host that
+// froze) leaves a connection waiting for an answer that never comes; statement
+// timeouts bound the worker's statements, and these bound the connections themselves:
+// unanswered data breaks a connection after tcpUserTimeout, an idle connection whose
+// peer went away breaks after keepAliveIdle + keepAliveCount*keepAliveInterval, and
+// opening one gives up after defaultConnectTimeout unless the connection string sets
+// connect_timeout.
+const (
+	defaultConnectTimeout = 10 * time.Second
+	keepAliveIdle         = 10 * time.Second
+	keepAliveInterval     = 5 * time.Second
+	keepAliveCount        = 3
+	tcpUserTimeout        = 20 * time.Second
+)
+
+// configureConn applies the socket settings to cfg. It wraps the dial function already
+// there (pgx's default, or the application's own) rather than replacing it, and only
+// tunes TCP connections: a unix socket has nothing in between to fail.
+func configureConn(cfg *pgx.ConnConfig) {
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = defaultConnectTimeout
+	}
+	dial := cfg.DialFunc
+	if dial == nil {
+		dial = (&net.Dialer{}).DialContext
+	}
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		c, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		if tcp, ok := c.(*net.TCPConn); ok {
+			// Best effort: a socket that refuses an option still works as before.
+			_ = tcp.SetKeepAliveConfig(net.KeepAliveConfig{
+				Enable: true, Idle: keepAliveIdle, Interval: keepAliveInterval, Count: keepAliveCount,
+			})
+			_ = setUserTimeout(tcp, tcpUserTimeout)
+		}
+		return c, nil
+	}
+}

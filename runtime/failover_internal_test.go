@@ -1,0 +1,86 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
+)
+
+// On the worker's pools a stall retires the generation and cuts off busy connections
+// at once: a statement hung on a dead link must not keep one of a few connections. A
+// stall with nothing left to retire does not retire again.
+func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
+	t.Parallel()
+	base := pgtest.NewSchema(t, nil)
+	ctx := t.Context()
+	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "abandon-test"
+	var h connHealth
+	var retired atomic.Int32
+	h.install(cfg, true, func(context.Context, error) { retired.Add(1) })
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	t.Cleanup(func() {
+		// The server notices the abandoned session only when it next writes to it.
+		_, _ = base.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'abandon-test'`)
+	})
+
+	const sleep = 60 * time.Second
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Exec(ctx, fmt.Sprintf("SELECT pg_sleep(%d)", int(sleep.Seconds())))
+		done <- err
+	}()
+	running := func() int {
+		var n int
+		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'abandon-test' AND state = 'active'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for deadline := time.Now().Add(sleep / 2); running() == 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
+		}
+	}
+
+	h.stalled(ctx, errors.New("test: the listener's ping timed out"))
+	select {
+	case err := <-done:
+		if err == nil {
+			t.Fatal("the busy statement succeeded after its connection was abandoned")
+		}
+	case <-time.After(sleep / 2):
+		t.Fatalf("the busy statement was still running %s after the stall retired its connection", sleep/2)
+	}
+	if n := retired.Load(); n != 1 {
+		t.Fatalf("retired %d times, want 1", n)
+	}
+
+	// Nothing of the new generation is open yet: another stall retires nothing.
+	h.stalled(ctx, errors.New("test: the listener's ping timed out again"))
+	if n := retired.Load(); n != 1 {
+		t.Fatalf("a stall with no connection to retire retired again (%d times)", n)
+	}
+	// A connection opened since is retired by the next stall.
+	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
+		t.Fatalf("the pool did not open a new connection after the stall: %v", err)
+	}
+	h.stalled(ctx, errors.New("test: and again"))
+	if n := retired.Load(); n != 2 {
+		t.Fatalf("a stall with a connection of the current generation: retired %d times in all, want 2", n)
+	}
+}
