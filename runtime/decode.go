@@ -124,3 +124,19 @@ func defaultOf(s *jsonschema.Schema) *any {
 	}
 	return s.Default
 }
+
+// decoder validates a stored payload of any version jt knows, upcasts it to the newest
+// version and decodes it into T.
+func decoder[T any](jt *JobType) func(version int, payload []byte) (T, error) {
+	return func(version int, payload []byte) (T, error) {
+		var p T
+		newest, err := jt.decode(version, payload)
+		if err != nil {
+			return p, &ClassError{Class: classInvalidPayload, Err: err}
+		}
+		if err := json.Unmarshal(newest, &p); err != nil {
+			return p, &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
+		}
+		return p, nil
+	}
+}

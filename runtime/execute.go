@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"sync"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -166,4 +167,20 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	res.runAt = time.Now().Add(delay)
 	job.Logger().Info("jobc job will retry", "class", className, "in", delay, "err", err)
 	return res
+}
+
+// startHandlers starts the queue's handler goroutines. They live as long as the
+// worker, so a job does not pay for a new goroutine and its stack growth.
+func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
+	for range q.max {
+		handlers.Add(1)
+		go func() {
+			defer handlers.Done()
+			for row := range q.jobs {
+				results <- w.execute(workCtx, row)
+				q.active.Add(-1)
+				signal(q.slotFreed)
+			}
+		}()
+	}
 }

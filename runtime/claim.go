@@ -3,53 +3,10 @@ package runtime
 import (
 	"context"
 	"errors"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
-
-// queue is one queue a worker serves: its claim filter, its handler goroutines and
-// their free slots.
-type queue struct {
-	name  string
-	max   int // handlers of this queue that may run at once
-	batch int // jobs one claim may take
-
-	kinds                    []string // kinds and aliases this worker decodes
-	minVersions, maxVersions []int32
-
-	active    atomic.Int32
-	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
-	slotFreed chan struct{}        // a handler finished
-	wake      chan struct{}        // a notification says there may be work
-	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
-}
-
-func newQueue(name string, max, batch int) *queue {
-	return &queue{
-		name:      name,
-		max:       max,
-		batch:     batch,
-		jobs:      make(chan db.ClaimJobsRow, max),
-		slotFreed: make(chan struct{}, 1),
-		wake:      make(chan struct{}, 1),
-	}
-}
-
-func (q *queue) addKind(kind string, minVersion, maxVersion int) {
-	q.kinds = append(q.kinds, kind)
-	q.minVersions = append(q.minVersions, int32(minVersion))
-	q.maxVersions = append(q.maxVersions, int32(maxVersion))
-}
-
-func signal(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
 
 // How a drained queue waits for work. Normally it sleeps: it registers in
 // jobc_sleepers, so every enqueue notifies it, and picks new jobs up within a round
@@ -64,22 +21,6 @@ const (
 	floodPoll          = time.Second
 	floodPollInterval  = 10 * time.Millisecond
 )
-
-// startHandlers starts the queue's handler goroutines. They live as long as the
-// worker, so a job does not pay for a new goroutine and its stack growth.
-func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
-	for range q.max {
-		handlers.Add(1)
-		go func() {
-			defer handlers.Done()
-			for row := range q.jobs {
-				results <- w.execute(workCtx, row)
-				q.active.Add(-1)
-				signal(q.slotFreed)
-			}
-		}()
-	}
-}
 
 // fetchLoop claims jobs whenever the queue has free slots and may have work: after a
 // claim that filled every slot asked for (more is likely waiting), after a wake-up,

@@ -1,0 +1,81 @@
+package runtime
+
+import (
+	"context"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// heartbeatLoop extends the leases of every job this worker holds, in one statement,
+// every third of the lease duration; cancels the handlers of jobs whose cancellation
+// was requested; and tells the registry the worker is alive. Each statement may take
+// at most Config.StatementTimeout, so one stalled heartbeat does not delay the next.
+func (w *Worker) heartbeatLoop(ctx context.Context) {
+	t := time.NewTicker(w.cfg.LeaseDuration / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		w.heartbeat(ctx)
+	}
+}
+
+// heartbeat is one round of heartbeatLoop.
+func (w *Worker) heartbeat(ctx context.Context) {
+	regCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	err := w.registryHeartbeat(regCtx)
+	cancel()
+	if err != nil && ctx.Err() == nil {
+		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
+	}
+	ids := w.running.ids()
+	if len(ids) == 0 {
+		return
+	}
+	rows, err := w.extend(ctx, ids)
+	if err != nil {
+		if ctx.Err() == nil {
+			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
+		}
+		return
+	}
+	for _, r := range rows {
+		if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
+			w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", r.ID)
+		}
+	}
+}
+
+// extend extends the leases of ids that this worker still holds, within
+// Config.StatementTimeout, and notes the new expiry of each.
+func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	sent := time.Now()
+	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
+	if err != nil {
+		return nil, err
+	}
+	extended := make([]int64, len(rows))
+	for i, r := range rows {
+		extended[i] = r.ID
+	}
+	w.running.extended(extended, sent.Add(w.cfg.LeaseDuration))
+	return rows, nil
+}
+
+// extendOne extends one job's lease for Job.Heartbeat.
+func (w *Worker) extendOne(ctx context.Context, id int64) error {
+	rows, err := w.extend(ctx, []int64{id})
+	if err != nil {
+		return err
+	}
+	if len(rows) == 0 {
+		return ErrLeaseLost
+	}
+	return nil
+}

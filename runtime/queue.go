@@ -1,0 +1,48 @@
+package runtime
+
+import (
+	"sync/atomic"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// queue is one queue a worker serves: its claim filter, its handler goroutines and
+// their free slots.
+type queue struct {
+	name  string
+	max   int // handlers of this queue that may run at once
+	batch int // jobs one claim may take
+
+	kinds                    []string // kinds and aliases this worker decodes
+	minVersions, maxVersions []int32
+
+	active    atomic.Int32
+	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
+	slotFreed chan struct{}        // a handler finished
+	wake      chan struct{}        // a notification says there may be work
+	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
+}
+
+func newQueue(name string, max, batch int) *queue {
+	return &queue{
+		name:      name,
+		max:       max,
+		batch:     batch,
+		jobs:      make(chan db.ClaimJobsRow, max),
+		slotFreed: make(chan struct{}, 1),
+		wake:      make(chan struct{}, 1),
+	}
+}
+
+func (q *queue) addKind(kind string, minVersion, maxVersion int) {
+	q.kinds = append(q.kinds, kind)
+	q.minVersions = append(q.minVersions, int32(minVersion))
+	q.maxVersions = append(q.maxVersions, int32(maxVersion))
+}
+
+func signal(ch chan struct{}) {
+	select {
+	case ch <- struct{}{}:
+	default:
+	}
+}
