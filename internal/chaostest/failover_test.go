@@ -174,7 +174,7 @@ const (
 	workerStart = 5 * time.Second  // check the schema, open the pools, register: an in-process Run
 	replication = 30 * time.Second // a standby replays what its primary wrote, on a loaded machine
 	// listenerBackoffMax is the longest a worker's listener waits between reconnects
-	// (runtime/listen.go); after one, it wakes every queue.
+	// (runtime/listener.go); after one, it wakes every queue.
 	listenerBackoffMax = 5 * time.Second
 )
 
