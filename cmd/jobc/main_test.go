@@ -150,7 +150,7 @@ func TestStatusReportsUndecodableJobs(t *testing.T) {
 		t.Fatal("migrate up failed")
 	}
 	out, errOut, code := jobc(t, "status", "--database-url", url, "--fail-undecodable")
-	if code != 0 || !strings.Contains(out, "migrations: 1 of 1 applied") || !strings.Contains(out, "workers (0 live") {
+	if code != 0 || !strings.Contains(out, "migrations: 2 of 2 applied") || !strings.Contains(out, "workers (0 live") {
 		t.Fatalf("status of an empty database: exit %d\n%s%s", code, out, errOut)
 	}
 	if _, err := pool.Exec(context.Background(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)

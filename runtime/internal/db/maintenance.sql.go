@@ -77,10 +77,10 @@ WITH due AS (
     RETURNING j.queue
 ), per_queue AS (
     SELECT queue, count(*) AS jobs FROM moved GROUP BY queue
+), woken AS (
+    SELECT jobc_wake(array_agg(q.queue)) FROM per_queue q
 )
-SELECT q.queue, q.jobs
-FROM per_queue q
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', q.queue)) n ON true
+SELECT q.queue, q.jobs FROM per_queue q, woken
 `
 
 type PromoteScheduledRow struct {
@@ -161,50 +161,7 @@ func (q *Queries) PruneIdempotencyKeys(ctx context.Context, arg PruneIdempotency
 }
 
 const rescueExpired = `-- name: RescueExpired :many
-WITH expired AS (
-    SELECT id FROM jobc_jobs
-    WHERE state = 'running' AND lease_expires_at < now()
-    ORDER BY lease_expires_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
-), retried AS (
-    UPDATE jobc_jobs j
-    SET state = 'available', lease_owner = NULL, lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(jsonb_build_object(
-            'attempt', j.attempt, 'at', now(), 'class', 'lease_expired', 'worker', j.lease_owner,
-            'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)'))
-    FROM expired e
-    WHERE j.id = e.id AND j.attempt < j.max_attempts AND j.cancel_requested_at IS NULL
-    RETURNING j.id, j.queue
-), dead AS (
-    DELETE FROM jobc_jobs j USING expired e
-    WHERE j.id = e.id AND (j.attempt >= j.max_attempts OR j.cancel_requested_at IS NOT NULL)
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING dead d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ((CASE WHEN d.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state
-               = ANY(coalesce(d.unique_finished, '{}')))
-), moved AS (
-    INSERT INTO jobc_jobs_finished (
-        id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-    )
-    SELECT id, kind, queue,
-           (CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state,
-           priority, payload_version, payload, metadata, available_at, attempt, max_attempts,
-           errors || jsonb_build_array(jsonb_build_object(
-               'attempt', attempt, 'at', now(), 'class', 'lease_expired', 'worker', lease_owner,
-               'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)')),
-           unique_key, created_at, attempted_at, now()
-    FROM dead
-    RETURNING id, state
-)
-SELECT r.id, 'available'::jobc_state AS state
-FROM retried r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true
-UNION ALL
-SELECT m.id, m.state FROM moved m
+SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue($1::int) AS r(id, state)
 `
 
 type RescueExpiredRow struct {
@@ -214,7 +171,7 @@ type RescueExpiredRow struct {
 
 // Returns jobs whose lease expired (their worker died or lost its connection) to the
 // queue, counting the attempt and recording "lease expired"; fails those out of
-// attempts and cancels those whose cancellation was requested.
+// attempts and cancels those whose cancellation was requested (jobc_rescue).
 func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, rescueExpired, max)
 	if err != nil {
