@@ -72,3 +72,24 @@ WHERE key IN (
     WHERE created_at < sqlc.arg(before)::timestamptz
     LIMIT sqlc.arg(max)
 );
+
+-- name: UnhandledJobs :many
+-- Available jobs of the given queues whose kind no live worker serving their queue
+-- handles (by jobc_workers; kinds are the caller's own, in case its registry entry is
+-- being rewritten), by kind and queue, with when the longest-waiting one became due.
+-- The handled pairs are computed once and anti-joined, not looked up per job.
+WITH handled AS (
+    SELECT DISTINCT q.queue, k.kind
+    FROM jobc_workers w
+    CROSS JOIN LATERAL unnest(w.queues) AS q(queue)
+    CROSS JOIN LATERAL jsonb_object_keys(w.kinds) AS k(kind)
+    WHERE w.heartbeat_at >= now() - make_interval(secs => 3 * w.lease_secs)
+)
+SELECT j.kind, j.queue, count(*) AS jobs, min(j.available_at)::timestamptz AS oldest_available_at
+FROM jobc_jobs j
+WHERE j.state = 'available'
+  AND j.queue = ANY(sqlc.arg(queues)::text[])
+  AND NOT (j.kind = ANY(sqlc.arg(kinds)::text[]))
+  AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.queue = j.queue AND h.kind = j.kind)
+GROUP BY j.kind, j.queue
+ORDER BY j.kind, j.queue;

@@ -191,3 +191,62 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 	}
 	return items, nil
 }
+
+const unhandledJobs = `-- name: UnhandledJobs :many
+WITH handled AS (
+    SELECT DISTINCT q.queue, k.kind
+    FROM jobc_workers w
+    CROSS JOIN LATERAL unnest(w.queues) AS q(queue)
+    CROSS JOIN LATERAL jsonb_object_keys(w.kinds) AS k(kind)
+    WHERE w.heartbeat_at >= now() - make_interval(secs => 3 * w.lease_secs)
+)
+SELECT j.kind, j.queue, count(*) AS jobs, min(j.available_at)::timestamptz AS oldest_available_at
+FROM jobc_jobs j
+WHERE j.state = 'available'
+  AND j.queue = ANY($1::text[])
+  AND NOT (j.kind = ANY($2::text[]))
+  AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.queue = j.queue AND h.kind = j.kind)
+GROUP BY j.kind, j.queue
+ORDER BY j.kind, j.queue
+`
+
+type UnhandledJobsParams struct {
+	Queues []string
+	Kinds  []string
+}
+
+type UnhandledJobsRow struct {
+	Kind              string
+	Queue             string
+	Jobs              int64
+	OldestAvailableAt time.Time
+}
+
+// Available jobs of the given queues whose kind no live worker serving their queue
+// handles (by jobc_workers; kinds are the caller's own, in case its registry entry is
+// being rewritten), by kind and queue, with when the longest-waiting one became due.
+// The handled pairs are computed once and anti-joined, not looked up per job.
+func (q *Queries) UnhandledJobs(ctx context.Context, arg UnhandledJobsParams) ([]UnhandledJobsRow, error) {
+	rows, err := q.db.Query(ctx, unhandledJobs, arg.Queues, arg.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UnhandledJobsRow{}
+	for rows.Next() {
+		var i UnhandledJobsRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.Queue,
+			&i.Jobs,
+			&i.OldestAvailableAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
