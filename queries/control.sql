@@ -1,13 +1,9 @@
 -- Operating on jobs: cancel, read, count.
 
 -- name: CancelPending :execrows
--- Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled.
-SELECT 1
-FROM jobc_finish(ARRAY(
-    SELECT j.id FROM jobc_jobs j
-    WHERE j.id = sqlc.arg(id) AND j.state IN ('available', 'scheduled')
-    FOR UPDATE
-), 'cancelled', NULL, NULL, NULL) AS f(id);
+-- Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled
+-- (jobc_cancel_waiting).
+SELECT 1 FROM jobc_cancel_waiting(sqlc.arg(id)::bigint) AS f(id);
 
 -- name: RequestCancel :execrows
 -- Asks the worker running a job to cancel its handler: the worker learns it from a

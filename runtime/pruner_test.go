@@ -29,9 +29,10 @@ func TestPrunerRunOnce(t *testing.T) {
 	}
 	old, bad, young := enqueue(1), enqueue(2), enqueue(3)
 	// Finish them as a worker would (jobc_finish), then make two of them old.
+	leaseAll(t, ctx, pool, "me")
 	for id, state := range map[int64]string{old: "completed", bad: "failed", young: "completed"} {
-		if _, err := pool.Exec(ctx, `SELECT jobc_finish(ARRAY[$1::bigint], $2::jobc_state, NULL, NULL, NULL)`, id, state); err != nil {
-			t.Fatal(err)
+		if n := countRows(t, pool, `SELECT count(*) FROM jobc_finish(ARRAY[$1::bigint], $2::jobc_state, NULL, 'me', ARRAY[1])`, id, state); n != 1 {
+			t.Fatalf("finishing job %d as %s moved %d rows", id, state, n)
 		}
 	}
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs_finished SET finished_at = now() - interval '2 hours' WHERE id IN ($1, $2)`, old, bad); err != nil {

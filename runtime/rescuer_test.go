@@ -17,7 +17,7 @@ func TestRescuerRunOnce(t *testing.T) {
 	pool := newDB(t)
 	ctx := context.Background()
 	jt := emailType(t, func(jt *runtime.JobType) { jt.MaxAttempts = 2 })
-	ids := make([]int64, 4)
+	ids := make([]int64, 5)
 	for i := range ids {
 		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: i, Email: "a@example.com"})
 		if err != nil {
@@ -25,16 +25,20 @@ func TestRescuerRunOnce(t *testing.T) {
 		}
 		ids[i] = e.ID
 	}
-	retry, fail, cancel, alive := ids[0], ids[1], ids[2], ids[3]
+	retry, fail, cancel, alive, fail2 := ids[0], ids[1], ids[2], ids[3], ids[4]
 	// A worker that died holding all four: retry on its first attempt, fail on its
 	// last, cancel asked to cancel; alive is held by a worker whose lease is valid.
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', lease_owner = 'ghost',
 		lease_expires_at = now() - interval '1 second',
-		attempt = CASE WHEN id = $1 THEN 2 ELSE 1 END,
-		cancel_requested_at = CASE WHEN id = $2 THEN now() END`, fail, cancel); err != nil {
+		attempt = CASE WHEN id IN ($1, $3) THEN 2 ELSE 1 END,
+		cancel_requested_at = CASE WHEN id = $2 THEN now() END`, fail, cancel, fail2); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET lease_owner = 'alive', lease_expires_at = now() + interval '1 hour' WHERE id = $1`, alive); err != nil {
+		t.Fatal(err)
+	}
+	// fail2 was held by a second dead worker: each is finished under its own lease.
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET lease_owner = 'ghost2' WHERE id = $1`, fail2); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('email', 'w1')`); err != nil {
@@ -47,10 +51,11 @@ func TestRescuerRunOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Retried != 1 || res.Failed != 1 || res.Cancelled != 1 {
-		t.Errorf("result %+v; want 1 retried, 1 failed, 1 cancelled", res)
+	if res.Retried != 1 || res.Failed != 2 || res.Cancelled != 1 {
+		t.Errorf("result %+v; want 1 retried, 2 failed, 1 cancelled", res)
 	}
-	want := map[int64]runtime.State{retry: runtime.StateAvailable, fail: runtime.StateFailed, cancel: runtime.StateCancelled, alive: runtime.StateRunning}
+	want := map[int64]runtime.State{retry: runtime.StateAvailable, fail: runtime.StateFailed, cancel: runtime.StateCancelled,
+		alive: runtime.StateRunning, fail2: runtime.StateFailed}
 	for id, state := range want {
 		info, err := runtime.GetJob(ctx, pool, id)
 		if err != nil {
@@ -65,8 +70,12 @@ func TestRescuerRunOnce(t *testing.T) {
 			}
 			continue
 		}
-		if len(info.Errors) != 1 || info.Errors[0].Class != "lease_expired" || info.Errors[0].Worker != "ghost" {
-			t.Errorf("job %d (%s): errors %+v; want one lease_expired error of worker ghost", id, state, info.Errors)
+		worker := "ghost"
+		if id == fail2 {
+			worker = "ghost2"
+		}
+		if len(info.Errors) != 1 || info.Errors[0].Class != "lease_expired" || info.Errors[0].Worker != worker {
+			t.Errorf("job %d (%s): errors %+v; want one lease_expired error of worker %s", id, state, info.Errors, worker)
 		}
 	}
 	if info, _ := runtime.GetJob(ctx, pool, retry); info.Attempt != 1 || info.FinishedAt != nil {
@@ -75,7 +84,7 @@ func TestRescuerRunOnce(t *testing.T) {
 	if got := notificationsUntilSentinel(t, pool, listener); !slices.Equal(got, []string{"email"}) {
 		t.Errorf("notified %q; want email once, for the job back in it", got)
 	}
-	if got := rec.matching("WARN jobc worker: rescued jobs whose lease expired"); len(got) != 3 {
+	if got := rec.matching("WARN jobc worker: rescued jobs whose lease expired"); len(got) != 4 {
 		t.Errorf("logged %q; want one record per batch of one", rec.all())
 	}
 

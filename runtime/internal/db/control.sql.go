@@ -11,16 +11,12 @@ import (
 
 const cancelPending = `-- name: CancelPending :execrows
 
-SELECT 1
-FROM jobc_finish(ARRAY(
-    SELECT j.id FROM jobc_jobs j
-    WHERE j.id = $1 AND j.state IN ('available', 'scheduled')
-    FOR UPDATE
-), 'cancelled', NULL, NULL, NULL) AS f(id)
+SELECT 1 FROM jobc_cancel_waiting($1::bigint) AS f(id)
 `
 
 // Operating on jobs: cancel, read, count.
-// Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled.
+// Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled
+// (jobc_cancel_waiting).
 func (q *Queries) CancelPending(ctx context.Context, id int64) (int64, error) {
 	result, err := q.db.Exec(ctx, cancelPending, id)
 	if err != nil {
