@@ -74,11 +74,13 @@ WHERE key IN (
 );
 
 -- name: UnhandledJobs :many
--- Available jobs of the given queues whose kind no live worker serving their queue
--- handles (by jobc_workers; kinds are the caller's own, in case its registry entry is
--- being rewritten), by kind and queue, with when the longest-waiting one became due.
--- The handled pairs are computed once and anti-joined, not looked up per job.
-WITH handled AS (
+-- Jobs of the given queues, available for longer than min_wait_seconds, whose kind no
+-- live worker serving their queue handles (by jobc_workers; kinds are the caller's
+-- own, in case its registry entry is being rewritten), by kind and queue, with when
+-- the longest-waiting one became due. The handled pairs are computed once
+-- (MATERIALIZED) and anti-joined by hash, not looked up per job; min_wait keeps the
+-- scan to the claim index when every waiting job is young, as under a burst.
+WITH handled AS MATERIALIZED (
     SELECT DISTINCT q.queue, k.kind
     FROM jobc_workers w
     CROSS JOIN LATERAL unnest(w.queues) AS q(queue)
@@ -89,6 +91,7 @@ SELECT j.kind, j.queue, count(*) AS jobs, min(j.available_at)::timestamptz AS ol
 FROM jobc_jobs j
 WHERE j.state = 'available'
   AND j.queue = ANY(sqlc.arg(queues)::text[])
+  AND j.available_at < now() - make_interval(secs => sqlc.arg(min_wait_seconds)::float8)
   AND NOT (j.kind = ANY(sqlc.arg(kinds)::text[]))
   AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.queue = j.queue AND h.kind = j.kind)
 GROUP BY j.kind, j.queue

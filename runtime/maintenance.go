@@ -48,7 +48,7 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 		newRescuer(w.q, w.log, rescuerConfig{Interval: c.RescueInterval}).service(),
 		newPruner(w.q, prunerConfig{Interval: c.PruneInterval, Retention: c.Retention}).service(),
 		newRegistryPruner(w.q, registryPrunerConfig{Interval: c.PruneInterval}).service(),
-		newUnhandledReporter(w.q, w.log, unhandledConfig{Interval: c.PruneInterval, Queues: names, Kinds: w.kindNames()}).service(),
+		newUnhandledReporter(w.q, w.log, unhandledConfig{Queues: names, Kinds: w.kindNames()}).service(),
 	}
 	if c.StarvationBound > 0 {
 		services = append(services, newStarvationAger(w.q, agerConfig{Interval: c.SchedulerInterval, Queues: names, Bound: c.StarvationBound}).service())

@@ -9,20 +9,30 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// unhandledRepeat is how long the unhandled-jobs reporter stays quiet about one kind
-// and queue after it logged them: the record is a call to act, not a metric.
-const unhandledRepeat = 10 * time.Minute
+// Defaults of the unhandled-jobs reporter. It looks at start and then every
+// unhandledInterval: each look reads every available job of the worker's queues that
+// waited longer than unhandledMinWait, too much to do every few seconds on a large
+// backlog, and a kind nobody handles is a deploy-time mistake, not a transient. It
+// logs one kind and queue again only after unhandledRepeat: the record is a call to
+// act, not a metric. A job younger than unhandledMinWait is not reported: the worker
+// that handles it may be starting.
+const (
+	unhandledInterval = 5 * time.Minute
+	unhandledRepeat   = 15 * time.Minute
+	unhandledMinWait  = time.Minute
+)
 
 // unhandledConfig tunes the unhandled-jobs reporter.
 type unhandledConfig struct {
-	Interval time.Duration // how often it looks
+	Interval time.Duration // how often it looks; default unhandledInterval
 	Queues   []string      // the queues this worker serves
 	Kinds    []string      // the kinds (and aliases) this worker handles
 	Repeat   time.Duration // quiet time per kind and queue after a record; default unhandledRepeat
+	MinWait  time.Duration // only jobs available for longer count; default unhandledMinWait
 }
 
-// unhandledReporter logs available jobs, in a queue this worker serves, of a kind that
-// no live worker of the queue handles: nothing claims them, so without a record they
+// unhandledReporter logs jobs available for a while, in a queue this worker serves, of
+// a kind that no live worker of the queue handles: nothing claims them, so without a record they
 // would wait silently (a job type removed while jobs of it remain, a producer ahead of
 // the workers' release, a typo in a kind written by hand). It logs each kind and queue
 // at once and then at most once per Repeat.
@@ -49,8 +59,14 @@ type unhandledResult struct {
 }
 
 func newUnhandledReporter(q *db.Queries, log *slog.Logger, cfg unhandledConfig) *unhandledReporter {
+	if cfg.Interval <= 0 {
+		cfg.Interval = unhandledInterval
+	}
 	if cfg.Repeat <= 0 {
 		cfg.Repeat = unhandledRepeat
+	}
+	if cfg.MinWait <= 0 {
+		cfg.MinWait = unhandledMinWait
 	}
 	return &unhandledReporter{cfg: cfg, q: q, log: log, now: time.Now, logged: map[[2]string]time.Time{}}
 }
@@ -61,7 +77,7 @@ func (u *unhandledReporter) service() service {
 
 // runOnce looks for unhandled jobs and logs those not logged within Repeat.
 func (u *unhandledReporter) runOnce(ctx context.Context) (unhandledResult, error) {
-	rows, err := u.q.UnhandledJobs(ctx, db.UnhandledJobsParams{Queues: u.cfg.Queues, Kinds: u.cfg.Kinds})
+	rows, err := u.q.UnhandledJobs(ctx, db.UnhandledJobsParams{Queues: u.cfg.Queues, Kinds: u.cfg.Kinds, MinWaitSeconds: u.cfg.MinWait.Seconds()})
 	if err != nil {
 		return unhandledResult{}, fmt.Errorf("look for jobs no worker handles: %w", err)
 	}

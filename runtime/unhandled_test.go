@@ -9,11 +9,11 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// TestUnhandledReporterRunOnce: available jobs in a served queue whose kind no live
-// worker of the queue handles are found and logged, with kind, queue, count and the
-// oldest one's wait; jobs another live worker of the queue handles, or in queues this
-// worker does not serve, are not; the same kind is logged again only after the repeat
-// interval.
+// TestUnhandledReporterRunOnce: jobs available for over a minute in a served queue
+// whose kind no live worker of the queue handles are found and logged, with kind,
+// queue, count and the oldest one's wait; younger ones, jobs another live worker of
+// the queue handles, and jobs in queues this worker does not serve are not; the same
+// kind is logged again only after the repeat interval.
 func TestUnhandledReporterRunOnce(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -28,7 +28,8 @@ func TestUnhandledReporterRunOnce(t *testing.T) {
 	if err := pool.QueryRow(ctx, `WITH ins AS (
 		INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
 		SELECT k, q, s::jobc_state, 5, 1, '{}', 3, now() - d
-		FROM (VALUES ('send_fax', 'email', 'available', interval '90 seconds'), ('send_fax', 'email', 'available', interval '10 seconds'),
+		FROM (VALUES ('send_fax', 'email', 'available', interval '90 seconds'), ('send_fax', 'email', 'available', interval '70 seconds'),
+		             ('send_fax', 'email', 'available', interval '10 seconds'),
 		             ('send_fax', 'email', 'scheduled', interval '-1 hour'),
 		             ('send_email', 'email', 'available', interval '1 hour'), ('send_sms', 'email', 'available', interval '1 hour'),
 		             ('report', 'reports', 'available', interval '1 hour')) v(k, q, s, d)
@@ -49,7 +50,7 @@ func TestUnhandledReporterRunOnce(t *testing.T) {
 	}
 	f := res.Found[0]
 	if f.Kind != "send_fax" || f.Queue != "email" || f.Jobs != 2 || f.OldestWait != 90*time.Second {
-		t.Errorf("found %+v; want 2 available send_fax jobs in email, the oldest waiting 90s", f)
+		t.Errorf("found %+v; want the 2 send_fax jobs in email available for over a minute, the oldest waiting 90s", f)
 	}
 	want := "WARN jobc worker: workers of queue email do not handle kind send_fax; these jobs wait until a worker that handles the kind runs kind=send_fax queue=email jobs=2 oldest_wait=1m30s"
 	if got := rec.all(); len(got) != 1 || got[0] != want {
@@ -75,8 +76,8 @@ func TestWorkerLogsUnhandledJobsAtStart(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
-		VALUES ('send_fax', 'email', 'available', 5, 1, '{}', 3)`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+		VALUES ('send_fax', 'email', 'available', 5, 1, '{}', 3, now() - interval '2 minutes')`); err != nil {
 		t.Fatal(err)
 	}
 	log, rec := newLogRecorder()

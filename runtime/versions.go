@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"slices"
 	"time"
 
@@ -124,13 +125,14 @@ func (w *Worker) warnUndecodable(ctx context.Context) error {
 		v := int(r.PayloadVersion)
 		switch {
 		case v < reg.jt.minVersion():
-			w.log.Error("jobc worker: unfinished jobs are stored at a payload version this build no longer decodes; "+
+			w.log.ErrorContext(ctx, "jobc worker: unfinished jobs are stored at a payload version this build no longer decodes; "+
 				"they wait until a worker that decodes it runs. Retire a version only once `jobc status` shows none of it left, "+
 				"or enable Config.UpgradePayloads in the previous release to rewrite them first",
-				"kind", r.Kind, "version", v, "oldest_decoded", reg.jt.minVersion(), "jobs", r.Jobs, "state", r.State)
+				slog.String("kind", r.Kind), slog.Int("version", v), slog.Int("oldest_decoded", reg.jt.minVersion()),
+				slog.Int64("jobs", r.Jobs), slog.String("state", string(r.State)))
 		case v > reg.jt.maxVersion():
-			w.log.Info("jobc worker: unfinished jobs are stored at a payload version newer than this build decodes; they are left for newer workers",
-				"kind", r.Kind, "version", v, "newest_decoded", reg.jt.maxVersion(), "jobs", r.Jobs)
+			w.log.InfoContext(ctx, "jobc worker: unfinished jobs are stored at a payload version newer than this build decodes; they are left for newer workers",
+				slog.String("kind", r.Kind), slog.Int("version", v), slog.Int("newest_decoded", reg.jt.maxVersion()), slog.Int64("jobs", r.Jobs))
 		}
 	}
 	return nil

@@ -193,7 +193,7 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 }
 
 const unhandledJobs = `-- name: UnhandledJobs :many
-WITH handled AS (
+WITH handled AS MATERIALIZED (
     SELECT DISTINCT q.queue, k.kind
     FROM jobc_workers w
     CROSS JOIN LATERAL unnest(w.queues) AS q(queue)
@@ -204,15 +204,17 @@ SELECT j.kind, j.queue, count(*) AS jobs, min(j.available_at)::timestamptz AS ol
 FROM jobc_jobs j
 WHERE j.state = 'available'
   AND j.queue = ANY($1::text[])
-  AND NOT (j.kind = ANY($2::text[]))
+  AND j.available_at < now() - make_interval(secs => $2::float8)
+  AND NOT (j.kind = ANY($3::text[]))
   AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.queue = j.queue AND h.kind = j.kind)
 GROUP BY j.kind, j.queue
 ORDER BY j.kind, j.queue
 `
 
 type UnhandledJobsParams struct {
-	Queues []string
-	Kinds  []string
+	Queues         []string
+	MinWaitSeconds float64
+	Kinds          []string
 }
 
 type UnhandledJobsRow struct {
@@ -222,12 +224,14 @@ type UnhandledJobsRow struct {
 	OldestAvailableAt time.Time
 }
 
-// Available jobs of the given queues whose kind no live worker serving their queue
-// handles (by jobc_workers; kinds are the caller's own, in case its registry entry is
-// being rewritten), by kind and queue, with when the longest-waiting one became due.
-// The handled pairs are computed once and anti-joined, not looked up per job.
+// Jobs of the given queues, available for longer than min_wait_seconds, whose kind no
+// live worker serving their queue handles (by jobc_workers; kinds are the caller's
+// own, in case its registry entry is being rewritten), by kind and queue, with when
+// the longest-waiting one became due. The handled pairs are computed once
+// (MATERIALIZED) and anti-joined by hash, not looked up per job; min_wait keeps the
+// scan to the claim index when every waiting job is young, as under a burst.
 func (q *Queries) UnhandledJobs(ctx context.Context, arg UnhandledJobsParams) ([]UnhandledJobsRow, error) {
-	rows, err := q.db.Query(ctx, unhandledJobs, arg.Queues, arg.Kinds)
+	rows, err := q.db.Query(ctx, unhandledJobs, arg.Queues, arg.MinWaitSeconds, arg.Kinds)
 	if err != nil {
 		return nil, err
 	}
