@@ -18,7 +18,7 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ARRAY[ins.queue]) WHERE ins.state = 'available') n ON true;
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true;
 
 -- name: InsertUniqueJob :many
 -- Inserts the job only if no other job holds its unique key: the key row and the job
@@ -45,7 +45,7 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ARRAY[ins.queue]) WHERE ins.state = 'available') n ON true;
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true;
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
@@ -65,4 +65,4 @@ INSERT INTO jobc_jobs (
 
 -- name: NotifyQueue :exec
 -- Wakes the queue's sleeping workers, if any.
-SELECT jobc_wake(ARRAY[sqlc.arg(queue)::text]);
+SELECT jobc_wake(sqlc.arg(queue)::text);

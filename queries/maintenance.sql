@@ -21,10 +21,10 @@ WITH due AS (
     RETURNING j.queue
 ), per_queue AS (
     SELECT queue, count(*) AS jobs FROM moved GROUP BY queue
-), woken AS (
-    SELECT jobc_wake(array_agg(q.queue)) FROM per_queue q
 )
-SELECT q.queue, q.jobs FROM per_queue q, woken;
+SELECT q.queue, q.jobs
+FROM per_queue q
+LEFT JOIN LATERAL (SELECT jobc_wake(q.queue)) n ON true;
 
 -- name: RescueExpired :many
 -- Returns jobs whose lease expired (their worker died or lost its connection) to the

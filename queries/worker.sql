@@ -77,7 +77,7 @@ WITH f AS (
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.id, j.queue, j.state
 ), woken AS (
-    SELECT jobc_wake(array_agg(DISTINCT r.queue) FILTER (WHERE r.state = 'available')) FROM retried r
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM retried r WHERE r.state = 'available') q
 )
 SELECT r.id FROM retried r, woken;
 
@@ -90,7 +90,7 @@ WITH released AS (
     WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
     RETURNING id, queue
 ), woken AS (
-    SELECT jobc_wake(array_agg(DISTINCT r.queue)) FROM released r
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q
 )
 SELECT r.id FROM released r, woken;
 

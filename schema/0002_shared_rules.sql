@@ -13,18 +13,21 @@
 -- calls it. They run with the caller's rights and search_path, like the statements
 -- they replace. CREATE OR REPLACE keeps the file safe to apply twice.
 
--- jobc_wake notifies channel jobc once per given queue that has a sleeping worker
--- (jobc_sleepers). A worker that is not asleep claims again when its batch is done, so
--- telling it would only cost the committing transaction PostgreSQL's notification
--- lock; PostgreSQL folds identical notifications of one transaction into one.
-CREATE OR REPLACE FUNCTION jobc_wake(queues text[]) RETURNS void
+-- jobc_wake notifies channel jobc with the queue's name if a worker of that queue
+-- sleeps (jobc_sleepers), and says whether it did. A worker that is not asleep claims
+-- again when its batch is done, so telling it would only cost the committing
+-- transaction PostgreSQL's notification lock; PostgreSQL folds identical
+-- notifications of one transaction into one. One queue per call: an insert (the
+-- common caller) pays for one EXISTS probe and no more; statements that give back
+-- jobs of many queues call it once per distinct queue.
+CREATE OR REPLACE FUNCTION jobc_wake(p_queue text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
-    IF queues IS NULL OR cardinality(queues) = 0 THEN
-        RETURN;
+    IF EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = p_queue) THEN
+        PERFORM pg_notify('jobc', p_queue);
+        RETURN true;
     END IF;
-    PERFORM pg_notify('jobc', s.queue)
-    FROM (SELECT DISTINCT q.queue FROM jobc_sleepers q WHERE q.queue = ANY(queues)) s;
+    RETURN false;
 END
 $$;
 
@@ -124,9 +127,9 @@ BEGIN
         WHERE j.id = ANY(expired) AND j.attempt < j.max_attempts AND j.cancel_requested_at IS NULL
         RETURNING j.id, j.queue
     )
-    SELECT coalesce(array_agg(r.id), '{}'), array_agg(DISTINCT r.queue) INTO back, woken
+    SELECT coalesce(array_agg(r.id), '{}'), coalesce(array_agg(DISTINCT r.queue), '{}') INTO back, woken
     FROM retried r;
-    PERFORM jobc_wake(woken);
+    PERFORM jobc_wake(q) FROM unnest(woken) AS q;
     RETURN QUERY SELECT b.id, 'available'::jobc_state FROM unnest(back) AS b(id);
 
     -- The rest are out of attempts or to be cancelled: finished under the dead

@@ -40,7 +40,7 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ARRAY[ins.queue]) WHERE ins.state = 'available') n ON true
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true
 `
 
 type InsertJobParams struct {
@@ -95,7 +95,7 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ARRAY[ins.queue]) WHERE ins.state = 'available') n ON true
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true
 `
 
 type InsertUniqueJobParams struct {
@@ -146,7 +146,7 @@ func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams
 }
 
 const notifyQueue = `-- name: NotifyQueue :exec
-SELECT jobc_wake(ARRAY[$1::text])
+SELECT jobc_wake($1::text)
 `
 
 // Wakes the queue's sleeping workers, if any.
