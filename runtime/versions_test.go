@@ -87,11 +87,23 @@ func TestUnknownVersionOrKindIsLeftAndReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
+	problems := map[string]string{}
 	for _, c := range counts {
-		got[c.Kind+"@"+strconv.Itoa(c.Version)] = len(c.Decoders)
+		key := c.Kind + "@" + strconv.Itoa(c.Version)
+		got[key] = len(c.Decoders)
+		problems[key] = c.Problem
 	}
 	if len(got) != 2 || got["send_email@9"] != 0 || got["send_fax@1"] != 0 {
 		t.Errorf("report %+v; want send_email v9 and send_fax v1, each with no decoder", counts)
+	}
+	// The worker serves queue email and handles send_email at version 1 only.
+	for key, want := range map[string]string{
+		"send_email@9": "no live worker decodes version 9 of kind send_email",
+		"send_fax@1":   "workers of queue email do not handle kind send_fax",
+	} {
+		if problems[key] != want {
+			t.Errorf("%s: problem %q, want %q", key, problems[key], want)
+		}
 	}
 }
 
