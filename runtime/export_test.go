@@ -78,3 +78,20 @@ func NewUnhandledReporterForTest(dbtx DBTX, log *slog.Logger, queues, kinds []st
 func (u *unhandledReporter) RunOnce(ctx context.Context) (unhandledResult, error) {
 	return u.runOnce(ctx)
 }
+
+// MaintenanceServicesForTest names the services w's Run would start, in order.
+func MaintenanceServicesForTest(w *Worker) ([]string, error) {
+	queues, err := w.buildQueues()
+	if err != nil {
+		return nil, err
+	}
+	services, err := w.maintenance(queues)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(services))
+	for i, s := range services {
+		names[i] = s.name
+	}
+	return names, nil
+}

@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -154,5 +155,43 @@ func TestRescueExpiredLease(t *testing.T) {
 	}
 	if len(ib.Errors) != 1 || ib.Errors[0].Class != "lease_expired" {
 		t.Errorf("failed job: errors %+v", ib.Errors)
+	}
+}
+
+// TestWorkerStartsEveryService: Run starts every maintenance service, the opt-in and
+// per-type ones only when configured.
+func TestWorkerStartsEveryService(t *testing.T) {
+	t.Parallel()
+	scheduled := emailType(t, func(jt *runtime.JobType) {
+		jt.Kind, jt.Queue = "report", "reports"
+		jt.Schedule = &runtime.Schedule{Cron: "@hourly", Timezone: "UTC"}
+		jt.Versions = []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}
+	})
+	for _, tc := range []struct {
+		name string
+		tune func(*runtime.Config)
+		want []string
+	}{
+		{"defaults", func(*runtime.Config) {}, []string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter",
+			"starvation ager", "periodic report"}},
+		{"upgrades, no starvation bound", func(c *runtime.Config) { c.UpgradePayloads, c.StarvationBound = true, -1 },
+			[]string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter", "periodic report", "upgrader send_email"}},
+	} {
+		cfg := testConfig(nil)
+		tc.tune(&cfg)
+		w := runtime.NewWorker(nil, cfg)
+		if err := runtime.Handle(w, versionedType(t), func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if err := runtime.Handle(w, scheduled, func(context.Context, *runtime.Job, map[string]any) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := runtime.MaintenanceServicesForTest(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: services %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

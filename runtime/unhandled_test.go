@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -88,7 +89,14 @@ func TestWorkerLogsUnhandledJobsAtStart(t *testing.T) {
 		t.Fatal(err)
 	}
 	startWorker(t, w)
-	waitFor(t, "the worker to log the unhandled jobs", 10*time.Second, func() bool {
-		return len(rec.matching("WARN jobc worker: workers of queue email do not handle kind send_fax", "jobs=1")) == 1
-	})
+	// The reporter runs once as the worker starts; the other services' first runs
+	// (each a statement or two, at most SchedulerInterval apart) bound the wait.
+	wait := 5*time.Second + 50*cfg.SchedulerInterval
+	deadline := time.Now().Add(wait)
+	for len(rec.matching("WARN jobc worker: workers of queue email do not handle kind send_fax", "queue=email", "jobs=1")) != 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no record of the unhandled send_fax job within %s; the worker logged:\n%s", wait, strings.Join(rec.all(), "\n"))
+		}
+		time.Sleep(cfg.SchedulerInterval)
+	}
 }
