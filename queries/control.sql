@@ -1,22 +1,9 @@
 -- Operating on jobs: cancel, read, count.
 
 -- name: CancelPending :execrows
--- Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled.
-WITH done AS (
-    DELETE FROM jobc_jobs j WHERE j.id = sqlc.arg(id) AND j.state IN ('available', 'scheduled')
-    RETURNING *
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('cancelled' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'cancelled', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done;
+-- Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled
+-- (jobc_cancel_waiting).
+SELECT 1 FROM jobc_cancel_waiting(sqlc.arg(id)::bigint) AS f(id);
 
 -- name: RequestCancel :execrows
 -- Asks the worker running a job to cancel its handler: the worker learns it from a
@@ -30,32 +17,17 @@ SELECT pg_notify('jobc_cancel', m.id::text) FROM marked m;
 
 -- name: GetJob :one
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at,
-       NULL::timestamptz AS finished_at
-FROM jobc_jobs WHERE jobc_jobs.id = sqlc.arg(id)
-UNION ALL
-SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-FROM jobc_jobs_finished WHERE jobc_jobs_finished.id = sqlc.arg(id);
+FROM jobc_jobs_all WHERE id = sqlc.arg(id);
 
 -- name: CountJobsByState :many
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs GROUP BY kind, state
-UNION ALL
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs_finished GROUP BY kind, state
-ORDER BY 1, 2;
+SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORDER BY 1, 2;
 
 -- name: ListJobs :many
 -- The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
-SELECT * FROM (
-    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-           attempt, max_attempts, errors, unique_key, created_at, attempted_at,
-           NULL::timestamptz AS finished_at
-    FROM jobc_jobs
-    UNION ALL
-    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-           attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-    FROM jobc_jobs_finished
-) j
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+FROM jobc_jobs_all j
 WHERE (sqlc.narg(kind)::text IS NULL OR j.kind = sqlc.narg(kind)::text)
   AND (sqlc.narg(queue)::text IS NULL OR j.queue = sqlc.narg(queue)::text)
   AND (sqlc.narg(state)::text IS NULL OR j.state::text = sqlc.narg(state)::text)

@@ -1,6 +1,6 @@
--- Inserting jobs. An insert of an available job notifies channel jobc with the queue
--- name when a worker of that queue sleeps (jobc_sleepers); PostgreSQL folds identical
--- notifications of one transaction into one.
+-- Inserting jobs. An insert of an available job wakes its queue through jobc_wake
+-- (schema/0002): a notification on channel jobc, sent only when a worker of that
+-- queue sleeps.
 
 -- name: InsertJob :one
 WITH ins AS (
@@ -18,10 +18,7 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (
-    SELECT pg_notify('jobc', ins.queue)
-    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
-) n ON true;
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true;
 
 -- name: InsertUniqueJob :many
 -- Inserts the job only if no other job holds its unique key: the key row and the job
@@ -48,10 +45,7 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (
-    SELECT pg_notify('jobc', ins.queue)
-    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
-) n ON true;
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true;
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
@@ -71,5 +65,4 @@ INSERT INTO jobc_jobs (
 
 -- name: NotifyQueue :exec
 -- Wakes the queue's sleeping workers, if any.
-SELECT pg_notify('jobc', sqlc.arg(queue)::text)
-WHERE EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = sqlc.arg(queue)::text);
+SELECT jobc_wake(sqlc.arg(queue)::text);

@@ -1,6 +1,8 @@
 -- The worker's hot path: claim a batch, extend leases, record outcomes in batches.
--- Every statement that finishes a job also releases its unique key, unless the job
--- declared that the key stays held in the state it finishes in.
+-- Every statement that finishes a job does so through jobc_finish (schema/0002), which
+-- also releases its unique key unless the job declared that the key stays held in the
+-- state it finishes in; every one that gives work back to a queue wakes it through
+-- jobc_wake, which notifies only sleeping workers.
 
 -- name: ClaimJobs :many
 -- Leases up to max available jobs of one queue, most urgent first, taking only the
@@ -42,58 +44,22 @@ WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = 
 RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested;
 
 -- name: CompleteJobs :many
--- Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
--- this worker no longer holds is left alone and not returned. Rows are found with
--- id = ANY(ids) and each one's attempt looked up by position, not by joining an
--- unnest: a generic plan of the join re-evaluated the unnest for every row.
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = ANY(sqlc.arg(ids)::bigint[])
-      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], j.id)]
-      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
-    RETURNING j.*
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done
-RETURNING id;
+-- Moves the given attempts to jobc_jobs_finished as completed (jobc_finish). An attempt
+-- whose lease this worker no longer holds is left alone and not returned.
+SELECT f.id::bigint AS id
+FROM jobc_finish(sqlc.arg(ids)::bigint[], 'completed', NULL, sqlc.arg(owner)::text, sqlc.arg(attempts)::int[]) AS f(id);
 
 -- name: FinishJobs :many
 -- Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
--- appending each one's error.
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = ANY(sqlc.arg(ids)::bigint[])
-      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], j.id)]
-      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
-    RETURNING j.*
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT (sqlc.arg(state)::jobc_state = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT d.id, d.kind, d.queue, sqlc.arg(state)::jobc_state, d.priority, d.payload_version, d.payload,
-       d.metadata, d.available_at, d.attempt, d.max_attempts,
-       d.errors || jsonb_build_array((sqlc.arg(errors)::jsonb[])[array_position(sqlc.arg(ids)::bigint[], d.id)]),
-       d.unique_key, d.created_at, d.attempted_at, now()
-FROM done d
-RETURNING id;
+-- appending each one's error (jobc_finish).
+SELECT f.id::bigint AS id
+FROM jobc_finish(sqlc.arg(ids)::bigint[], sqlc.arg(state)::jobc_state, sqlc.arg(errors)::jsonb[],
+                 sqlc.arg(owner)::text, sqlc.arg(attempts)::int[]) AS f(id);
 
 -- name: RetryJobs :many
 -- Returns the given attempts to the queue at their next run time, appending each one's
--- error. A job due now becomes available (and wakes workers); a later one is scheduled.
+-- error. A job due now becomes available (and wakes sleeping workers); a later one is
+-- scheduled.
 WITH f AS (
     SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats,
            sqlc.arg(errors)::jsonb[] AS errs
@@ -110,10 +76,10 @@ WITH f AS (
       AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.id, j.queue, j.state
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM retried r WHERE r.state = 'available') q
 )
-SELECT r.id
-FROM retried r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue) WHERE r.state = 'available') n ON true;
+SELECT r.id FROM retried r, woken;
 
 -- name: ReleaseJobs :many
 -- Gives jobs back without counting their attempt: a worker that shuts down releases the
@@ -123,31 +89,16 @@ WITH released AS (
     SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
     WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
     RETURNING id, queue
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q
 )
-SELECT r.id
-FROM released r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true;
+SELECT r.id FROM released r, woken;
 
 -- name: CompleteJobInTx :execrows
 -- Completes one job inside the handler's own transaction (transactional mode): the
 -- handler's writes and the completion commit together or not at all.
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = sqlc.arg(id) AND j.attempt = sqlc.arg(attempt)
-      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
-    RETURNING j.*
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done;
+SELECT 1
+FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)::text, ARRAY[sqlc.arg(attempt)::int]) AS f(id);
 
 -- name: RecordIdempotencyKey :execrows
 -- Records that a side effect happened, in the handler's transaction. 0 rows: it had.

@@ -150,5 +150,6 @@ func ExampleMigrate() {
 	fmt.Println(len(again), err)
 	// Output:
 	// applied 0001_jobs
+	// applied 0002_shared_rules
 	// 0 <nil>
 }

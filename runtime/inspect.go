@@ -75,7 +75,7 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 	return jobInfo(r)
 }
 
-func jobInfo(r db.GetJobRow) (*JobInfo, error) {
+func jobInfo(r db.JobcJobsAll) (*JobInfo, error) {
 	info := &JobInfo{
 		ID: r.ID, Kind: r.Kind, Queue: r.Queue, State: State(r.State), Priority: int(r.Priority),
 		PayloadVersion: int(r.PayloadVersion), Payload: r.Payload, Metadata: r.Metadata,
@@ -121,7 +121,7 @@ func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) ([]*JobInfo, error) {
 	}
 	out := make([]*JobInfo, len(rows))
 	for i, r := range rows {
-		if out[i], err = jobInfo(db.GetJobRow(r)); err != nil {
+		if out[i], err = jobInfo(r); err != nil {
 			return nil, err
 		}
 	}

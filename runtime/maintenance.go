@@ -2,20 +2,25 @@ package runtime
 
 import (
 	"context"
-	"fmt"
+	"log/slog"
+	"slices"
 	"time"
-
-	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// service is one maintenance task a worker runs periodically. Each is a short,
-// idempotent statement (or a few) guarded by FOR UPDATE SKIP LOCKED or a unique key,
-// so every node may run every service at once.
+// service is one maintenance task a worker runs periodically. Each is a small type of
+// its own (scheduler.go, rescuer.go, pruner.go, ...) with its config and a runOnce
+// method that returns what it did; tests call runOnce directly. Every runOnce is a few
+// short, idempotent statements guarded by FOR UPDATE SKIP LOCKED or a unique key, so
+// every node may run every service at once.
 type service struct {
 	name     string
 	interval time.Duration
 	run      func(ctx context.Context) error
 }
+
+// maintenanceBatch bounds the rows one statement of a service touches, so that no
+// maintenance statement holds locks or builds WAL for long.
+const maintenanceBatch = 1000
 
 // runEvery runs s at once and then every interval until ctx is done. A failure is
 // logged, and the next tick tries again.
@@ -24,7 +29,7 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 	defer t.Stop()
 	for {
 		if err := s.run(ctx); err != nil && ctx.Err() == nil {
-			w.log.Error("jobc worker: maintenance failed", "service", s.name, "err", describeDBError(err))
+			w.log.ErrorContext(ctx, "jobc worker: maintenance failed", slog.String("service", s.name), slog.Any("err", describeDBError(err)))
 		}
 		select {
 		case <-ctx.Done():
@@ -37,110 +42,47 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 // maintenance returns the services this worker runs.
 func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 	c := w.cfg
+	names := queueNames(queues)
 	services := []service{
-		{"promoter", c.SchedulerInterval, w.promoteDue},
-		{"rescuer", c.RescueInterval, w.rescueExpired},
-		{"pruner", c.PruneInterval, w.prune},
+		newScheduler(w.q, schedulerConfig{Interval: c.SchedulerInterval}).service(),
+		newRescuer(w.q, w.log, rescuerConfig{Interval: c.RescueInterval}).service(),
+		newPruner(w.q, prunerConfig{Interval: c.PruneInterval, Retention: c.Retention}).service(),
+		newRegistryPruner(w.q, registryPrunerConfig{Interval: c.PruneInterval}).service(),
+		newUnhandledReporter(w.q, w.log, unhandledConfig{Queues: names, Kinds: w.kindNames()}).service(),
 	}
 	if c.StarvationBound > 0 {
-		names := queueNames(queues)
-		services = append(services, service{"ager", c.SchedulerInterval, func(ctx context.Context) error {
-			_, err := w.q.AgeWaitingJobs(ctx, db.AgeWaitingJobsParams{Queues: names, BoundSeconds: c.StarvationBound.Seconds()})
-			return err
-		}})
+		services = append(services, newStarvationAger(w.q, agerConfig{Interval: c.SchedulerInterval, Queues: names, Bound: c.StarvationBound}).service())
 	}
-	if c.UpgradePayloads {
-		for _, jt := range w.jobTypes() {
-			if len(jt.Versions) > 1 {
-				services = append(services, w.upgradeService(jt))
-			}
+	for _, jt := range w.jobTypes() {
+		if c.UpgradePayloads && len(jt.Versions) > 1 {
+			services = append(services, newUpgrader(w.pool, w.log, jt, upgraderConfig{Interval: c.SchedulerInterval}).service())
 		}
-	}
-	periodic, err := w.periodicServices()
-	if err != nil {
-		return nil, err
-	}
-	return append(services, periodic...), nil
-}
-
-const maintenanceBatch = 1000
-
-// promoteDue makes due scheduled jobs (delayed jobs and retries) available.
-func (w *Worker) promoteDue(ctx context.Context) error {
-	for {
-		rows, err := w.q.PromoteScheduled(ctx, maintenanceBatch)
-		if err != nil {
-			return fmt.Errorf("promote scheduled jobs: %w", err)
-		}
-		var n int64
-		for _, r := range rows {
-			n += r.Jobs
-		}
-		if n < maintenanceBatch {
-			return nil
-		}
-	}
-}
-
-// rescueExpired returns jobs whose lease expired to their queue, or fails them.
-func (w *Worker) rescueExpired(ctx context.Context) error {
-	for {
-		rows, err := w.q.RescueExpired(ctx, maintenanceBatch)
-		if err != nil {
-			return fmt.Errorf("rescue expired leases: %w", err)
-		}
-		if len(rows) > 0 {
-			counts := map[db.JobcState]int{}
-			for _, r := range rows {
-				counts[r.State]++
-			}
-			w.log.Warn("jobc worker: rescued jobs whose lease expired", "retried", counts[db.JobcStateAvailable],
-				"failed", counts[db.JobcStateFailed], "cancelled", counts[db.JobcStateCancelled])
-		}
-		if len(rows) < maintenanceBatch {
-			return nil
-		}
-	}
-}
-
-// prune deletes finished jobs older than their state's retention, in batches, and
-// old idempotency keys and registry entries.
-func (w *Worker) prune(ctx context.Context) error {
-	r := w.cfg.Retention
-	now := time.Now()
-	for _, p := range []struct {
-		state db.JobcState
-		keep  time.Duration
-	}{{db.JobcStateCompleted, r.Completed}, {db.JobcStateFailed, r.Failed}, {db.JobcStateCancelled, r.Cancelled}} {
-		if p.keep < 0 {
-			continue // kept forever
-		}
-		for {
-			n, err := w.q.PruneFinished(ctx, db.PruneFinishedParams{State: p.state, Before: now.Add(-p.keep), Max: maintenanceBatch})
+		if jt.Schedule != nil {
+			p, err := newPeriodicEnqueuer(w.q, jt, periodicConfig{Interval: c.SchedulerInterval})
 			if err != nil {
-				return fmt.Errorf("prune %s jobs: %w", p.state, err)
+				return nil, err
 			}
-			if n < maintenanceBatch {
-				break
-			}
+			services = append(services, p.service())
 		}
 	}
-	if r.IdempotencyKeys >= 0 {
-		for {
-			n, err := w.q.PruneIdempotencyKeys(ctx, db.PruneIdempotencyKeysParams{Before: now.Add(-r.IdempotencyKeys), Max: maintenanceBatch})
-			if err != nil {
-				return fmt.Errorf("prune idempotency keys: %w", err)
-			}
-			if n < maintenanceBatch {
-				break
-			}
-		}
+	return services, nil
+}
+
+// discard adapts a runOnce that returns a result to service.run: the services log
+// what deserves a record themselves.
+func discard[R any](runOnce func(context.Context) (R, error)) func(context.Context) error {
+	return func(ctx context.Context) error {
+		_, err := runOnce(ctx)
+		return err
 	}
-	if _, err := w.q.PruneWorkers(ctx); err != nil {
-		return fmt.Errorf("prune the worker registry: %w", err)
+}
+
+// kindNames returns every kind and alias this worker handles.
+func (w *Worker) kindNames() []string {
+	names := make([]string, 0, len(w.kinds))
+	for name := range w.kinds {
+		names = append(names, name)
 	}
-	if _, err := w.q.PruneSleepers(ctx); err != nil {
-		return fmt.Errorf("prune sleeping workers: %w", err)
-	}
-	return nil
+	slices.Sort(names)
+	return names
 }

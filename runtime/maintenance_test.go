@@ -2,7 +2,7 @@ package runtime_test
 
 import (
 	"context"
-	"encoding/json"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -76,64 +76,6 @@ func TestStarvationBound(t *testing.T) {
 	})
 }
 
-// TestPeriodicWithThreeSchedulers: three workers run the scheduler of an every-second
-// job; each occurrence is enqueued exactly once.
-func TestPeriodicWithThreeSchedulers(t *testing.T) {
-	t.Parallel()
-	pool := newDB(t)
-	ctx := context.Background()
-	jt := emailType(t, func(jt *runtime.JobType) {
-		jt.Schedule = &runtime.Schedule{Cron: "@every 1s", Timezone: "UTC"}
-		jt.Versions = []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"n":{"type":"integer","default":7},"email":{"type":"string","default":"report@example.com"}}}`}}
-	})
-	var mu sync.Mutex
-	var ns []int
-	for range 3 {
-		cfg := testConfig(nil)
-		cfg.SchedulerInterval = 50 * time.Millisecond
-		w := runtime.NewWorker(pool, cfg)
-		if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p emailPayload) error {
-			mu.Lock()
-			ns = append(ns, p.N)
-			mu.Unlock()
-			return nil
-		}); err != nil {
-			t.Fatal(err)
-		}
-		startWorker(t, w)
-	}
-	time.Sleep(3500 * time.Millisecond)
-	rows, err := pool.Query(ctx, `SELECT metadata FROM jobc_jobs UNION ALL SELECT metadata FROM jobc_jobs_finished`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seen := map[string]int{}
-	for rows.Next() {
-		var meta json.RawMessage
-		if err := rows.Scan(&meta); err != nil {
-			t.Fatal(err)
-		}
-		var m map[string]string
-		_ = json.Unmarshal(meta, &m)
-		seen[m["jobc_occurrence"]]++
-	}
-	if len(seen) < 2 {
-		t.Fatalf("%d occurrences in 3.5s of an every-second schedule", len(seen))
-	}
-	for occ, n := range seen {
-		if occ == "" || n != 1 {
-			t.Errorf("occurrence %q enqueued %d times", occ, n)
-		}
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, n := range ns {
-		if n != 7 {
-			t.Errorf("handler got n=%d, want the schema default 7", n)
-		}
-	}
-}
-
 // TestGracefulShutdownReleasesLeases: a handler still running when the grace period
 // ends is cancelled and its job given back at once, without counting the attempt.
 func TestGracefulShutdownReleasesLeases(t *testing.T) {
@@ -174,7 +116,8 @@ func TestGracefulShutdownReleasesLeases(t *testing.T) {
 
 // TestRescueExpiredLease: a job whose worker vanished (its lease expired) runs again on
 // a live worker, with the attempt counted and "lease expired" recorded; one out of
-// attempts fails.
+// attempts fails. The rescuer's rules are tested directly in rescuer_test.go; this
+// shows that a running worker rescues.
 func TestRescueExpiredLease(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -215,50 +158,40 @@ func TestRescueExpiredLease(t *testing.T) {
 	}
 }
 
-// TestPruning: finished jobs older than their state's retention are deleted, with the
-// unique keys they held; a state kept forever is not touched.
-func TestPruning(t *testing.T) {
+// TestWorkerStartsEveryService: Run starts every maintenance service, the opt-in and
+// per-type ones only when configured.
+func TestWorkerStartsEveryService(t *testing.T) {
 	t.Parallel()
-	pool := newDB(t)
-	ctx := context.Background()
-	jt := emailType(t, func(jt *runtime.JobType) {
-		jt.MaxAttempts = 1
-		jt.Unique = &runtime.Unique{Fields: []string{"n"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}}
+	scheduled := emailType(t, func(jt *runtime.JobType) {
+		jt.Kind, jt.Queue = "report", "reports"
+		jt.Schedule = &runtime.Schedule{Cron: "@hourly", Timezone: "UTC"}
+		jt.Versions = []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}
 	})
-	ok, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "ok@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	bad, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 2, Email: "bad@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(nil)
-	cfg.PruneInterval = 50 * time.Millisecond
-	cfg.Retention = runtime.Retention{Completed: 300 * time.Millisecond, Failed: -1}
-	w := runtime.NewWorker(pool, cfg)
-	if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p emailPayload) error {
-		if p.N == 2 {
-			return runtime.Classify("whatever", context.Canceled)
+	for _, tc := range []struct {
+		name string
+		tune func(*runtime.Config)
+		want []string
+	}{
+		{"defaults", func(*runtime.Config) {}, []string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter",
+			"starvation ager", "periodic report"}},
+		{"upgrades, no starvation bound", func(c *runtime.Config) { c.UpgradePayloads, c.StarvationBound = true, -1 },
+			[]string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter", "periodic report", "upgrader send_email"}},
+	} {
+		cfg := testConfig(nil)
+		tc.tune(&cfg)
+		w := runtime.NewWorker(nil, cfg)
+		if err := runtime.Handle(w, versionedType(t), func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }); err != nil {
+			t.Fatal(err)
 		}
-		return nil
-	}); err != nil {
-		t.Fatal(err)
-	}
-	startWorker(t, w)
-	waitFor(t, "the completed job to be pruned", 10*time.Second, func() bool {
-		_, err := runtime.GetJob(ctx, pool, ok.ID)
-		return err != nil
-	})
-	info, err := runtime.GetJob(ctx, pool, bad.ID)
-	if err != nil || info.State != runtime.StateFailed {
-		t.Errorf("failed job (kept forever): %+v, %v", info, err)
-	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_unique_keys WHERE job_id = $1`, ok.ID); n != 0 {
-		t.Errorf("the pruned job's unique key survived")
-	}
-	again, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "ok@example.com"})
-	if err != nil || again.Duplicate {
-		t.Errorf("enqueue after pruning: %+v, %v; want a new job", again, err)
+		if err := runtime.Handle(w, scheduled, func(context.Context, *runtime.Job, map[string]any) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		got, err := runtime.MaintenanceServicesForTest(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s: services %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }

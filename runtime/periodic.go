@@ -11,39 +11,37 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// periodicLookback is how far back a scheduler that starts looks for an occurrence no
-// node enqueued (all were down at the time). Occurrences are unique, so looking back
-// never enqueues one twice.
+// periodicLookback is how far back a periodic enqueuer that starts looks for an
+// occurrence no node enqueued (all were down at the time). Occurrences are unique, so
+// looking back never enqueues one twice.
 const periodicLookback = time.Minute
 
-// periodicServices returns one service per registered job type with a schedule. Every
-// node runs them: each occurrence is enqueued under the unique key
-// "@<occurrence time>", held in every state, so of N schedulers exactly one inserts it.
-func (w *Worker) periodicServices() ([]service, error) {
-	var out []service
-	for _, jt := range w.jobTypes() {
-		if jt.Schedule == nil {
-			continue
-		}
-		p, err := newPeriodic(jt, w.q, time.Now().Add(-periodicLookback))
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, service{"periodic " + jt.Kind, w.cfg.SchedulerInterval, p.run})
-	}
-	return out, nil
+// periodicConfig tunes a periodic enqueuer.
+type periodicConfig struct {
+	Interval time.Duration // how often the schedule is looked at
 }
 
-// periodic enqueues one scheduled job type's occurrences.
-type periodic struct {
+// periodicEnqueuer enqueues one scheduled job type's occurrences. Every node runs one
+// per scheduled type: each occurrence is enqueued under the unique key
+// "@<occurrence time>", held in every state, so of N enqueuers exactly one inserts it.
+type periodicEnqueuer struct {
+	cfg     periodicConfig
 	jt      *JobType
 	q       *db.Queries
 	sched   cron.Schedule
 	payload []byte
+	now     func() time.Time
 	since   time.Time // occurrences after this are due for a check
 }
 
-func newPeriodic(jt *JobType, q *db.Queries, since time.Time) (*periodic, error) {
+// periodicResult is what one run of a periodic enqueuer did.
+type periodicResult struct {
+	Occurrence time.Time // the occurrence it enqueued or found enqueued; zero: none was due
+	JobID      int64     // the occurrence's job
+	Duplicate  bool      // another node had enqueued it
+}
+
+func newPeriodicEnqueuer(q *db.Queries, jt *JobType, cfg periodicConfig) (*periodicEnqueuer, error) {
 	loc, err := time.LoadLocation(jt.Schedule.Timezone)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: job type %s: schedule time zone: %w", jt.Kind, err)
@@ -60,7 +58,13 @@ func newPeriodic(jt *JobType, q *db.Queries, since time.Time) (*periodic, error)
 	if err := jt.Validate(jt.WriteVersion, payload); err != nil {
 		return nil, fmt.Errorf("jobc: job type %s: a scheduled job's payload is {} plus defaults: %w", jt.Kind, err)
 	}
-	return &periodic{jt: jt, q: q, sched: &inZone{sched, loc}, payload: payload, since: since}, nil
+	p := &periodicEnqueuer{cfg: cfg, jt: jt, q: q, sched: &inZone{sched, loc}, payload: payload, now: time.Now}
+	p.since = p.now().Add(-periodicLookback)
+	return p, nil
+}
+
+func (p *periodicEnqueuer) service() service {
+	return service{"periodic " + p.jt.Kind, p.cfg.Interval, discard(p.runOnce)}
 }
 
 // inZone evaluates a cron schedule in a time zone.
@@ -71,19 +75,19 @@ type inZone struct {
 
 func (z *inZone) Next(t time.Time) time.Time { return z.Schedule.Next(t.In(z.loc)) }
 
-// run enqueues the latest occurrence in (since, now], if any; earlier ones missed in
-// the same window are skipped, as cron does.
-func (p *periodic) run(ctx context.Context) error {
-	now := time.Now()
+// runOnce enqueues the latest occurrence in (since, now], if any; earlier ones missed
+// in the same window are skipped, as cron does.
+func (p *periodicEnqueuer) runOnce(ctx context.Context) (periodicResult, error) {
+	now := p.now()
 	var due time.Time
 	for t := p.sched.Next(p.since); !t.After(now); t = p.sched.Next(t) {
 		due = t
 	}
 	if due.IsZero() {
-		return nil
+		return periodicResult{}, nil
 	}
 	at := due
-	_, err := p.jt.insert(ctx, p.q, p.payload, enqueueOptions{
+	e, err := p.jt.insert(ctx, p.q, p.payload, enqueueOptions{
 		priority: p.jt.Priority,
 		runAt:    &at,
 		meta:     periodicMeta(due),
@@ -91,10 +95,10 @@ func (p *periodic) run(ctx context.Context) error {
 		finished: []string{string(StateCompleted), string(StateFailed), string(StateCancelled)},
 	})
 	if err != nil {
-		return fmt.Errorf("enqueue the %s occurrence of %s: %w", due.UTC().Format(time.RFC3339), p.jt.Kind, err)
+		return periodicResult{}, fmt.Errorf("enqueue the %s occurrence of %s: %w", due.UTC().Format(time.RFC3339), p.jt.Kind, err)
 	}
 	p.since = due
-	return nil
+	return periodicResult{Occurrence: due, JobID: e.ID, Duplicate: e.Duplicate}, nil
 }
 
 func periodicMeta(due time.Time) []byte {

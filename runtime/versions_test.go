@@ -87,11 +87,23 @@ func TestUnknownVersionOrKindIsLeftAndReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := map[string]int{}
+	problems := map[string]string{}
 	for _, c := range counts {
-		got[c.Kind+"@"+strconv.Itoa(c.Version)] = len(c.Decoders)
+		key := c.Kind + "@" + strconv.Itoa(c.Version)
+		got[key] = len(c.Decoders)
+		problems[key] = c.Problem
 	}
 	if len(got) != 2 || got["send_email@9"] != 0 || got["send_fax@1"] != 0 {
 		t.Errorf("report %+v; want send_email v9 and send_fax v1, each with no decoder", counts)
+	}
+	// The worker serves queue email and handles send_email at version 1 only.
+	for key, want := range map[string]string{
+		"send_email@9": "no live worker decodes version 9 of kind send_email",
+		"send_fax@1":   "workers of queue email do not handle kind send_fax",
+	} {
+		if problems[key] != want {
+			t.Errorf("%s: problem %q, want %q", key, problems[key], want)
+		}
 	}
 }
 
@@ -108,48 +120,4 @@ func versionedType(t *testing.T) *runtime.JobType {
 		t.Fatal(err)
 	}
 	return jt
-}
-
-// TestUpgraderRewritesWaitingJobs: the opt-in upgrader rewrites waiting version 1 jobs
-// to version 2 — but only once no live worker is limited to version 1.
-func TestUpgraderRewritesWaitingJobs(t *testing.T) {
-	t.Parallel()
-	pool := newDB(t)
-	ctx := context.Background()
-	v1only := emailType(t, nil)
-	for i := range 250 {
-		if _, err := runtime.Enqueue(ctx, pool, v1only, emailPayload{N: i, Email: "old@example.com"}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// An old worker that only decodes version 1 is alive.
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workers (id, host, pid, queues, kinds, lease_secs) VALUES ('old', 'h', 1, '{email}', '{"send_email": [1, 1]}', 30)`); err != nil {
-		t.Fatal(err)
-	}
-	// The upgrading worker serves another queue, so it rewrites without working.
-	other, err := runtime.NewJobType(runtime.JobType{Kind: "other", Queue: "other", Priority: 5, MaxAttempts: 1, WriteVersion: 1,
-		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := testConfig(map[string]runtime.QueueConfig{"other": {}})
-	cfg.UpgradePayloads = true
-	w := runtime.NewWorker(pool, cfg)
-	if err := runtime.Handle(w, versionedType(t), func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	if err := runtime.Handle(w, other, func(context.Context, *runtime.Job, map[string]any) error { return nil }); err != nil {
-		t.Fatal(err)
-	}
-	startWorker(t, w)
-	time.Sleep(300 * time.Millisecond)
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE payload_version = 2`); n != 0 {
-		t.Fatalf("%d jobs rewritten to version 2 while a version-1-only worker is alive", n)
-	}
-	if _, err := pool.Exec(ctx, `DELETE FROM jobc_workers WHERE id = 'old'`); err != nil {
-		t.Fatal(err)
-	}
-	waitFor(t, "every waiting job at version 2", 10*time.Second, func() bool {
-		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE payload_version = 2 AND payload ? 'recipient' AND NOT payload ? 'email'`) == 250
-	})
 }

@@ -141,28 +141,6 @@ func TestMigrateUpThenStatus(t *testing.T) {
 	}
 }
 
-// TestStatusReportsUndecodableJobs: status lists unfinished jobs by version and, with
-// --fail-undecodable, fails while some have no live worker able to decode them.
-func TestStatusReportsUndecodableJobs(t *testing.T) {
-	pool := pgtest.NewSchema(t, nil)
-	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
-	if _, _, code := jobc(t, "migrate", "up", "--database-url", url); code != 0 {
-		t.Fatal("migrate up failed")
-	}
-	out, errOut, code := jobc(t, "status", "--database-url", url, "--fail-undecodable")
-	if code != 0 || !strings.Contains(out, "migrations: 1 of 1 applied") || !strings.Contains(out, "workers (0 live") {
-		t.Fatalf("status of an empty database: exit %d\n%s%s", code, out, errOut)
-	}
-	if _, err := pool.Exec(context.Background(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
-		VALUES ('send_email', 'email', 'available', 5, 2, '{}', 5)`); err != nil {
-		t.Fatal(err)
-	}
-	out, errOut, code = jobc(t, "status", "--database-url", url, "--fail-undecodable")
-	if code != 1 || !strings.Contains(out, "send_email") || !strings.Contains(out, "NONE: no live worker decodes these") || !strings.Contains(errOut, "1 unfinished job(s)") {
-		t.Fatalf("status with an undecodable job: exit %d\n%s%s", code, out, errOut)
-	}
-}
-
 // TestJobsListShowCancel: an operator lists jobs, shows one, and cancels it.
 func TestJobsListShowCancel(t *testing.T) {
 	pool := pgtest.NewSchema(t, nil)

@@ -25,8 +25,10 @@ func newStatus() *cobra.Command {
 		Long: `Status shows what an operator needs during a rolling deploy: which workers are alive
 and which payload versions each decodes, and how many unfinished jobs there are of each
 kind, queue, payload version and state — with the live workers able to decode them.
-Jobs that no live worker decodes are marked; retire a payload version only once none of
-its jobs remain. With --fail-undecodable, exit 1 when there are such jobs.`,
+Jobs that no live worker takes are marked NONE with the reason: no live worker serves
+their queue, the workers of their queue do not handle their kind, or none of them
+decodes their payload version (retire a version only once none of its jobs remain).
+With --fail-undecodable, exit 1 when there are such jobs.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx := cmd.Context()
@@ -65,21 +67,21 @@ its jobs remain. With --fail-undecodable, exit 1 when there are such jobs.`,
 			for _, c := range counts {
 				by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
 				if len(c.Decoders) == 0 {
-					by = "NONE: no live worker decodes these"
+					by = "NONE: " + c.Problem
 					undecodable += c.Jobs
 				}
 				fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\n", c.Kind, c.Queue, c.Version, c.State, c.Jobs, by)
 			}
 			tw.Flush()
 			if failUndecoded && undecodable > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("jobc: %d unfinished job(s) that no live worker decodes", undecodable)}
+				return &exitError{code: 1, err: fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable)}
 			}
 			return nil
 		},
 	}
 	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
-	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that decodes them")
+	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
 	return cmd
 }
 

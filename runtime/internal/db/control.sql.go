@@ -7,30 +7,16 @@ package db
 
 import (
 	"context"
-	"time"
 )
 
 const cancelPending = `-- name: CancelPending :execrows
 
-WITH done AS (
-    DELETE FROM jobc_jobs j WHERE j.id = $1 AND j.state IN ('available', 'scheduled')
-    RETURNING id, kind, queue, state, priority, payload_version, payload, metadata, available_at, attempt, max_attempts, lease_owner, lease_expires_at, errors, unique_key, unique_finished, cancel_requested_at, created_at, attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('cancelled' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'cancelled', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done
+SELECT 1 FROM jobc_cancel_waiting($1::bigint) AS f(id)
 `
 
 // Operating on jobs: cancel, read, count.
-// Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled.
+// Cancels a job that has not started: it moves to jobc_jobs_finished as cancelled
+// (jobc_cancel_waiting).
 func (q *Queries) CancelPending(ctx context.Context, id int64) (int64, error) {
 	result, err := q.db.Exec(ctx, cancelPending, id)
 	if err != nil {
@@ -40,10 +26,7 @@ func (q *Queries) CancelPending(ctx context.Context, id int64) (int64, error) {
 }
 
 const countJobsByState = `-- name: CountJobsByState :many
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs GROUP BY kind, state
-UNION ALL
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs_finished GROUP BY kind, state
-ORDER BY 1, 2
+SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORDER BY 1, 2
 `
 
 type CountJobsByStateRow struct {
@@ -74,37 +57,13 @@ func (q *Queries) CountJobsByState(ctx context.Context) ([]CountJobsByStateRow, 
 
 const getJob = `-- name: GetJob :one
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at,
-       NULL::timestamptz AS finished_at
-FROM jobc_jobs WHERE jobc_jobs.id = $1
-UNION ALL
-SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-FROM jobc_jobs_finished WHERE jobc_jobs_finished.id = $1
+FROM jobc_jobs_all WHERE id = $1
 `
 
-type GetJobRow struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          JobcState
-	Priority       int16
-	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
-	AvailableAt    time.Time
-	Attempt        int32
-	MaxAttempts    int32
-	Errors         []byte
-	UniqueKey      *string
-	CreatedAt      time.Time
-	AttemptedAt    *time.Time
-	FinishedAt     *time.Time
-}
-
-func (q *Queries) GetJob(ctx context.Context, id int64) (GetJobRow, error) {
+func (q *Queries) GetJob(ctx context.Context, id int64) (JobcJobsAll, error) {
 	row := q.db.QueryRow(ctx, getJob, id)
-	var i GetJobRow
+	var i JobcJobsAll
 	err := row.Scan(
 		&i.ID,
 		&i.Kind,
@@ -127,16 +86,9 @@ func (q *Queries) GetJob(ctx context.Context, id int64) (GetJobRow, error) {
 }
 
 const listJobs = `-- name: ListJobs :many
-SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at, attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at FROM (
-    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-           attempt, max_attempts, errors, unique_key, created_at, attempted_at,
-           NULL::timestamptz AS finished_at
-    FROM jobc_jobs
-    UNION ALL
-    SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-           attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-    FROM jobc_jobs_finished
-) j
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+FROM jobc_jobs_all j
 WHERE ($1::text IS NULL OR j.kind = $1::text)
   AND ($2::text IS NULL OR j.queue = $2::text)
   AND ($3::text IS NULL OR j.state::text = $3::text)
@@ -151,27 +103,8 @@ type ListJobsParams struct {
 	Max   int32
 }
 
-type ListJobsRow struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          JobcState
-	Priority       int16
-	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
-	AvailableAt    time.Time
-	Attempt        int32
-	MaxAttempts    int32
-	Errors         []byte
-	UniqueKey      *string
-	CreatedAt      time.Time
-	AttemptedAt    *time.Time
-	FinishedAt     *time.Time
-}
-
 // The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
-func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]ListJobsRow, error) {
+func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]JobcJobsAll, error) {
 	rows, err := q.db.Query(ctx, listJobs,
 		arg.Kind,
 		arg.Queue,
@@ -182,9 +115,9 @@ func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]ListJobsR
 		return nil, err
 	}
 	defer rows.Close()
-	items := []ListJobsRow{}
+	items := []JobcJobsAll{}
 	for rows.Next() {
-		var i ListJobsRow
+		var i JobcJobsAll
 		if err := rows.Scan(
 			&i.ID,
 			&i.Kind,

@@ -40,10 +40,7 @@ WITH ins AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (
-    SELECT pg_notify('jobc', ins.queue)
-    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
-) n ON true
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true
 `
 
 type InsertJobParams struct {
@@ -57,9 +54,9 @@ type InsertJobParams struct {
 	MaxAttempts    int32
 }
 
-// Inserting jobs. An insert of an available job notifies channel jobc with the queue
-// name when a worker of that queue sleeps (jobc_sleepers); PostgreSQL folds identical
-// notifications of one transaction into one.
+// Inserting jobs. An insert of an available job wakes its queue through jobc_wake
+// (schema/0002): a notification on channel jobc, sent only when a worker of that
+// queue sleeps.
 func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (int64, error) {
 	row := q.db.QueryRow(ctx, insertJob,
 		arg.Kind,
@@ -98,10 +95,7 @@ WITH k AS (
 )
 SELECT ins.id
 FROM ins
-LEFT JOIN LATERAL (
-    SELECT pg_notify('jobc', ins.queue)
-    WHERE ins.state = 'available' AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = ins.queue)
-) n ON true
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true
 `
 
 type InsertUniqueJobParams struct {
@@ -152,8 +146,7 @@ func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams
 }
 
 const notifyQueue = `-- name: NotifyQueue :exec
-SELECT pg_notify('jobc', $1::text)
-WHERE EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = $1::text)
+SELECT jobc_wake($1::text)
 `
 
 // Wakes the queue's sleeping workers, if any.

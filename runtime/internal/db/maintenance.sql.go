@@ -80,7 +80,7 @@ WITH due AS (
 )
 SELECT q.queue, q.jobs
 FROM per_queue q
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', q.queue)) n ON true
+LEFT JOIN LATERAL (SELECT jobc_wake(q.queue)) n ON true
 `
 
 type PromoteScheduledRow struct {
@@ -161,50 +161,7 @@ func (q *Queries) PruneIdempotencyKeys(ctx context.Context, arg PruneIdempotency
 }
 
 const rescueExpired = `-- name: RescueExpired :many
-WITH expired AS (
-    SELECT id FROM jobc_jobs
-    WHERE state = 'running' AND lease_expires_at < now()
-    ORDER BY lease_expires_at
-    LIMIT $1
-    FOR UPDATE SKIP LOCKED
-), retried AS (
-    UPDATE jobc_jobs j
-    SET state = 'available', lease_owner = NULL, lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(jsonb_build_object(
-            'attempt', j.attempt, 'at', now(), 'class', 'lease_expired', 'worker', j.lease_owner,
-            'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)'))
-    FROM expired e
-    WHERE j.id = e.id AND j.attempt < j.max_attempts AND j.cancel_requested_at IS NULL
-    RETURNING j.id, j.queue
-), dead AS (
-    DELETE FROM jobc_jobs j USING expired e
-    WHERE j.id = e.id AND (j.attempt >= j.max_attempts OR j.cancel_requested_at IS NOT NULL)
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING dead d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ((CASE WHEN d.cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state
-               = ANY(coalesce(d.unique_finished, '{}')))
-), moved AS (
-    INSERT INTO jobc_jobs_finished (
-        id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-    )
-    SELECT id, kind, queue,
-           (CASE WHEN cancel_requested_at IS NOT NULL THEN 'cancelled' ELSE 'failed' END)::jobc_state,
-           priority, payload_version, payload, metadata, available_at, attempt, max_attempts,
-           errors || jsonb_build_array(jsonb_build_object(
-               'attempt', attempt, 'at', now(), 'class', 'lease_expired', 'worker', lease_owner,
-               'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)')),
-           unique_key, created_at, attempted_at, now()
-    FROM dead
-    RETURNING id, state
-)
-SELECT r.id, 'available'::jobc_state AS state
-FROM retried r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true
-UNION ALL
-SELECT m.id, m.state FROM moved m
+SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue($1::int) AS r(id, state)
 `
 
 type RescueExpiredRow struct {
@@ -214,7 +171,7 @@ type RescueExpiredRow struct {
 
 // Returns jobs whose lease expired (their worker died or lost its connection) to the
 // queue, counting the attempt and recording "lease expired"; fails those out of
-// attempts and cancels those whose cancellation was requested.
+// attempts and cancels those whose cancellation was requested (jobc_rescue).
 func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, rescueExpired, max)
 	if err != nil {
@@ -225,6 +182,69 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 	for rows.Next() {
 		var i RescueExpiredRow
 		if err := rows.Scan(&i.ID, &i.State); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const unhandledJobs = `-- name: UnhandledJobs :many
+WITH handled AS MATERIALIZED (
+    SELECT DISTINCT q.queue, k.kind
+    FROM jobc_workers w
+    CROSS JOIN LATERAL unnest(w.queues) AS q(queue)
+    CROSS JOIN LATERAL jsonb_object_keys(w.kinds) AS k(kind)
+    WHERE w.heartbeat_at >= now() - make_interval(secs => 3 * w.lease_secs)
+)
+SELECT j.kind, j.queue, count(*) AS jobs, min(j.available_at)::timestamptz AS oldest_available_at
+FROM jobc_jobs j
+WHERE j.state = 'available'
+  AND j.queue = ANY($1::text[])
+  AND j.available_at < now() - make_interval(secs => $2::float8)
+  AND NOT (j.kind = ANY($3::text[]))
+  AND NOT EXISTS (SELECT 1 FROM handled h WHERE h.queue = j.queue AND h.kind = j.kind)
+GROUP BY j.kind, j.queue
+ORDER BY j.kind, j.queue
+`
+
+type UnhandledJobsParams struct {
+	Queues         []string
+	MinWaitSeconds float64
+	Kinds          []string
+}
+
+type UnhandledJobsRow struct {
+	Kind              string
+	Queue             string
+	Jobs              int64
+	OldestAvailableAt time.Time
+}
+
+// Jobs of the given queues, available for longer than min_wait_seconds, whose kind no
+// live worker serving their queue handles (by jobc_workers; kinds are the caller's
+// own, in case its registry entry is being rewritten), by kind and queue, with when
+// the longest-waiting one became due. The handled pairs are computed once
+// (MATERIALIZED) and anti-joined by hash, not looked up per job; min_wait keeps the
+// scan to the claim index when every waiting job is young, as under a burst.
+func (q *Queries) UnhandledJobs(ctx context.Context, arg UnhandledJobsParams) ([]UnhandledJobsRow, error) {
+	rows, err := q.db.Query(ctx, unhandledJobs, arg.Queues, arg.MinWaitSeconds, arg.Kinds)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UnhandledJobsRow{}
+	for rows.Next() {
+		var i UnhandledJobsRow
+		if err := rows.Scan(
+			&i.Kind,
+			&i.Queue,
+			&i.Jobs,
+			&i.OldestAvailableAt,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

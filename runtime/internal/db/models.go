@@ -84,6 +84,25 @@ type JobcJob struct {
 	AttemptedAt       *time.Time
 }
 
+type JobcJobsAll struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	State          JobcState
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	AvailableAt    time.Time
+	Attempt        int32
+	MaxAttempts    int32
+	Errors         []byte
+	UniqueKey      *string
+	CreatedAt      time.Time
+	AttemptedAt    *time.Time
+	FinishedAt     *time.Time
+}
+
 type JobcJobsFinished struct {
 	ID             int64
 	Kind           string

@@ -62,8 +62,10 @@ type ClaimJobsRow struct {
 }
 
 // The worker's hot path: claim a batch, extend leases, record outcomes in batches.
-// Every statement that finishes a job also releases its unique key, unless the job
-// declared that the key stays held in the state it finishes in.
+// Every statement that finishes a job does so through jobc_finish (schema/0002), which
+// also releases its unique key unless the job declared that the key stays held in the
+// state it finishes in; every one that gives work back to a queue wakes it through
+// jobc_wake, which notifies only sleeping workers.
 // Leases up to max available jobs of one queue, most urgent first, taking only the
 // (kind, payload version) pairs this worker can decode: other rows are left for workers
 // that can, so a rolling deploy never fails a job or burns an attempt. The ids are
@@ -109,35 +111,20 @@ func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJo
 }
 
 const completeJobInTx = `-- name: CompleteJobInTx :execrows
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = $1 AND j.attempt = $2
-      AND j.state = 'running' AND j.lease_owner = $3::text
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done
+SELECT 1
+FROM jobc_finish(ARRAY[$1::bigint], 'completed', NULL, $2::text, ARRAY[$3::int]) AS f(id)
 `
 
 type CompleteJobInTxParams struct {
 	ID      int64
-	Attempt int32
 	Owner   string
+	Attempt int32
 }
 
 // Completes one job inside the handler's own transaction (transactional mode): the
 // handler's writes and the completion commit together or not at all.
 func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams) (int64, error) {
-	result, err := q.db.Exec(ctx, completeJobInTx, arg.ID, arg.Attempt, arg.Owner)
+	result, err := q.db.Exec(ctx, completeJobInTx, arg.ID, arg.Owner, arg.Attempt)
 	if err != nil {
 		return 0, err
 	}
@@ -145,39 +132,20 @@ func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams
 }
 
 const completeJobs = `-- name: CompleteJobs :many
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = ANY($1::bigint[])
-      AND j.attempt = ($2::int[])[array_position($1::bigint[], j.id)]
-      AND j.state = 'running' AND j.lease_owner = $3::text
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ('completed' = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT id, kind, queue, 'completed', priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, now()
-FROM done
-RETURNING id
+SELECT f.id::bigint AS id
+FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text, $3::int[]) AS f(id)
 `
 
 type CompleteJobsParams struct {
 	Ids      []int64
-	Attempts []int32
 	Owner    string
+	Attempts []int32
 }
 
-// Moves the given attempts to jobc_jobs_finished as completed. An attempt whose lease
-// this worker no longer holds is left alone and not returned. Rows are found with
-// id = ANY(ids) and each one's attempt looked up by position, not by joining an
-// unnest: a generic plan of the join re-evaluated the unnest for every row.
+// Moves the given attempts to jobc_jobs_finished as completed (jobc_finish). An attempt
+// whose lease this worker no longer holds is left alone and not returned.
 func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, completeJobs, arg.Ids, arg.Attempts, arg.Owner)
+	rows, err := q.db.Query(ctx, completeJobs, arg.Ids, arg.Owner, arg.Attempts)
 	if err != nil {
 		return nil, err
 	}
@@ -237,46 +205,28 @@ func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]E
 }
 
 const finishJobs = `-- name: FinishJobs :many
-WITH done AS (
-    DELETE FROM jobc_jobs j
-    WHERE j.id = ANY($3::bigint[])
-      AND j.attempt = ($4::int[])[array_position($3::bigint[], j.id)]
-      AND j.state = 'running' AND j.lease_owner = $5::text
-    RETURNING j.id, j.kind, j.queue, j.state, j.priority, j.payload_version, j.payload, j.metadata, j.available_at, j.attempt, j.max_attempts, j.lease_owner, j.lease_expires_at, j.errors, j.unique_key, j.unique_finished, j.cancel_requested_at, j.created_at, j.attempted_at
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING done d
-    WHERE u.job_id = d.id AND d.unique_key IS NOT NULL
-      AND NOT ($1::jobc_state = ANY(coalesce(d.unique_finished, '{}')))
-)
-INSERT INTO jobc_jobs_finished (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-    attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-)
-SELECT d.id, d.kind, d.queue, $1::jobc_state, d.priority, d.payload_version, d.payload,
-       d.metadata, d.available_at, d.attempt, d.max_attempts,
-       d.errors || jsonb_build_array(($2::jsonb[])[array_position($3::bigint[], d.id)]),
-       d.unique_key, d.created_at, d.attempted_at, now()
-FROM done d
-RETURNING id
+SELECT f.id::bigint AS id
+FROM jobc_finish($1::bigint[], $2::jobc_state, $3::jsonb[],
+                 $4::text, $5::int[]) AS f(id)
 `
 
 type FinishJobsParams struct {
+	Ids      []int64
 	State    JobcState
 	Errors   [][]byte
-	Ids      []int64
-	Attempts []int32
 	Owner    string
+	Attempts []int32
 }
 
 // Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
-// appending each one's error.
+// appending each one's error (jobc_finish).
 func (q *Queries) FinishJobs(ctx context.Context, arg FinishJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, finishJobs,
+		arg.Ids,
 		arg.State,
 		arg.Errors,
-		arg.Ids,
-		arg.Attempts,
 		arg.Owner,
+		arg.Attempts,
 	)
 	if err != nil {
 		return nil, err
@@ -321,10 +271,10 @@ WITH released AS (
     SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
     WHERE id = ANY($1::bigint[]) AND state = 'running' AND lease_owner = $2::text
     RETURNING id, queue
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q
 )
-SELECT r.id
-FROM released r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue)) n ON true
+SELECT r.id FROM released r, woken
 `
 
 type ReleaseJobsParams struct {
@@ -371,10 +321,10 @@ WITH f AS (
       AND j.attempt = ($4::int[])[array_position(f.ids, j.id)]
       AND j.state = 'running' AND j.lease_owner = $5::text
     RETURNING j.id, j.queue, j.state
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM retried r WHERE r.state = 'available') q
 )
-SELECT r.id
-FROM retried r
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', r.queue) WHERE r.state = 'available') n ON true
+SELECT r.id FROM retried r, woken
 `
 
 type RetryJobsParams struct {
@@ -386,7 +336,8 @@ type RetryJobsParams struct {
 }
 
 // Returns the given attempts to the queue at their next run time, appending each one's
-// error. A job due now becomes available (and wakes workers); a later one is scheduled.
+// error. A job due now becomes available (and wakes sleeping workers); a later one is
+// scheduled.
 func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, retryJobs,
 		arg.Ids,

@@ -1,0 +1,82 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/schema"
+)
+
+// TestStatusReportsUndecodableJobs: status lists unfinished jobs by version and, with
+// --fail-undecodable, fails while some have no live worker able to decode them.
+func TestStatusReportsUndecodableJobs(t *testing.T) {
+	pool := pgtest.NewSchema(t, nil)
+	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	if _, _, code := jobc(t, "migrate", "up", "--database-url", url); code != 0 {
+		t.Fatal("migrate up failed")
+	}
+	out, errOut, code := jobc(t, "status", "--database-url", url, "--fail-undecodable")
+	applied := fmt.Sprintf("migrations: %d of %d applied", schema.Latest(), schema.Latest())
+	if code != 0 || !strings.Contains(out, applied) || !strings.Contains(out, "workers (0 live") {
+		t.Fatalf("status of an empty database: exit %d, want 0 with %q\n%s%s", code, applied, out, errOut)
+	}
+	if _, err := pool.Exec(context.Background(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES ('send_email', 'email', 'available', 5, 2, '{}', 5)`); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = jobc(t, "status", "--database-url", url, "--fail-undecodable")
+	if code != 1 || !strings.Contains(out, "send_email") || !strings.Contains(out, "NONE: no live worker serves queue email") || !strings.Contains(errOut, "1 unfinished job(s)") {
+		t.Fatalf("status with an undecodable job: exit %d\n%s%s", code, out, errOut)
+	}
+}
+
+// TestStatusSaysWhyNobodyTakesJobs: for each count of unfinished jobs no live worker
+// takes, status names the reason — nobody serves the queue, the queue's workers do
+// not handle the kind, or none of them decodes the version — and jobs some live worker
+// takes are not flagged.
+func TestStatusSaysWhyNobodyTakesJobs(t *testing.T) {
+	pool := pgtest.NewSchema(t, nil)
+	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	if _, _, code := jobc(t, "migrate", "up", "--database-url", url); code != 0 {
+		t.Fatal("migrate up failed")
+	}
+	ctx := context.Background()
+	// One live worker serves queue email and decodes send_email v1; a dead one (no
+	// heartbeat for an hour) once handled send_fax and served reports.
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workers (id, host, pid, queues, kinds, lease_secs, heartbeat_at) VALUES
+		('live', 'h', 1, '{email}', '{"send_email": [1, 1]}', 30, now()),
+		('dead', 'h', 2, '{email,reports}', '{"send_fax": [1, 1], "report": [1, 1]}', 30, now() - interval '1 hour')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts) VALUES
+		('send_email', 'email', 'available', 5, 1, '{}', 5),
+		('send_email', 'email', 'available', 5, 2, '{}', 5),
+		('send_fax', 'email', 'available', 5, 1, '{}', 5),
+		('send_fax', 'email', 'available', 5, 1, '{}', 5),
+		('report', 'reports', 'scheduled', 5, 1, '{}', 5)`); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := jobc(t, "status", "--database-url", url, "--fail-undecodable")
+	if code != 1 || !strings.Contains(errOut, "jobc: 4 unfinished job(s) that no live worker takes") {
+		t.Errorf("exit %d, stderr %q; want 1 and 4 jobs nobody takes", code, errOut)
+	}
+	space := regexp.MustCompile(` +`)
+	lines := map[string]bool{}
+	for _, l := range strings.Split(out, "\n") {
+		lines[space.ReplaceAllString(strings.TrimSpace(l), " ")] = true
+	}
+	for _, want := range []string{
+		"send_email email 1 available 1 1 worker(s)",
+		"send_email email 2 available 1 NONE: no live worker decodes version 2 of kind send_email",
+		"send_fax email 1 available 2 NONE: workers of queue email do not handle kind send_fax",
+		"report reports 1 scheduled 1 NONE: no live worker serves queue reports",
+	} {
+		if !lines[want] {
+			t.Errorf("status output lacks the line %q:\n%s", want, out)
+		}
+	}
+}

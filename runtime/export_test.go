@@ -1,0 +1,97 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// Hooks for the external tests (package runtime_test). The maintenance services are
+// internal types; their tests build one against a test database and call its runOnce
+// directly, as River's tests do, instead of waiting on a whole worker.
+
+func NewSchedulerForTest(dbtx DBTX, batch int) *scheduler {
+	return newScheduler(db.New(dbtx), schedulerConfig{BatchSize: batch})
+}
+
+func (s *scheduler) RunOnce(ctx context.Context) (schedulerResult, error) { return s.runOnce(ctx) }
+
+func NewRescuerForTest(dbtx DBTX, log *slog.Logger, batch int) *rescuer {
+	return newRescuer(db.New(dbtx), log, rescuerConfig{BatchSize: batch})
+}
+
+func (r *rescuer) RunOnce(ctx context.Context) (rescuerResult, error) { return r.runOnce(ctx) }
+
+func NewPrunerForTest(dbtx DBTX, retention Retention, batch int, now func() time.Time) *pruner {
+	p := newPruner(db.New(dbtx), prunerConfig{Retention: retention, BatchSize: batch})
+	p.now = now
+	return p
+}
+
+func (p *pruner) RunOnce(ctx context.Context) (prunerResult, error) { return p.runOnce(ctx) }
+
+func NewRegistryPrunerForTest(dbtx DBTX) *registryPruner {
+	return newRegistryPruner(db.New(dbtx), registryPrunerConfig{})
+}
+
+func (p *registryPruner) RunOnce(ctx context.Context) (registryPrunerResult, error) {
+	return p.runOnce(ctx)
+}
+
+func NewStarvationAgerForTest(dbtx DBTX, queues []string, bound time.Duration) *starvationAger {
+	return newStarvationAger(db.New(dbtx), agerConfig{Queues: queues, Bound: bound})
+}
+
+func (a *starvationAger) RunOnce(ctx context.Context) (agerResult, error) { return a.runOnce(ctx) }
+
+func NewUpgraderForTest(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *upgrader {
+	return newUpgrader(pool, log, jt, upgraderConfig{BatchSize: batch})
+}
+
+func (u *upgrader) RunOnce(ctx context.Context) (upgraderResult, error) { return u.runOnce(ctx) }
+
+// NewPeriodicEnqueuerForTest reads the time from now, which the test controls.
+func NewPeriodicEnqueuerForTest(dbtx DBTX, jt *JobType, now func() time.Time) (*periodicEnqueuer, error) {
+	p, err := newPeriodicEnqueuer(db.New(dbtx), jt, periodicConfig{})
+	if err != nil {
+		return nil, err
+	}
+	p.now = now
+	p.since = now().Add(-periodicLookback)
+	return p, nil
+}
+
+func (p *periodicEnqueuer) RunOnce(ctx context.Context) (periodicResult, error) {
+	return p.runOnce(ctx)
+}
+
+func NewUnhandledReporterForTest(dbtx DBTX, log *slog.Logger, queues, kinds []string, repeat time.Duration, now func() time.Time) *unhandledReporter {
+	u := newUnhandledReporter(db.New(dbtx), log, unhandledConfig{Queues: queues, Kinds: kinds, Repeat: repeat})
+	u.now = now
+	return u
+}
+
+func (u *unhandledReporter) RunOnce(ctx context.Context) (unhandledResult, error) {
+	return u.runOnce(ctx)
+}
+
+// MaintenanceServicesForTest names the services w's Run would start, in order.
+func MaintenanceServicesForTest(w *Worker) ([]string, error) {
+	queues, err := w.buildQueues()
+	if err != nil {
+		return nil, err
+	}
+	services, err := w.maintenance(queues)
+	if err != nil {
+		return nil, err
+	}
+	names := make([]string, len(services))
+	for i, s := range services {
+		names[i] = s.name
+	}
+	return names, nil
+}

@@ -1,0 +1,75 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// rescuerConfig tunes the rescuer.
+type rescuerConfig struct {
+	Interval  time.Duration // how often expired leases are looked for
+	BatchSize int           // rows per statement; default maintenanceBatch
+}
+
+// rescuer returns jobs whose lease expired (their worker crashed, was killed or lost
+// its connection) to their queue, or fails or cancels them (jobc_rescue).
+type rescuer struct {
+	cfg rescuerConfig
+	q   *db.Queries
+	log *slog.Logger
+}
+
+// rescuerResult is what one run of the rescuer did.
+type rescuerResult struct {
+	Retried   int // back in their queue, the attempt counted
+	Failed    int // out of attempts
+	Cancelled int // their cancellation had been requested
+}
+
+func newRescuer(q *db.Queries, log *slog.Logger, cfg rescuerConfig) *rescuer {
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = maintenanceBatch
+	}
+	return &rescuer{cfg: cfg, q: q, log: log}
+}
+
+func (r *rescuer) service() service {
+	return service{"rescuer", r.cfg.Interval, discard(r.runOnce)}
+}
+
+// runOnce rescues every job whose lease has expired, a batch per statement, and logs
+// what it did: a rescue means a worker vanished with work in hand.
+func (r *rescuer) runOnce(ctx context.Context) (rescuerResult, error) {
+	var res rescuerResult
+	for {
+		rows, err := r.q.RescueExpired(ctx, int32(r.cfg.BatchSize))
+		if err != nil {
+			return res, fmt.Errorf("rescue expired leases: %w", err)
+		}
+		var batch rescuerResult
+		for _, row := range rows {
+			switch row.State {
+			case db.JobcStateAvailable:
+				batch.Retried++
+			case db.JobcStateFailed:
+				batch.Failed++
+			case db.JobcStateCancelled:
+				batch.Cancelled++
+			}
+		}
+		if len(rows) > 0 {
+			r.log.WarnContext(ctx, "jobc worker: rescued jobs whose lease expired",
+				slog.Int("retried", batch.Retried), slog.Int("failed", batch.Failed), slog.Int("cancelled", batch.Cancelled))
+		}
+		res.Retried += batch.Retried
+		res.Failed += batch.Failed
+		res.Cancelled += batch.Cancelled
+		if len(rows) < r.cfg.BatchSize {
+			return res, nil
+		}
+	}
+}
