@@ -101,7 +101,7 @@ func Work(t testing.TB, pool *pgxpool.Pool, register func(w *runtime.Worker) err
 		}
 		if time.Now().After(deadline) {
 			stop()
-			_ = <-done // the worker's error says nothing about the jobs left pending
+			<-done //nolint:errcheck // the worker's error says nothing about the jobs left pending
 			t.Fatalf("jobctest: jobs still pending after a minute")
 		}
 		select {

@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -37,7 +36,7 @@ func BenchmarkClaimFinish(b *testing.B) {
 	done := make(chan struct{}, b.N)
 	w := runtime.NewWorker(pool, runtime.Config{
 		Queues:       map[string]runtime.QueueConfig{"bench": {MaxWorkers: 100}},
-		Logger:       slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:       slog.New(slog.DiscardHandler),
 		PollInterval: 100 * time.Millisecond,
 	})
 	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error {

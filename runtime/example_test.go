@@ -3,7 +3,6 @@ package runtime_test
 import (
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"time"
 
@@ -36,7 +35,7 @@ var welcomeType = runtime.MustJobType(runtime.JobType{
 
 func quietWorker(pool *pgxpool.Pool) *runtime.Worker {
 	return runtime.NewWorker(pool, runtime.Config{
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      50 * time.Millisecond,
 		SchedulerInterval: 50 * time.Millisecond,
 	})

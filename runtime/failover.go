@@ -227,8 +227,8 @@ func (h *connHealth) install(cfg *pgxpool.Config, owned bool, onRetire func(cont
 		}
 	}
 	prepare := cfg.PrepareConn
-	if prepare == nil && cfg.BeforeAcquire != nil {
-		beforeAcquire := cfg.BeforeAcquire
+	if prepare == nil && cfg.BeforeAcquire != nil { //nolint:staticcheck // an application may still set the deprecated hook: keep honouring it
+		beforeAcquire := cfg.BeforeAcquire //nolint:staticcheck // as above
 		prepare = func(ctx context.Context, conn *pgx.Conn) (bool, error) { return beforeAcquire(ctx, conn), nil }
 	}
 	cfg.PrepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) {

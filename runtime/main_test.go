@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -32,7 +31,7 @@ func newDB(t *testing.T) *pgxpool.Pool {
 func testConfig(queues map[string]runtime.QueueConfig) runtime.Config {
 	return runtime.Config{
 		Queues:            queues,
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      50 * time.Millisecond,
 		SchedulerInterval: 20 * time.Millisecond,
 		LeaseDuration:     5 * time.Second,

@@ -18,7 +18,10 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := context.Background()
-	jt := emailType(t, nil)
+	// Notifications are per database, and the package's other tests share it: this
+	// test's queue is its own, and only notifications for it count.
+	const queue = "notify_sleepers"
+	jt := emailType(t, func(jt *runtime.JobType) { jt.Queue = queue })
 	listener, err := pgx.Connect(ctx, pgtest.SchemaConnString(t, pgtest.SchemaOf(pool)))
 	if err != nil {
 		t.Fatal(err)
@@ -30,8 +33,15 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 	notified := func(within time.Duration) bool {
 		wctx, cancel := context.WithTimeout(ctx, within)
 		defer cancel()
-		_, err := listener.WaitForNotification(wctx)
-		return err == nil
+		for {
+			n, err := listener.WaitForNotification(wctx)
+			if err != nil {
+				return false
+			}
+			if n.Payload == queue {
+				return true
+			}
+		}
 	}
 
 	if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "a@example.com"}); err != nil {
@@ -56,7 +66,7 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 		t.Fatalf("ran job %d", n)
 	}
 	waitFor(t, "the worker to sleep", 5*time.Second, func() bool {
-		return countRows(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE queue = 'email'`) == 1
+		return countRows(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE queue = $1`, queue) == 1
 	})
 	start := time.Now()
 	if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 2, Email: "b@example.com"}); err != nil {
@@ -74,6 +84,6 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 		t.Fatal("the sleeping worker was not woken")
 	}
 	waitFor(t, "the worker to sleep again", 5*time.Second, func() bool {
-		return countRows(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE queue = 'email'`) == 1
+		return countRows(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE queue = $1`, queue) == 1
 	})
 }

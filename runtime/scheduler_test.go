@@ -2,8 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
 	"slices"
 	"testing"
 
@@ -54,6 +52,3 @@ func TestSchedulerRunOnce(t *testing.T) {
 		t.Errorf("second run: %+v, %v; want nothing promoted", again, err)
 	}
 }
-
-// discardLogger drops every record.
-func discardLogger() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }

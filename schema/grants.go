@@ -86,6 +86,10 @@ func objects() []object {
 		// reads the applied migrations; only the owner writes them.
 		{kind: "TABLE", name: "jobc_migrations",
 			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
+		// The view of unfinished and finished jobs (migration 0002): GetJob, ListJobs
+		// and CountJobsByState read it.
+		{kind: "TABLE", name: "jobc_jobs_all", // GRANT ... ON TABLE covers views
+			worker: []string{sel}, readOnly: []string{sel}},
 		// The identity sequence of jobc_jobs.id: InsertUniqueJob and ReserveJobIDs
 		// (EnqueueMany) take ids with nextval.
 		{kind: "SEQUENCE", name: "jobc_jobs_id_seq",

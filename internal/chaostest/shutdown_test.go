@@ -160,7 +160,9 @@ func TestShutdownDuringBlockedClaim(t *testing.T) {
 		return len(claimPIDs) > 0, "no claim blocked by the lock"
 	})
 
-	a.signal(syscall.SIGTERM)
+	if err := a.signal(syscall.SIGTERM); err != nil {
+		t.Fatalf("signal worker A: %v", err)
+	}
 	// A worker may give up its claim at once or wait for it (and then release what it
 	// got); either is fine, as long as nothing stays claimed in its name.
 	if _, exited := a.wait(grace + a.opts.stopSlack()); exited {
