@@ -2,6 +2,8 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -79,5 +81,54 @@ func TestUnreachableDatabase(t *testing.T) {
 	_, err = runtime.Enqueue(ctx, pool, emailType(t, nil), emailPayload{N: 1, Email: "ada@example.com"})
 	if err == nil || !strings.Contains(err.Error(), "cannot reach PostgreSQL") {
 		t.Errorf("Enqueue: %v; want a message saying PostgreSQL cannot be reached", err)
+	}
+}
+
+// TestNewerSchemaIsAccepted: a database that a newer release already migrated (mid
+// rolling deploy) still runs this binary's workers; the worker says so at start. A
+// database that lacks a migration this binary needs is refused.
+func TestNewerSchemaIsAccepted(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	newer := schema.Latest() + 1
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_migrations (version, name) VALUES ($1, 'from_the_next_release')`, newer); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CheckSchema(ctx, pool); err != nil {
+		t.Fatalf("CheckSchema with migration %d from a newer release: %v", newer, err)
+	}
+
+	logs := &syncBuffer{}
+	cfg := testConfig(nil)
+	cfg.Logger = slog.New(slog.NewTextHandler(logs, nil))
+	w := runtime.NewWorker(pool, cfg)
+	jt := emailType(t, nil)
+	ran := make(chan struct{}, 1)
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error {
+		ran <- struct{}{}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "ada@example.com"}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ran:
+	case <-time.After(100 * cfg.PollInterval): // a hundred polls
+		t.Fatalf("the worker ran no job on a newer schema; its log:\n%s", logs.String())
+	}
+	if want := fmt.Sprintf("newest=%d known=%d", newer, schema.Latest()); !strings.Contains(logs.String(), want) {
+		t.Errorf("the worker's log does not mention the newer migration (%s):\n%s", want, logs.String())
+	}
+
+	if _, err := pool.Exec(ctx, `DELETE FROM jobc_migrations WHERE version = $1`, schema.Latest()); err != nil {
+		t.Fatal(err)
+	}
+	err := runtime.CheckSchema(ctx, pool)
+	if err == nil || !strings.Contains(err.Error(), "jobc migrate up") {
+		t.Errorf("CheckSchema with migration %d missing: %v; want an error saying to run jobc migrate up", schema.Latest(), err)
 	}
 }

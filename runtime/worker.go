@@ -67,11 +67,19 @@ func (w *Worker) Run(ctx context.Context) error {
 	if len(w.kinds) == 0 {
 		return errors.New("jobc: worker has no handlers: call the generated Register function first")
 	}
-	if err := CheckSchema(ctx, w.pool); err != nil {
+	st, err := Migrations(ctx, w.pool)
+	if err == nil {
+		err = st.check()
+	}
+	if err != nil {
 		if ctx.Err() != nil {
 			return nil // stopped before it started
 		}
 		return err
+	}
+	if len(st.Unknown) > 0 {
+		w.log.WarnContext(ctx, "jobc worker: the database has jobc migrations newer than this binary; fine while a deploy rolls out, upgrade jobc here afterwards",
+			slog.Int("newest", st.Unknown[len(st.Unknown)-1].Version), slog.Int("known", st.Latest))
 	}
 	queues, err := w.buildQueues()
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 //go:embed *.sql
@@ -69,4 +70,22 @@ func Latest() int {
 		return 0
 	}
 	return ms[len(ms)-1].Version
+}
+
+// destructiveSQL matches statements that take away or change what an earlier
+// migration made: dropping a table, view, column, function or type, renaming, changing
+// a column's type or making it NOT NULL. Indexes may come and go: no binary depends on
+// one for correctness.
+var destructiveSQL = regexp.MustCompile(`(?is)\bDROP\s+(TABLE|VIEW|COLUMN|FUNCTION|TYPE|SCHEMA|SEQUENCE)\b|\bRENAME\b|\bALTER\s+COLUMN\s+\S+\s+(TYPE|SET\s+NOT\s+NULL)\b`)
+
+// destructive returns the destructive statements of sql, ignoring -- comments.
+func destructive(sql string) []string {
+	var code strings.Builder
+	for line := range strings.Lines(sql) {
+		if i := strings.Index(line, "--"); i >= 0 {
+			line = line[:i] + "\n"
+		}
+		code.WriteString(line)
+	}
+	return destructiveSQL.FindAllString(code.String(), -1)
 }
