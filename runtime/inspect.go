@@ -32,10 +32,10 @@ func (s State) Finished() bool {
 
 // JobInfo is a job as stored, for inspection and tests.
 type JobInfo struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          State
+	ID    int64
+	Kind  string
+	Queue string
+	State State
 	// Priority is the priority the job was enqueued with, also after starvation aging
 	// moved it ahead of every declared priority (then Aged is true).
 	Priority       int
