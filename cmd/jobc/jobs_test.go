@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +162,31 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	var j jobJSON
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Kind != kind || j.Queue != queue || j.Errors[0].Error != "line1\nline2\x1b[2J" {
 		t.Errorf("jobs show --json does not round-trip the values (%v):\n%s", err, out)
+	}
+}
+
+// TestJobsShowStoredPriority: a job the starvation ager moved to priority 0 shows the
+// priority it was enqueued with, in the text and the JSON, as jobs list does.
+func TestJobsShowStoredPriority(t *testing.T) {
+	pool, url := migratedDB(t)
+	var id int64
+	if err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs (kind, queue, state, priority, declared_priority, payload_version, payload, max_attempts)
+		VALUES ('aged', 'q', 'available', 0, 4, 1, '{}', 3) RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	sid := strconv.FormatInt(id, 10)
+	space := regexp.MustCompile(` +`)
+	out, errOut, code := jobc(t, "jobs", "show", sid, "--database-url", url)
+	if code != 0 || !strings.Contains(space.ReplaceAllString(out, " "), "\npriority 4\n") {
+		t.Errorf("jobs show: exit %d; want priority 4\n%s%s", code, out, errOut)
+	}
+	out, _, _ = jobc(t, "jobs", "show", sid, "--json", "--database-url", url)
+	var j jobJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Priority != 4 {
+		t.Errorf("jobs show --json: priority %d (%v), want 4\n%s", j.Priority, err, out)
+	}
+	out, _, _ = jobc(t, "jobs", "list", "--database-url", url)
+	if !strings.Contains(space.ReplaceAllString(out, " "), sid+" aged q available 4 ") {
+		t.Errorf("jobs list: want priority 4\n%s", out)
 	}
 }
