@@ -190,3 +190,36 @@ func TestJobsShowStoredPriority(t *testing.T) {
 		t.Errorf("jobs list: want priority 4\n%s", out)
 	}
 }
+
+// TestJobsBulkFilters: --since, --error-class and --state narrow a bulk delete, the dry
+// run counts what the real one then deletes, and jobs outside the filters stay.
+func TestJobsBulkFilters(t *testing.T) {
+	pool, url := migratedDB(t)
+	ctx := t.Context()
+	// Failed an hour ago (old), and just now with two different error classes.
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at, finished_at) VALUES
+		(101, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "timeout", "error": "e"}]', now(), now() - interval '2 hours'),
+		(102, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "timeout", "error": "e"}]', now(), now()),
+		(103, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "invalid", "error": "e"}]', now(), now()),
+		(104, 'k', 'q', 'completed', 1, 1, '{}', '{}', now(), 1, 1, '[]', now(), now())`); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"jobs", "delete", "--state", "failed", "--since", "1h", "--error-class", "timeout", "--database-url", url}
+	out, errOut, code := jobc(t, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "would delete 1 job(s)") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = jobc(t, args...)
+	if code != 0 || !strings.Contains(out, "deleted 1 job(s)") || !strings.Contains(out, "ids: 102") {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, id := range []int64{101, 103, 104} {
+		if _, err := runtime.GetJob(ctx, pool, id); err != nil {
+			t.Errorf("job %d outside the filters is gone: %v", id, err)
+		}
+	}
+	if _, err := runtime.GetJob(ctx, pool, 102); err == nil {
+		t.Error("job 102 survived the delete")
+	}
+}
