@@ -223,3 +223,39 @@ func TestJobsBulkFilters(t *testing.T) {
 		t.Error("job 102 survived the delete")
 	}
 }
+
+// TestJobsRetryUniqueConflict: a cancelled job whose unique key another job took in the
+// meantime is not retried: by id, the error names the holder; in bulk, it is skipped
+// and counted.
+func TestJobsRetryUniqueConflict(t *testing.T) {
+	pool, url := migratedDB(t)
+	ctx := t.Context()
+	jt, err := runtime.NewJobType(runtime.JobType{Kind: "report", Queue: "q", Priority: 1, MaxAttempts: 3, WriteVersion: 1,
+		Unique:   &runtime.Unique{Fields: []string{"day"}},
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"day":{"type":"string"}}}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := runtime.Enqueue(ctx, pool, jt, map[string]string{"day": "mon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Cancel(ctx, pool, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := runtime.Enqueue(ctx, pool, jt, map[string]string{"day": "mon"})
+	if err != nil || holder.ID == first.ID {
+		t.Fatalf("second enqueue of the key after the cancel: %+v, %v", holder, err)
+	}
+	_, errOut, code := jobc(t, "jobs", "retry", strconv.FormatInt(first.ID, 10), "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, strconv.FormatInt(holder.ID, 10)) {
+		t.Errorf("retry of job %d: exit %d, stderr %q; want 1 naming the holder %d", first.ID, code, errOut, holder.ID)
+	}
+	out, errOut, code := jobc(t, "jobs", "retry", "--kind", "report", "--state", "cancelled", "--database-url", url)
+	if code != 0 || !strings.Contains(out, "retried 0 job(s); skipped 1: their unique key is held by another job") {
+		t.Errorf("bulk retry: exit %d\n%s%s", code, out, errOut)
+	}
+	if !allInState(t, pool, []int64{first.ID}, runtime.StateCancelled) {
+		t.Errorf("the refused retry changed the job:%s", jobStates(t, pool, []int64{first.ID}))
+	}
+}
