@@ -62,6 +62,11 @@ func objects() []object {
 		// (RETURNING id, queue, state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
 			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
+		// The view of every job, unfinished and finished (0002): GetJob, ListJobs and
+		// the dashboard's reads. A view is read with its owner's privileges on the
+		// tables beneath, so SELECT on it is all a reader needs.
+		{kind: "TABLE", name: "jobc_jobs_all",
+			worker: []string{sel}, readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
 		// PruneFinished and never updated.
 		{kind: "TABLE", name: "jobc_jobs_finished",

@@ -1,0 +1,52 @@
+-- Reads for the web dashboard (package dashboard) that the control API does not offer:
+-- failed jobs grouped by what went wrong, and throughput over time. All read-only.
+
+-- name: FailedGroups :many
+-- Failed jobs grouped by kind and the message of their last error (the one that
+-- failed them), biggest group first. Only failed rows are read: the partial index
+-- jobc_jobs_finished_failed_idx (0004) holds just them, so completed history, however
+-- long, costs nothing here.
+SELECT kind,
+       coalesce(errors -> -1 ->> 'error', '')::text AS message,
+       max(coalesce(errors -> -1 ->> 'class', ''))::text AS class,
+       count(*) AS jobs,
+       min(finished_at)::timestamptz AS first_seen,
+       max(finished_at)::timestamptz AS last_seen,
+       max(id)::bigint AS sample_id
+FROM jobc_jobs_finished
+WHERE state = 'failed'
+GROUP BY kind, coalesce(errors -> -1 ->> 'error', '')
+ORDER BY count(*) DESC, kind, message
+LIMIT sqlc.arg(max);
+
+-- name: FailedGroupIDs :many
+-- The ids of one group's failed jobs after the given id, in id order, for acting on
+-- the group in batches.
+SELECT id
+FROM jobc_jobs_finished
+WHERE state = 'failed'
+  AND kind = sqlc.arg(kind)
+  AND coalesce(errors -> -1 ->> 'error', '') = sqlc.arg(message)::text
+  AND id > sqlc.arg(after)::bigint
+ORDER BY id
+LIMIT sqlc.arg(max);
+
+-- name: QueueThroughput :many
+-- Jobs finished per queue, outcome and time bucket over the last window; bucket 0 is
+-- the most recent. The BRIN index on finished_at limits the scan to the window.
+SELECT queue, state,
+       floor(extract(epoch FROM now() - finished_at) / sqlc.arg(bucket_secs)::float8)::int AS bucket,
+       count(*) AS jobs
+FROM jobc_jobs_finished
+WHERE finished_at > now() - make_interval(secs => sqlc.arg(window_secs)::float8)
+GROUP BY queue, state, bucket
+ORDER BY queue, state, bucket;
+
+-- name: LastJobOfKind :many
+-- The newest job of a kind, unfinished or finished: a periodic job's last occurrence.
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+FROM jobc_jobs_all
+WHERE kind = sqlc.arg(kind)
+ORDER BY id DESC
+LIMIT 1;
