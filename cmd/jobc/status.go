@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -51,18 +50,19 @@ With --fail-undecodable, exit 1 when there are such jobs.`,
 				return err
 			}
 			fmt.Fprintf(out, "\nworkers (%d live, heartbeat within %s):\n", len(workers), within)
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
+			t := newTable(out)
 			for _, w := range workers {
-				fmt.Fprintf(tw, "  %s\t%s pid %d\tqueues %s\t%s\n", w.ID, w.Host, w.PID, strings.Join(w.Queues, ","), kindRanges(w.Kinds))
+				t.row("  "+w.ID, fmt.Sprintf("%s pid %d", w.Host, w.PID), "queues "+strings.Join(w.Queues, ","), kindRanges(w.Kinds))
 			}
-			tw.Flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
 			counts, err := runtime.UnfinishedByVersion(ctx, conn, within)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintln(out, "\nunfinished jobs:")
-			tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "  KIND\tQUEUE\tVERSION\tSTATE\tJOBS\tDECODED BY")
+			t = newTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
 			undecodable := int64(0)
 			for _, c := range counts {
 				by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
@@ -70,9 +70,11 @@ With --fail-undecodable, exit 1 when there are such jobs.`,
 					by = "NONE: " + c.Problem
 					undecodable += c.Jobs
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\n", c.Kind, c.Queue, c.Version, c.State, c.Jobs, by)
+				t.row("  "+c.Kind, c.Queue, c.Version, c.State, c.Jobs, by)
 			}
-			tw.Flush()
+			if err := t.flush(); err != nil {
+				return err
+			}
 			if failUndecoded && undecodable > 0 {
 				return &exitError{code: 1, err: fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable)}
 			}
