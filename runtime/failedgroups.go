@@ -39,9 +39,6 @@ func FailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup, err
 	return out, nil
 }
 
-// maxListLimit bounds the rows a read returns in one call.
-const maxListLimit = 10_000
-
 // FailedGroupIDs returns the ids of the failed jobs of kind whose last error message is
 // message, above after, in id order, at most limit (default 1,000, at most 10,000). Pass
 // the last id returned as after to read the next batch; an empty result is the end.

@@ -63,11 +63,6 @@ func objects() []object {
 		// (RETURNING id, queue, state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
 			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
-		// The view of every job, unfinished and finished (0002): GetJob, ListJobs and
-		// the dashboard's reads. A view is read with its owner's privileges on the
-		// tables beneath, so SELECT on it is all a reader needs.
-		{kind: "TABLE", name: "jobc_jobs_all",
-			worker: []string{sel}, readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
 		// PruneFinished, DeleteSelected and RetrySelected (which moves them back to
 		// jobc_jobs), and never updated.
@@ -89,7 +84,8 @@ func objects() []object {
 		// DeregisterWorker, PruneWorkers, LiveWorkers.
 		{kind: "TABLE", name: "jobc_workers",
 			worker: []string{sel, ins, upd, del}, readOnly: []string{sel}},
-		// The view of every job: GetJob, ListJobs and the control API's selections.
+		// The view of every job: GetJob, ListJobs, the control API's selections and
+		// the dashboard's reads (LastJobOfKind).
 		// (A view runs with its owner's rights on the tables beneath it, so SELECT on
 		// it is all a reader needs.)
 		{kind: "TABLE", name: "jobc_jobs_all",
