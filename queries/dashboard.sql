@@ -45,7 +45,7 @@ ORDER BY queue, state, bucket;
 -- name: LastJobOfKind :many
 -- The newest job of a kind, unfinished or finished: a periodic job's last occurrence.
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all
 WHERE kind = sqlc.arg(kind)
 ORDER BY id DESC

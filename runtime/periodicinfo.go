@@ -50,7 +50,7 @@ func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Tim
 			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, describeDBError(err))
 		}
 		if len(rows) > 0 {
-			if p.Last, err = jobInfo(db.JobcJobsAll(rows[0])); err != nil {
+			if p.Last, err = jobInfo(rows[0]); err != nil {
 				return nil, err
 			}
 		}

@@ -117,7 +117,7 @@ func (q *Queries) FailedGroups(ctx context.Context, max int32) ([]FailedGroupsRo
 
 const lastJobOfKind = `-- name: LastJobOfKind :many
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all
 WHERE kind = $1
 ORDER BY id DESC
@@ -151,6 +151,7 @@ func (q *Queries) LastJobOfKind(ctx context.Context, kind string) ([]JobcJobsAll
 			&i.CreatedAt,
 			&i.AttemptedAt,
 			&i.FinishedAt,
+			&i.Aged,
 		); err != nil {
 			return nil, err
 		}
