@@ -2,31 +2,30 @@
 -- failed jobs grouped by what went wrong, and throughput over time. All read-only.
 
 -- name: FailedGroups :many
--- Failed jobs grouped by kind and the message of their last error (the one that
--- failed them), biggest group first. Only failed rows are read: the partial index
--- jobc_jobs_finished_failed_idx (0004) holds just them, so completed history, however
--- long, costs nothing here.
-SELECT kind,
-       coalesce(errors -> -1 ->> 'error', '')::text AS message,
-       max(coalesce(errors -> -1 ->> 'class', ''))::text AS class,
+-- Failed jobs grouped by kind and the message of their last error (the one that failed
+-- them; its first 500 characters, see 0004), biggest group first: an index-only scan of
+-- jobc_jobs_finished_failed_idx, which holds failed rows alone, so completed history,
+-- however long, costs nothing here.
+SELECT kind, last_error AS message,
+       max(last_error_class)::text AS class,
        count(*) AS jobs,
        min(finished_at)::timestamptz AS first_seen,
        max(finished_at)::timestamptz AS last_seen,
        max(id)::bigint AS sample_id
 FROM jobc_jobs_finished
 WHERE state = 'failed'
-GROUP BY kind, coalesce(errors -> -1 ->> 'error', '')
-ORDER BY count(*) DESC, kind, message
+GROUP BY kind, last_error
+ORDER BY count(*) DESC, kind, last_error
 LIMIT sqlc.arg(max);
 
 -- name: FailedGroupIDs :many
--- The ids of one group's failed jobs after the given id, in id order, for acting on
--- the group in batches.
+-- The ids of one group's failed jobs after the given id, in id order (the index's), for
+-- acting on the group in batches.
 SELECT id
 FROM jobc_jobs_finished
 WHERE state = 'failed'
   AND kind = sqlc.arg(kind)
-  AND coalesce(errors -> -1 ->> 'error', '') = sqlc.arg(message)::text
+  AND last_error = sqlc.arg(message)::text
   AND id > sqlc.arg(after)::bigint
 ORDER BY id
 LIMIT sqlc.arg(max);

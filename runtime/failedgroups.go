@@ -33,7 +33,7 @@ func FailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup, err
 	}
 	out := make([]FailedGroup, len(rows))
 	for i, r := range rows {
-		out[i] = FailedGroup{Kind: r.Kind, Message: r.Message, Class: r.Class, Jobs: r.Jobs,
+		out[i] = FailedGroup{Kind: r.Kind, Message: deref(r.Message), Class: r.Class, Jobs: r.Jobs,
 			FirstSeen: r.FirstSeen, LastSeen: r.LastSeen, SampleID: r.SampleID}
 	}
 	return out, nil
@@ -57,4 +57,13 @@ func FailedGroupIDs(ctx context.Context, dbtx DBTX, kind, message string, after 
 		return nil, fmt.Errorf("jobc: failed group ids of kind %s: %w", kind, describeDBError(err))
 	}
 	return ids, nil
+}
+
+// deref is the string p points to, "" for nil. (A generated column is nullable to sqlc,
+// though 0004's never are.)
+func deref(p *string) string {
+	if p == nil {
+		return ""
+	}
+	return *p
 }

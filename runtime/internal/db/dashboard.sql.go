@@ -15,7 +15,7 @@ SELECT id
 FROM jobc_jobs_finished
 WHERE state = 'failed'
   AND kind = $1
-  AND coalesce(errors -> -1 ->> 'error', '') = $2::text
+  AND last_error = $2::text
   AND id > $3::bigint
 ORDER BY id
 LIMIT $4
@@ -28,8 +28,8 @@ type FailedGroupIDsParams struct {
 	Max     int32
 }
 
-// The ids of one group's failed jobs after the given id, in id order, for acting on
-// the group in batches.
+// The ids of one group's failed jobs after the given id, in id order (the index's), for
+// acting on the group in batches.
 func (q *Queries) FailedGroupIDs(ctx context.Context, arg FailedGroupIDsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, failedGroupIDs,
 		arg.Kind,
@@ -57,23 +57,22 @@ func (q *Queries) FailedGroupIDs(ctx context.Context, arg FailedGroupIDsParams) 
 
 const failedGroups = `-- name: FailedGroups :many
 
-SELECT kind,
-       coalesce(errors -> -1 ->> 'error', '')::text AS message,
-       max(coalesce(errors -> -1 ->> 'class', ''))::text AS class,
+SELECT kind, last_error AS message,
+       max(last_error_class)::text AS class,
        count(*) AS jobs,
        min(finished_at)::timestamptz AS first_seen,
        max(finished_at)::timestamptz AS last_seen,
        max(id)::bigint AS sample_id
 FROM jobc_jobs_finished
 WHERE state = 'failed'
-GROUP BY kind, coalesce(errors -> -1 ->> 'error', '')
-ORDER BY count(*) DESC, kind, message
+GROUP BY kind, last_error
+ORDER BY count(*) DESC, kind, last_error
 LIMIT $1
 `
 
 type FailedGroupsRow struct {
 	Kind      string
-	Message   string
+	Message   *string
 	Class     string
 	Jobs      int64
 	FirstSeen time.Time
@@ -83,10 +82,10 @@ type FailedGroupsRow struct {
 
 // Reads for the web dashboard (package dashboard) that the control API does not offer:
 // failed jobs grouped by what went wrong, and throughput over time. All read-only.
-// Failed jobs grouped by kind and the message of their last error (the one that
-// failed them), biggest group first. Only failed rows are read: the partial index
-// jobc_jobs_finished_failed_idx (0004) holds just them, so completed history, however
-// long, costs nothing here.
+// Failed jobs grouped by kind and the message of their last error (the one that failed
+// them; its first 500 characters, see 0004), biggest group first: an index-only scan of
+// jobc_jobs_finished_failed_idx, which holds failed rows alone, so completed history,
+// however long, costs nothing here.
 func (q *Queries) FailedGroups(ctx context.Context, max int32) ([]FailedGroupsRow, error) {
 	rows, err := q.db.Query(ctx, failedGroups, max)
 	if err != nil {
