@@ -110,7 +110,7 @@ func New(db runtime.DBTX, opt Options) (http.Handler, error) {
 	mux.HandleFunc("POST /failed/retry", h.mutation(h.retryGroup))
 	mux.HandleFunc("POST /failed/delete", h.mutation(h.deleteGroup))
 
-	var root http.Handler = h.secure(mux)
+	root := h.secure(mux)
 	if p := strings.TrimSuffix(opt.Prefix, "/"); p != "" {
 		root = http.StripPrefix(p, root)
 	}

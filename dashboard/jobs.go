@@ -23,6 +23,7 @@ type jobsData struct {
 	Kind   string
 	Queue  string
 	Class  string
+	Error  string // text in the last error message
 	Page   runtime.JobPage
 	Next   template.URL // "jobs?<query>" of the next page; "" when there is none
 	Counts map[runtime.State]int64
@@ -31,7 +32,7 @@ type jobsData struct {
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	d := jobsData{Filter: q, Kind: strings.TrimSpace(q.Get("kind")), Queue: strings.TrimSpace(q.Get("queue")),
-		Class: strings.TrimSpace(q.Get("class"))}
+		Class: strings.TrimSpace(q.Get("class")), Error: strings.TrimSpace(q.Get("error"))}
 	f := runtime.JobFilter{JobSelection: runtime.JobSelection{Limit: jobsPageSize}}
 	if s := q.Get("state"); s != "" {
 		st, err := runtime.ParseState(s)
@@ -57,7 +58,13 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		f.After = after
 	}
-	page, err := runtime.ListJobs(r.Context(), h.db, f)
+	var page runtime.JobPage
+	var err error
+	if d.Error != "" {
+		page, err = runtime.ListJobsByError(r.Context(), h.db, d.Error, f)
+	} else {
+		page, err = runtime.ListJobs(r.Context(), h.db, f)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return

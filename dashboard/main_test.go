@@ -50,7 +50,7 @@ func newEnv(t *testing.T, opt dashboard.Options) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var root http.Handler = h
+	root := h
 	base := "/"
 	if opt.Prefix != "" {
 		mux := http.NewServeMux()

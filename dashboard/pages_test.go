@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -57,6 +58,15 @@ func TestPages(t *testing.T) {
 		if !strings.Contains(body, "charge_card") || strings.Contains(body, "smtp: 550") {
 			t.Errorf("the billing queue filter shows the wrong jobs:\n%s", body)
 		}
+		status, body = e.get("/jobs?error=" + url.QueryEscape("MAILBOX unavail"))
+		wantStatus(t, "GET /jobs?error=", status, http.StatusOK, body)
+		if !strings.Contains(body, fmt.Sprintf(`href="/jobs/%d"`, f1)) || strings.Contains(body, "card declined") || strings.Contains(body, fmt.Sprintf(`href="/jobs/%d"`, avail)) {
+			t.Errorf("the error text filter shows the wrong jobs:\n%s", body)
+		}
+		// The text is matched literally: % is not a wildcard.
+		status, body = e.get("/jobs?error=" + url.QueryEscape("%"))
+		wantStatus(t, "GET /jobs?error=%", status, http.StatusOK, body)
+		wantContains(t, "error text %", body, "No job matches.")
 		status, body = e.get("/jobs?class=invalid")
 		wantStatus(t, "GET /jobs?class=invalid", status, http.StatusOK, body)
 		if !strings.Contains(body, "smtp: 550") || strings.Contains(body, "card declined") {

@@ -49,3 +49,20 @@ FROM jobc_jobs_all
 WHERE kind = sqlc.arg(kind)
 ORDER BY id DESC
 LIMIT 1;
+
+-- name: ListJobsByError :many
+-- The newest jobs, unfinished and finished, whose last error message contains a text
+-- (an ILIKE pattern the caller escapes), optionally of some kinds, queues and states,
+-- below an id. No index serves the text: it walks both tables' primary keys backwards
+-- until it has a page, so a text that matches nothing reads every row the other
+-- filters leave; the dashboard bounds it with the statement timeout of its pool.
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all j
+WHERE (j.errors -> -1 ->> 'error') ILIKE sqlc.arg(pattern)::text
+  AND (cardinality(sqlc.arg(kinds)::text[]) = 0 OR j.kind = ANY(sqlc.arg(kinds)::text[]))
+  AND (cardinality(sqlc.arg(queues)::text[]) = 0 OR j.queue = ANY(sqlc.arg(queues)::text[]))
+  AND (cardinality(sqlc.arg(states)::text[]) = 0 OR j.state::text = ANY(sqlc.arg(states)::text[]))
+  AND (sqlc.arg(after)::bigint = 0 OR j.id < sqlc.arg(after)::bigint)
+ORDER BY j.id DESC
+LIMIT sqlc.arg(max);

@@ -465,6 +465,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if _, err := runtime.FailedGroupIDs(ctx, readerPool, periodicType.Kind, "", 0, 0); err != nil {
 		t.Errorf("FailedGroupIDs as the read-only role: %v", err)
 	}
+	if page, err := runtime.ListJobsByError(ctx, readerPool, "always fails", runtime.JobFilter{}); err != nil || len(page.Jobs) == 0 {
+		t.Errorf("ListJobsByError as the read-only role: %+v, %v; want the failed job", page, err)
+	}
 	if _, err := runtime.QueueThroughput(ctx, readerPool, time.Hour, time.Minute); err != nil {
 		t.Errorf("QueueThroughput as the read-only role: %v", err)
 	}

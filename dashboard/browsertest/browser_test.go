@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http/httptest"
 	"os"
@@ -108,7 +107,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 
 	cfg := runtime.Config{
 		Queues:            map[string]runtime.QueueConfig{"email": {MaxWorkers: 4}, "reports": {MaxWorkers: 1}},
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      100 * time.Millisecond,
 		SchedulerInterval: 50 * time.Millisecond,
 		LeaseDuration:     3 * time.Second,

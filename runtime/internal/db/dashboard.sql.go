@@ -162,6 +162,78 @@ func (q *Queries) LastJobOfKind(ctx context.Context, kind string) ([]JobcJobsAll
 	return items, nil
 }
 
+const listJobsByError = `-- name: ListJobsByError :many
+SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all j
+WHERE (j.errors -> -1 ->> 'error') ILIKE $1::text
+  AND (cardinality($2::text[]) = 0 OR j.kind = ANY($2::text[]))
+  AND (cardinality($3::text[]) = 0 OR j.queue = ANY($3::text[]))
+  AND (cardinality($4::text[]) = 0 OR j.state::text = ANY($4::text[]))
+  AND ($5::bigint = 0 OR j.id < $5::bigint)
+ORDER BY j.id DESC
+LIMIT $6
+`
+
+type ListJobsByErrorParams struct {
+	Pattern string
+	Kinds   []string
+	Queues  []string
+	States  []string
+	After   int64
+	Max     int32
+}
+
+// The newest jobs, unfinished and finished, whose last error message contains a text
+// (an ILIKE pattern the caller escapes), optionally of some kinds, queues and states,
+// below an id. No index serves the text: it walks both tables' primary keys backwards
+// until it has a page, so a text that matches nothing reads every row the other
+// filters leave; the dashboard bounds it with the statement timeout of its pool.
+func (q *Queries) ListJobsByError(ctx context.Context, arg ListJobsByErrorParams) ([]JobcJobsAll, error) {
+	rows, err := q.db.Query(ctx, listJobsByError,
+		arg.Pattern,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.After,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []JobcJobsAll{}
+	for rows.Next() {
+		var i JobcJobsAll
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.State,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.Payload,
+			&i.Metadata,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.Errors,
+			&i.UniqueKey,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.Aged,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const queueThroughput = `-- name: QueueThroughput :many
 SELECT queue, state,
        floor(extract(epoch FROM now() - finished_at) / $1::float8)::int AS bucket,
