@@ -162,7 +162,7 @@ func TestJobsListShowCancel(t *testing.T) {
 	if _, errOut, code = jobc(t, "jobs", "cancel", sid, "--database-url", url); code != 1 || !strings.Contains(errOut, "already finished") {
 		t.Fatalf("second cancel: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code = jobc(t, "jobs", "show", "x1", "--database-url", url); code != 1 || !strings.Contains(errOut, "not a job id") {
+	if _, errOut, code = jobc(t, "jobs", "show", "x1", "--database-url", url); code != 2 || !strings.Contains(errOut, "not a job id") {
 		t.Fatalf("show x1: exit %d: %s", code, errOut)
 	}
 }

@@ -47,15 +47,7 @@ func newWorkers() *cobra.Command {
 				}
 				now := time.Now()
 				if asJSON {
-					out := make([]workerJSON, len(ws))
-					for i, w := range ws {
-						out[i] = workerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Queues: nonNil(w.Queues), Kinds: map[string]versionRange{},
-							StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAge: seconds(now.Sub(w.HeartbeatAt))}
-						for k, r := range w.Kinds {
-							out[i].Kinds[k] = versionRange{Min: r[0], Max: r[1]}
-						}
-					}
-					return writeJSON(cmd.OutOrStdout(), out)
+					return writeJSON(cmd.OutOrStdout(), toWorkersJSON(ws, now))
 				}
 				t := newTable(cmd.OutOrStdout(), "ID", "HOST", "PID", "QUEUES", "KINDS", "STARTED", "HEARTBEAT")
 				for _, w := range ws {
@@ -70,4 +62,16 @@ func newWorkers() *cobra.Command {
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
 	return cmd
+}
+
+func toWorkersJSON(ws []runtime.WorkerInfo, now time.Time) []workerJSON {
+	out := make([]workerJSON, len(ws))
+	for i, w := range ws {
+		out[i] = workerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Queues: nonNil(w.Queues), Kinds: map[string]versionRange{},
+			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAge: seconds(now.Sub(w.HeartbeatAt))}
+		for k, r := range w.Kinds {
+			out[i].Kinds[k] = versionRange{Min: r[0], Max: r[1]}
+		}
+	}
+	return out
 }
