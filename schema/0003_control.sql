@@ -6,11 +6,13 @@
 --   jobc_jobs_finished_recent_idx  the last hour's finished jobs, for QueueStats
 --   jobc_finish                 copies both when a job finishes
 --   jobc_jobs_all               shows the declared priority, and whether the job was aged
+--
+-- Like 0002, the file is safe to apply twice (IF NOT EXISTS, CREATE OR REPLACE).
 
 -- A queue an operator paused: workers stop claiming from it (they cache the set, refresh
 -- it every poll interval and at once on a jobc_queues notification). A row without
 -- paused_at is a queue that was paused and resumed. Rows are few and never hot.
-CREATE TABLE jobc_queues (
+CREATE TABLE IF NOT EXISTS jobc_queues (
     name       text        PRIMARY KEY,
     paused_at  timestamptz,
     updated_at timestamptz NOT NULL DEFAULT now(),
@@ -20,11 +22,11 @@ CREATE TABLE jobc_queues (
 -- Starvation aging moves a waiting job to priority 0 so that the claim index orders it
 -- first; the priority it was enqueued with is kept here (NULL: never aged), so that
 -- operators see what was declared. Enqueue never writes it: no cost on the insert path.
-ALTER TABLE jobc_jobs ADD COLUMN declared_priority smallint;
+ALTER TABLE jobc_jobs ADD COLUMN IF NOT EXISTS declared_priority smallint;
 
 -- A finished job keeps the states in which its unique key stays held, so a job retried
 -- out of jobc_jobs_finished holds its key exactly as it did before it finished.
-ALTER TABLE jobc_jobs_finished ADD COLUMN unique_finished jobc_state[];
+ALTER TABLE jobc_jobs_finished ADD COLUMN IF NOT EXISTS unique_finished jobc_state[];
 
 -- QueueStats counts the jobs finished in the last hour. The BRIN index of 0001 finds
 -- them only while finished rows lie in finish order; once retention has freed old
@@ -35,7 +37,7 @@ ALTER TABLE jobc_jobs_finished ADD COLUMN unique_finished jobc_state[];
 -- needs, so it is an index-only scan of the hour's entries (a few ms; the visibility
 -- map that needs is kept by the autovacuum the inserts trigger). finished_at only
 -- grows, so each finish adds its entry at the right edge of the B-tree.
-CREATE INDEX jobc_jobs_finished_recent_idx ON jobc_jobs_finished (finished_at) INCLUDE (queue, state);
+CREATE INDEX IF NOT EXISTS jobc_jobs_finished_recent_idx ON jobc_jobs_finished (finished_at) INCLUDE (queue, state);
 
 -- jobc_finish as in 0002, and it also keeps the declared priority and unique_finished.
 CREATE OR REPLACE FUNCTION jobc_finish(
