@@ -151,5 +151,6 @@ func ExampleMigrate() {
 	// applied 0001_jobs
 	// applied 0002_shared_rules
 	// applied 0003_control
+	// applied 0004_dashboard
 	// 0 <nil>
 }

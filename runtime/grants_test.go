@@ -458,6 +458,22 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if err := runtime.ListWorkersForTest(ctx, readerPool); err != nil {
 		t.Errorf("ListWorkers as the read-only role: %v", err)
 	}
+	// The dashboard's own reads (queries/dashboard.sql).
+	if _, err := runtime.FailedGroups(ctx, readerPool, 0); err != nil {
+		t.Errorf("FailedGroups as the read-only role: %v", err)
+	}
+	if _, err := runtime.FailedGroupIDs(ctx, readerPool, periodicType.Kind, "", 0, 0); err != nil {
+		t.Errorf("FailedGroupIDs as the read-only role: %v", err)
+	}
+	if page, err := runtime.ListJobsByError(ctx, readerPool, "always fails", runtime.JobFilter{}); err != nil || len(page.Jobs) == 0 {
+		t.Errorf("ListJobsByError as the read-only role: %+v, %v; want the failed job", page, err)
+	}
+	if _, err := runtime.QueueThroughput(ctx, readerPool, time.Hour, time.Minute); err != nil {
+		t.Errorf("QueueThroughput as the read-only role: %v", err)
+	}
+	if ps, err := runtime.PeriodicJobs(ctx, readerPool, []*runtime.JobType{periodicType}, time.Now()); err != nil || len(ps) != 1 || ps[0].Last == nil {
+		t.Errorf("PeriodicJobs as the read-only role: %+v, %v; want the periodic type with its last job", ps, err)
+	}
 
 	// Shutdown releases the blocked job, sleepers and the registry entry.
 	stop()

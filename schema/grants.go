@@ -84,7 +84,8 @@ func objects() []object {
 		// DeregisterWorker, PruneWorkers, LiveWorkers.
 		{kind: "TABLE", name: "jobc_workers",
 			worker: []string{sel, ins, upd, del}, readOnly: []string{sel}},
-		// The view of every job: GetJob, ListJobs and the control API's selections.
+		// The view of every job: GetJob, ListJobs, the control API's selections and
+		// the dashboard's reads (LastJobOfKind).
 		// (A view runs with its owner's rights on the tables beneath it, so SELECT on
 		// it is all a reader needs.)
 		{kind: "TABLE", name: "jobc_jobs_all",

@@ -360,7 +360,7 @@ WITH matched AS (
 ), revived AS (
     DELETE FROM jobc_jobs_finished f USING eligible e
     WHERE f.id = e.id AND f.state IN ('failed', 'cancelled')
-    RETURNING f.id, f.kind, f.queue, f.state, f.priority, f.payload_version, f.payload, f.metadata, f.available_at, f.attempt, f.max_attempts, f.errors, f.unique_key, f.created_at, f.attempted_at, f.finished_at, f.unique_finished
+    RETURNING f.id, f.kind, f.queue, f.state, f.priority, f.payload_version, f.payload, f.metadata, f.available_at, f.attempt, f.max_attempts, f.errors, f.unique_key, f.created_at, f.attempted_at, f.finished_at, f.unique_finished, f.last_error, f.last_error_class
 ), back AS (
     INSERT INTO jobc_jobs (
         id, kind, queue, state, priority, payload_version, payload, metadata, available_at,

@@ -123,6 +123,8 @@ type JobcJobsFinished struct {
 	AttemptedAt    *time.Time
 	FinishedAt     time.Time
 	UniqueFinished []JobcState
+	LastError      *string
+	LastErrorClass *string
 }
 
 type JobcMigration struct {

@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/dashboard"
+	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// The environment variables that configure the dashboard's authentication: secrets
+// stay out of the command line, where `ps` shows them to every user of the machine.
+const (
+	envUIToken    = "JOBC_UI_TOKEN"
+	envUIUser     = "JOBC_UI_USER"
+	envUIPassword = "JOBC_UI_PASSWORD"
+)
+
+func newUI(o *options) *cobra.Command {
+	var (
+		url, addr, prefix      string
+		readOnly, hidePayloads bool
+	)
+	cmd := &cobra.Command{
+		Use:   "ui",
+		Short: "Serve the web dashboard for the database at $DATABASE_URL",
+		Long: `Ui serves jobc's web dashboard: queues, jobs, failed groups, versions and periodic
+jobs, with retry, cancel, delete and pause. It listens on loopback by default. On any
+other address it needs authentication, from the environment:
+
+  ` + envUIToken + `                    a bearer token ("Authorization: Bearer <token>")
+  ` + envUIUser + ` and ` + envUIPassword + `   basic-auth credentials (a browser asks for them)
+
+The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !strings.HasPrefix(prefix, "/") {
+				return usagef(cmd, "--prefix %q must start with /", prefix)
+			}
+			opt := dashboard.Options{Prefix: prefix, ReadOnly: readOnly, HidePayloads: hidePayloads,
+				BearerToken: os.Getenv(envUIToken), BasicUser: os.Getenv(envUIUser), BasicPassword: os.Getenv(envUIPassword)}
+			if (opt.BasicUser == "") != (opt.BasicPassword == "") {
+				return usagef(cmd, "set both %s and %s for basic authentication, or neither", envUIUser, envUIPassword)
+			}
+			loopback, err := isLoopback(addr)
+			if err != nil {
+				return usagef(cmd, "--addr: %v", err)
+			}
+			if !loopback && opt.BearerToken == "" && opt.BasicUser == "" {
+				return usagef(cmd, "--addr %s is not a loopback address: anyone who reaches it could retry and delete jobs; "+
+					"set %s (a bearer token) or %s and %s (basic auth) in the environment, or listen on 127.0.0.1", addr, envUIToken, envUIUser, envUIPassword)
+			}
+			types, err := scheduledTypes(o.dir)
+			if err != nil {
+				return err
+			}
+			opt.JobTypes = types
+			return serveUI(cmd.Context(), cmd, url, addr, opt)
+		},
+	}
+	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
+	cmd.Flags().StringVar(&prefix, "prefix", "/", "path to serve the dashboard under, e.g. /jobs/")
+	cmd.Flags().BoolVar(&readOnly, "read-only", false, "show everything, change nothing (mutations are refused with 403)")
+	cmd.Flags().BoolVar(&hidePayloads, "hide-payloads", false, "never show job payloads")
+	return cmd
+}
+
+// isLoopback reports whether addr (host:port) listens only on the loopback interface.
+// An empty host listens on every interface.
+func isLoopback(addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "localhost" {
+		return true, nil
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback(), nil
+}
+
+// scheduledTypes reads the job types with a schedule from the project in dir. The
+// schedules live in the application's spec, not the database, so `jobc ui` reads the
+// same jobc.yaml the generated JobTypes() come from (the worker registry records what
+// workers decode, not what they schedule). A directory without jobc.yaml gives none:
+// the Periodic page then says how to point at one.
+func scheduledTypes(dir string) ([]*runtime.JobType, error) {
+	if !hasConfig(dir) {
+		return nil, nil
+	}
+	p, err := spec.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc ui: read the schedules from %s: %w", dir, err)
+	}
+	var out []*runtime.JobType
+	for _, j := range p.Jobs {
+		if j.Schedule != nil {
+			out = append(out, &runtime.JobType{Kind: j.Kind, Queue: j.Queue,
+				Schedule: &runtime.Schedule{Cron: j.Schedule.Cron, Timezone: j.Schedule.Timezone}})
+		}
+	}
+	return out, nil
+}
+
+func hasConfig(dir string) bool {
+	for _, n := range spec.ConfigNames() {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// serveUI serves the dashboard until ctx is cancelled.
+func serveUI(ctx context.Context, cmd *cobra.Command, url, addr string, opt dashboard.Options) error {
+	if url == "" {
+		url = os.Getenv("DATABASE_URL")
+	}
+	if url == "" {
+		return usagef(cmd, "no database: set DATABASE_URL or pass --database-url")
+	}
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return usagef(cmd, "--database-url: %v", err)
+	}
+	cfg.ConnConfig.RuntimeParams["application_name"] = "jobc ui"
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("jobc ui: connect: %w", err)
+	}
+	defer pool.Close()
+	opt.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+	h, err := dashboard.New(pool, opt)
+	if err != nil {
+		return err
+	}
+	mux := http.NewServeMux()
+	mux.Handle(opt.Prefix, h)
+	if opt.Prefix != "/" {
+		mux.Handle("/{$}", http.RedirectHandler(opt.Prefix, http.StatusFound))
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("jobc ui: %w", err)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
+	mode := ""
+	if opt.ReadOnly {
+		mode = " (read-only)"
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "jobc ui: serving http://%s%s%s\n", ln.Addr(), opt.Prefix, mode)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	select {
+	case err := <-done:
+		return fmt.Errorf("jobc ui: %w", err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdown); err != nil {
+		return fmt.Errorf("jobc ui: shut down: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,188 @@
+package dashboard
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// maxFormBytes bounds a mutation's form: a group's error message is the largest field.
+const maxFormBytes = 1 << 20
+
+// mutation guards an action: read-only dashboards refuse it, and so does a request
+// without this dashboard's CSRF token; both answer 403 before anything changes.
+func (h *handler) mutation(do func(w http.ResponseWriter, r *http.Request)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		if h.opt.ReadOnly {
+			h.problem(w, r, http.StatusForbidden, "this dashboard is read-only: it changes nothing")
+			return
+		}
+		r.Body = http.MaxBytesReader(w, r.Body, maxFormBytes)
+		if err := r.ParseForm(); err != nil {
+			h.problem(w, r, http.StatusBadRequest, "bad form: "+err.Error())
+			return
+		}
+		if why := h.csrf.check(r); why != "" {
+			h.log.WarnContext(r.Context(), "jobc dashboard: refused "+r.Method+" "+r.URL.Path+": "+why)
+			h.problem(w, r, http.StatusForbidden, "refused: "+why)
+			return
+		}
+		do(w, r)
+	}
+}
+
+// done redirects to the page named by the form's "next" (a path inside the dashboard),
+// or to fallback, with msg shown at its top.
+func (h *handler) done(w http.ResponseWriter, r *http.Request, fallback, msg string) {
+	next := r.PostFormValue("next")
+	// Only paths of this dashboard: "//host" or "/\host" would leave it.
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") {
+		next = fallback
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Host != "" || u.Scheme != "" {
+		u = &url.URL{Path: fallback}
+	}
+	q := u.Query()
+	q.Set("flash", msg)
+	u.RawQuery = q.Encode()
+	http.Redirect(w, r, strings.TrimSuffix(basePath(r), "/")+u.String(), http.StatusSeeOther)
+}
+
+// actionError answers a refused action with a status that says whose fault it is.
+func (h *handler) actionError(w http.ResponseWriter, r *http.Request, err error) {
+	switch {
+	case errors.Is(err, runtime.ErrJobNotFound):
+		h.problem(w, r, http.StatusNotFound, err.Error())
+	case errors.Is(err, runtime.ErrJobRunning), errors.Is(err, runtime.ErrUniqueConflict),
+		errors.Is(err, runtime.ErrNothingToRetry), errors.Is(err, runtime.ErrJobFinished):
+		h.problem(w, r, http.StatusConflict, err.Error())
+	case errors.Is(err, runtime.ErrEmptyQueueName), errors.Is(err, runtime.ErrNoFilter):
+		h.problem(w, r, http.StatusBadRequest, err.Error())
+	default:
+		h.fail(w, r, err)
+	}
+}
+
+func (h *handler) retryJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	if _, err := runtime.RetryJob(r.Context(), h.db, id); err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: retried job", "job", id)
+	h.done(w, r, "/jobs/"+strconv.FormatInt(id, 10), fmt.Sprintf("Job %d is available again.", id))
+}
+
+func (h *handler) cancelJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	st, err := runtime.Cancel(r.Context(), h.db, id)
+	if err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	msg := fmt.Sprintf("Job %d is cancelled.", id)
+	if st == runtime.StateRunning {
+		msg = fmt.Sprintf("Job %d is running: its handler was asked to stop; it ends cancelled when it returns.", id)
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: cancelled job", "job", id, "state", string(st))
+	h.done(w, r, "/jobs/"+strconv.FormatInt(id, 10), msg)
+}
+
+func (h *handler) deleteJob(w http.ResponseWriter, r *http.Request) {
+	id, ok := h.jobID(w, r)
+	if !ok {
+		return
+	}
+	if err := runtime.DeleteJob(r.Context(), h.db, id); err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: deleted job", "job", id)
+	// The job's own page is gone: go back to the list even if the form said otherwise.
+	h.done(w, r, "/jobs", fmt.Sprintf("Job %d is deleted.", id))
+}
+
+func (h *handler) pauseQueue(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := runtime.PauseQueue(r.Context(), h.db, name); err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: paused queue", "queue", name)
+	h.done(w, r, "/queues", fmt.Sprintf("Queue %s is paused: workers stop claiming from it; running jobs finish.", name))
+}
+
+func (h *handler) resumeQueue(w http.ResponseWriter, r *http.Request) {
+	name := r.PathValue("name")
+	if err := runtime.ResumeQueue(r.Context(), h.db, name); err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: resumed queue", "queue", name)
+	h.done(w, r, "/queues", fmt.Sprintf("Queue %s is resumed.", name))
+}
+
+// groupBatch is how many of a failed group's jobs one bulk call changes.
+const groupBatch = 1000
+
+// eachGroupBatch calls do with the ids of the failed group named by the form (kind and
+// message), a batch at a time, and adds up the results. A group is read in id order
+// from where the previous batch ended, so jobs that do leaves failed (skipped ones) are
+// not read twice.
+func (h *handler) eachGroupBatch(r *http.Request, do func(ids []int64) (runtime.BulkResult, error)) (runtime.BulkResult, error) {
+	kind, msg := r.PostFormValue("kind"), r.PostFormValue("message")
+	var total runtime.BulkResult
+	if kind == "" {
+		return total, fmt.Errorf("%w: the group's kind is empty", runtime.ErrNoFilter)
+	}
+	var after int64
+	for {
+		ids, err := runtime.FailedGroupIDs(r.Context(), h.db, kind, msg, after, groupBatch)
+		if err != nil || len(ids) == 0 {
+			return total, err
+		}
+		res, err := do(ids)
+		total.Changed += res.Changed
+		total.Skipped += res.Skipped
+		if err != nil {
+			return total, err
+		}
+		after = ids[len(ids)-1]
+	}
+}
+
+func (h *handler) retryGroup(w http.ResponseWriter, r *http.Request) {
+	res, err := h.eachGroupBatch(r, func(ids []int64) (runtime.BulkResult, error) {
+		return runtime.RetryJobs(r.Context(), h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
+	})
+	if err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: retried failed group", "kind", r.PostFormValue("kind"), "changed", res.Changed, "skipped", res.Skipped)
+	h.done(w, r, "/failed", fmt.Sprintf("Retried %d jobs of kind %s (%d skipped).", res.Changed, r.PostFormValue("kind"), res.Skipped))
+}
+
+func (h *handler) deleteGroup(w http.ResponseWriter, r *http.Request) {
+	res, err := h.eachGroupBatch(r, func(ids []int64) (runtime.BulkResult, error) {
+		return runtime.DeleteJobs(r.Context(), h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
+	})
+	if err != nil {
+		h.actionError(w, r, err)
+		return
+	}
+	h.log.InfoContext(r.Context(), "jobc dashboard: deleted failed group", "kind", r.PostFormValue("kind"), "changed", res.Changed)
+	h.done(w, r, "/failed", fmt.Sprintf("Deleted %d jobs of kind %s.", res.Changed, r.PostFormValue("kind")))
+}

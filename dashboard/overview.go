@@ -1,0 +1,77 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// throughputWindow and throughputBucket shape the Overview's charts: the last hour in
+// five-minute bars.
+const (
+	throughputWindow = time.Hour
+	throughputBucket = 5 * time.Minute
+)
+
+// queueRow is a queue on the Overview and Queues pages.
+type queueRow struct {
+	runtime.QueueStat
+	Late       bool // its oldest available job is older than Options.OldestAvailableWarn
+	Throughput runtime.Throughput
+}
+
+type overviewData struct {
+	Queues  []queueRow
+	Workers []runtime.WorkerInfo
+	Warn    time.Duration
+	Totals  runtime.QueueStat // the sums over every queue
+}
+
+func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
+	qs, err := h.queueRows(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	ws, err := runtime.Workers(r.Context(), h.db, 0)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn}
+	for _, q := range qs {
+		d.Totals.Available += q.Available
+		d.Totals.Running += q.Running
+		d.Totals.CompletedLastHour += q.CompletedLastHour
+		d.Totals.FailedLastHour += q.FailedLastHour
+	}
+	h.render(w, r, http.StatusOK, "overview", "Overview", true, d)
+}
+
+// queueRows joins the queue statistics with the last hour's throughput.
+func (h *handler) queueRows(r *http.Request) ([]queueRow, error) {
+	stats, err := runtime.QueueStats(r.Context(), h.db)
+	if err != nil {
+		return nil, err
+	}
+	tps, err := runtime.QueueThroughput(r.Context(), h.db, throughputWindow, throughputBucket)
+	if err != nil {
+		return nil, err
+	}
+	byQueue := map[string]runtime.Throughput{}
+	for _, t := range tps {
+		byQueue[t.Queue] = t
+	}
+	n := int(throughputWindow / throughputBucket)
+	out := make([]queueRow, len(stats))
+	for i, s := range stats {
+		t, ok := byQueue[s.Queue]
+		if !ok {
+			t = runtime.Throughput{Queue: s.Queue, Bucket: throughputBucket,
+				Completed: make([]int64, n), Failed: make([]int64, n), Cancelled: make([]int64, n)}
+		}
+		out[i] = queueRow{QueueStat: s, Late: s.OldestAvailableAge > h.opt.OldestAvailableWarn, Throughput: t}
+	}
+	return out, nil
+}

@@ -1,0 +1,48 @@
+// jobc dashboard: confirmations for every action, and live refresh of pages that ask
+// for it (body[data-refresh] in milliseconds). No framework, no network but this site.
+"use strict";
+
+// Every form with data-confirm asks first; the server still checks the CSRF token.
+document.addEventListener("submit", (ev) => {
+  const msg = ev.target.dataset && ev.target.dataset.confirm;
+  if (msg && !window.confirm(msg)) {
+    ev.preventDefault();
+  }
+});
+
+// Live refresh: fetch the same page and swap <main>, so scrolling and the header stay.
+// It pauses while the tab is hidden or the user is typing in a field.
+(() => {
+  const every = Number(document.body.dataset.refresh || 0);
+  if (!every) {
+    return;
+  }
+  let busy = false;
+  const tick = async () => {
+    const active = document.activeElement;
+    if (busy || document.hidden || (active && ["INPUT", "SELECT", "TEXTAREA"].includes(active.tagName))) {
+      return;
+    }
+    busy = true;
+    try {
+      const url = new URL(window.location.href);
+      url.searchParams.delete("flash"); // a message is shown once
+      const res = await fetch(url, { credentials: "same-origin", cache: "no-store", headers: { "X-Jobc-Refresh": "1" } });
+      if (!res.ok) {
+        return;
+      }
+      const doc = new DOMParser().parseFromString(await res.text(), "text/html");
+      const fresh = doc.getElementById("main");
+      const main = document.getElementById("main");
+      if (fresh && main) {
+        main.replaceChildren(...fresh.childNodes);
+        document.body.dataset.refreshed = String(Date.now());
+      }
+    } catch (e) {
+      // The server may be restarting: try again at the next tick.
+    } finally {
+      busy = false;
+    }
+  };
+  setInterval(tick, every);
+})();

@@ -1,0 +1,60 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/robfig/cron/v3"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// PeriodicJob is a scheduled job type, when it runs next and what its last occurrence
+// did.
+type PeriodicJob struct {
+	Kind     string
+	Queue    string
+	Cron     string
+	Timezone string
+	Next     time.Time // the next occurrence after now
+	Last     *JobInfo  // the newest job of the kind; nil when none exists (or was pruned)
+}
+
+// PeriodicJobs describes every job type in types that has a Schedule, in the order
+// given. The schedules come from the job types (the application's generated
+// JobTypes()), not the database: workers enqueue occurrences, nothing stores the plan.
+func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Time) ([]PeriodicJob, error) {
+	var out []PeriodicJob
+	q := db.New(dbtx)
+	for _, jt := range types {
+		if jt == nil || jt.Schedule == nil {
+			continue
+		}
+		tz := jt.Schedule.Timezone
+		if tz == "" {
+			tz = "UTC"
+		}
+		loc, err := time.LoadLocation(tz)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: job type %s: schedule time zone: %w", jt.Kind, err)
+		}
+		sched, err := cron.ParseStandard(jt.Schedule.Cron)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: job type %s: schedule %q: %w", jt.Kind, jt.Schedule.Cron, err)
+		}
+		p := PeriodicJob{Kind: jt.Kind, Queue: jt.Queue, Cron: jt.Schedule.Cron, Timezone: tz,
+			Next: (&inZone{sched, loc}).Next(now)}
+		rows, err := q.LastJobOfKind(ctx, jt.Kind)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, describeDBError(err))
+		}
+		if len(rows) > 0 {
+			if p.Last, err = jobInfo(rows[0]); err != nil {
+				return nil, err
+			}
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
