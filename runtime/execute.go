@@ -23,7 +23,7 @@ const (
 var errTimeout = errors.New("jobc: handler timeout")
 
 // execute runs one claimed job's handler and decides its outcome.
-func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
+func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res result) {
 	r := w.kinds[row.Kind]
 	job := &Job{
 		ID:             row.ID,
@@ -52,14 +52,22 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 	w.running.started(job.ID, cancel)
 
 	var err error
+	if len(w.cfg.Hooks) > 0 {
+		defer w.observe(ctx, job, time.Duration(row.WaitedSeconds*float64(time.Second)))(&res, &err)
+	}
 	if r.runTx != nil {
 		var recorded bool
-		recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
+		err = w.handle(ctx, job, func(ctx context.Context) (err error) {
+			recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
+			return err
+		})
 		if recorded {
 			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRecorded}
 		}
 	} else {
-		err = safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+		err = w.handle(ctx, job, func(ctx context.Context) error {
+			return safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+		})
 	}
 	if err != nil {
 		switch cause := context.Cause(ctx); {

@@ -24,7 +24,8 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 		byName[q.name] = q
 	}
 	for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 5*time.Second) {
-		err := w.listenOnce(ctx, byName, func() { delay = 100 * time.Millisecond })
+		err := w.listenOnce(ctx, byName, func() { delay = 100 * time.Millisecond; w.status.listening.Store(true) })
+		w.status.listening.Store(false)
 		if ctx.Err() != nil {
 			return
 		}

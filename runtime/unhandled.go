@@ -72,7 +72,7 @@ func newUnhandledReporter(q *db.Queries, log *slog.Logger, cfg unhandledConfig) 
 }
 
 func (u *unhandledReporter) service() service {
-	return service{"unhandled jobs reporter", u.cfg.Interval, discard(u.runOnce)}
+	return service{"unhandled jobs reporter", u.cfg.Interval, withResult(u.runOnce)}
 }
 
 // runOnce looks for unhandled jobs and logs those not logged within Repeat.
