@@ -28,11 +28,12 @@ func Enqueued(t testing.TB, db runtime.DBTX, kind string) []*runtime.JobInfo {
 	t.Helper()
 	var out []*runtime.JobInfo
 	for _, st := range []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning} {
-		jobs, err := runtime.ListJobs(context.Background(), db, runtime.JobFilter{Kind: kind, State: st, Limit: 1000})
+		page, err := runtime.ListJobs(context.Background(), db, runtime.JobFilter{JobSelection: runtime.JobSelection{
+			Kinds: []string{kind}, States: []runtime.State{st}, Limit: 1000}})
 		if err != nil {
 			t.Fatalf("jobctest: %v", err)
 		}
-		out = append(out, jobs...)
+		out = append(out, page.Jobs...)
 	}
 	return out
 }
@@ -117,11 +118,12 @@ func Work(t testing.TB, pool *pgxpool.Pool, register func(w *runtime.Worker) err
 	}
 	var finished []*runtime.JobInfo
 	for _, st := range []runtime.State{runtime.StateCompleted, runtime.StateFailed, runtime.StateCancelled} {
-		jobs, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{State: st, Limit: 10000})
+		page, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{JobSelection: runtime.JobSelection{
+			States: []runtime.State{st}, Limit: 10000}})
 		if err != nil {
 			t.Fatalf("jobctest: %v", err)
 		}
-		for _, j := range jobs {
+		for _, j := range page.Jobs {
 			if j.FinishedAt != nil && !j.FinishedAt.Before(start) {
 				finished = append(finished, j)
 			}
@@ -133,11 +135,12 @@ func Work(t testing.TB, pool *pgxpool.Pool, register func(w *runtime.Worker) err
 // pending reports whether any job is available, running, or scheduled within a second.
 func pending(ctx context.Context, db runtime.DBTX) (bool, error) {
 	for _, st := range []runtime.State{runtime.StateAvailable, runtime.StateRunning, runtime.StateScheduled} {
-		jobs, err := runtime.ListJobs(ctx, db, runtime.JobFilter{State: st, Limit: 1000})
+		page, err := runtime.ListJobs(ctx, db, runtime.JobFilter{JobSelection: runtime.JobSelection{
+			States: []runtime.State{st}, Limit: 1000}})
 		if err != nil {
 			return false, err
 		}
-		for _, j := range jobs {
+		for _, j := range page.Jobs {
 			if st != runtime.StateScheduled || time.Until(j.AvailableAt) < time.Second {
 				return true, nil
 			}

@@ -17,19 +17,164 @@ SELECT pg_notify('jobc_cancel', m.id::text) FROM marked m;
 
 -- name: GetJob :one
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all WHERE id = sqlc.arg(id);
 
 -- name: CountJobsByState :many
 SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORDER BY 1, 2;
 
+-- Every statement below selects jobs the same way (runtime.JobSelection): each filter
+-- is NULL for "any", ids, kinds, queues and states are lists, error_class is the class
+-- of the last recorded error, and since compares the finish time of finished jobs and
+-- the creation time of the others. They read jobc_jobs_all, whose conditions on id are
+-- pushed into both tables' primary keys.
+
 -- name: ListJobs :many
--- The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
+-- The newest jobs first, unfinished and finished, that match the selection, with ids
+-- below after (keyset pagination; NULL: from the newest).
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-FROM jobc_jobs_all j
-WHERE (sqlc.narg(kind)::text IS NULL OR j.kind = sqlc.narg(kind)::text)
-  AND (sqlc.narg(queue)::text IS NULL OR j.queue = sqlc.narg(queue)::text)
-  AND (sqlc.narg(state)::text IS NULL OR j.state::text = sqlc.narg(state)::text)
-ORDER BY j.id DESC
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all a
+WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
+  AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
+  AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
+  AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
+  AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
+  AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+  AND (sqlc.narg(after)::bigint IS NULL OR a.id < sqlc.narg(after)::bigint)
+ORDER BY a.id DESC
 LIMIT sqlc.arg(max);
+
+-- name: RetrySelected :one
+-- Makes the selected failed, cancelled and scheduled jobs available now, up to max
+-- (NULL: all), newest first, in one statement: finished ones move back from
+-- jobc_jobs_finished with their errors and, if their attempts are used up, one more;
+-- scheduled ones are due now. A finished job retakes its unique key; one whose key
+-- another job holds is left alone, and so are all but the newest of several selected
+-- jobs with one key. A key taken by a concurrent insert after this statement's
+-- snapshot makes it fail with a unique violation and change nothing (the caller
+-- tries again, and then sees the holder). The DELETE and UPDATE lock each row and
+-- re-check its state, so a job that a concurrent statement moved meanwhile (another
+-- retry, a delete, a prune) is not touched twice. Returns how many jobs the selection
+-- matched, how many changed, and the first 1,000 changed ids.
+WITH matched AS (
+    SELECT a.id, a.kind, a.state, a.unique_key
+    FROM jobc_jobs_all a
+    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
+      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
+      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
+      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
+      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
+      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+), eligible AS (
+    SELECT m.id FROM matched m
+    WHERE m.state IN ('failed', 'cancelled', 'scheduled')
+      AND (m.unique_key IS NULL OR m.state = 'scheduled' OR (
+          NOT EXISTS (SELECT 1 FROM jobc_unique_keys u
+                      WHERE u.kind = m.kind AND u.key = m.unique_key AND u.job_id <> m.id)
+          AND NOT EXISTS (SELECT 1 FROM matched o
+                          WHERE o.kind = m.kind AND o.unique_key = m.unique_key AND o.id > m.id
+                            AND o.state IN ('failed', 'cancelled'))))
+    ORDER BY m.id DESC
+    LIMIT sqlc.narg(max)::bigint
+), revived AS (
+    DELETE FROM jobc_jobs_finished f USING eligible e
+    WHERE f.id = e.id AND f.state IN ('failed', 'cancelled')
+    RETURNING f.*
+), back AS (
+    INSERT INTO jobc_jobs (
+        id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+        attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at
+    )
+    SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
+           now(), r.attempt, greatest(r.max_attempts, r.attempt + 1), r.errors, r.unique_key,
+           r.unique_finished, r.created_at, r.attempted_at
+    FROM revived r
+    RETURNING id, kind, queue, unique_key
+), keys AS (
+    -- A key row of the job itself (its key stays held in the state it finished in) is
+    -- there already.
+    INSERT INTO jobc_unique_keys (kind, key, job_id)
+    SELECT b.kind, b.unique_key, b.id FROM back b
+    WHERE b.unique_key IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM jobc_unique_keys u WHERE u.kind = b.kind AND u.key = b.unique_key)
+), due AS (
+    UPDATE jobc_jobs j SET state = 'available', available_at = now()
+    FROM eligible e
+    WHERE j.id = e.id AND j.state = 'scheduled'
+    RETURNING j.id, j.queue
+), changed AS (
+    SELECT id, queue FROM back UNION ALL SELECT id, queue FROM due
+), woken AS (
+    SELECT count(*) FILTER (WHERE jobc_wake(q.queue)) AS queues FROM (SELECT DISTINCT c.queue FROM changed c) q
+)
+SELECT (SELECT count(*) FROM matched)::bigint AS matched,
+       (SELECT count(*) FROM changed)::bigint AS changed,
+       coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT c.id FROM changed c ORDER BY c.id LIMIT 1000) x), '{}')::bigint[] AS ids,
+       w.queues::bigint AS woken
+FROM woken w;
+
+-- name: CountRetryable :one
+-- How many jobs RetrySelected would change now, up to max.
+SELECT count(*)::bigint AS jobs FROM (
+    SELECT 1
+    FROM jobc_jobs_all a
+    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
+      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
+      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
+      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
+      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
+      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+      AND a.state IN ('failed', 'cancelled', 'scheduled')
+      AND (a.unique_key IS NULL OR a.state = 'scheduled' OR NOT EXISTS (
+          SELECT 1 FROM jobc_unique_keys u WHERE u.kind = a.kind AND u.key = a.unique_key AND u.job_id <> a.id))
+    LIMIT sqlc.narg(max)::bigint
+) c;
+
+-- name: DeleteSelected :one
+-- Deletes the selected finished, available and scheduled jobs, up to max (NULL: all),
+-- newest first, with their unique keys, in one statement. A running job is left alone;
+-- so is one a worker claimed after this statement's snapshot (the DELETE locks the row
+-- and re-checks its state) or finished meanwhile (its finished row is newer than the
+-- snapshot). Returns how many jobs the selection matched, how many were deleted, and
+-- the first 1,000 deleted ids.
+WITH matched AS (
+    SELECT a.id, a.state
+    FROM jobc_jobs_all a
+    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
+      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
+      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
+      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
+      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
+      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+), eligible AS (
+    SELECT m.id FROM matched m WHERE m.state <> 'running' ORDER BY m.id DESC LIMIT sqlc.narg(max)::bigint
+), finished AS (
+    DELETE FROM jobc_jobs_finished f USING eligible e WHERE f.id = e.id RETURNING f.id
+), unfinished AS (
+    DELETE FROM jobc_jobs j USING eligible e
+    WHERE j.id = e.id AND j.state IN ('available', 'scheduled')
+    RETURNING j.id
+), gone AS (
+    SELECT id FROM finished UNION ALL SELECT id FROM unfinished
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING gone g WHERE u.job_id = g.id
+)
+SELECT (SELECT count(*) FROM matched)::bigint AS matched,
+       (SELECT count(*) FROM gone)::bigint AS changed,
+       coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT g.id FROM gone g ORDER BY g.id LIMIT 1000) x), '{}')::bigint[] AS ids;
+
+-- name: CountDeletable :one
+-- How many jobs DeleteSelected would delete now, up to max.
+SELECT count(*)::bigint AS jobs FROM (
+    SELECT 1
+    FROM jobc_jobs_all a
+    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
+      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
+      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
+      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
+      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
+      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+      AND a.state <> 'running'
+    LIMIT sqlc.narg(max)::bigint
+) c;

@@ -36,8 +36,9 @@ SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue(sqlc.ar
 -- Starvation protection: available jobs of the given queues that have waited longer
 -- than the bound move to priority 0, ahead of every declared priority, so a stream of
 -- urgent jobs cannot hold a low-priority job back indefinitely. Each (queue, priority)
--- is one short range scan of the claim index.
-UPDATE jobc_jobs SET priority = 0
+-- is one short range scan of the claim index. The declared priority is kept in
+-- declared_priority, for operators.
+UPDATE jobc_jobs SET declared_priority = priority, priority = 0
 WHERE id IN (
     SELECT j.id
     FROM (SELECT unnest(sqlc.arg(queues)::text[]) AS queue) q

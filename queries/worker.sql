@@ -107,3 +107,27 @@ FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)
 -- Records that a side effect happened, in the handler's transaction. 0 rows: it had.
 INSERT INTO jobc_idempotency_keys (key, job_id) VALUES (sqlc.arg(key), sqlc.arg(job_id))
 ON CONFLICT (key) DO NOTHING;
+
+-- name: SnoozeJobs :many
+-- Reschedules the given attempts at their run times without counting the attempt and
+-- without recording an error (a handler returned runtime.Snooze): "not yet", not
+-- "failed". A job due now becomes available and wakes sleeping workers.
+WITH f AS (
+    SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats
+), snoozed AS (
+    UPDATE jobc_jobs j
+    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
+                     ELSE 'scheduled'::jobc_state END,
+        available_at = f.ats[array_position(f.ids, j.id)],
+        attempt = j.attempt - 1,
+        lease_owner = NULL,
+        lease_expires_at = NULL
+    FROM f
+    WHERE j.id = ANY(f.ids)
+      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.id, j.queue, j.state
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT s.queue FROM snoozed s WHERE s.state = 'available') q
+)
+SELECT s.id FROM snoozed s, woken;

@@ -54,7 +54,9 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			return
 		}
 		free := q.max - int(q.active.Load())
-		if needFetch && free > 0 {
+		// A paused queue claims nothing; needFetch stays set, and the wake-up that
+		// resuming it sends claims at once.
+		if needFetch && free > 0 && !q.paused.Load() {
 			asked := min(free, q.batch)
 			n, err := w.claim(ctx, q, asked)
 			switch {

@@ -18,6 +18,7 @@ const (
 	outcomeCancel
 	outcomeRelease  // shutdown: give the job back without counting the attempt
 	outcomeRecorded // already recorded by the handler's transaction, or the lease was lost
+	outcomeSnooze   // the handler returned Snooze: reschedule without counting the attempt
 )
 
 // result is a finished attempt waiting to be recorded.
@@ -25,7 +26,7 @@ type result struct {
 	id      int64
 	attempt int32
 	outcome outcome
-	runAt   time.Time    // outcomeRetry
+	runAt   time.Time    // outcomeRetry, outcomeSnooze
 	err     AttemptError // outcomeRetry, outcomeFail, outcomeCancel
 }
 
@@ -172,7 +173,7 @@ func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 		}
 		return out
 	}
-	order := []outcome{outcomeComplete, outcomeFail, outcomeCancel, outcomeRetry, outcomeRelease}
+	order := []outcome{outcomeComplete, outcomeFail, outcomeCancel, outcomeRetry, outcomeSnooze, outcomeRelease}
 	owner := w.cfg.ID
 	for i, o := range order {
 		group := by[o]
@@ -196,11 +197,10 @@ func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 			done, err = w.outcomes.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
 		case outcomeRetry:
 			name = "retried"
-			at := make([]time.Time, len(group))
-			for i, r := range group {
-				at[i] = r.runAt
-			}
-			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: at, Errors: errorsJSON(group), Owner: owner})
+			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+		case outcomeSnooze:
+			name = "snoozed"
+			done, err = w.outcomes.SnoozeJobs(ctx, db.SnoozeJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Owner: owner})
 		case outcomeRelease:
 			_, err = w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
 			done = ids // a release of a job rescued meanwhile has nothing to say
@@ -239,6 +239,14 @@ func idsAttempts(rs []result) ([]int64, []int32) {
 		ids[i], attempts[i] = r.id, r.attempt
 	}
 	return ids, attempts
+}
+
+func runAts(rs []result) []time.Time {
+	at := make([]time.Time, len(rs))
+	for i, r := range rs {
+		at[i] = r.runAt
+	}
+	return at
 }
 
 func errorsJSON(rs []result) [][]byte {

@@ -130,6 +130,11 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 		res.outcome = outcomeComplete
 		return res
 	}
+	if d, ok := snoozed(err); ok {
+		res.outcome, res.runAt = outcomeSnooze, time.Now().Add(d)
+		job.Logger().Debug("jobc job snoozed", "for", d.String())
+		return res
+	}
 	className := ""
 	var retryAfter time.Duration
 	if ce, ok := classOf(err); ok {

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -226,6 +227,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 	oldWriter := newType("grants_versioned", func(jt *runtime.JobType) { jt.Versions = versions })
 	newReader := newType("grants_versioned", func(jt *runtime.JobType) { jt.Versions = versions; jt.WriteVersion = 2 })
+	snoozeType := newType("grants_snooze", nil)
 
 	// The producer enqueues: plain, unique (twice), scheduled, many (COPY), and an old
 	// payload version far in the future for the upgrader.
@@ -259,6 +261,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 	// Two jobs of a worker that died: one has attempts left, one does not. (Set up by
 	// the superuser: no role of jobc's writes a lease for a worker that does not exist.)
+	snoozer := enqueue(snoozeType, 1)
 	rescued, dead := enqueue(okType, 4), enqueue(okType, 5)
 	e.exec(t, `UPDATE app.jobc_jobs SET state = 'running', lease_owner = 'ghost',
 		lease_expires_at = now() - interval '1 second', attempt = CASE WHEN id = $1 THEN 1 ELSE 3 END
@@ -297,6 +300,13 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}))
 	handle(runtime.Handle(w, uniqueType, emailOK))
 	handle(runtime.Handle(w, periodicType, emailOK))
+	var snoozes atomic.Int32
+	handle(runtime.Handle(w, snoozeType, func(_ context.Context, job *runtime.Job, _ emailPayload) error {
+		if snoozes.Add(1) == 1 {
+			return job.Snooze(cfg.SchedulerInterval)
+		}
+		return nil
+	}))
 	handle(runtime.Handle(w, newReader, func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }))
 	stop := startWorker(t, w)
 
@@ -314,6 +324,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("rescued job errors %+v, want one lease_expired", info.Errors)
 	}
 	waitState("job out of attempts after its lease expired", dead.ID, runtime.StateFailed)
+	if info := waitState("snoozed job", snoozer.ID, runtime.StateCompleted); info.Attempt != 1 || len(info.Errors) != 0 || snoozes.Load() != 2 {
+		t.Errorf("snoozed job completed at attempt %d with errors %+v after %d runs; want attempt 1, no errors, 2 runs", info.Attempt, info.Errors, snoozes.Load())
+	}
 	waitState("job to cancel while it runs", cancelRunning.ID, runtime.StateRunning)
 	waitState("job to release at shutdown", released.ID, runtime.StateRunning)
 
@@ -342,11 +355,12 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	// A periodic occurrence, enqueued by the worker's scheduler under a unique key.
 	deadline = time.Now().Add(patience)
 	for {
-		jobs, err := runtime.ListJobs(ctx, readerPool, runtime.JobFilter{Kind: periodicType.Kind, State: runtime.StateCompleted})
+		page, err := runtime.ListJobs(ctx, readerPool, runtime.JobFilter{JobSelection: runtime.JobSelection{
+			Kinds: []string{periodicType.Kind}, States: []runtime.State{runtime.StateCompleted}}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(jobs) > 0 {
+		if len(page.Jobs) > 0 {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -369,6 +383,42 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		}
 		time.Sleep(cfg.SchedulerInterval)
 	}
+	// The control API as the worker role: retry the failed job (it gets one more
+	// attempt and fails again), count and delete, pause and resume the queue.
+	onlyFailed := runtime.JobSelection{IDs: []int64{failed.ID}}
+	if n, err := runtime.CountRetryable(ctx, workerPool, onlyFailed); err != nil || n != 1 {
+		t.Errorf("CountRetryable of the failed job as the worker role: %d, %v; want 1", n, err)
+	}
+	if _, err := runtime.RetryJob(ctx, workerPool, failed.ID); err != nil {
+		t.Fatalf("RetryJob as the worker role: %v", err)
+	}
+	if info := waitState("retried failed job", failed.ID, runtime.StateFailed); info.Attempt != 2 || len(info.Errors) != 2 {
+		t.Errorf("retried job failed again at attempt %d with %d errors; want attempt 2 and both errors kept", info.Attempt, len(info.Errors))
+	}
+	onlyOK := runtime.JobSelection{IDs: []int64{ok.ID}}
+	if n, err := runtime.CountDeletable(ctx, workerPool, onlyOK); err != nil || n != 1 {
+		t.Errorf("CountDeletable of a completed job as the worker role: %d, %v; want 1", n, err)
+	}
+	if res, err := runtime.DeleteJobs(ctx, workerPool, onlyOK); err != nil || res.Changed != 1 {
+		t.Errorf("DeleteJobs of a completed job as the worker role: %+v, %v; want 1 deleted", res, err)
+	}
+	if err := runtime.PauseQueue(ctx, workerPool, "grants"); err != nil {
+		t.Fatalf("PauseQueue as the worker role: %v", err)
+	}
+	held := enqueue(okType, 7)
+	// Two poll intervals: the notification pauses at once, the poll within one.
+	time.Sleep(2 * cfg.PollInterval)
+	if info := waitState("job of a paused queue", held.ID, runtime.StateAvailable); info.Attempt != 0 {
+		t.Errorf("a job of the paused queue ran: attempt %d\n%s", info.Attempt, dump())
+	}
+	if stats, err := runtime.QueueStats(ctx, readerPool); err != nil || len(stats) != 1 || !stats[0].Paused || stats[0].Available < 1 || stats[0].Workers != 1 {
+		t.Errorf("QueueStats as the read-only role: %+v, %v; want the paused grants queue with the held job available and its worker", stats, err)
+	}
+	if err := runtime.ResumeQueue(ctx, workerPool, "grants"); err != nil {
+		t.Fatalf("ResumeQueue as the worker role: %v", err)
+	}
+	waitState("job of the resumed queue", held.ID, runtime.StateCompleted)
+
 	// The queue ran dry, so the worker sleeps; an enqueue now notifies it.
 	deadline = time.Now().Add(patience)
 	for workerLog.succeeded()["Sleep"] == 0 {
@@ -583,6 +633,10 @@ func checkForbidden(t *testing.T, e *grantsEnv) {
 	wantDenied(t, "producer: runtime.Cancel", err, "jobc_jobs")
 	_, err = runtime.Enqueue(ctx, reader, emailType(t, nil), emailPayload{N: 1, Email: "ada@example.com"})
 	wantDenied(t, "read-only: runtime.Enqueue", err, "jobc_jobs")
+	wantDenied(t, "read-only: runtime.PauseQueue", runtime.PauseQueue(ctx, reader, "grants"), "jobc_queues")
+	wantDenied(t, "producer: runtime.PauseQueue", runtime.PauseQueue(ctx, producer, "grants"), "jobc_queues")
+	_, err = runtime.RetryJobs(ctx, reader, runtime.JobSelection{Kinds: []string{"grants_fail"}})
+	wantDenied(t, "read-only: runtime.RetryJobs", err, "jobc_jobs_finished")
 
 	// The worker role cannot migrate: neither in the migrated schema nor in a fresh
 	// one, where it fails before creating anything.

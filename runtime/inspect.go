@@ -32,11 +32,14 @@ func (s State) Finished() bool {
 
 // JobInfo is a job as stored, for inspection and tests.
 type JobInfo struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          State
+	ID    int64
+	Kind  string
+	Queue string
+	State State
+	// Priority is the priority the job was enqueued with, also after starvation aging
+	// moved it ahead of every declared priority (then Aged is true).
 	Priority       int
+	Aged           bool
 	PayloadVersion int
 	Payload        json.RawMessage
 	Metadata       json.RawMessage
@@ -80,7 +83,7 @@ func jobInfo(r db.JobcJobsAll) (*JobInfo, error) {
 		ID: r.ID, Kind: r.Kind, Queue: r.Queue, State: State(r.State), Priority: int(r.Priority),
 		PayloadVersion: int(r.PayloadVersion), Payload: r.Payload, Metadata: r.Metadata,
 		AvailableAt: r.AvailableAt, Attempt: int(r.Attempt), MaxAttempts: int(r.MaxAttempts),
-		CreatedAt: r.CreatedAt, AttemptedAt: r.AttemptedAt, FinishedAt: r.FinishedAt,
+		CreatedAt: r.CreatedAt, AttemptedAt: r.AttemptedAt, FinishedAt: r.FinishedAt, Aged: r.Aged,
 	}
 	if r.UniqueKey != nil {
 		info.UniqueKey = *r.UniqueKey
@@ -89,41 +92,4 @@ func jobInfo(r db.JobcJobsAll) (*JobInfo, error) {
 		return nil, fmt.Errorf("jobc: job %d: decode errors: %w", r.ID, err)
 	}
 	return info, nil
-}
-
-// JobFilter selects jobs for ListJobs; empty fields match every job.
-type JobFilter struct {
-	Kind  string
-	Queue string
-	State State
-	Limit int // default 100
-}
-
-// ListJobs returns the newest jobs that match f, unfinished and finished.
-func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) ([]*JobInfo, error) {
-	p := db.ListJobsParams{Max: int32(f.Limit)}
-	if p.Max <= 0 {
-		p.Max = 100
-	}
-	if f.Kind != "" {
-		p.Kind = &f.Kind
-	}
-	if f.Queue != "" {
-		p.Queue = &f.Queue
-	}
-	if f.State != "" {
-		st := string(f.State)
-		p.State = &st
-	}
-	rows, err := db.New(dbtx).ListJobs(ctx, p)
-	if err != nil {
-		return nil, fmt.Errorf("jobc: list jobs: %w", describeDBError(err))
-	}
-	out := make([]*JobInfo, len(rows))
-	for i, r := range rows {
-		if out[i], err = jobInfo(r); err != nil {
-			return nil, err
-		}
-	}
-	return out, nil
 }

@@ -14,7 +14,8 @@ import (
 )
 
 // listenLoop keeps a connection LISTENing and wakes the queue named by each jobc
-// notification, or cancels the handler named by each jobc_cancel notification. It
+// notification, cancels the handler named by each jobc_cancel notification, and
+// pauses or resumes the queue named by each jobc_queues notification. It
 // reconnects by itself; after each (re)connect it wakes every queue, since
 // notifications sent while it was away are lost (cancellations also arrive through
 // heartbeats).
@@ -78,6 +79,9 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 	if err := q.ListenCancel(setupCtx); err != nil {
 		return err
 	}
+	if err := q.ListenQueues(setupCtx); err != nil {
+		return err
+	}
 	cancelSetup()
 	connected()
 	for _, q := range byName {
@@ -120,6 +124,8 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 				q.notified.Add(1)
 				signal(q.wake)
 			}
+		case "jobc_queues":
+			w.onQueueNotification(ctx, byName, n.Payload)
 		case "jobc_cancel":
 			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.cancel(id, errCancelled) {
 				w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", id)

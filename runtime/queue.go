@@ -21,6 +21,9 @@ type queue struct {
 	slotFreed chan struct{}        // a handler finished
 	wake      chan struct{}        // a notification says there may be work
 	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
+
+	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
+	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
 }
 
 func newQueue(name string, max, batch int) *queue {

@@ -98,6 +98,13 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	// A paused queue must not claim even once after a restart.
+	if err := w.refreshPaused(ctx, queues); err != nil {
+		if ctx.Err() != nil {
+			return nil
+		}
+		return err
+	}
 	if err := w.warnUndecodable(ctx); err != nil {
 		w.log.Warn("jobc worker: could not check for undecodable jobs", "err", err)
 	}
@@ -122,6 +129,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		spawn(func() { w.fetchLoop(ctx, q) })
 	}
 	spawn(func() { w.listenLoop(ctx, queues) })
+	spawn(func() { w.pauseLoop(ctx, queues) })
 	// Heartbeats go on through the grace period, until every outcome is recorded:
 	// otherwise leases of handlers still finishing would expire and their jobs run twice.
 	hbCtx, stopHeartbeats := context.WithCancel(context.WithoutCancel(ctx))

@@ -55,15 +55,17 @@ func objects() []object {
 	)
 	return []object{
 		// ClaimJobs, ExtendLeases, RetryJobs, ReleaseJobs, PromoteScheduled,
-		// RescueExpired, AgeWaitingJobs, RewritePayloads: UPDATE (and SELECT FOR
-		// UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx, CancelPending and the
-		// rescuer move rows out: DELETE; enqueue and the periodic scheduler: INSERT.
+		// RescueExpired, AgeWaitingJobs, RewritePayloads, SnoozeJobs, RetrySelected:
+		// UPDATE (and SELECT FOR UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx,
+		// CancelPending, DeleteSelected and the rescuer move rows out: DELETE; enqueue,
+		// the periodic scheduler and RetrySelected (back from jobc_jobs_finished): INSERT.
 		// The producer reads back only what InsertJob and InsertUniqueJob return
 		// (RETURNING id, queue, state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
 			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
-		// PruneFinished and never updated.
+		// PruneFinished, DeleteSelected and RetrySelected (which moves them back to
+		// jobc_jobs), and never updated.
 		{kind: "TABLE", name: "jobc_jobs_finished",
 			worker: []string{sel, ins, del}, readOnly: []string{sel}},
 		// Written by InsertUniqueJob in the same statement as the job, read by
@@ -82,6 +84,16 @@ func objects() []object {
 		// DeregisterWorker, PruneWorkers, LiveWorkers.
 		{kind: "TABLE", name: "jobc_workers",
 			worker: []string{sel, ins, upd, del}, readOnly: []string{sel}},
+		// The view of every job: GetJob, ListJobs and the control API's selections.
+		// (A view runs with its owner's rights on the tables beneath it, so SELECT on
+		// it is all a reader needs.)
+		{kind: "TABLE", name: "jobc_jobs_all",
+			worker: []string{sel}, readOnly: []string{sel}},
+		// PauseQueue (INSERT ... ON CONFLICT DO UPDATE) and ResumeQueue, which the
+		// control API runs as the worker role; PausedQueues, which every worker reads
+		// every poll interval; QueueStats reads it for dashboards.
+		{kind: "TABLE", name: "jobc_queues",
+			worker: []string{sel, ins, upd}, readOnly: []string{sel}},
 		// CheckSchema, which a worker runs at start (and an application may run),
 		// reads the applied migrations; only the owner writes them.
 		{kind: "TABLE", name: "jobc_migrations",

@@ -11,7 +11,7 @@ import (
 func handleMember(name string) bool {
 	switch name {
 	case "ID", "Kind", "Queue", "Attempt", "MaxAttempts", "Priority", "PayloadVersion",
-		"CreatedAt", "Metadata", "IdempotencyKey", "Logger", "Job", "Heartbeat":
+		"CreatedAt", "Metadata", "IdempotencyKey", "Logger", "Job", "Heartbeat", "Once", "Snooze":
 		return true
 	}
 	return false

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"time"
 )
 
 const cancelPending = `-- name: CancelPending :execrows
@@ -23,6 +24,47 @@ func (q *Queries) CancelPending(ctx context.Context, id int64) (int64, error) {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const countDeletable = `-- name: CountDeletable :one
+SELECT count(*)::bigint AS jobs FROM (
+    SELECT 1
+    FROM jobc_jobs_all a
+    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
+      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
+      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
+      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
+      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
+      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+      AND a.state <> 'running'
+    LIMIT $7::bigint
+) c
+`
+
+type CountDeletableParams struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	Max        *int64
+}
+
+// How many jobs DeleteSelected would delete now, up to max.
+func (q *Queries) CountDeletable(ctx context.Context, arg CountDeletableParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countDeletable,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.Max,
+	)
+	var jobs int64
+	err := row.Scan(&jobs)
+	return jobs, err
 }
 
 const countJobsByState = `-- name: CountJobsByState :many
@@ -55,9 +97,117 @@ func (q *Queries) CountJobsByState(ctx context.Context) ([]CountJobsByStateRow, 
 	return items, nil
 }
 
+const countRetryable = `-- name: CountRetryable :one
+SELECT count(*)::bigint AS jobs FROM (
+    SELECT 1
+    FROM jobc_jobs_all a
+    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
+      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
+      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
+      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
+      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
+      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+      AND a.state IN ('failed', 'cancelled', 'scheduled')
+      AND (a.unique_key IS NULL OR a.state = 'scheduled' OR NOT EXISTS (
+          SELECT 1 FROM jobc_unique_keys u WHERE u.kind = a.kind AND u.key = a.unique_key AND u.job_id <> a.id))
+    LIMIT $7::bigint
+) c
+`
+
+type CountRetryableParams struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	Max        *int64
+}
+
+// How many jobs RetrySelected would change now, up to max.
+func (q *Queries) CountRetryable(ctx context.Context, arg CountRetryableParams) (int64, error) {
+	row := q.db.QueryRow(ctx, countRetryable,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.Max,
+	)
+	var jobs int64
+	err := row.Scan(&jobs)
+	return jobs, err
+}
+
+const deleteSelected = `-- name: DeleteSelected :one
+WITH matched AS (
+    SELECT a.id, a.state
+    FROM jobc_jobs_all a
+    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
+      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
+      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
+      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
+      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
+      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+), eligible AS (
+    SELECT m.id FROM matched m WHERE m.state <> 'running' ORDER BY m.id DESC LIMIT $7::bigint
+), finished AS (
+    DELETE FROM jobc_jobs_finished f USING eligible e WHERE f.id = e.id RETURNING f.id
+), unfinished AS (
+    DELETE FROM jobc_jobs j USING eligible e
+    WHERE j.id = e.id AND j.state IN ('available', 'scheduled')
+    RETURNING j.id
+), gone AS (
+    SELECT id FROM finished UNION ALL SELECT id FROM unfinished
+), keys AS (
+    DELETE FROM jobc_unique_keys u USING gone g WHERE u.job_id = g.id
+)
+SELECT (SELECT count(*) FROM matched)::bigint AS matched,
+       (SELECT count(*) FROM gone)::bigint AS changed,
+       coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT g.id FROM gone g ORDER BY g.id LIMIT 1000) x), '{}')::bigint[] AS ids
+`
+
+type DeleteSelectedParams struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	Max        *int64
+}
+
+type DeleteSelectedRow struct {
+	Matched int64
+	Changed int64
+	Ids     []int64
+}
+
+// Deletes the selected finished, available and scheduled jobs, up to max (NULL: all),
+// newest first, with their unique keys, in one statement. A running job is left alone;
+// so is one a worker claimed after this statement's snapshot (the DELETE locks the row
+// and re-checks its state) or finished meanwhile (its finished row is newer than the
+// snapshot). Returns how many jobs the selection matched, how many were deleted, and
+// the first 1,000 deleted ids.
+func (q *Queries) DeleteSelected(ctx context.Context, arg DeleteSelectedParams) (DeleteSelectedRow, error) {
+	row := q.db.QueryRow(ctx, deleteSelected,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.Max,
+	)
+	var i DeleteSelectedRow
+	err := row.Scan(&i.Matched, &i.Changed, &i.Ids)
+	return i, err
+}
+
 const getJob = `-- name: GetJob :one
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all WHERE id = $1
 `
 
@@ -81,34 +231,54 @@ func (q *Queries) GetJob(ctx context.Context, id int64) (JobcJobsAll, error) {
 		&i.CreatedAt,
 		&i.AttemptedAt,
 		&i.FinishedAt,
+		&i.Aged,
 	)
 	return i, err
 }
 
 const listJobs = `-- name: ListJobs :many
+
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at
-FROM jobc_jobs_all j
-WHERE ($1::text IS NULL OR j.kind = $1::text)
-  AND ($2::text IS NULL OR j.queue = $2::text)
-  AND ($3::text IS NULL OR j.state::text = $3::text)
-ORDER BY j.id DESC
-LIMIT $4
+       attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all a
+WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
+  AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
+  AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
+  AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
+  AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
+  AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+  AND ($7::bigint IS NULL OR a.id < $7::bigint)
+ORDER BY a.id DESC
+LIMIT $8
 `
 
 type ListJobsParams struct {
-	Kind  *string
-	Queue *string
-	State *string
-	Max   int32
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	After      *int64
+	Max        int32
 }
 
-// The newest jobs first, unfinished and finished, optionally of one kind, queue or state.
+// Every statement below selects jobs the same way (runtime.JobSelection): each filter
+// is NULL for "any", ids, kinds, queues and states are lists, error_class is the class
+// of the last recorded error, and since compares the finish time of finished jobs and
+// the creation time of the others. They read jobc_jobs_all, whose conditions on id are
+// pushed into both tables' primary keys.
+// The newest jobs first, unfinished and finished, that match the selection, with ids
+// below after (keyset pagination; NULL: from the newest).
 func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]JobcJobsAll, error) {
 	rows, err := q.db.Query(ctx, listJobs,
-		arg.Kind,
-		arg.Queue,
-		arg.State,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.After,
 		arg.Max,
 	)
 	if err != nil {
@@ -135,6 +305,7 @@ func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]JobcJobsA
 			&i.CreatedAt,
 			&i.AttemptedAt,
 			&i.FinishedAt,
+			&i.Aged,
 		); err != nil {
 			return nil, err
 		}
@@ -163,4 +334,111 @@ func (q *Queries) RequestCancel(ctx context.Context, id int64) (int64, error) {
 		return 0, err
 	}
 	return result.RowsAffected(), nil
+}
+
+const retrySelected = `-- name: RetrySelected :one
+WITH matched AS (
+    SELECT a.id, a.kind, a.state, a.unique_key
+    FROM jobc_jobs_all a
+    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
+      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
+      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
+      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
+      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
+      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+), eligible AS (
+    SELECT m.id FROM matched m
+    WHERE m.state IN ('failed', 'cancelled', 'scheduled')
+      AND (m.unique_key IS NULL OR m.state = 'scheduled' OR (
+          NOT EXISTS (SELECT 1 FROM jobc_unique_keys u
+                      WHERE u.kind = m.kind AND u.key = m.unique_key AND u.job_id <> m.id)
+          AND NOT EXISTS (SELECT 1 FROM matched o
+                          WHERE o.kind = m.kind AND o.unique_key = m.unique_key AND o.id > m.id
+                            AND o.state IN ('failed', 'cancelled'))))
+    ORDER BY m.id DESC
+    LIMIT $7::bigint
+), revived AS (
+    DELETE FROM jobc_jobs_finished f USING eligible e
+    WHERE f.id = e.id AND f.state IN ('failed', 'cancelled')
+    RETURNING f.id, f.kind, f.queue, f.state, f.priority, f.payload_version, f.payload, f.metadata, f.available_at, f.attempt, f.max_attempts, f.errors, f.unique_key, f.created_at, f.attempted_at, f.finished_at, f.unique_finished
+), back AS (
+    INSERT INTO jobc_jobs (
+        id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+        attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at
+    )
+    SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
+           now(), r.attempt, greatest(r.max_attempts, r.attempt + 1), r.errors, r.unique_key,
+           r.unique_finished, r.created_at, r.attempted_at
+    FROM revived r
+    RETURNING id, kind, queue, unique_key
+), keys AS (
+    -- A key row of the job itself (its key stays held in the state it finished in) is
+    -- there already.
+    INSERT INTO jobc_unique_keys (kind, key, job_id)
+    SELECT b.kind, b.unique_key, b.id FROM back b
+    WHERE b.unique_key IS NOT NULL
+      AND NOT EXISTS (SELECT 1 FROM jobc_unique_keys u WHERE u.kind = b.kind AND u.key = b.unique_key)
+), due AS (
+    UPDATE jobc_jobs j SET state = 'available', available_at = now()
+    FROM eligible e
+    WHERE j.id = e.id AND j.state = 'scheduled'
+    RETURNING j.id, j.queue
+), changed AS (
+    SELECT id, queue FROM back UNION ALL SELECT id, queue FROM due
+), woken AS (
+    SELECT count(*) FILTER (WHERE jobc_wake(q.queue)) AS queues FROM (SELECT DISTINCT c.queue FROM changed c) q
+)
+SELECT (SELECT count(*) FROM matched)::bigint AS matched,
+       (SELECT count(*) FROM changed)::bigint AS changed,
+       coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT c.id FROM changed c ORDER BY c.id LIMIT 1000) x), '{}')::bigint[] AS ids,
+       w.queues::bigint AS woken
+FROM woken w
+`
+
+type RetrySelectedParams struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	Max        *int64
+}
+
+type RetrySelectedRow struct {
+	Matched int64
+	Changed int64
+	Ids     []int64
+	Woken   int64
+}
+
+// Makes the selected failed, cancelled and scheduled jobs available now, up to max
+// (NULL: all), newest first, in one statement: finished ones move back from
+// jobc_jobs_finished with their errors and, if their attempts are used up, one more;
+// scheduled ones are due now. A finished job retakes its unique key; one whose key
+// another job holds is left alone, and so are all but the newest of several selected
+// jobs with one key. A key taken by a concurrent insert after this statement's
+// snapshot makes it fail with a unique violation and change nothing (the caller
+// tries again, and then sees the holder). The DELETE and UPDATE lock each row and
+// re-check its state, so a job that a concurrent statement moved meanwhile (another
+// retry, a delete, a prune) is not touched twice. Returns how many jobs the selection
+// matched, how many changed, and the first 1,000 changed ids.
+func (q *Queries) RetrySelected(ctx context.Context, arg RetrySelectedParams) (RetrySelectedRow, error) {
+	row := q.db.QueryRow(ctx, retrySelected,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.Max,
+	)
+	var i RetrySelectedRow
+	err := row.Scan(
+		&i.Matched,
+		&i.Changed,
+		&i.Ids,
+		&i.Woken,
+	)
+	return i, err
 }

@@ -11,7 +11,7 @@ import (
 )
 
 const ageWaitingJobs = `-- name: AgeWaitingJobs :execrows
-UPDATE jobc_jobs SET priority = 0
+UPDATE jobc_jobs SET declared_priority = priority, priority = 0
 WHERE id IN (
     SELECT j.id
     FROM (SELECT unnest($1::text[]) AS queue) q
@@ -34,7 +34,8 @@ type AgeWaitingJobsParams struct {
 // Starvation protection: available jobs of the given queues that have waited longer
 // than the bound move to priority 0, ahead of every declared priority, so a stream of
 // urgent jobs cannot hold a low-priority job back indefinitely. Each (queue, priority)
-// is one short range scan of the claim index.
+// is one short range scan of the claim index. The declared priority is kept in
+// declared_priority, for operators.
 func (q *Queries) AgeWaitingJobs(ctx context.Context, arg AgeWaitingJobsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, ageWaitingJobs, arg.Queues, arg.BoundSeconds)
 	if err != nil {

@@ -82,6 +82,7 @@ type JobcJob struct {
 	CancelRequestedAt *time.Time
 	CreatedAt         time.Time
 	AttemptedAt       *time.Time
+	DeclaredPriority  *int16
 }
 
 type JobcJobsAll struct {
@@ -101,6 +102,7 @@ type JobcJobsAll struct {
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time
+	Aged           bool
 }
 
 type JobcJobsFinished struct {
@@ -120,12 +122,19 @@ type JobcJobsFinished struct {
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     time.Time
+	UniqueFinished []JobcState
 }
 
 type JobcMigration struct {
 	Version   int32
 	Name      string
 	AppliedAt time.Time
+}
+
+type JobcQueue struct {
+	Name      string
+	PausedAt  *time.Time
+	UpdatedAt time.Time
 }
 
 type JobcSleeper struct {

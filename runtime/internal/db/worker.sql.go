@@ -368,3 +368,60 @@ func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, 
 	}
 	return items, nil
 }
+
+const snoozeJobs = `-- name: SnoozeJobs :many
+WITH f AS (
+    SELECT $1::bigint[] AS ids, $2::timestamptz[] AS ats
+), snoozed AS (
+    UPDATE jobc_jobs j
+    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
+                     ELSE 'scheduled'::jobc_state END,
+        available_at = f.ats[array_position(f.ids, j.id)],
+        attempt = j.attempt - 1,
+        lease_owner = NULL,
+        lease_expires_at = NULL
+    FROM f
+    WHERE j.id = ANY(f.ids)
+      AND j.attempt = ($3::int[])[array_position(f.ids, j.id)]
+      AND j.state = 'running' AND j.lease_owner = $4::text
+    RETURNING j.id, j.queue, j.state
+), woken AS (
+    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT s.queue FROM snoozed s WHERE s.state = 'available') q
+)
+SELECT s.id FROM snoozed s, woken
+`
+
+type SnoozeJobsParams struct {
+	Ids          []int64
+	AvailableAts []time.Time
+	Attempts     []int32
+	Owner        string
+}
+
+// Reschedules the given attempts at their run times without counting the attempt and
+// without recording an error (a handler returned runtime.Snooze): "not yet", not
+// "failed". A job due now becomes available and wakes sleeping workers.
+func (q *Queries) SnoozeJobs(ctx context.Context, arg SnoozeJobsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, snoozeJobs,
+		arg.Ids,
+		arg.AvailableAts,
+		arg.Attempts,
+		arg.Owner,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}

@@ -1,0 +1,59 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// DeleteJob removes a finished, available or scheduled job and its unique key. A
+// running job is refused with ErrJobRunning (cancel it first), an unknown id with
+// ErrJobNotFound; nothing changes then.
+func DeleteJob(ctx context.Context, dbtx DBTX, id int64) error {
+	row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{Ids: []int64{id}})
+	if err != nil {
+		return fmt.Errorf("jobc: delete job %d: %w", id, describeDBError(err))
+	}
+	if row.Changed == 1 {
+		return nil
+	}
+	info, err := GetJob(ctx, dbtx, id)
+	if err != nil {
+		return fmt.Errorf("jobc: delete job %d: %w", id, err)
+	}
+	if info.State == StateRunning {
+		return fmt.Errorf("jobc: delete job %d: %w", id, ErrJobRunning)
+	}
+	// It moved between tables meanwhile (a worker finished it): the caller may try again.
+	return fmt.Errorf("jobc: delete job %d: it changed meanwhile and is %s now; not deleted", id, info.State)
+}
+
+// DeleteJobs removes every matching finished, available or scheduled job and its
+// unique key, in one statement, newest first up to sel.Limit, and returns how many it
+// removed. Matching running jobs are skipped and counted in Skipped. A selection with
+// no filter is refused with ErrNoFilter.
+func DeleteJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, error) {
+	p, limit, err := sel.mutationParams()
+	if err != nil {
+		return BulkResult{}, fmt.Errorf("jobc: delete jobs: %w", err)
+	}
+	row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams(withMax(p, limit)))
+	if err != nil {
+		return BulkResult{}, fmt.Errorf("jobc: delete jobs: %w", describeDBError(err))
+	}
+	return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.Ids}, nil
+}
+
+// CountDeletable returns how many jobs DeleteJobs would remove now (its dry run).
+func CountDeletable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+	p, limit, err := sel.mutationParams()
+	if err != nil {
+		return 0, fmt.Errorf("jobc: count deletable jobs: %w", err)
+	}
+	n, err := db.New(dbtx).CountDeletable(ctx, db.CountDeletableParams(withMax(p, limit)))
+	if err != nil {
+		return 0, fmt.Errorf("jobc: count deletable jobs: %w", describeDBError(err))
+	}
+	return int(n), nil
+}

@@ -1,0 +1,163 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// Errors of the control API, for errors.Is.
+var (
+	ErrJobRunning     = errors.New("jobc: job is running: cancel it first")
+	ErrUniqueConflict = errors.New("jobc: another job holds the unique key")
+	ErrNothingToRetry = errors.New("jobc: job is not failed, cancelled or scheduled")
+	ErrEmptyQueueName = errors.New("jobc: queue name is empty")
+)
+
+// retryConflictAttempts bounds how often a retry runs again after a concurrent enqueue
+// took a unique key between its snapshot and its insert; the next run sees the holder
+// and skips the job.
+const retryConflictAttempts = 3
+
+// RetryJob makes a failed, cancelled or scheduled job available now. Its error history
+// stays; if its attempts are used up, it gets one more (max_attempts = attempt + 1). Its
+// unique key is taken again; when another job holds that key, it fails with an error
+// wrapping ErrUniqueConflict that names the holder's id. A running, available or
+// completed job is refused with ErrJobRunning or ErrNothingToRetry, naming its state;
+// an unknown id with ErrJobNotFound. Nothing changes on an error.
+func RetryJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
+	res, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{id}}, nil)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
+	}
+	info, err := GetJob(ctx, dbtx, id)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
+	}
+	if res.Changed == 1 {
+		return info, nil
+	}
+	switch info.State {
+	case StateRunning:
+		return nil, fmt.Errorf("jobc: retry job %d: %w", id, ErrJobRunning)
+	case StateFailed, StateCancelled:
+		holder, err := uniqueHolder(ctx, dbtx, info)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
+		}
+		return nil, fmt.Errorf("jobc: retry job %d: %w: job %d holds key %s of kind %s", id, ErrUniqueConflict, holder, info.UniqueKey, info.Kind)
+	default:
+		return nil, fmt.Errorf("jobc: retry job %d: %w: it is %s", id, ErrNothingToRetry, info.State)
+	}
+}
+
+// uniqueHolder returns the id of the job that holds info's unique key.
+func uniqueHolder(ctx context.Context, dbtx DBTX, info *JobInfo) (int64, error) {
+	if info.UniqueKey == "" {
+		return 0, fmt.Errorf("job is %s and has no unique key, yet was not retried: it changed meanwhile", info.State)
+	}
+	ids, err := db.New(dbtx).UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: info.Kind, UniqueKey: info.UniqueKey})
+	if err != nil {
+		return 0, fmt.Errorf("read the unique key's holder: %w", describeDBError(err))
+	}
+	for _, h := range ids {
+		if h != info.ID {
+			return h, nil
+		}
+	}
+	return 0, fmt.Errorf("job is %s and its unique key is free, yet was not retried: it changed meanwhile", info.State)
+}
+
+// RetryJobs does what RetryJob does for every matching job that is failed, cancelled
+// or scheduled (other states in the selection are ignored), in one statement, newest
+// first up to sel.Limit, and returns how many changed. A job whose unique key another
+// job holds is skipped and counted in Skipped, as are matched jobs in other states.
+// A selection with no filter is refused with ErrNoFilter.
+func RetryJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, error) {
+	p, limit, err := sel.mutationParams()
+	if err != nil {
+		return BulkResult{}, fmt.Errorf("jobc: retry jobs: %w", err)
+	}
+	res, err := retrySelected(ctx, dbtx, p, limit)
+	if err != nil {
+		return BulkResult{}, fmt.Errorf("jobc: retry jobs: %w", err)
+	}
+	return res, nil
+}
+
+// retrySelected runs RetrySelected, again if a concurrent insert took a unique key it
+// meant to retake (see the statement). A run that fails changes nothing: in a
+// transaction of the caller's, each run is a savepoint of its own.
+func retrySelected(ctx context.Context, dbtx DBTX, p selectionParams, limit *int64) (BulkResult, error) {
+	args := db.RetrySelectedParams(withMax(p, limit))
+	for attempt := 1; ; attempt++ {
+		row, err := inSavepoint(ctx, dbtx, func(q *db.Queries) (db.RetrySelectedRow, error) {
+			return q.RetrySelected(ctx, args)
+		})
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "23505" && attempt < retryConflictAttempts {
+			continue
+		}
+		if err != nil {
+			return BulkResult{}, describeDBError(err)
+		}
+		return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.Ids}, nil
+	}
+}
+
+// inSavepoint runs f in a transaction of its own, or in a savepoint of dbtx's
+// transaction, when dbtx can begin one; otherwise it runs f on dbtx directly.
+func inSavepoint[T any](ctx context.Context, dbtx DBTX, f func(q *db.Queries) (T, error)) (T, error) {
+	b, ok := dbtx.(Beginner)
+	if !ok {
+		return f(db.New(dbtx))
+	}
+	var zero T
+	tx, err := b.Begin(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	v, err := f(db.New(tx))
+	if err != nil {
+		return zero, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return zero, err
+	}
+	return v, nil
+}
+
+// CountRetryable returns how many jobs RetryJobs would change now (its dry run).
+func CountRetryable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+	p, limit, err := sel.mutationParams()
+	if err != nil {
+		return 0, fmt.Errorf("jobc: count retryable jobs: %w", err)
+	}
+	n, err := db.New(dbtx).CountRetryable(ctx, db.CountRetryableParams(withMax(p, limit)))
+	if err != nil {
+		return 0, fmt.Errorf("jobc: count retryable jobs: %w", describeDBError(err))
+	}
+	return int(n), nil
+}
+
+// selectionWithMax is the parameter shape of the count and bulk statements.
+type selectionWithMax struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	Max        *int64
+}
+
+func withMax(p selectionParams, limit *int64) selectionWithMax {
+	return selectionWithMax{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
+		ErrorClass: p.ErrorClass, Since: p.Since, Max: limit}
+}

@@ -1,0 +1,43 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// QueueStat is what one queue holds and who serves it.
+type QueueStat struct {
+	Queue              string
+	Available          int64
+	Scheduled          int64
+	Running            int64
+	OldestAvailableAge time.Duration // how long the oldest available job has been due; 0 when none is available
+	CompletedLastHour  int64
+	FailedLastHour     int64
+	Paused             bool
+	Workers            int // live workers serving it
+}
+
+// QueueStats returns one entry per queue that has unfinished jobs or jobs finished in
+// the last hour, is paused, or is served by a live worker, ordered by name. It is one
+// query; the last hour's counts read only the newest part of the finished jobs, so a
+// million older ones cost little (see queries/queues.sql).
+func QueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
+	rows, err := db.New(dbtx).QueueStats(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: queue stats: %w", describeDBError(err))
+	}
+	out := make([]QueueStat, len(rows))
+	for i, r := range rows {
+		out[i] = QueueStat{
+			Queue: r.Queue, Available: r.Available, Scheduled: r.Scheduled, Running: r.Running,
+			OldestAvailableAge: time.Duration(max(r.OldestAvailableSeconds, 0) * float64(time.Second)),
+			CompletedLastHour:  r.CompletedLastHour, FailedLastHour: r.FailedLastHour,
+			Paused: r.Paused, Workers: int(r.Workers),
+		}
+	}
+	return out, nil
+}
