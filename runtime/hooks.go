@@ -126,6 +126,8 @@ func (o outcome) label() string {
 		return OutcomeFailed
 	case outcomeCancel:
 		return OutcomeCancelled
+	case outcomeSnooze:
+		return OutcomeSnoozed
 	case outcomeRelease:
 		return OutcomeReleased
 	}
