@@ -76,4 +76,3 @@ func waitFor(t testing.TB, what string, tick, timeout time.Duration, cond func()
 		time.Sleep(tick)
 	}
 }
-

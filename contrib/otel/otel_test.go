@@ -62,7 +62,10 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	waitFor(t, "the job completed", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		info, err := runtime.GetJob(context.Background(), pool, enq.ID)
 		return err == nil && info.State == runtime.StateCompleted
-	}, func() string { info, err := runtime.GetJob(context.Background(), pool, enq.ID); return fmt.Sprint(info, err) })
+	}, func() string {
+		info, err := runtime.GetJob(context.Background(), pool, enq.ID)
+		return fmt.Sprint(info, err)
+	})
 	byName := map[string]sdktrace.ReadOnlySpan{}
 	waitFor(t, "four ended spans", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		for _, s := range spans.Ended() {

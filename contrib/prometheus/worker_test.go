@@ -56,10 +56,10 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 	}, func() string { return fmt.Sprint(got) })
 
 	checks := map[string]float64{
-		series("jobc_jobs_enqueued_total", "kind", "resize", "queue", "images"):                             completed + failed,
+		series("jobc_jobs_enqueued_total", "kind", "resize", "queue", "images"):                                completed + failed,
 		series("jobc_job_duration_seconds_count", "kind", "resize", "outcome", "completed", "queue", "images"): completed,
 		series("jobc_job_duration_seconds_count", "kind", "resize", "outcome", "failed", "queue", "images"):    failed,
-		series("jobc_job_wait_seconds_count", "kind", "resize", "queue", "images"):                           completed + failed,
+		series("jobc_job_wait_seconds_count", "kind", "resize", "queue", "images"):                             completed + failed,
 	}
 	// A moment later nothing more was counted: each attempt counts once.
 	time.Sleep(2 * cfg.PollInterval)
