@@ -5,7 +5,6 @@ import (
 	"os"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/internal/selfbench"
@@ -32,22 +31,21 @@ dominate the figures: compare runs on the same machine.`,
 			if url == "" {
 				return fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
 			}
-			var bar *progressbar.ProgressBar
+			var bar progress
 			phase := ""
 			o.Progress = func(p string, done, total int) {
 				if p != phase {
 					if bar != nil {
-						_ = bar.Finish()
+						bar.Finish()
 					}
 					phase = p
-					bar = progressbar.NewOptions(total, progressbar.OptionSetDescription(p), progressbar.OptionSetWriter(cmd.ErrOrStderr()),
-						progressbar.OptionClearOnFinish())
+					bar = newProgress(cmd.ErrOrStderr(), p, total)
 				}
-				_ = bar.Set(done)
+				bar.Set(done)
 			}
 			res, err := selfbench.Run(cmd.Context(), url, o)
 			if bar != nil {
-				_ = bar.Finish()
+				bar.Finish()
 			}
 			if err != nil {
 				return fmt.Errorf("jobc: bench: %w", err)

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"text/tabwriter"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,72 +15,187 @@ import (
 
 func newJobs() *cobra.Command {
 	var url string
-	cmd := &cobra.Command{Use: "jobs", Short: "List, show and cancel jobs"}
+	cmd := &cobra.Command{Use: "jobs", Short: "List, show, cancel, retry and delete jobs"}
 	cmd.PersistentFlags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	cmd.AddCommand(newJobsList(&url), newJobsShow(&url), newJobsCancel(&url), newJobsRetry(&url), newJobsDelete(&url))
+	return cmd
+}
 
-	var f runtime.JobFilter
-	var state string
-	list := &cobra.Command{
+// maxListLimit is ListJobs' own ceiling.
+const maxListLimit = 10000
+
+func newJobsList(url *string) *cobra.Command {
+	var (
+		sel    selectionFlags
+		after  int64
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
 		Use:   "list",
-		Short: "List the newest jobs, unfinished and finished",
-		Args:  cobra.NoArgs,
+		Short: "List the newest jobs, unfinished and finished, a page at a time",
+		Long: `List prints the newest jobs that match the filters, newest first. When more match than
+--limit shows, it says so on stderr and names the --after to pass for the next page.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			f.State = runtime.State(state)
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
-				jobs, err := runtime.ListJobs(ctx, db, f)
-				if err != nil {
-					return err
-				}
-				tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "ID\tKIND\tQUEUE\tSTATE\tATTEMPT\tVERSION\tCREATED\tLAST ERROR")
-				for _, j := range jobs {
-					last := ""
-					if n := len(j.Errors); n > 0 {
-						last = truncate(j.Errors[n-1].Class+": "+j.Errors[n-1].Error, 60)
-					}
-					fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%d/%d\tv%d\t%s\t%s\n", j.ID, j.Kind, j.Queue, j.State, j.Attempt, j.MaxAttempts,
-						j.PayloadVersion, j.CreatedAt.UTC().Format(time.DateTime), last)
-				}
-				return tw.Flush()
-			})
-		},
-	}
-	list.Flags().StringVar(&f.Kind, "kind", "", "only this kind")
-	list.Flags().StringVar(&f.Queue, "queue", "", "only this queue")
-	list.Flags().StringVar(&state, "state", "", "only this state (available, scheduled, running, completed, failed, cancelled)")
-	list.Flags().IntVar(&f.Limit, "limit", 50, "at most this many")
-
-	show := &cobra.Command{
-		Use:   "show ID",
-		Short: "Print one job as JSON, with the error of every attempt",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := jobID(args[0])
+			if limit < 1 || limit > maxListLimit {
+				return usagef(cmd, "--limit must be between 1 and %d", maxListLimit)
+			}
+			if after < 0 {
+				return usagef(cmd, "--after must be a job id")
+			}
+			s, err := sel.selection(cmd, time.Now())
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+			s.Limit = limit
+			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
+				page, err := runtime.ListJobs(ctx, db, runtime.JobFilter{JobSelection: s, After: after})
+				if err != nil {
+					return err
+				}
+				var next int64
+				if page.More && len(page.Jobs) > 0 {
+					next = page.Jobs[len(page.Jobs)-1].ID
+				}
+				if asJSON {
+					out := jobPageJSON{Jobs: make([]jobJSON, len(page.Jobs)), More: page.More}
+					for i, j := range page.Jobs {
+						out.Jobs[i] = toJobJSON(j)
+					}
+					if next > 0 {
+						out.NextAfter = &next
+					}
+					return writeJSON(cmd.OutOrStdout(), out)
+				}
+				t := newTable(cmd.OutOrStdout(), "ID", "KIND", "QUEUE", "STATE", "PRIORITY", "ATTEMPT", "VERSION", "CREATED", "LAST ERROR")
+				for _, j := range page.Jobs {
+					last := ""
+					if n := len(j.Errors); n > 0 {
+						last = truncate(lastError(j.Errors[n-1]), 60)
+					}
+					t.row(j.ID, j.Kind, j.Queue, string(j.State), j.Priority, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+						fmt.Sprintf("v%d", j.PayloadVersion), j.CreatedAt.UTC().Format(time.DateTime), last)
+				}
+				if err := t.flush(); err != nil {
+					return err
+				}
+				if next > 0 {
+					fmt.Fprintf(cmd.ErrOrStderr(), "more jobs match than --limit %d shows: pass --after %d for the next page\n", limit, next)
+				}
+				return nil
+			})
+		},
+	}
+	sel.register(cmd.Flags())
+	cmd.Flags().Int64Var(&after, "after", 0, "only jobs with a smaller id than this one (the next page)")
+	cmd.Flags().IntVar(&limit, "limit", 50, fmt.Sprintf("at most this many (up to %d)", maxListLimit))
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	return cmd
+}
+
+func lastError(e runtime.AttemptError) string {
+	if e.Class == "" {
+		return e.Error
+	}
+	return e.Class + ": " + e.Error
+}
+
+func newJobsShow(url *string) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show one job, with its payload and the error of every attempt",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := jobID(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
 				j, err := runtime.GetJob(ctx, db, id)
 				if err != nil {
 					return err
 				}
-				enc := json.NewEncoder(cmd.OutOrStdout())
-				enc.SetIndent("", "  ")
-				return enc.Encode(j)
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), toJobJSON(j))
+				}
+				return printJob(cmd, j)
 			})
 		},
 	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	return cmd
+}
 
-	cancel := &cobra.Command{
+// printJob prints one job as "key value" lines, keys in lower case, then its payload
+// and metadata as indented JSON and its errors as a table.
+func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
+	out := cmd.OutOrStdout()
+	t := newTable(out)
+	t.row("id", j.ID)
+	t.row("kind", j.Kind)
+	t.row("queue", j.Queue)
+	t.row("state", string(j.State))
+	t.row("priority", j.Priority)
+	t.row("payload version", j.PayloadVersion)
+	t.row("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	t.row("unique key", orDash(j.UniqueKey))
+	t.row("created at", j.CreatedAt.UTC().Format(time.RFC3339))
+	t.row("available at", j.AvailableAt.UTC().Format(time.RFC3339))
+	t.row("attempted at", optTime(j.AttemptedAt))
+	t.row("finished at", optTime(j.FinishedAt))
+	if err := t.flush(); err != nil {
+		return err
+	}
+	for _, part := range []struct {
+		name string
+		raw  json.RawMessage
+	}{{"payload", j.Payload}, {"metadata", j.Metadata}} {
+		if len(part.raw) == 0 {
+			continue
+		}
+		fmt.Fprintf(out, "%s:\n", part.name)
+		if err := writeJSON(out, part.raw); err != nil {
+			return err
+		}
+	}
+	if len(j.Errors) > 0 {
+		fmt.Fprintln(out, "errors:")
+		t = newTable(out, "  ATTEMPT", "AT", "CLASS", "WORKER", "ERROR")
+		for _, e := range j.Errors {
+			t.row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), e.Class, e.Worker, e.Error)
+		}
+		return t.flush()
+	}
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+func optTime(t *time.Time) string {
+	if t == nil {
+		return "-"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func newJobsCancel(url *string) *cobra.Command {
+	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job: at once if it has not started, through its handler's context if it runs",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := jobID(args[0])
+			id, err := jobID(cmd, args[0])
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.Cancel(ctx, db, id)
 				if err != nil {
 					return err
@@ -94,14 +209,13 @@ func newJobs() *cobra.Command {
 			})
 		},
 	}
-	cmd.AddCommand(list, show, cancel)
-	return cmd
 }
 
-func jobID(s string) (int64, error) {
+// jobID parses a job id argument; anything else is a usage error of cmd.
+func jobID(cmd *cobra.Command, s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, fmt.Errorf("jobc: %q is not a job id", s)
+		return 0, usagef(cmd, "%q is not a job id", s)
 	}
 	return id, nil
 }
@@ -121,5 +235,5 @@ func truncate(s string, n int) string {
 	if len(r) <= n {
 		return s
 	}
-	return string(r[:n-1]) + "…"
+	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

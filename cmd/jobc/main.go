@@ -3,12 +3,14 @@
 //
 //	jobc generate        write the Go code of the project in the current directory
 //	jobc migrate up      apply pending migrations to $DATABASE_URL
-//	jobc migrate status  show which migrations are applied
+//	jobc status          queues, workers and jobs no live worker takes
+//	jobc jobs retry 13   run a failed job again
+//
+// Exit status: 0 ok, 1 a finding or a failure, 2 a usage error.
 package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -16,9 +18,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(exitCode(err))
-	}
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }

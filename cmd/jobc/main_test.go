@@ -14,19 +14,12 @@ import (
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
-// jobc runs the CLI in-process and returns its output and exit status.
+// jobc runs the CLI in-process, as main does, and returns its output and exit status.
 func jobc(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	root := newRoot()
 	var out, errOut bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&errOut)
-	root.SetArgs(args)
-	if err := root.ExecuteContext(context.Background()); err != nil {
-		errOut.WriteString(err.Error() + "\n")
-		return out.String(), errOut.String(), exitCode(err)
-	}
-	return out.String(), errOut.String(), 0
+	code = run(t.Context(), args, &out, &errOut)
+	return out.String(), errOut.String(), code
 }
 
 func writeFile(t *testing.T, path, content string) {
@@ -169,7 +162,7 @@ func TestJobsListShowCancel(t *testing.T) {
 	if _, errOut, code = jobc(t, "jobs", "cancel", sid, "--database-url", url); code != 1 || !strings.Contains(errOut, "already finished") {
 		t.Fatalf("second cancel: exit %d: %s", code, errOut)
 	}
-	if _, errOut, code = jobc(t, "jobs", "show", "x1", "--database-url", url); code != 1 || !strings.Contains(errOut, "not a job id") {
+	if _, errOut, code = jobc(t, "jobs", "show", "x1", "--database-url", url); code != 2 || !strings.Contains(errOut, "not a job id") {
 		t.Fatalf("show x1: exit %d: %s", code, errOut)
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"context"
 	"errors"
+	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 )
@@ -21,7 +24,28 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&o.dir, "dir", "C", ".", "project directory (where jobc.yaml is)")
 	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
+	root.AddCommand(newQueues(), newWorkers())
+	enforceUsage(root)
 	return root
+}
+
+// run executes the command line args and returns the exit status: 0 ok, 1 a finding
+// or a failure, 2 a usage error (with the command's usage on stderr).
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRoot()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.ExecuteContext(ctx)
+	if err == nil {
+		return exitOK
+	}
+	fmt.Fprintln(stderr, err)
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprint(stderr, "\n"+ue.cmd.UsageString())
+	}
+	return exitCode(err)
 }
 
 // exitError carries a specific exit status (1 is the default for any error).
@@ -34,9 +58,13 @@ func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
 func exitCode(err error) int {
+	var ue *usageError
+	if errors.As(err, &ue) {
+		return exitUsage
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
 	}
-	return 1
+	return exitFailure
 }

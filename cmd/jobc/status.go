@@ -2,10 +2,10 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -13,76 +13,154 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
+// statusJSON is the output of `jobc status --json`; the field names are documented in
+// the README and stay stable.
+type statusJSON struct {
+	Migrations struct {
+		Applied int `json:"applied"`
+		Latest  int `json:"latest"`
+	} `json:"migrations"`
+	Queues     []queueJSON      `json:"queues"`
+	Workers    []workerJSON     `json:"workers"`
+	Unfinished []unfinishedJSON `json:"unfinished"`
+}
+
+// unfinishedJSON is one count of unfinished jobs of a kind, queue, version and state.
+type unfinishedJSON struct {
+	Kind     string   `json:"kind"`
+	Queue    string   `json:"queue"`
+	Version  int      `json:"version"`
+	State    string   `json:"state"`
+	Jobs     int64    `json:"jobs"`
+	Decoders []string `json:"decoders"` // ids of the live workers that take them
+	Problem  string   `json:"problem"`  // why no live worker takes them; "" when some does
+}
+
 func newStatus() *cobra.Command {
 	var (
 		url           string
 		within        time.Duration
 		failUndecoded bool
+		failOldest    time.Duration
+		asJSON        bool
 	)
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show migrations, live workers, and unfinished jobs by kind, version and state",
-		Long: `Status shows what an operator needs during a rolling deploy: which workers are alive
-and which payload versions each decodes, and how many unfinished jobs there are of each
-kind, queue, payload version and state — with the live workers able to decode them.
+		Short: "Show queues, live workers, and unfinished jobs by kind, version and state",
+		Long: `Status shows what an operator needs first: per queue the jobs available, scheduled and
+running, how long the oldest available job has waited, the jobs completed and failed in
+the last hour, and whether the queue is paused; then which workers are alive and which
+payload versions each decodes, and how many unfinished jobs there are of each kind,
+queue, payload version and state — with the live workers able to decode them.
 Jobs that no live worker takes are marked NONE with the reason: no live worker serves
 their queue, the workers of their queue do not handle their kind, or none of them
 decodes their payload version (retire a version only once none of its jobs remain).
-With --fail-undecodable, exit 1 when there are such jobs.`,
+
+For cron jobs and health checks: with --fail-oldest D, exit 1 when the oldest available
+job of any queue has waited longer than D; with --fail-undecodable, exit 1 when there are
+jobs no live worker takes.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx := cmd.Context()
-			conn, err := connect(ctx, url)
-			if err != nil {
-				return err
+			if failOldest < 0 {
+				return usagef(cmd, "--fail-oldest must not be negative")
 			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			out := cmd.OutOrStdout()
-			st, err := runtime.Migrations(ctx, conn)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "migrations: %d of %d applied\n", len(st.Applied)-len(st.Unknown), st.Latest)
-			if err := runtime.CheckSchema(ctx, conn); err != nil {
-				return err
-			}
-			workers, err := runtime.Workers(ctx, conn, within)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "\nworkers (%d live, heartbeat within %s):\n", len(workers), within)
-			tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			for _, w := range workers {
-				fmt.Fprintf(tw, "  %s\t%s pid %d\tqueues %s\t%s\n", w.ID, w.Host, w.PID, strings.Join(w.Queues, ","), kindRanges(w.Kinds))
-			}
-			tw.Flush()
-			counts, err := runtime.UnfinishedByVersion(ctx, conn, within)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintln(out, "\nunfinished jobs:")
-			tw = tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "  KIND\tQUEUE\tVERSION\tSTATE\tJOBS\tDECODED BY")
-			undecodable := int64(0)
-			for _, c := range counts {
-				by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
-				if len(c.Decoders) == 0 {
-					by = "NONE: " + c.Problem
-					undecodable += c.Jobs
+			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+				st, err := runtime.Migrations(ctx, db)
+				if err != nil {
+					return err
 				}
-				fmt.Fprintf(tw, "  %s\t%s\t%d\t%s\t%d\t%s\n", c.Kind, c.Queue, c.Version, c.State, c.Jobs, by)
-			}
-			tw.Flush()
-			if failUndecoded && undecodable > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable)}
-			}
-			return nil
+				if err := runtime.CheckSchema(ctx, db); err != nil {
+					return err
+				}
+				stats, err := runtime.QueueStats(ctx, db)
+				if err != nil {
+					return err
+				}
+				workers, err := runtime.Workers(ctx, db, within)
+				if err != nil {
+					return err
+				}
+				counts, err := runtime.UnfinishedByVersion(ctx, db, within)
+				if err != nil {
+					return err
+				}
+				undecodable := int64(0)
+				for _, c := range counts {
+					if len(c.Decoders) == 0 {
+						undecodable += c.Jobs
+					}
+				}
+				if asJSON {
+					err = writeJSON(cmd.OutOrStdout(), toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts))
+				} else {
+					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
+				}
+				if err != nil {
+					return err
+				}
+				var findings []error
+				if failOldest > 0 {
+					for _, q := range oldestOver(stats, failOldest) {
+						findings = append(findings, fmt.Errorf("jobc: queue %s: the oldest available job has waited %s, more than %s",
+							esc(q.Queue), age(q.OldestAvailableAge), failOldest))
+					}
+				}
+				if failUndecoded && undecodable > 0 {
+					findings = append(findings, fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable))
+				}
+				if len(findings) > 0 {
+					return &exitError{code: exitFailure, err: errors.Join(findings...)}
+				}
+				return nil
+			})
 		},
 	}
 	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
+	cmd.Flags().DurationVar(&failOldest, "fail-oldest", 0, "exit 1 when any queue's oldest available job has waited longer than this (e.g. 5m)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
 	return cmd
+}
+
+func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, stats []runtime.QueueStat, workers []runtime.WorkerInfo, counts []runtime.VersionCount) error {
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "migrations: %d of %d applied\n", applied, latest)
+	fmt.Fprintln(out, "\nqueues:")
+	if err := printQueues(cmd, stats, "  "); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "\nworkers (%d live, heartbeat within %s):\n", len(workers), within)
+	t := newTable(out)
+	for _, w := range workers {
+		t.row("  "+w.ID, fmt.Sprintf("%s pid %d", w.Host, w.PID), "queues "+strings.Join(w.Queues, ","), kindRanges(w.Kinds))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "\nunfinished jobs:")
+	t = newTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
+	for _, c := range counts {
+		by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
+		if len(c.Decoders) == 0 {
+			by = "NONE: " + c.Problem
+		}
+		t.row("  "+c.Kind, c.Queue, c.Version, string(c.State), c.Jobs, by)
+	}
+	return t.flush()
+}
+
+func toStatusJSON(applied, latest int, stats []runtime.QueueStat, workers []runtime.WorkerInfo, counts []runtime.VersionCount) statusJSON {
+	var s statusJSON
+	s.Migrations.Applied, s.Migrations.Latest = applied, latest
+	s.Queues = toQueueJSON(stats)
+	s.Workers = toWorkersJSON(workers, time.Now())
+	s.Unfinished = make([]unfinishedJSON, len(counts))
+	for i, c := range counts {
+		s.Unfinished[i] = unfinishedJSON{Kind: c.Kind, Queue: c.Queue, Version: c.Version, State: string(c.State), Jobs: c.Jobs,
+			Decoders: nonNil(c.Decoders), Problem: c.Problem}
+	}
+	return s
 }
 
 func kindRanges(kinds map[string][2]int) string {

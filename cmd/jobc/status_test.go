@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -78,5 +79,46 @@ func TestStatusSaysWhyNobodyTakesJobs(t *testing.T) {
 		if !lines[want] {
 			t.Errorf("status output lacks the line %q:\n%s", want, out)
 		}
+	}
+}
+
+// TestStatusQueuesAndFailOldest: status shows each queue's counts and the age of its
+// oldest available job; --fail-oldest exits 1 naming the queue whose oldest job waited
+// longer, and --json carries the documented fields.
+func TestStatusQueuesAndFailOldest(t *testing.T) {
+	pool, url := migratedDB(t)
+	if _, err := pool.Exec(t.Context(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at) VALUES
+		('k', 'slow', 'available', 1, 1, '{}', 3, now() - interval '10 minutes'),
+		('k', 'slow', 'available', 1, 1, '{}', 3, now()),
+		('k', 'slow', 'scheduled', 1, 1, '{}', 3, now() + interval '1 hour'),
+		('k', 'fast', 'available', 1, 1, '{}', 3, now())`); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := jobc(t, "status", "--fail-oldest", "5m", "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, "queue slow: the oldest available job has waited 10m") || strings.Contains(errOut, "queue fast") {
+		t.Errorf("--fail-oldest 5m: exit %d, stderr %q; want 1 naming queue slow only", code, errOut)
+	}
+	space := regexp.MustCompile(` +`)
+	if !strings.Contains(space.ReplaceAllString(out, " "), " slow 2 1 0 10m") {
+		t.Errorf("status lacks the queue slow with 2 available, 1 scheduled, 0 running, oldest 10m:\n%s", out)
+	}
+	if _, errOut, code := jobc(t, "status", "--fail-oldest", "1h", "--database-url", url); code != 0 {
+		t.Errorf("--fail-oldest 1h: exit %d: %s", code, errOut)
+	}
+	out, errOut, code = jobc(t, "status", "--json", "--database-url", url)
+	var s struct {
+		Queues []map[string]any `json:"queues"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || len(s.Queues) != 2 {
+		t.Fatalf("status --json: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, field := range []string{"queue", "available", "scheduled", "running", "oldest_available_age_seconds", "failed_last_hour", "completed_last_hour", "paused", "workers"} {
+		if _, ok := s.Queues[0][field]; !ok {
+			t.Errorf("status --json: queue lacks %q: %v", field, s.Queues[0])
+		}
+	}
+	slow := s.Queues[1] // ordered by name: fast, slow
+	if age, _ := slow["oldest_available_age_seconds"].(float64); slow["queue"] != "slow" || age < 600 || age > 660 || slow["available"] != 2.0 {
+		t.Errorf("status --json: queue slow is %v; want 2 available, the oldest 600s old", slow)
 	}
 }

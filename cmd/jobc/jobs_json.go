@@ -1,0 +1,67 @@
+package main
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// jobJSON is a job in `jobc jobs show --json` and `jobc jobs list --json`. The field
+// names are documented in the README and stay stable whatever the runtime's structs
+// are called.
+type jobJSON struct {
+	ID             int64           `json:"id"`
+	Kind           string          `json:"kind"`
+	Queue          string          `json:"queue"`
+	State          string          `json:"state"`
+	Priority       int             `json:"priority"`
+	PayloadVersion int             `json:"payload_version"`
+	Payload        json.RawMessage `json:"payload"`
+	Metadata       json.RawMessage `json:"metadata"`
+	Attempt        int             `json:"attempt"`
+	MaxAttempts    int             `json:"max_attempts"`
+	UniqueKey      *string         `json:"unique_key"`
+	CreatedAt      time.Time       `json:"created_at"`
+	AvailableAt    time.Time       `json:"available_at"`
+	AttemptedAt    *time.Time      `json:"attempted_at"`
+	FinishedAt     *time.Time      `json:"finished_at"`
+	Errors         []errorJSON     `json:"errors"`
+}
+
+// errorJSON is the record of one failed attempt.
+type errorJSON struct {
+	Attempt int       `json:"attempt"`
+	At      time.Time `json:"at"`
+	Class   string    `json:"class"`
+	Error   string    `json:"error"`
+	Worker  string    `json:"worker"`
+}
+
+// jobPageJSON is the output of `jobc jobs list --json`.
+type jobPageJSON struct {
+	Jobs      []jobJSON `json:"jobs"`
+	More      bool      `json:"more"`
+	NextAfter *int64    `json:"next_after"` // pass as --after for the next page; null on the last
+}
+
+func toJobJSON(j *runtime.JobInfo) jobJSON {
+	out := jobJSON{ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: string(j.State), Priority: j.Priority,
+		PayloadVersion: j.PayloadVersion, Payload: rawOrNull(j.Payload), Metadata: rawOrNull(j.Metadata),
+		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, CreatedAt: j.CreatedAt, AvailableAt: j.AvailableAt,
+		AttemptedAt: j.AttemptedAt, FinishedAt: j.FinishedAt, Errors: make([]errorJSON, len(j.Errors))}
+	if j.UniqueKey != "" {
+		out.UniqueKey = &j.UniqueKey
+	}
+	for i, e := range j.Errors {
+		out.Errors[i] = errorJSON{Attempt: e.Attempt, At: e.At, Class: e.Class, Error: e.Error, Worker: e.Worker}
+	}
+	return out
+}
+
+func rawOrNull(r json.RawMessage) json.RawMessage {
+	if len(r) == 0 {
+		return json.RawMessage("null")
+	}
+	return r
+}

@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// queueJSON is one queue in `jobc queues --json` and `jobc status --json`; the field
+// names are documented in the README and stay stable.
+type queueJSON struct {
+	Queue                     string  `json:"queue"`
+	Available                 int64   `json:"available"`
+	Scheduled                 int64   `json:"scheduled"`
+	Running                   int64   `json:"running"`
+	OldestAvailableAgeSeconds float64 `json:"oldest_available_age_seconds"`
+	CompletedLastHour         int64   `json:"completed_last_hour"`
+	FailedLastHour            int64   `json:"failed_last_hour"`
+	Paused                    bool    `json:"paused"`
+	Workers                   int     `json:"workers"`
+}
+
+func toQueueJSON(stats []runtime.QueueStat) []queueJSON {
+	out := make([]queueJSON, len(stats))
+	for i, q := range stats {
+		out[i] = queueJSON{Queue: q.Queue, Available: q.Available, Scheduled: q.Scheduled, Running: q.Running,
+			OldestAvailableAgeSeconds: seconds(q.OldestAvailableAge), CompletedLastHour: q.CompletedLastHour,
+			FailedLastHour: q.FailedLastHour, Paused: q.Paused, Workers: q.Workers}
+	}
+	return out
+}
+
+// printQueues prints the queue table of jobc queues and jobc status.
+func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) error {
+	t := newTable(cmd.OutOrStdout(), indent+"QUEUE", "AVAILABLE", "SCHEDULED", "RUNNING", "OLDEST AVAILABLE", "COMPLETED 1H", "FAILED 1H", "PAUSED", "WORKERS")
+	for _, q := range stats {
+		paused := "no"
+		if q.Paused {
+			paused = "PAUSED"
+		}
+		t.row(indent+q.Queue, q.Available, q.Scheduled, q.Running, age(q.OldestAvailableAge), q.CompletedLastHour, q.FailedLastHour, paused, q.Workers)
+	}
+	return t.flush()
+}
+
+func newQueues() *cobra.Command {
+	var (
+		url    string
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "queues",
+		Short: "List the queues with their jobs by state, oldest available age and pause; pause and resume one",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+				stats, err := runtime.QueueStats(ctx, db)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), toQueueJSON(stats))
+				}
+				return printQueues(cmd, stats, "")
+			})
+		},
+	}
+	cmd.PersistentFlags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	pause := &cobra.Command{
+		Use:   "pause QUEUE",
+		Short: "Stop every worker claiming from a queue (persisted: it survives restarts); running jobs finish",
+		Long: `Pause stops every worker of the fleet claiming jobs from the queue: at once through a
+notification, within one poll interval at the latest. Running jobs finish. The pause is
+stored in the database, so it holds across worker restarts and deploys until
+"jobc queues resume". A queue no worker serves yet can be paused; pausing twice is fine.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return queueOp(cmd, url, args[0], runtime.PauseQueue,
+				"queue %s paused: workers stop claiming from it within one poll interval; running jobs finish\n")
+		},
+	}
+	resume := &cobra.Command{
+		Use:   "resume QUEUE",
+		Short: "Let workers claim from a paused queue again, at once",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return queueOp(cmd, url, args[0], runtime.ResumeQueue, "queue %s resumed\n")
+		},
+	}
+	cmd.AddCommand(pause, resume)
+	return cmd
+}
+
+func queueOp(cmd *cobra.Command, url, queue string, op func(context.Context, runtime.DBTX, string) error, done string) error {
+	if queue == "" {
+		return asUsage(cmd, runtime.ErrEmptyQueueName)
+	}
+	return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+		if err := op(ctx, db, queue); err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), done, esc(queue))
+		return nil
+	})
+}
+
+// oldestOver returns the queues whose oldest available job has waited longer than max.
+func oldestOver(stats []runtime.QueueStat, max time.Duration) []runtime.QueueStat {
+	var out []runtime.QueueStat
+	for _, q := range stats {
+		if q.OldestAvailableAge > max {
+			out = append(out, q)
+		}
+	}
+	return out
+}
