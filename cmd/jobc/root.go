@@ -25,6 +25,7 @@ func newRoot() *cobra.Command {
 	root.PersistentFlags().StringVarP(&o.dir, "dir", "C", ".", "project directory (where jobc.yaml is)")
 	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
 	root.AddCommand(newQueues(), newWorkers())
+	root.AddCommand(newMetrics())
 	enforceUsage(root)
 	return root
 }
