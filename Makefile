@@ -2,8 +2,9 @@
 # DATABASE_URL when it is set, and otherwise starts a throwaway cluster from the local
 # PostgreSQL binaries (initdb, pg_ctl) for the duration of the command.
 #
-# The repository holds four modules: the root (runtime, generator, jobctest), cmd/jobc
-# (the CLI and its dependencies), bench (the race against River) and tools (sqlc).
+# The repository holds six modules: the root (runtime, generator, jobctest), cmd/jobc
+# (the CLI and its dependencies), contrib/prometheus and contrib/otel (the metrics and
+# tracing adapters), bench (the race against River) and tools (sqlc).
 
 GO          ?= go
 WITH_PG     := $(GO) run ./internal/cmd/withpostgres --
@@ -11,10 +12,10 @@ SQLC        := cd tools && $(GO) tool sqlc -f ../sqlc.yaml
 # The CLI runs from its own module; -C takes absolute paths, as its directory differs.
 JOBC        := $(GO) run -C cmd/jobc .
 EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
-MODULES     := . cmd/jobc bench tools
+MODULES     := . cmd/jobc contrib/prometheus contrib/otel bench tools
 # Modules whose tests run in `make test` (bench fails without a database by design and
 # is run by hand; tools has no code).
-TEST_MODULES := . cmd/jobc
+TEST_MODULES := . cmd/jobc contrib/prometheus contrib/otel
 
 .PHONY: all test race lint demo generate sqlc verify bench vet fmt
 
@@ -32,7 +33,7 @@ race:
 LINT := $(CURDIR)/.bin/golangci-lint
 lint:
 	$(GO) build -C tools -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@for m in . cmd/jobc bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+	@for m in . cmd/jobc contrib/prometheus contrib/otel bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
@@ -60,6 +61,8 @@ verify: vet lint race
 vet:
 	$(GO) vet ./...
 	cd cmd/jobc && $(GO) vet ./...
+	cd contrib/prometheus && $(GO) vet ./...
+	cd contrib/otel && $(GO) vet ./...
 	cd bench && $(GO) vet ./...   # its own module: the race against River must keep compiling
 
 ## bench: run the Go benchmarks

@@ -3,6 +3,7 @@ package jobcotel_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
@@ -77,3 +78,30 @@ func (discardSpans) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
 func (discardSpans) OnEnd(sdktrace.ReadOnlySpan)                     {}
 func (discardSpans) Shutdown(context.Context) error                  { return nil }
 func (discardSpans) ForceFlush(context.Context) error                { return nil }
+
+// BenchmarkPerJob is the Instrumentation's cost per job on the worker's hot path: the
+// consumer span around the handler (reading the trace context from the metadata) and
+// the start and finish events. Compare with a job's time in BenchmarkBurnDownHooks.
+func BenchmarkPerJob(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(discardSpans{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	in, err := jobcotel.New(jobcotel.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	job := &runtime.Job{ID: 42, Kind: "noop", Queue: "bench", Attempt: 1,
+		Metadata: []byte(`{"otel_trace_context":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`)}
+	start := runtime.Event{Kind: runtime.EventStart, Queue: "bench", JobKind: "noop", Attempt: 1, Wait: 3 * time.Millisecond}
+	finish := start
+	finish.Kind, finish.Outcome, finish.RunTime = runtime.EventFinish, runtime.OutcomeCompleted, time.Millisecond
+	noop := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		in.OnEvent(ctx, start)
+		if err := in.WrapHandler(ctx, job, noop); err != nil {
+			b.Fatal(err)
+		}
+		in.OnEvent(ctx, finish)
+	}
+}

@@ -3,6 +3,7 @@ package jobcprom_test
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -59,4 +60,19 @@ func burnDown(b *testing.B, hooks []runtime.Hook) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// BenchmarkOnEvent is the collector's cost per job on the worker's hot path: the start
+// and finish events of one attempt. Compare with a job's time in BenchmarkBurnDownHooks.
+func BenchmarkOnEvent(b *testing.B) {
+	c := jobcprom.NewWorkerCollector(jobcprom.WorkerOptions{})
+	ctx := context.Background()
+	start := runtime.Event{Kind: runtime.EventStart, Queue: "bench", JobKind: "noop", Attempt: 1, Wait: 3 * time.Millisecond}
+	finish := start
+	finish.Kind, finish.Outcome, finish.RunTime = runtime.EventFinish, runtime.OutcomeCompleted, time.Millisecond
+	b.ReportAllocs()
+	for b.Loop() {
+		c.OnEvent(ctx, start)
+		c.OnEvent(ctx, finish)
+	}
 }
