@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -50,6 +51,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		defer stop()
 	}
 	w.running.started(job.ID, cancel)
+	began := time.Now()
 
 	var err error
 	if len(w.cfg.Hooks) > 0 {
@@ -80,7 +82,13 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 			err = &ClassError{Class: classTimeout, Err: fmt.Errorf("handler exceeded its timeout of %s: %w", r.jt.Timeout, err)}
 		}
 	}
-	return w.decide(r.jt, job, err)
+	res = w.decide(r.jt, job, err)
+	// Checked first: tagging the job's logger costs an allocation the hot path would
+	// pay for nothing when Debug is off.
+	if res.outcome == outcomeComplete && w.log.Enabled(ctx, slog.LevelDebug) {
+		job.Logger().DebugContext(ctx, "jobc job completed", slog.String("took", time.Since(began).String()))
+	}
+	return res
 }
 
 // runInTx runs a transactional handler: the handler's writes and the job's completion
@@ -178,7 +186,7 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	}
 	res.outcome = outcomeRetry
 	res.runAt = time.Now().Add(delay)
-	job.Logger().Info("jobc job will retry", "class", className, "in", delay, "err", err)
+	job.Logger().Info("jobc job will retry", "class", className, "in", delay.String(), "err", err)
 	return res
 }
 

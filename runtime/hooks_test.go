@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -185,8 +187,65 @@ func TestHealthHandler(t *testing.T) {
 	if code, r := probe(); code != http.StatusOK || !r.Healthy || len(r.Reasons) != 0 || r.Worker != w.ID() {
 		t.Fatalf("running: %d %+v, want 200 healthy with no reasons", code, r)
 	}
+	// Every connection of the worker says whose it is: the listener and the worker's
+	// own pool at least (the claims have run by now).
+	named := `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`
+	if n := countRows(t, pool, named, "jobc worker "+w.ID()); n < 2 {
+		t.Errorf("%d connections named %q, want the listener's and the worker's own", n, "jobc worker "+w.ID())
+	}
 	stop()
 	if code, r := probe(); code != http.StatusServiceUnavailable || !slices.Contains(r.Reasons, "not running") {
 		t.Fatalf("after stop: %d %+v, want 503 not running", code, r)
 	}
+}
+
+// TestCompletedJobLogsAtDebug: a completed job logs at Debug, with its time as text
+// even in JSON.
+func TestCompletedJobLogsAtDebug(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	jt := emailType(t, nil)
+	var logs syncLog
+	cfg := testConfig(nil)
+	cfg.Logger = slog.New(slog.NewJSONHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	e, err := runtime.Enqueue(context.Background(), pool, jt, emailPayload{N: 1, Email: "a@b.c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	var rec map[string]any
+	waitFor(t, "the completed job's record", 10*time.Second, func() bool {
+		for _, line := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(line, `"jobc job completed"`) {
+				return json.Unmarshal([]byte(line), &rec) == nil
+			}
+		}
+		return false
+	})
+	took, ok := rec["took"].(string)
+	if _, err := time.ParseDuration(took); !ok || err != nil || rec["level"] != "DEBUG" || rec["job_id"] != float64(e.ID) {
+		t.Errorf("record %v: want level DEBUG, job_id %d and took as a duration text", rec, e.ID)
+	}
+}
+
+// syncLog is a log destination the test reads while the worker writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -67,6 +67,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 	defer cancelSetup()
 	cfg := w.pool.Config().ConnConfig.Copy()
 	configureConn(cfg)
+	nameConn(cfg, w.cfg.ID)
 	conn, err := pgx.ConnectConfig(setupCtx, cfg)
 	if err != nil {
 		return err

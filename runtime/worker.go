@@ -106,7 +106,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	if err := w.warnUndecodable(ctx); err != nil {
-		w.log.Warn("jobc worker: could not check for undecodable jobs", "err", err)
+		w.log.WarnContext(ctx, "jobc worker: could not check for undecodable jobs", "err", err)
 	}
 	w.log.InfoContext(ctx, "jobc worker started", "queues", queueNames(queues))
 	w.status.heartbeat() // registerSelf was the first
@@ -201,6 +201,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = int32(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
 	cfg.MinConns = 0
+	nameConn(cfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(cfg)
 	own, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -212,6 +213,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	}
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
+	nameConn(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
 	outcomes, err = pgxpool.NewWithConfig(ctx, ocfg)
 	if err != nil {
