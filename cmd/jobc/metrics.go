@@ -98,7 +98,7 @@ func metricsPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%v): check DATABASE_URL and that the server is running", err)
+		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%w): check DATABASE_URL and that the server is running", err)
 	}
 	return pool, nil
 }

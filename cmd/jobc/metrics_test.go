@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -118,7 +117,7 @@ func TestMetricsEndpoints(t *testing.T) {
 	workerSrv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
 	defer workerSrv.Close()
 	cfg := runtime.Config{
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), PollInterval: 50 * time.Millisecond,
+		Logger: slog.New(slog.DiscardHandler), PollInterval: 50 * time.Millisecond,
 		LeaseDuration: 5 * time.Second, Hooks: []runtime.Hook{coll},
 	}
 	w := runtime.NewWorker(pool, cfg)

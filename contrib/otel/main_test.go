@@ -2,7 +2,6 @@ package jobcotel_test
 
 import (
 	"context"
-	"io"
 	"log/slog"
 	"testing"
 	"time"
@@ -26,7 +25,7 @@ func newDB(t testing.TB) *pgxpool.Pool {
 // testConfig has short intervals, so that waits derived from them are short.
 func testConfig() runtime.Config {
 	return runtime.Config{
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      50 * time.Millisecond,
 		SchedulerInterval: 20 * time.Millisecond,
 		LeaseDuration:     5 * time.Second,

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -31,7 +30,7 @@ func newDB(t testing.TB) *pgxpool.Pool {
 // testConfig has short intervals, so that waits derived from them are short.
 func testConfig() runtime.Config {
 	return runtime.Config{
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      50 * time.Millisecond,
 		SchedulerInterval: 20 * time.Millisecond,
 		LeaseDuration:     5 * time.Second,
