@@ -1,6 +1,7 @@
 package jobcotel
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"strconv"
@@ -198,14 +199,43 @@ func (in *Instrumentation) WrapHandler(ctx context.Context, job *runtime.Job, ne
 	return err
 }
 
+// traceContext is the trace context WrapEnqueue stores in job metadata, read into a
+// struct rather than a map: one fewer allocation per job.
+type traceContext struct {
+	Traceparent string `json:"traceparent"`
+	Tracestate  string `json:"tracestate,omitempty"`
+}
+
+// Get, Set and Keys make a traceContext a propagation.TextMapCarrier.
+func (c *traceContext) Get(key string) string {
+	switch key {
+	case "traceparent":
+		return c.Traceparent
+	case "tracestate":
+		return c.Tracestate
+	}
+	return ""
+}
+
+func (c *traceContext) Set(key, value string) {
+	switch key {
+	case "traceparent":
+		c.Traceparent = value
+	case "tracestate":
+		c.Tracestate = value
+	}
+}
+
+func (c *traceContext) Keys() []string { return []string{"traceparent", "tracestate"} }
+
 // metadataCarrier reads the trace context stored by WrapEnqueue from job metadata; a
 // job enqueued without it (or with unreadable metadata) starts a trace of its own.
-func metadataCarrier(meta json.RawMessage) propagation.MapCarrier {
+func metadataCarrier(meta json.RawMessage) propagation.TextMapCarrier {
 	var md struct {
-		Trace map[string]string `json:"otel_trace_context"`
+		Trace traceContext `json:"otel_trace_context"`
 	}
-	if len(meta) == 0 || json.Unmarshal(meta, &md) != nil || md.Trace == nil {
-		return propagation.MapCarrier{}
+	if len(meta) == 0 || !bytes.Contains(meta, []byte(MetadataKey)) || json.Unmarshal(meta, &md) != nil {
+		return &traceContext{}
 	}
-	return md.Trace
+	return &md.Trace
 }
