@@ -2,9 +2,10 @@
 # DATABASE_URL when it is set, and otherwise starts a throwaway cluster from the local
 # PostgreSQL binaries (initdb, pg_ctl) for the duration of the command.
 #
-# The repository holds six modules: the root (runtime, generator, jobctest), cmd/jobc
+# The repository holds seven modules: the root (runtime, generator, jobctest), cmd/jobc
 # (the CLI and its dependencies), contrib/prometheus and contrib/otel (the metrics and
-# tracing adapters), bench (the race against River) and tools (sqlc).
+# tracing adapters), examples/shop (an application using them), bench (the race against
+# River) and tools (sqlc).
 
 GO          ?= go
 WITH_PG     := $(GO) run ./internal/cmd/withpostgres --
@@ -12,10 +13,10 @@ SQLC        := cd tools && $(GO) tool sqlc -f ../sqlc.yaml
 # The CLI runs from its own module; -C takes absolute paths, as its directory differs.
 JOBC        := $(GO) run -C cmd/jobc .
 EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
-MODULES     := . cmd/jobc contrib/prometheus contrib/otel bench tools
+MODULES     := . cmd/jobc contrib/prometheus contrib/otel examples/shop bench tools
 # Modules whose tests run in `make test` (bench fails without a database by design and
 # is run by hand; tools has no code).
-TEST_MODULES := . cmd/jobc contrib/prometheus contrib/otel
+TEST_MODULES := . cmd/jobc contrib/prometheus contrib/otel examples/shop
 
 .PHONY: all test race lint demo generate sqlc verify bench vet fmt
 
@@ -33,7 +34,7 @@ race:
 LINT := $(CURDIR)/.bin/golangci-lint
 lint:
 	$(GO) build -C tools -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@for m in . cmd/jobc contrib/prometheus contrib/otel bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+	@for m in . cmd/jobc contrib/prometheus contrib/otel examples/shop bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
@@ -43,6 +44,7 @@ demo:
 ## generate: regenerate the examples' jobc code and the golden cases
 generate:
 	$(GO) generate ./examples/...
+	cd examples/shop && $(GO) generate ./...   # its own module
 
 ## sqlc: regenerate runtime/internal/db from queries/*.sql and schema/*.sql
 sqlc:
@@ -63,6 +65,7 @@ vet:
 	cd cmd/jobc && $(GO) vet ./...
 	cd contrib/prometheus && $(GO) vet ./...
 	cd contrib/otel && $(GO) vet ./...
+	cd examples/shop && $(GO) vet ./...
 	cd bench && $(GO) vet ./...   # its own module: the race against River must keep compiling
 
 ## bench: run the Go benchmarks
