@@ -151,5 +151,6 @@ func ExampleMigrate() {
 	// Output:
 	// applied 0001_jobs
 	// applied 0002_shared_rules
+	// applied 0003_control
 	// 0 <nil>
 }

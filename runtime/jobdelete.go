@@ -11,22 +11,25 @@ import (
 // running job is refused with ErrJobRunning (cancel it first), an unknown id with
 // ErrJobNotFound; nothing changes then.
 func DeleteJob(ctx context.Context, dbtx DBTX, id int64) error {
-	row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{Ids: []int64{id}})
-	if err != nil {
-		return fmt.Errorf("jobc: delete job %d: %w", id, describeDBError(err))
+	// A job that moved between the tables while the statement ran (a worker finished
+	// it that moment) is deleted again, a few times at most.
+	var info *JobInfo
+	for range retryConflictAttempts {
+		row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{Ids: []int64{id}})
+		if err != nil {
+			return fmt.Errorf("jobc: delete job %d: %w", id, describeDBError(err))
+		}
+		if row.Changed == 1 {
+			return nil
+		}
+		if info, err = GetJob(ctx, dbtx, id); err != nil {
+			return fmt.Errorf("jobc: delete job %d: %w", id, err)
+		}
+		if info.State == StateRunning {
+			return fmt.Errorf("jobc: delete job %d: %w", id, ErrJobRunning)
+		}
 	}
-	if row.Changed == 1 {
-		return nil
-	}
-	info, err := GetJob(ctx, dbtx, id)
-	if err != nil {
-		return fmt.Errorf("jobc: delete job %d: %w", id, err)
-	}
-	if info.State == StateRunning {
-		return fmt.Errorf("jobc: delete job %d: %w", id, ErrJobRunning)
-	}
-	// It moved between tables meanwhile (a worker finished it): the caller may try again.
-	return fmt.Errorf("jobc: delete job %d: it changed meanwhile and is %s now; not deleted", id, info.State)
+	return fmt.Errorf("jobc: delete job %d: it kept changing while being deleted, and is %s now", id, info.State)
 }
 
 // DeleteJobs removes every matching finished, available or scheduled job and its

@@ -31,35 +31,43 @@ const retryConflictAttempts = 3
 // completed job is refused with ErrJobRunning or ErrNothingToRetry, naming its state;
 // an unknown id with ErrJobNotFound. Nothing changes on an error.
 func RetryJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
-	res, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{id}}, nil)
-	if err != nil {
-		return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
-	}
-	info, err := GetJob(ctx, dbtx, id)
-	if err != nil {
-		return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
-	}
-	if res.Changed == 1 {
-		return info, nil
-	}
-	switch info.State {
-	case StateRunning:
-		return nil, fmt.Errorf("jobc: retry job %d: %w", id, ErrJobRunning)
-	case StateFailed, StateCancelled:
-		holder, err := uniqueHolder(ctx, dbtx, info)
+	// A job that moved between the statement's snapshot and GetJob (a worker finished
+	// it that moment) is retried again, a few times at most.
+	var info *JobInfo
+	for range retryConflictAttempts {
+		res, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{id}}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
 		}
-		return nil, fmt.Errorf("jobc: retry job %d: %w: job %d holds key %s of kind %s", id, ErrUniqueConflict, holder, info.UniqueKey, info.Kind)
-	default:
-		return nil, fmt.Errorf("jobc: retry job %d: %w: it is %s", id, ErrNothingToRetry, info.State)
+		if info, err = GetJob(ctx, dbtx, id); err != nil {
+			return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
+		}
+		if res.Changed == 1 {
+			return info, nil
+		}
+		switch info.State {
+		case StateRunning:
+			return nil, fmt.Errorf("jobc: retry job %d: %w", id, ErrJobRunning)
+		case StateAvailable, StateCompleted:
+			return nil, fmt.Errorf("jobc: retry job %d: %w: it is %s", id, ErrNothingToRetry, info.State)
+		case StateFailed, StateCancelled:
+			holder, err := uniqueHolder(ctx, dbtx, info)
+			if err != nil {
+				return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
+			}
+			if holder != 0 {
+				return nil, fmt.Errorf("jobc: retry job %d: %w: job %d holds key %s of kind %s", id, ErrUniqueConflict, holder, info.UniqueKey, info.Kind)
+			}
+		}
 	}
+	return nil, fmt.Errorf("jobc: retry job %d: it kept changing while being retried, and is %s now", id, info.State)
 }
 
-// uniqueHolder returns the id of the job that holds info's unique key.
+// uniqueHolder returns the id of the job other than info that holds info's unique
+// key, or 0 when none does.
 func uniqueHolder(ctx context.Context, dbtx DBTX, info *JobInfo) (int64, error) {
 	if info.UniqueKey == "" {
-		return 0, fmt.Errorf("job is %s and has no unique key, yet was not retried: it changed meanwhile", info.State)
+		return 0, nil
 	}
 	ids, err := db.New(dbtx).UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: info.Kind, UniqueKey: info.UniqueKey})
 	if err != nil {
@@ -70,7 +78,7 @@ func uniqueHolder(ctx context.Context, dbtx DBTX, info *JobInfo) (int64, error) 
 			return h, nil
 		}
 	}
-	return 0, fmt.Errorf("job is %s and its unique key is free, yet was not retried: it changed meanwhile", info.State)
+	return 0, nil
 }
 
 // RetryJobs does what RetryJob does for every matching job that is failed, cancelled

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -161,5 +162,100 @@ func TestHostileNamesAreEscaped(t *testing.T) {
 	var j jobJSON
 	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Kind != kind || j.Queue != queue || j.Errors[0].Error != "line1\nline2\x1b[2J" {
 		t.Errorf("jobs show --json does not round-trip the values (%v):\n%s", err, out)
+	}
+}
+
+// TestJobsShowStoredPriority: a job the starvation ager moved to priority 0 shows the
+// priority it was enqueued with, in the text and the JSON, as jobs list does.
+func TestJobsShowStoredPriority(t *testing.T) {
+	pool, url := migratedDB(t)
+	var id int64
+	if err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs (kind, queue, state, priority, declared_priority, payload_version, payload, max_attempts)
+		VALUES ('aged', 'q', 'available', 0, 4, 1, '{}', 3) RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	sid := strconv.FormatInt(id, 10)
+	space := regexp.MustCompile(` +`)
+	out, errOut, code := jobc(t, "jobs", "show", sid, "--database-url", url)
+	if code != 0 || !strings.Contains(space.ReplaceAllString(out, " "), "\npriority 4\n") {
+		t.Errorf("jobs show: exit %d; want priority 4\n%s%s", code, out, errOut)
+	}
+	out, _, _ = jobc(t, "jobs", "show", sid, "--json", "--database-url", url)
+	var j jobJSON
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.Priority != 4 {
+		t.Errorf("jobs show --json: priority %d (%v), want 4\n%s", j.Priority, err, out)
+	}
+	out, _, _ = jobc(t, "jobs", "list", "--database-url", url)
+	if !strings.Contains(space.ReplaceAllString(out, " "), sid+" aged q available 4 ") {
+		t.Errorf("jobs list: want priority 4\n%s", out)
+	}
+}
+
+// TestJobsBulkFilters: --since, --error-class and --state narrow a bulk delete, the dry
+// run counts what the real one then deletes, and jobs outside the filters stay.
+func TestJobsBulkFilters(t *testing.T) {
+	pool, url := migratedDB(t)
+	ctx := t.Context()
+	// Failed an hour ago (old), and just now with two different error classes.
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at, finished_at) VALUES
+		(101, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "timeout", "error": "e"}]', now(), now() - interval '2 hours'),
+		(102, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "timeout", "error": "e"}]', now(), now()),
+		(103, 'k', 'q', 'failed', 1, 1, '{}', '{}', now(), 1, 1, '[{"attempt": 1, "class": "invalid", "error": "e"}]', now(), now()),
+		(104, 'k', 'q', 'completed', 1, 1, '{}', '{}', now(), 1, 1, '[]', now(), now())`); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{"jobs", "delete", "--state", "failed", "--since", "1h", "--error-class", "timeout", "--database-url", url}
+	out, errOut, code := jobc(t, append(args, "--dry-run")...)
+	if code != 0 || !strings.Contains(out, "would delete 1 job(s)") {
+		t.Fatalf("dry run: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = jobc(t, args...)
+	if code != 0 || !strings.Contains(out, "deleted 1 job(s)") || !strings.Contains(out, "ids: 102") {
+		t.Fatalf("delete: exit %d\n%s%s", code, out, errOut)
+	}
+	for _, id := range []int64{101, 103, 104} {
+		if _, err := runtime.GetJob(ctx, pool, id); err != nil {
+			t.Errorf("job %d outside the filters is gone: %v", id, err)
+		}
+	}
+	if _, err := runtime.GetJob(ctx, pool, 102); err == nil {
+		t.Error("job 102 survived the delete")
+	}
+}
+
+// TestJobsRetryUniqueConflict: a cancelled job whose unique key another job took in the
+// meantime is not retried: by id, the error names the holder; in bulk, it is skipped
+// and counted.
+func TestJobsRetryUniqueConflict(t *testing.T) {
+	pool, url := migratedDB(t)
+	ctx := t.Context()
+	jt, err := runtime.NewJobType(runtime.JobType{Kind: "report", Queue: "q", Priority: 1, MaxAttempts: 3, WriteVersion: 1,
+		Unique:   &runtime.Unique{Fields: []string{"day"}},
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"day":{"type":"string"}}}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := runtime.Enqueue(ctx, pool, jt, map[string]string{"day": "mon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Cancel(ctx, pool, first.ID); err != nil {
+		t.Fatal(err)
+	}
+	holder, err := runtime.Enqueue(ctx, pool, jt, map[string]string{"day": "mon"})
+	if err != nil || holder.ID == first.ID {
+		t.Fatalf("second enqueue of the key after the cancel: %+v, %v", holder, err)
+	}
+	_, errOut, code := jobc(t, "jobs", "retry", strconv.FormatInt(first.ID, 10), "--database-url", url)
+	if code != 1 || !strings.Contains(errOut, strconv.FormatInt(holder.ID, 10)) {
+		t.Errorf("retry of job %d: exit %d, stderr %q; want 1 naming the holder %d", first.ID, code, errOut, holder.ID)
+	}
+	out, errOut, code := jobc(t, "jobs", "retry", "--kind", "report", "--state", "cancelled", "--database-url", url)
+	if code != 0 || !strings.Contains(out, "retried 0 job(s); skipped 1: their unique key is held by another job") {
+		t.Errorf("bulk retry: exit %d\n%s%s", code, out, errOut)
+	}
+	if !allInState(t, pool, []int64{first.ID}, runtime.StateCancelled) {
+		t.Errorf("the refused retry changed the job:%s", jobStates(t, pool, []int64{first.ID}))
 	}
 }

@@ -37,7 +37,7 @@ func (s *selectionFlags) selection(cmd *cobra.Command, now time.Time) (runtime.J
 	for _, name := range s.states {
 		st, err := runtime.ParseState(name)
 		if err != nil {
-			return sel, usagef(cmd, "--state: %w", err)
+			return sel, asUsage(cmd, err)
 		}
 		sel.States = append(sel.States, st)
 	}

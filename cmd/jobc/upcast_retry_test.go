@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"log/slog"
 	"strconv"
 	"strings"
@@ -142,7 +141,7 @@ func TestRetryAfterFaultyUpcast(t *testing.T) {
 func runWorker(t *testing.T, pool *pgxpool.Pool, poll time.Duration, jt *runtime.JobType, got chan<- string, done func() (bool, string)) {
 	t.Helper()
 	w := runtime.NewWorker(pool, runtime.Config{
-		Logger:            slog.New(slog.NewTextHandler(io.Discard, nil)),
+		Logger:            slog.New(slog.DiscardHandler),
 		PollInterval:      poll,
 		SchedulerInterval: poll,
 	})

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -21,7 +22,10 @@ type usageError struct {
 	err error
 }
 
-func (e *usageError) Error() string { return e.cmd.CommandPath() + ": " + e.err.Error() }
+// Error names the command once: a runtime error's own "jobc: " prefix is dropped.
+func (e *usageError) Error() string {
+	return e.cmd.CommandPath() + ": " + strings.TrimPrefix(e.err.Error(), "jobc: ")
+}
 func (e *usageError) Unwrap() error { return e.err }
 
 // usagef returns a usage error of cmd.

@@ -2,19 +2,23 @@ package names
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
-// handleMember reports whether name is a field or method that a generated <Type>Job
-// gets from embedding *runtime.Job: an error class method of that name would shadow it.
+// handleMembers lists the fields and methods that a generated <Type>Job gets from
+// embedding *runtime.Job, and the embedded field Job itself: an error class method of
+// one of these names would shadow it. TestHandleMembersMatchRuntimeJob compares the
+// list with *runtime.Job by reflection, so it cannot fall behind the runtime.
+func handleMembers() []string {
+	return []string{"ID", "Kind", "Queue", "Attempt", "MaxAttempts", "Priority", "PayloadVersion",
+		"CreatedAt", "Metadata", "IdempotencyKey", "Logger", "Job", "Heartbeat", "Once", "Snooze"}
+}
+
+// handleMember reports whether name is one of handleMembers.
 func handleMember(name string) bool {
-	switch name {
-	case "ID", "Kind", "Queue", "Attempt", "MaxAttempts", "Priority", "PayloadVersion",
-		"CreatedAt", "Metadata", "IdempotencyKey", "Logger", "Job", "Heartbeat", "Once", "Snooze":
-		return true
-	}
-	return false
+	return slices.Contains(handleMembers(), name)
 }
 
 // MethodCollisions reports error classes of job j whose methods on the handle would
