@@ -249,3 +249,43 @@ func (l *syncLog) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestHookSeesSnooze: a snooze is a finish with outcome snoozed and no error class, and
+// the job's next run is seen again.
+func TestHookSeesSnooze(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	jt := emailType(t, nil)
+	rec := &recorder{}
+	cfg := testConfig(nil)
+	cfg.Hooks = []runtime.Hook{rec}
+	w := runtime.NewWorker(pool, cfg)
+	var calls sync.Map
+	if err := runtime.Handle(w, jt, func(_ context.Context, job *runtime.Job, _ emailPayload) error {
+		if _, again := calls.LoadOrStore(job.ID, true); !again {
+			return runtime.Snooze(cfg.SchedulerInterval)
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Enqueue(context.Background(), pool, jt, emailPayload{N: 1, Email: "a@b.c"}); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	outcomes := func() []string {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		var out []string
+		for _, e := range rec.events {
+			if e.Kind == runtime.EventFinish {
+				out = append(out, e.Outcome+"/"+e.ErrorClass)
+			}
+		}
+		return out
+	}
+	waitFor(t, "two finish events", 10*time.Second, func() bool { return len(outcomes()) == 2 })
+	if got := outcomes(); !slices.Equal(got, []string{"snoozed/", "completed/"}) {
+		t.Errorf("finish events %v, want snoozed then completed", got)
+	}
+}
