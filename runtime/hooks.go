@@ -38,7 +38,9 @@ const (
 	// EventFinish: a handler returned and the worker decided the attempt's Outcome
 	// (with ErrorClass and Err for a failed attempt); RunTime is the handler's time.
 	EventFinish
-	// EventRescue: the rescuer returned Count jobs whose lease had expired.
+	// EventRescue: the rescuer returned Count jobs whose lease had expired. Queue is
+	// empty: the rescue (jobc_rescue) reports ids and states, not queues, and one
+	// event covers every queue.
 	EventRescue
 	// EventMaintenance: maintenance service Service ran once, taking RunTime, with
 	// Result (its result value) or Err.
