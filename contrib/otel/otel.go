@@ -229,13 +229,50 @@ func (c *traceContext) Set(key, value string) {
 func (c *traceContext) Keys() []string { return []string{"traceparent", "tracestate"} }
 
 // metadataCarrier reads the trace context stored by WrapEnqueue from job metadata; a
-// job enqueued without it (or with unreadable metadata) starts a trace of its own.
+// job enqueued without it (or with unreadable metadata) starts a trace of its own. It
+// scans for the two strings rather than decoding the whole metadata, which would cost
+// more than the span itself; their values (hex digits, dashes, list members) need no
+// unescaping, and anything unexpected falls back to decoding.
 func metadataCarrier(meta json.RawMessage) propagation.TextMapCarrier {
+	at := bytes.Index(meta, []byte(`"`+MetadataKey+`"`))
+	if at < 0 {
+		return &traceContext{}
+	}
+	obj := meta[at:]
+	var tc traceContext
+	var ok bool
+	if tc.Traceparent, ok = stringAfter(obj, "traceparent"); ok {
+		if ts, found := stringAfter(obj, "tracestate"); found {
+			tc.Tracestate = ts
+		}
+		return &tc
+	}
 	var md struct {
 		Trace traceContext `json:"otel_trace_context"`
 	}
-	if len(meta) == 0 || !bytes.Contains(meta, []byte(MetadataKey)) || json.Unmarshal(meta, &md) != nil {
+	if json.Unmarshal(meta, &md) != nil {
 		return &traceContext{}
 	}
 	return &md.Trace
+}
+
+// stringAfter returns the string value of key in b, when it is a plain one (no escapes).
+func stringAfter(b []byte, key string) (string, bool) {
+	i := bytes.Index(b, []byte(`"`+key+`"`))
+	if i < 0 {
+		return "", false
+	}
+	b = bytes.TrimLeft(b[i+len(key)+2:], " \t\n\r")
+	if len(b) == 0 || b[0] != ':' {
+		return "", false
+	}
+	b = bytes.TrimLeft(b[1:], " \t\n\r")
+	if len(b) == 0 || b[0] != '"' {
+		return "", false
+	}
+	end := bytes.IndexByte(b[1:], '"')
+	if end < 0 || bytes.IndexByte(b[1:end+1], '\\') >= 0 {
+		return "", false
+	}
+	return string(b[1 : end+1]), true
 }
