@@ -160,7 +160,9 @@ func ExampleSnooze() {
 	go func() { finished <- w.Run(runCtx) }()
 	<-done
 	stop()
-	<-finished
+	if err := <-finished; err != nil {
+		panic(err)
+	}
 	info, err := runtime.GetJob(ctx, pool, job.ID)
 	if err != nil {
 		panic(err)

@@ -37,8 +37,10 @@ type JobInfo struct {
 	Queue string
 	State State
 	// Priority is the priority the job was enqueued with, also after starvation aging
-	// moved it ahead of every declared priority (then Aged is true).
-	Priority       int
+	// moved it ahead of every declared priority to be claimed sooner.
+	Priority int
+	// Aged reports that starvation aging moved this unfinished job ahead (always false
+	// once the job finished).
 	Aged           bool
 	PayloadVersion int
 	Payload        json.RawMessage

@@ -28,12 +28,8 @@ var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least 
 type BulkResult struct {
 	Changed int     // jobs changed
 	Skipped int     // matched but left alone (unique key held elsewhere, or state not eligible)
-	IDs     []int64 // the changed ids, at most 1,000 (for display)
+	IDs     []int64 // the changed ids, at most 1,000 (for display): a retry of a million jobs returns a count, not a million ids
 }
-
-// maxBulkIDs bounds BulkResult.IDs: a retry of a million jobs returns a count, not a
-// million ids.
-const maxBulkIDs = 1000
 
 // allStates lists every State, in the order a job lives through them.
 var allStates = [...]State{StateAvailable, StateScheduled, StateRunning, StateCompleted, StateFailed, StateCancelled}

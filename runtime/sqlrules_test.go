@@ -2,10 +2,14 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/schema"
@@ -152,9 +156,11 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	}
 }
 
-// TestSharedRulesMigrationIsRepeatable: applying 0002 again over itself changes
-// nothing and fails nothing (CREATE OR REPLACE), so a migrator that crashed after the
-// DDL but before recording it can simply run again.
+// TestSharedRulesMigrationIsRepeatable: applying 0002, or any migration after it,
+// again over itself changes nothing and fails nothing (CREATE OR REPLACE, IF NOT
+// EXISTS), so a migrator that crashed after the DDL but before recording it can simply
+// run again. Each is checked on a schema migrated up to it; a migrator only ever runs
+// again the last one it applied.
 func TestSharedRulesMigrationIsRepeatable(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -163,17 +169,30 @@ func TestSharedRulesMigrationIsRepeatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var rules *schema.Migration
+	from := -1
 	for i := range ms {
 		if ms[i].Name == "shared_rules" {
-			rules = &ms[i]
+			from = i
 		}
 	}
-	if rules == nil {
+	if from < 0 {
 		t.Fatalf("no shared_rules migration among %d", len(ms))
 	}
-	if _, err := pool.Exec(ctx, rules.SQL); err != nil {
-		t.Fatalf("applying %04d_%s again: %v", rules.Version, rules.Name, err)
+	for i := from; i < len(ms); i++ {
+		upTo := pool
+		if i < len(ms)-1 {
+			upTo = pgtest.NewSchema(t, func(ctx context.Context, p *pgxpool.Pool) error {
+				for _, m := range ms[:i+1] {
+					if _, err := p.Exec(ctx, m.SQL); err != nil {
+						return fmt.Errorf("apply %04d_%s: %w", m.Version, m.Name, err)
+					}
+				}
+				return nil
+			})
+		}
+		if _, err := upTo.Exec(ctx, ms[i].SQL); err != nil {
+			t.Fatalf("applying %04d_%s again: %v", ms[i].Version, ms[i].Name, err)
+		}
 	}
 	jt := emailType(t, nil)
 	e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "a@example.com"})

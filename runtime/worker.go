@@ -92,14 +92,14 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := w.registerSelf(ctx, queues); err != nil {
+	// A paused queue must not claim even once after a restart.
+	if err := w.refreshPaused(ctx, queues); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	// A paused queue must not claim even once after a restart.
-	if err := w.refreshPaused(ctx, queues); err != nil {
+	if err := w.registerSelf(ctx, queues); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
