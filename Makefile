@@ -2,9 +2,11 @@
 # DATABASE_URL when it is set, and otherwise starts a throwaway cluster from the local
 # PostgreSQL binaries (initdb, pg_ctl) for the duration of the command.
 #
-# The repository holds five modules: the root (runtime, generator, jobctest, dashboard),
-# cmd/jobc (the CLI and its dependencies), dashboard/browsertest (the dashboard driven in
-# headless Chromium through chromedp), bench (the race against River) and tools (sqlc).
+# The repository holds eight modules: the root (runtime, generator, jobctest, dashboard),
+# cmd/jobc (the CLI and its dependencies), contrib/prometheus and contrib/otel (the
+# metrics and tracing adapters), examples/shop (an application using them),
+# dashboard/browsertest (the dashboard driven in headless Chromium through chromedp),
+# bench (the race against River) and tools (sqlc, golangci-lint).
 
 GO          ?= go
 WITH_PG     := $(GO) run ./internal/cmd/withpostgres --
@@ -12,10 +14,12 @@ SQLC        := cd tools && $(GO) tool sqlc -f ../sqlc.yaml
 # The CLI runs from its own module; -C takes absolute paths, as its directory differs.
 JOBC        := $(GO) run -C cmd/jobc .
 EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
-MODULES     := . cmd/jobc dashboard/browsertest bench tools
-# Modules whose tests run in `make test` (bench fails without a database by design and
-# is run by hand; tools has no code). The browser tests need Chromium (.ci/run installs it).
-TEST_MODULES := . cmd/jobc dashboard/browsertest
+# Modules with code: vetted, linted and tidy-checked. bench fails without a database by
+# design and is run by hand; tools has no code but is tidy-checked.
+CODE_MODULES := . cmd/jobc contrib/prometheus contrib/otel examples/shop dashboard/browsertest
+MODULES      := $(CODE_MODULES) bench tools
+# Modules whose tests run in `make test`. The browser tests need Chromium (.ci/run installs it).
+TEST_MODULES := $(CODE_MODULES)
 
 .PHONY: all test race lint demo generate sqlc verify bench vet fmt
 
@@ -33,7 +37,7 @@ race:
 LINT := $(CURDIR)/.bin/golangci-lint
 lint:
 	$(GO) build -C tools -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@for m in . cmd/jobc dashboard/browsertest bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+	@for m in $(CODE_MODULES) bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:
@@ -43,6 +47,7 @@ demo:
 ## generate: regenerate the examples' jobc code and the golden cases
 generate:
 	$(GO) generate ./examples/...
+	cd examples/shop && $(GO) generate ./...   # its own module
 
 ## sqlc: regenerate runtime/internal/db from queries/*.sql and schema/*.sql
 sqlc:
@@ -58,11 +63,9 @@ verify: vet lint race
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
 	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }; done
 
+## vet: go vet over every module (bench too: the race against River must keep compiling)
 vet:
-	$(GO) vet ./...
-	cd cmd/jobc && $(GO) vet ./...
-	cd dashboard/browsertest && $(GO) vet ./...
-	cd bench && $(GO) vet ./...   # its own module: the race against River must keep compiling
+	@for m in $(CODE_MODULES) bench; do echo "go vet ($$m)"; (cd $$m && $(GO) vet ./...) || exit 1; done
 
 ## bench: run the Go benchmarks
 bench:

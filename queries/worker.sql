@@ -33,7 +33,10 @@ WHERE j.id = ANY(ARRAY(
     FOR UPDATE SKIP LOCKED
 ))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at;
+          j.attempt, j.max_attempts, j.created_at,
+          -- how long the job waited since it became available, for the wait-time
+          -- metrics; measured by the server's clock, so worker clocks do not matter
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds;
 
 -- name: ExtendLeases :many
 -- Extends the leases this worker still holds and says which of those jobs have been

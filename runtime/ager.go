@@ -33,7 +33,7 @@ func newStarvationAger(q *db.Queries, cfg agerConfig) *starvationAger {
 }
 
 func (a *starvationAger) service() service {
-	return service{"starvation ager", a.cfg.Interval, discard(a.runOnce)}
+	return service{"starvation ager", a.cfg.Interval, withResult(a.runOnce)}
 }
 
 // runOnce ages at most 1,000 jobs per queue and priority (AgeWaitingJobs); whatever

@@ -124,6 +124,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 		MaxVersions:  q.maxVersions,
 		Max:          int32(asked),
 	})
+	w.status.claimed(err)
 	if err != nil {
 		return 0, err
 	}
@@ -131,6 +132,9 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 		q.active.Add(1)
 		w.running.add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
 		q.jobs <- row // never blocks: at most q.max jobs are active
+	}
+	if len(rows) > 0 {
+		w.emit(ctx, Event{Kind: EventClaim, Queue: q.name, Count: len(rows)})
 	}
 	return len(rows), nil
 }

@@ -63,6 +63,13 @@ type Config struct {
 	// a job seen failed or cancelled may run once more. Leave it off unless handlers
 	// are idempotent and readers never act on a job's final state.
 	AsyncOutcomes bool
+	// Hooks observe the worker: every claim, handler start and finish, rescue and
+	// maintenance run (see Hook). Adapters for Prometheus and OpenTelemetry live in
+	// the contrib modules. None by default, and then observing costs nothing.
+	Hooks []Hook
+	// Middleware wraps every handler, outermost first (see Middleware): the
+	// OpenTelemetry adapter runs each job in a consumer span this way.
+	Middleware []Middleware
 }
 
 // Retention is how long finished jobs (and handlers' idempotency keys) are kept. Zero

@@ -24,6 +24,14 @@ const (
 	tcpUserTimeout        = 20 * time.Second
 )
 
+// nameConn sets application_name to "jobc worker <id>" unless the connection string
+// set one, so that pg_stat_activity and the server's logs say whose connection it is.
+func nameConn(cfg *pgx.ConnConfig, workerID string) {
+	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
+		cfg.RuntimeParams["application_name"] = "jobc worker " + workerID
+	}
+}
+
 // configureConn applies the socket settings to cfg. It wraps the dial function already
 // there (pgx's default, or the application's own) rather than replacing it, and only
 // tunes TCP connections: a unix socket has nothing in between to fail.

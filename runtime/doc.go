@@ -17,4 +17,14 @@
 // permanent error; kept with the error of every attempt) or cancelled. Unfinished jobs
 // live in table jobc_jobs; finished jobs move to jobc_jobs_finished, so they never slow
 // the claim query.
+//
+// # Observing
+//
+// Config.Hooks receive an Event for every claim, handler start and finish (with the
+// outcome, error class, attempt, run time and the wait since the job became
+// available), rescue and maintenance run; Config.Middleware wraps every handler; an
+// EnqueueHook passed with WithHooks wraps enqueues. With none configured they cost a
+// length check. The Prometheus and OpenTelemetry adapters are written on them and
+// live in modules of their own (contrib/prometheus, contrib/otel). Worker.Health and
+// Worker.HealthHandler report whether a worker is fit to work, for readiness probes.
 package runtime

@@ -27,6 +27,7 @@ type enqueueOptions struct {
 	metadata map[string]any
 	meta     []byte   // metadata encoded
 	finished []string // with dedupKey: finished states that keep holding it
+	hooks    []EnqueueHook
 }
 
 // RunAt makes the job available at t instead of now.
@@ -83,7 +84,16 @@ func Enqueue(ctx context.Context, dbtx DBTX, jt *JobType, payload any, opts ...E
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
-	return jt.insert(ctx, db.New(dbtx), raw, o)
+	if len(o.hooks) == 0 {
+		return jt.insert(ctx, db.New(dbtx), raw, o)
+	}
+	var out Enqueued
+	err = jt.hooked(ctx, &o, 1, func(ctx context.Context) ([]int64, error) {
+		var err error
+		out, err = jt.insert(ctx, db.New(dbtx), raw, o)
+		return []int64{out.ID}, err
+	})
+	return out, err
 }
 
 func (jt *JobType) options(opts []EnqueueOption) (enqueueOptions, error) {
@@ -163,7 +173,27 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 			return nil, fmt.Errorf("jobc: enqueue %s: payload %d: %w", jt.Kind, i, err)
 		}
 	}
-	q := db.New(dbtx)
+	if len(o.hooks) == 0 {
+		return jt.insertMany(ctx, db.New(dbtx), raws, o)
+	}
+	var out []Enqueued
+	err = jt.hooked(ctx, &o, len(raws), func(ctx context.Context) ([]int64, error) {
+		var err error
+		if out, err = jt.insertMany(ctx, db.New(dbtx), raws, o); err != nil {
+			return nil, err
+		}
+		ids := make([]int64, len(out))
+		for i, e := range out {
+			ids[i] = e.ID
+		}
+		return ids, nil
+	})
+	return out, err
+}
+
+// insertMany inserts raws, each a validated payload, with the options o.
+func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]Enqueued, error) {
+	var err error
 	if o.dedupKey != nil || jt.Unique != nil {
 		out := make([]Enqueued, len(raws))
 		for i, raw := range raws {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -23,7 +24,7 @@ const (
 var errTimeout = errors.New("jobc: handler timeout")
 
 // execute runs one claimed job's handler and decides its outcome.
-func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
+func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res result) {
 	r := w.kinds[row.Kind]
 	job := &Job{
 		ID:             row.ID,
@@ -50,16 +51,25 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 		defer stop()
 	}
 	w.running.started(job.ID, cancel)
+	began := time.Now()
 
 	var err error
+	if len(w.cfg.Hooks) > 0 {
+		defer w.observe(ctx, job, time.Duration(row.WaitedSeconds*float64(time.Second)))(&res, &err)
+	}
 	if r.runTx != nil {
 		var recorded bool
-		recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
+		err = w.handle(ctx, job, func(ctx context.Context) (err error) {
+			recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
+			return err
+		})
 		if recorded {
 			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRecorded}
 		}
 	} else {
-		err = safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+		err = w.handle(ctx, job, func(ctx context.Context) error {
+			return safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+		})
 	}
 	if err != nil {
 		switch cause := context.Cause(ctx); {
@@ -72,7 +82,13 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) result {
 			err = &ClassError{Class: classTimeout, Err: fmt.Errorf("handler exceeded its timeout of %s: %w", r.jt.Timeout, err)}
 		}
 	}
-	return w.decide(r.jt, job, err)
+	res = w.decide(r.jt, job, err)
+	// Checked first: tagging the job's logger costs an allocation the hot path would
+	// pay for nothing when Debug is off.
+	if res.outcome == outcomeComplete && w.log.Enabled(ctx, slog.LevelDebug) {
+		job.Logger().DebugContext(ctx, "jobc job completed", slog.String("took", time.Since(began).String()))
+	}
+	return res
 }
 
 // runInTx runs a transactional handler: the handler's writes and the job's completion
@@ -170,7 +186,7 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	}
 	res.outcome = outcomeRetry
 	res.runAt = time.Now().Add(delay)
-	job.Logger().Info("jobc job will retry", "class", className, "in", delay, "err", err)
+	job.Logger().Info("jobc job will retry", "class", className, "in", delay.String(), "err", err)
 	return res
 }
 

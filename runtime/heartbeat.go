@@ -29,6 +29,9 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	regCtx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	err := w.registryHeartbeat(regCtx)
 	cancel()
+	if err == nil {
+		w.status.heartbeat()
+	}
 	if err != nil && ctx.Err() == nil {
 		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
 	}

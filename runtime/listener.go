@@ -25,7 +25,8 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 		byName[q.name] = q
 	}
 	for delay := 100 * time.Millisecond; ctx.Err() == nil; delay = min(2*delay, 5*time.Second) {
-		err := w.listenOnce(ctx, byName, func() { delay = 100 * time.Millisecond })
+		err := w.listenOnce(ctx, byName, func() { delay = 100 * time.Millisecond; w.status.listening.Store(true) })
+		w.status.listening.Store(false)
 		if ctx.Err() != nil {
 			return
 		}
@@ -66,6 +67,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 	defer cancelSetup()
 	cfg := w.pool.Config().ConnConfig.Copy()
 	configureConn(cfg)
+	nameConn(cfg, w.cfg.ID)
 	conn, err := pgx.ConnectConfig(setupCtx, cfg)
 	if err != nil {
 		return err

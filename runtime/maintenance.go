@@ -15,7 +15,7 @@ import (
 type service struct {
 	name     string
 	interval time.Duration
-	run      func(ctx context.Context) error
+	run      func(ctx context.Context) (any, error) // returns the runOnce's result
 }
 
 // maintenanceBatch bounds the rows one statement of a service touches, so that no
@@ -28,8 +28,13 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 	t := time.NewTicker(s.interval)
 	defer t.Stop()
 	for {
-		if err := s.run(ctx); err != nil && ctx.Err() == nil {
+		began := time.Now()
+		res, err := s.run(ctx)
+		if err != nil && ctx.Err() == nil {
 			w.log.ErrorContext(ctx, "jobc worker: maintenance failed", slog.String("service", s.name), slog.Any("err", describeDBError(err)))
+		}
+		if len(w.cfg.Hooks) > 0 {
+			w.emitMaintenance(ctx, s.name, time.Since(began), res, err)
 		}
 		select {
 		case <-ctx.Done():
@@ -68,12 +73,11 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 	return services, nil
 }
 
-// discard adapts a runOnce that returns a result to service.run: the services log
-// what deserves a record themselves.
-func discard[R any](runOnce func(context.Context) (R, error)) func(context.Context) error {
-	return func(ctx context.Context) error {
-		_, err := runOnce(ctx)
-		return err
+// withResult adapts a runOnce that returns a result to service.run: the services log
+// what deserves a record themselves, and the result goes to the worker's hooks.
+func withResult[R any](runOnce func(context.Context) (R, error)) func(context.Context) (any, error) {
+	return func(ctx context.Context) (any, error) {
+		return runOnce(ctx)
 	}
 }
 

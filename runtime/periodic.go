@@ -64,7 +64,7 @@ func newPeriodicEnqueuer(q *db.Queries, jt *JobType, cfg periodicConfig) (*perio
 }
 
 func (p *periodicEnqueuer) service() service {
-	return service{"periodic " + p.jt.Kind, p.cfg.Interval, discard(p.runOnce)}
+	return service{"periodic " + p.jt.Kind, p.cfg.Interval, withResult(p.runOnce)}
 }
 
 // inZone evaluates a cron schedule in a time zone.

@@ -37,7 +37,7 @@ func newPruner(q *db.Queries, cfg prunerConfig) *pruner {
 }
 
 func (p *pruner) service() service {
-	return service{"pruner", p.cfg.Interval, discard(p.runOnce)}
+	return service{"pruner", p.cfg.Interval, withResult(p.runOnce)}
 }
 
 // runOnce deletes everything past its retention, a batch per statement.

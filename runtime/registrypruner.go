@@ -32,7 +32,7 @@ func newRegistryPruner(q *db.Queries, cfg registryPrunerConfig) *registryPruner 
 }
 
 func (p *registryPruner) service() service {
-	return service{"registry pruner", p.cfg.Interval, discard(p.runOnce)}
+	return service{"registry pruner", p.cfg.Interval, withResult(p.runOnce)}
 }
 
 // runOnce prunes the worker registry, then the sleepers it no longer knows.

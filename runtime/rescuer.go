@@ -38,7 +38,7 @@ func newRescuer(q *db.Queries, log *slog.Logger, cfg rescuerConfig) *rescuer {
 }
 
 func (r *rescuer) service() service {
-	return service{"rescuer", r.cfg.Interval, discard(r.runOnce)}
+	return service{"rescuer", r.cfg.Interval, withResult(r.runOnce)}
 }
 
 // runOnce rescues every job whose lease has expired, a batch per statement, and logs

@@ -35,7 +35,7 @@ func newScheduler(q *db.Queries, cfg schedulerConfig) *scheduler {
 }
 
 func (s *scheduler) service() service {
-	return service{"scheduler", s.cfg.Interval, discard(s.runOnce)}
+	return service{"scheduler", s.cfg.Interval, withResult(s.runOnce)}
 }
 
 // runOnce promotes every job due now, a batch per statement.

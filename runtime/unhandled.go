@@ -72,7 +72,7 @@ func newUnhandledReporter(q *db.Queries, log *slog.Logger, cfg unhandledConfig) 
 }
 
 func (u *unhandledReporter) service() service {
-	return service{"unhandled jobs reporter", u.cfg.Interval, discard(u.runOnce)}
+	return service{"unhandled jobs reporter", u.cfg.Interval, withResult(u.runOnce)}
 }
 
 // runOnce looks for unhandled jobs and logs those not logged within Repeat.
@@ -93,7 +93,7 @@ func (u *unhandledReporter) runOnce(ctx context.Context) (unhandledResult, error
 		u.logged[key] = now
 		res.Logged++
 		u.log.WarnContext(ctx, "jobc worker: "+unhandledReason(r.Queue, r.Kind, true)+"; these jobs wait until a worker that handles the kind runs",
-			slog.String("kind", r.Kind), slog.String("queue", r.Queue), slog.Int64("jobs", r.Jobs), slog.Duration("oldest_wait", found.OldestWait))
+			slog.String("kind", r.Kind), slog.String("queue", r.Queue), slog.Int64("jobs", r.Jobs), slog.String("oldest_wait", found.OldestWait.String()))
 	}
 	return res, nil
 }

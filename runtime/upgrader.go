@@ -48,7 +48,7 @@ func newUpgrader(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, cfg upgrader
 }
 
 func (u *upgrader) service() service {
-	return service{"upgrader " + u.jt.Kind, u.cfg.Interval, discard(u.runOnce)}
+	return service{"upgrader " + u.jt.Kind, u.cfg.Interval, withResult(u.runOnce)}
 }
 
 // runOnce rewrites every waiting job below the target version, a transaction per batch.

@@ -33,7 +33,8 @@ type Worker struct {
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
 	running *runningJobs
-	health  connHealth // retires the worker's connections after a failover (failover.go)
+	health  connHealth   // retires the worker's connections after a failover (failover.go)
+	status  workerStatus // what Health reports (health.go)
 	// registration is the worker's registry entry, written when Run starts.
 	registration db.RegisterWorkerParams
 }
@@ -113,9 +114,12 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	if err := w.warnUndecodable(ctx); err != nil {
-		w.log.Warn("jobc worker: could not check for undecodable jobs", "err", err)
+		w.log.WarnContext(ctx, "jobc worker: could not check for undecodable jobs", "err", err)
 	}
-	w.log.Info("jobc worker started", "queues", queueNames(queues))
+	w.log.InfoContext(ctx, "jobc worker started", "queues", queueNames(queues))
+	w.status.heartbeat() // registerSelf was the first
+	w.status.running.Store(true)
+	defer w.status.running.Store(false)
 
 	// Handlers run under workCtx, which outlives ctx by the grace period.
 	workCtx, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
@@ -152,6 +156,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	go func() { defer close(completerDone); w.completeLoop(completeCtx, results) }()
 
 	<-ctx.Done()
+	w.status.running.Store(false)
 	grace := time.NewTimer(w.cfg.ShutdownGrace) // from the stop request, not from when claiming stopped
 	defer grace.Stop()
 	loops.Wait() // no more claims; every queue's jobs channel is closed
@@ -204,6 +209,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	cfg.MaxConns = int32(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
 	cfg.MinConns = 0
+	nameConn(cfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(cfg)
 	own, err = pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
@@ -215,6 +221,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	}
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
+	nameConn(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
 	outcomes, err = pgxpool.NewWithConfig(ctx, ocfg)
 	if err != nil {

@@ -49,9 +49,9 @@ func (w *Worker) deregisterSelf(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StatementTimeout)
 	defer cancel()
 	if err := w.q.ForgetSleeper(ctx, w.cfg.ID); err != nil {
-		w.log.Warn("jobc worker: could not remove its sleeper rows; the pruner removes them", "err", describeDBError(err))
+		w.log.WarnContext(ctx, "jobc worker: could not remove its sleeper rows; the pruner removes them", "err", describeDBError(err))
 	}
 	if err := w.q.DeregisterWorker(ctx, w.cfg.ID); err != nil {
-		w.log.Warn("jobc worker: could not remove itself from the registry; it expires by itself", "err", describeDBError(err))
+		w.log.WarnContext(ctx, "jobc worker: could not remove itself from the registry; it expires by itself", "err", describeDBError(err))
 	}
 }

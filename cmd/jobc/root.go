@@ -26,6 +26,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
 	root.AddCommand(newQueues(), newWorkers())
 	root.AddCommand(newUI(o))
+	root.AddCommand(newMetrics())
 	enforceUsage(root)
 	return root
 }

@@ -14,7 +14,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
 	"github.com/jobc-dev/jobc/examples/shop/internal/jobs"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -199,15 +202,26 @@ func demoQueues() map[string]runtime.QueueConfig {
 
 // work runs a worker until no job is left to do soon.
 func (d *demo) work(ctx context.Context) error {
+	// The worker's metrics and readiness, as a deployment would expose them to
+	// Prometheus and to its orchestrator's probes.
+	metrics := jobcprom.NewWorkerCollector(jobcprom.WorkerOptions{})
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(metrics)
 	w := runtime.NewWorker(d.pool, runtime.Config{
 		Logger:            d.log,
 		Queues:            demoQueues(),
 		PollInterval:      200 * time.Millisecond,
 		SchedulerInterval: 100 * time.Millisecond,
+		Hooks:             []runtime.Hook{metrics},
 	})
 	if err := jobs.Register(w, d.handlers); err != nil {
 		return err
 	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	mux.Handle("/readyz", w.HealthHandler())
+	ops := httptest.NewServer(mux)
+	defer ops.Close()
 	workCtx, stop := context.WithCancel(ctx)
 	defer stop()
 	done := make(chan error, 1)
@@ -216,6 +230,9 @@ func (d *demo) work(ctx context.Context) error {
 	d.say("started a worker on queues %s", strings.Join(queues, ", "))
 
 	err := waitIdle(ctx, d.pool, 30*time.Second, done)
+	if err == nil {
+		d.reportOps(ctx, ops.URL)
+	}
 	stop()
 	if werr := <-done; werr != nil && err == nil {
 		err = fmt.Errorf("worker: %w", werr)

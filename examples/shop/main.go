@@ -12,7 +12,10 @@
 // blob store, the PDF renderer and two merchant endpoints until every job has finished,
 // and prints what happened.
 //
-//	DATABASE_URL=postgres://localhost/shop go run ./examples/shop
+//	DATABASE_URL=postgres://localhost/shop go -C examples/shop run .
+//
+// The worker serves its Prometheus metrics (contrib/prometheus) and its readiness
+// (Worker.HealthHandler) over HTTP; the demo reads both once the work is done.
 package main
 
 import (

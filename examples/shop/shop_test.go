@@ -47,6 +47,7 @@ func TestDemo(t *testing.T) {
 		"blob store holds shop-invoices/1/INV-",
 		"blob store holds 0 of the deleted customer's uploads",
 		"the order is paid, BOOK-1843 is on sale: true, carts left: 1 of 3",
+		"readiness probe: 200; /metrics: jobc_jobs_finished_total completed ",
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("output lacks %q:\n%s", want, out.String())

@@ -26,11 +26,13 @@ func TestCLIAsTool(t *testing.T) {
 	dir := t.TempDir()
 	gomod := "module example.com/userapp\n\ngo " + goVersion + "\n\n" +
 		"replace github.com/jobc-dev/jobc => " + root + "\n\n" +
-		"replace github.com/jobc-dev/jobc/cmd/jobc => " + filepath.Join(root, "cmd", "jobc") + "\n"
-	// The two modules' go.sum files hold every checksum the user module
+		"replace github.com/jobc-dev/jobc/cmd/jobc => " + filepath.Join(root, "cmd", "jobc") + "\n\n" +
+		// jobc metrics serves the Prometheus adapter's gauges; a release tags it too.
+		"replace github.com/jobc-dev/jobc/contrib/prometheus => " + filepath.Join(root, "contrib", "prometheus") + "\n"
+	// The three modules' go.sum files hold every checksum the user module
 	// needs, so no checksum database is asked.
 	var sum []byte
-	for _, f := range []string{filepath.Join(root, "go.sum"), filepath.Join(root, "cmd", "jobc", "go.sum")} {
+	for _, f := range []string{filepath.Join(root, "go.sum"), filepath.Join(root, "cmd", "jobc", "go.sum"), filepath.Join(root, "contrib", "prometheus", "go.sum")} {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -35,7 +35,10 @@ WHERE j.id = ANY(ARRAY(
     FOR UPDATE SKIP LOCKED
 ))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at
+          j.attempt, j.max_attempts, j.created_at,
+          -- how long the job waited since it became available, for the wait-time
+          -- metrics; measured by the server's clock, so worker clocks do not matter
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds
 `
 
 type ClaimJobsParams struct {
@@ -59,6 +62,7 @@ type ClaimJobsRow struct {
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
+	WaitedSeconds  float64
 }
 
 // The worker's hot path: claim a batch, extend leases, record outcomes in batches.
@@ -99,6 +103,7 @@ func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJo
 			&i.Attempt,
 			&i.MaxAttempts,
 			&i.CreatedAt,
+			&i.WaitedSeconds,
 		); err != nil {
 			return nil, err
 		}

@@ -1,0 +1,107 @@
+package jobcotel_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+
+	jobcotel "github.com/jobc-dev/jobc/contrib/otel"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// BenchmarkBurnDownHooks measures what the Instrumentation (metrics and a consumer span per job) costs a worker burning down
+// a backlog of no-op jobs, against the same worker without hooks:
+//
+//	go run ./internal/cmd/withpostgres -- sh -c 'cd contrib/otel && go test -run ^$ -bench BurnDownHooks -benchtime 20000x -count 5 .'
+func BenchmarkBurnDownHooks(b *testing.B) {
+	b.Run("off", func(b *testing.B) { burnDown(b, nil) })
+	b.Run("otel", func(b *testing.B) {
+		// Recording providers, as in production: spans end in a processor, metrics
+		// aggregate for a reader.
+		tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(discardSpans{}))
+		mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+		in, err := jobcotel.New(jobcotel.Options{TracerProvider: tp, MeterProvider: mp})
+		if err != nil {
+			b.Fatal(err)
+		}
+		burnDown(b, in)
+	})
+}
+
+// burnDown enqueues b.N jobs (untimed) and times one worker working them all.
+func burnDown(b *testing.B, in *jobcotel.Instrumentation) {
+	pool := newDB(b)
+	ctx := context.Background()
+	jt := jobType(b, "noop", "bench")
+	const chunk = 10000
+	for i := 0; i < b.N; i += chunk {
+		ps := make([]payload, min(chunk, b.N-i))
+		if _, err := runtime.EnqueueMany(ctx, pool, jt, ps); err != nil {
+			b.Fatal(err)
+		}
+	}
+	done := make(chan struct{}, b.N)
+	cfg := testConfig()
+	cfg.Queues = map[string]runtime.QueueConfig{"bench": {MaxWorkers: 100}}
+	if in != nil {
+		cfg.Hooks, cfg.Middleware = []runtime.Hook{in}, []runtime.Middleware{in}
+	}
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, payload) error {
+		done <- struct{}{}
+		return nil
+	}); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	runCtx, stop := context.WithCancel(ctx)
+	finished := make(chan error, 1)
+	go func() { finished <- w.Run(runCtx) }()
+	for range b.N {
+		<-done
+	}
+	stop() // Run returns once every outcome is recorded
+	if err := <-finished; err != nil {
+		b.Fatal(err)
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
+}
+
+// discardSpans is a span processor that drops ended spans, standing in for an exporter.
+type discardSpans struct{}
+
+func (discardSpans) OnStart(context.Context, sdktrace.ReadWriteSpan) {}
+func (discardSpans) OnEnd(sdktrace.ReadOnlySpan)                     {}
+func (discardSpans) Shutdown(context.Context) error                  { return nil }
+func (discardSpans) ForceFlush(context.Context) error                { return nil }
+
+// BenchmarkPerJob is the Instrumentation's cost per job on the worker's hot path: the
+// consumer span around the handler (reading the trace context from the metadata) and
+// the start and finish events. Compare with a job's time in BenchmarkBurnDownHooks.
+func BenchmarkPerJob(b *testing.B) {
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(discardSpans{}))
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader()))
+	in, err := jobcotel.New(jobcotel.Options{TracerProvider: tp, MeterProvider: mp})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	job := &runtime.Job{ID: 42, Kind: "noop", Queue: "bench", Attempt: 1,
+		Metadata: []byte(`{"otel_trace_context":{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"}}`)}
+	start := runtime.Event{Kind: runtime.EventStart, Queue: "bench", JobKind: "noop", Attempt: 1, Wait: 3 * time.Millisecond}
+	finish := start
+	finish.Kind, finish.Outcome, finish.RunTime = runtime.EventFinish, runtime.OutcomeCompleted, time.Millisecond
+	noop := func(context.Context) error { return nil }
+	b.ReportAllocs()
+	for b.Loop() {
+		in.OnEvent(ctx, start)
+		if err := in.WrapHandler(ctx, job, noop); err != nil {
+			b.Fatal(err)
+		}
+		in.OnEvent(ctx, finish)
+	}
+}

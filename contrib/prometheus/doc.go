@@ -1,0 +1,19 @@
+// Package jobcprom exports jobc's metrics to Prometheus.
+//
+// Two collectors, registered with any prometheus.Registerer:
+//
+//   - WorkerCollector is a runtime.Hook: put it in runtime.Config.Hooks and it counts
+//     what the worker does, per job, without touching the database:
+//     jobc_jobs_finished_total{queue,kind,outcome,class},
+//     jobc_job_duration_seconds{queue,kind,outcome}, jobc_job_wait_seconds{queue,kind}
+//     and jobc_jobs_rescued_total{queue}. It is also a runtime.EnqueueHook
+//     (runtime.WithHooks) counting jobc_jobs_enqueued_total{queue,kind}.
+//   - DBCollector reads the database-side gauges — jobc_jobs{queue,kind,state},
+//     jobc_queue_oldest_available_age_seconds{queue}, jobc_queue_paused{queue} and
+//     jobc_workers — through the runtime's read functions, at most once per TTL
+//     however often it is scraped, each read bounded by a timeout. One process per
+//     fleet is enough for these: `jobc metrics` serves them.
+//
+// The package lives in a module of its own, so that applications importing only the
+// runtime do not pay for the Prometheus client.
+package jobcprom

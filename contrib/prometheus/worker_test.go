@@ -1,0 +1,73 @@
+package jobcprom_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// TestWorkerCollectorCountsJobs scrapes a running worker's endpoint: after N jobs were
+// worked, the counters say N, split by outcome and error class.
+func TestWorkerCollectorCountsJobs(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := jobType(t, "resize", "images")
+	coll := jobcprom.NewWorkerCollector(jobcprom.WorkerOptions{})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(coll)
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	const completed, failed = 7, 3
+	for i := range completed + failed {
+		if _, err := runtime.Enqueue(ctx, pool, jt, payload{N: i}, runtime.WithHooks(coll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cfg := testConfig()
+	cfg.Hooks = []runtime.Hook{coll}
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p payload) error {
+		if p.N >= completed {
+			return &runtime.ClassError{Class: "invalid", Err: errors.New("bad image")}
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+
+	done := series("jobc_jobs_finished_total", "class", "", "kind", "resize", "outcome", "completed", "queue", "images")
+	bad := series("jobc_jobs_finished_total", "class", "invalid", "kind", "resize", "outcome", "failed", "queue", "images")
+	var got map[string]float64
+	waitFor(t, "the counters to reach the jobs worked", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		got = scrape(t, srv.URL)
+		return got[done] == completed && got[bad] == failed
+	}, func() string { return fmt.Sprint(got) })
+
+	checks := map[string]float64{
+		series("jobc_jobs_enqueued_total", "kind", "resize", "queue", "images"):                                completed + failed,
+		series("jobc_job_duration_seconds_count", "kind", "resize", "outcome", "completed", "queue", "images"): completed,
+		series("jobc_job_duration_seconds_count", "kind", "resize", "outcome", "failed", "queue", "images"):    failed,
+		series("jobc_job_wait_seconds_count", "kind", "resize", "queue", "images"):                             completed + failed,
+	}
+	// A moment later nothing more was counted: each attempt counts once.
+	time.Sleep(2 * cfg.PollInterval)
+	got = scrape(t, srv.URL)
+	checks[done], checks[bad] = completed, failed
+	for s, want := range checks {
+		if got[s] != want {
+			t.Errorf("%s = %v, want %v", s, got[s], want)
+		}
+	}
+}
