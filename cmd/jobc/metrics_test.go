@@ -1,16 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/http/httptest"
 	"regexp"
-	"strconv"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -19,6 +15,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -38,34 +35,6 @@ func (s *syncBuffer) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.b.String()
-}
-
-// scrapeMetrics returns every sample of url's text exposition by its series.
-func scrapeMetrics(t *testing.T, url string) map[string]float64 {
-	t.Helper()
-	resp, err := http.Get(url)
-	if err != nil {
-		t.Fatalf("scrape %s: %v", url, err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		t.Fatalf("scrape %s: %s", url, resp.Status)
-	}
-	out := map[string]float64{}
-	sc := bufio.NewScanner(resp.Body)
-	for sc.Scan() {
-		line := sc.Text()
-		if line == "" || strings.HasPrefix(line, "#") {
-			continue
-		}
-		i := strings.LastIndexByte(line, ' ')
-		v, err := strconv.ParseFloat(line[i+1:], 64)
-		if err != nil {
-			t.Fatalf("scrape %s: %q: %v", url, line, err)
-		}
-		out[line[:i]] = v
-	}
-	return out
 }
 
 // TestMetricsEndpoints scrapes `jobc metrics` and a running worker's endpoint: while
@@ -140,14 +109,14 @@ func TestMetricsEndpoints(t *testing.T) {
 	var first map[string]float64
 	waitUntil(t, "the worker in jobc metrics", 20*cfg.LeaseDuration, func() (bool, string) {
 		time.Sleep(ttl)
-		first = scrapeMetrics(t, fleet)
+		first = testkit.Scrape(t, fleet)
 		return first["jobc_workers"] == 1, fmt.Sprint(first)
 	})
 	if first[available] != n || first[paused] != 1 {
 		t.Fatalf("paused: %s=%v %s=%v, want %d available and paused 1", available, first[available], paused, first[paused], n)
 	}
 	time.Sleep(max(ttl, 4*cfg.PollInterval)) // the worker polls meanwhile: it must not claim
-	later := scrapeMetrics(t, fleet)
+	later := testkit.Scrape(t, fleet)
 	if later[available] != n || later[oldest]-first[oldest] < ttl.Seconds() {
 		t.Fatalf("still paused: %s=%v, oldest %v then %v; want %d available and the age grown by %s",
 			available, later[available], first[oldest], later[oldest], n, ttl)
@@ -158,12 +127,12 @@ func TestMetricsEndpoints(t *testing.T) {
 	}
 	completed := `jobc_jobs_finished_total{class="",kind="thumbnail",outcome="completed",queue="images"}`
 	waitUntil(t, "the worker's counter to say every job completed", 20*cfg.LeaseDuration, func() (bool, string) {
-		got := scrapeMetrics(t, workerSrv.URL)
+		got := testkit.Scrape(t, workerSrv.URL)
 		return got[completed] == n, fmt.Sprint(got)
 	})
 	waitUntil(t, "jobc metrics to show none waiting", 20*cfg.LeaseDuration, func() (bool, string) {
 		time.Sleep(ttl)
-		got := scrapeMetrics(t, fleet)
+		got := testkit.Scrape(t, fleet)
 		_, waiting := got[available]
 		return !waiting && got[oldest] == 0 && got[paused] == 0, fmt.Sprint(got)
 	})

@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 
 	jobcotel "github.com/jobc-dev/jobc/contrib/otel"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -17,7 +18,7 @@ import (
 //
 //	go run ./internal/cmd/withpostgres -- sh -c 'cd contrib/otel && go test -run ^$ -bench BurnDownHooks -benchtime 20000x -count 5 .'
 func BenchmarkBurnDownHooks(b *testing.B) {
-	b.Run("off", func(b *testing.B) { burnDown(b, nil) })
+	b.Run("off", func(b *testing.B) { testkit.BurnDown(b, nil, nil) })
 	b.Run("otel", func(b *testing.B) {
 		// Recording providers, as in production: spans end in a processor, metrics
 		// aggregate for a reader.
@@ -27,48 +28,8 @@ func BenchmarkBurnDownHooks(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		burnDown(b, in)
+		testkit.BurnDown(b, []runtime.Hook{in}, []runtime.Middleware{in})
 	})
-}
-
-// burnDown enqueues b.N jobs (untimed) and times one worker working them all.
-func burnDown(b *testing.B, in *jobcotel.Instrumentation) {
-	pool := newDB(b)
-	ctx := context.Background()
-	jt := jobType(b, "noop", "bench")
-	const chunk = 10000
-	for i := 0; i < b.N; i += chunk {
-		ps := make([]payload, min(chunk, b.N-i))
-		if _, err := runtime.EnqueueMany(ctx, pool, jt, ps); err != nil {
-			b.Fatal(err)
-		}
-	}
-	done := make(chan struct{}, b.N)
-	cfg := testConfig()
-	cfg.Queues = map[string]runtime.QueueConfig{"bench": {MaxWorkers: 100}}
-	if in != nil {
-		cfg.Hooks, cfg.Middleware = []runtime.Hook{in}, []runtime.Middleware{in}
-	}
-	w := runtime.NewWorker(pool, cfg)
-	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, payload) error {
-		done <- struct{}{}
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	runCtx, stop := context.WithCancel(ctx)
-	finished := make(chan error, 1)
-	go func() { finished <- w.Run(runCtx) }()
-	for range b.N {
-		<-done
-	}
-	stop() // Run returns once every outcome is recorded
-	if err := <-finished; err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
 // discardSpans is a span processor that drops ended spans, standing in for an exporter.

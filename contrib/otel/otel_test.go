@@ -13,6 +13,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	jobcotel "github.com/jobc-dev/jobc/contrib/otel"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -21,7 +22,7 @@ import (
 // the producer span stored in the job's metadata and the worker's consumer span.
 func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	t.Parallel()
-	pool := newDB(t)
+	pool := testkit.MigratedSchema(t)
 	spans := tracetest.NewSpanRecorder()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(spans))
 	reader := sdkmetric.NewManualReader()
@@ -30,7 +31,7 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jt := jobType(t, "render", "pdf")
+	jt := testkit.NumberJobType(t, "render", "pdf")
 
 	reqCtx, request := tp.Tracer("app").Start(context.Background(), "POST /invoices")
 	enq, err := runtime.Enqueue(reqCtx, pool, jt, payload{N: 1}, runtime.WithHooks(in))
@@ -39,7 +40,7 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	}
 	request.End()
 
-	cfg := testConfig()
+	cfg := testkit.Config()
 	cfg.Hooks = []runtime.Hook{in}
 	cfg.Middleware = []runtime.Middleware{in}
 	w := runtime.NewWorker(pool, cfg)
@@ -52,14 +53,14 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	startWorker(t, w)
+	testkit.RunWorker(t, w)
 	var handlerSC trace.SpanContext
 	select {
 	case handlerSC = <-handled:
 	case <-t.Context().Done():
 		t.Fatal("the handler did not run")
 	}
-	waitFor(t, "the job completed", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+	testkit.WaitFor(t, "the job completed", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		info, err := runtime.GetJob(context.Background(), pool, enq.ID)
 		return err == nil && info.State == runtime.StateCompleted
 	}, func() string {
@@ -67,7 +68,7 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 		return fmt.Sprint(info, err)
 	})
 	byName := map[string]sdktrace.ReadOnlySpan{}
-	waitFor(t, "four ended spans", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+	testkit.WaitFor(t, "four ended spans", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		for _, s := range spans.Ended() {
 			byName[s.Name()] = s
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -16,50 +17,12 @@ import (
 //
 //	go run ./internal/cmd/withpostgres -- sh -c 'cd contrib/prometheus && go test -run ^$ -bench BurnDownHooks -benchtime 20000x -count 5 .'
 func BenchmarkBurnDownHooks(b *testing.B) {
-	b.Run("off", func(b *testing.B) { burnDown(b, nil) })
+	b.Run("off", func(b *testing.B) { testkit.BurnDown(b, nil, nil) })
 	b.Run("prometheus", func(b *testing.B) {
 		c := jobcprom.NewWorkerCollector(jobcprom.WorkerOptions{})
 		prometheus.NewRegistry().MustRegister(c)
-		burnDown(b, []runtime.Hook{c})
+		testkit.BurnDown(b, []runtime.Hook{c}, nil)
 	})
-}
-
-// burnDown enqueues b.N jobs (untimed) and times one worker working them all.
-func burnDown(b *testing.B, hooks []runtime.Hook) {
-	pool := newDB(b)
-	ctx := context.Background()
-	jt := jobType(b, "noop", "bench")
-	const chunk = 10000
-	for i := 0; i < b.N; i += chunk {
-		ps := make([]payload, min(chunk, b.N-i))
-		if _, err := runtime.EnqueueMany(ctx, pool, jt, ps); err != nil {
-			b.Fatal(err)
-		}
-	}
-	done := make(chan struct{}, b.N)
-	cfg := testConfig()
-	cfg.Queues = map[string]runtime.QueueConfig{"bench": {MaxWorkers: 100}}
-	cfg.Hooks = hooks
-	w := runtime.NewWorker(pool, cfg)
-	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, payload) error {
-		done <- struct{}{}
-		return nil
-	}); err != nil {
-		b.Fatal(err)
-	}
-	b.ResetTimer()
-	runCtx, stop := context.WithCancel(ctx)
-	finished := make(chan error, 1)
-	go func() { finished <- w.Run(runCtx) }()
-	for range b.N {
-		<-done
-	}
-	stop() // Run returns once every outcome is recorded
-	if err := <-finished; err != nil {
-		b.Fatal(err)
-	}
-	b.StopTimer()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "jobs/s")
 }
 
 // BenchmarkOnEvent is the collector's cost per job on the worker's hot path: the start

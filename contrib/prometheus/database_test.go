@@ -11,6 +11,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -19,9 +20,9 @@ import (
 // to the next; reads are cached for the TTL; after a resume the jobs are worked.
 func TestDBCollectorWhilePaused(t *testing.T) {
 	t.Parallel()
-	pool := newDB(t)
+	pool := testkit.MigratedSchema(t)
 	ctx := context.Background()
-	jt := jobType(t, "resize", "images")
+	jt := testkit.NumberJobType(t, "resize", "images")
 	const ttl = 200 * time.Millisecond
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(jobcprom.NewDBCollector(pool, jobcprom.DBOptions{TTL: ttl, Timeout: 5 * time.Second}))
@@ -36,31 +37,31 @@ func TestDBCollectorWhilePaused(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := testConfig()
+	cfg := testkit.Config()
 	w := runtime.NewWorker(pool, cfg)
 	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, payload) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	startWorker(t, w)
+	testkit.RunWorker(t, w)
 
 	oldest := series("jobc_queue_oldest_available_age_seconds", "queue", "images")
 	available := series("jobc_jobs", "kind", "resize", "queue", "images", "state", "available")
 	paused := series("jobc_queue_paused", "queue", "images")
 	var first map[string]float64
-	waitFor(t, "the worker in the registry", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+	testkit.WaitFor(t, "the worker in the registry", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		time.Sleep(ttl) // a fresh read each time
-		first = scrape(t, srv.URL)
+		first = testkit.Scrape(t, srv.URL)
 		return first["jobc_workers"] == 1
 	}, func() string { return fmt.Sprint(first) })
 	if first[paused] != 1 || first[available] != 3 || first["jobc_database_up"] != 1 {
 		t.Fatalf("paused queue: %s=%v %s=%v up=%v, want paused 1 and 3 available", paused, first[paused], available, first[available], first["jobc_database_up"])
 	}
-	if cached := scrape(t, srv.URL); cached[oldest] != first[oldest] {
+	if cached := testkit.Scrape(t, srv.URL); cached[oldest] != first[oldest] {
 		t.Errorf("a scrape within the TTL read again: oldest %v then %v", first[oldest], cached[oldest])
 	}
 	// Several poll intervals: a worker that claimed from the paused queue would have.
 	time.Sleep(max(ttl, 4*cfg.PollInterval))
-	later := scrape(t, srv.URL)
+	later := testkit.Scrape(t, srv.URL)
 	if later[available] != 3 {
 		t.Fatalf("paused queue: %s=%v, want all 3 still available", available, later[available])
 	}
@@ -72,9 +73,9 @@ func TestDBCollectorWhilePaused(t *testing.T) {
 		t.Fatal(err)
 	}
 	var after map[string]float64
-	waitFor(t, "the queue drained after resume", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+	testkit.WaitFor(t, "the queue drained after resume", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
 		time.Sleep(ttl)
-		after = scrape(t, srv.URL)
+		after = testkit.Scrape(t, srv.URL)
 		_, waiting := after[available]
 		return !waiting && after[paused] == 0 && after[oldest] == 0
 	}, func() string { return fmt.Sprint(after) })

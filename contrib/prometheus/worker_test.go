@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -19,9 +20,9 @@ import (
 // worked, the counters say N, split by outcome and error class.
 func TestWorkerCollectorCountsJobs(t *testing.T) {
 	t.Parallel()
-	pool := newDB(t)
+	pool := testkit.MigratedSchema(t)
 	ctx := context.Background()
-	jt := jobType(t, "resize", "images")
+	jt := testkit.NumberJobType(t, "resize", "images")
 	coll := jobcprom.NewWorkerCollector(jobcprom.WorkerOptions{})
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(coll)
@@ -34,7 +35,7 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	cfg := testConfig()
+	cfg := testkit.Config()
 	cfg.Hooks = []runtime.Hook{coll}
 	w := runtime.NewWorker(pool, cfg)
 	if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p payload) error {
@@ -45,13 +46,13 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	startWorker(t, w)
+	testkit.RunWorker(t, w)
 
 	done := series("jobc_jobs_finished_total", "class", "", "kind", "resize", "outcome", "completed", "queue", "images")
 	bad := series("jobc_jobs_finished_total", "class", "invalid", "kind", "resize", "outcome", "failed", "queue", "images")
 	var got map[string]float64
-	waitFor(t, "the counters to reach the jobs worked", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
-		got = scrape(t, srv.URL)
+	testkit.WaitFor(t, "the counters to reach the jobs worked", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		got = testkit.Scrape(t, srv.URL)
 		return got[done] == completed && got[bad] == failed
 	}, func() string { return fmt.Sprint(got) })
 
@@ -63,7 +64,7 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 	}
 	// A moment later nothing more was counted: each attempt counts once.
 	time.Sleep(2 * cfg.PollInterval)
-	got = scrape(t, srv.URL)
+	got = testkit.Scrape(t, srv.URL)
 	checks[done], checks[bad] = completed, failed
 	for s, want := range checks {
 		if got[s] != want {
