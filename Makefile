@@ -37,7 +37,7 @@ race:
 LINT := $(CURDIR)/.bin/golangci-lint
 lint:
 	$(GO) build -C tools -o $(LINT) github.com/golangci/golangci-lint/v2/cmd/golangci-lint
-	@for m in $(CODE_MODULES) bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
+	@for m in $(CODE_MODULES) bench; do echo "golangci-lint ($$m)"; (cd $$m && $(LINT) run --allow-parallel-runners --config $(CURDIR)/.golangci.yml ./...) || exit 1; done
 
 ## demo: generate, migrate and run the quickstart end to end
 demo:

@@ -32,6 +32,15 @@ LEFT JOIN LATERAL (SELECT jobc_wake(q.queue)) n ON true;
 -- attempts and cancels those whose cancellation was requested (jobc_rescue).
 SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue(sqlc.arg(max)::int) AS r(id, state);
 
+-- name: CountByQueue :many
+-- How many of the given jobs, unfinished or finished, each queue has: the rescuer
+-- reports its rescues per queue. It runs only after a rescue moved jobs, which is rare.
+SELECT queue, count(*)::int AS jobs
+FROM jobc_jobs_all
+WHERE id = ANY(sqlc.arg(ids)::bigint[])
+GROUP BY queue
+ORDER BY queue;
+
 -- name: AgeWaitingJobs :execrows
 -- Starvation protection: available jobs of the given queues that have waited longer
 -- than the bound move to priority 0, ahead of every declared priority, so a stream of

@@ -2,6 +2,8 @@ package runtime
 
 import (
 	"context"
+	"maps"
+	"slices"
 	"time"
 )
 
@@ -38,9 +40,8 @@ const (
 	// EventFinish: a handler returned and the worker decided the attempt's Outcome
 	// (with ErrorClass and Err for a failed attempt); RunTime is the handler's time.
 	EventFinish
-	// EventRescue: the rescuer returned Count jobs whose lease had expired. Queue is
-	// empty: the rescue (jobc_rescue) reports ids and states, not queues, and one
-	// event covers every queue.
+	// EventRescue: the rescuer returned Count jobs of Queue whose lease had expired
+	// (one event per queue).
 	EventRescue
 	// EventMaintenance: maintenance service Service ran once, taking RunTime, with
 	// Result (its result value) or Err.
@@ -165,8 +166,8 @@ func (w *Worker) observe(ctx context.Context, job *Job, wait time.Duration) func
 func (w *Worker) emitMaintenance(ctx context.Context, name string, took time.Duration, res any, err error) {
 	w.emit(ctx, Event{Kind: EventMaintenance, Service: name, RunTime: took, Result: res, Err: err})
 	if r, ok := res.(rescuerResult); ok {
-		if n := r.Retried + r.Failed + r.Cancelled; n > 0 {
-			w.emit(ctx, Event{Kind: EventRescue, Count: n})
+		for _, queue := range slices.Sorted(maps.Keys(r.ByQueue)) {
+			w.emit(ctx, Event{Kind: EventRescue, Queue: queue, Count: r.ByQueue[queue]})
 		}
 	}
 }

@@ -289,3 +289,53 @@ func TestHookSeesSnooze(t *testing.T) {
 		t.Errorf("finish events %v, want snoozed then completed", got)
 	}
 }
+
+// TestHookSeesRescuesByQueue: the rescuer's rescues reach hooks as one EventRescue per
+// queue, with that queue's count.
+func TestHookSeesRescuesByQueue(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	a := emailType(t, func(jt *runtime.JobType) { jt.Kind, jt.Queue = "rescue_a", "rescue_a" })
+	b := emailType(t, func(jt *runtime.JobType) { jt.Kind, jt.Queue = "rescue_b", "rescue_b" })
+	for i, jt := range []*runtime.JobType{a, b, b} {
+		if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: i, Email: "a@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// A worker that vanished holding all three.
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', attempt = 1, lease_owner = 'ghost',
+		lease_expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	rec := &recorder{}
+	cfg := testConfig(nil)
+	cfg.Hooks = []runtime.Hook{rec}
+	cfg.RescueInterval = 20 * time.Millisecond
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, a, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	rescued := func() map[string]int {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		out := map[string]int{}
+		for _, e := range rec.events {
+			if e.Kind == runtime.EventRescue {
+				out[e.Queue] += e.Count
+			}
+		}
+		return out
+	}
+	deadline := time.Now().Add(100 * cfg.RescueInterval)
+	for rescued()["rescue_b"] < 2 || rescued()["rescue_a"] < 1 {
+		if time.Now().After(deadline) {
+			t.Fatalf("after %s, rescue events by queue %v; want rescue_a: 1, rescue_b: 2", 100*cfg.RescueInterval, rescued())
+		}
+		time.Sleep(cfg.RescueInterval)
+	}
+	if got := rescued(); got["rescue_a"] != 1 || got["rescue_b"] != 2 || len(got) != 2 {
+		t.Errorf("rescue events by queue %v; want rescue_a: 1, rescue_b: 2", got)
+	}
+}

@@ -25,9 +25,10 @@ type rescuer struct {
 
 // rescuerResult is what one run of the rescuer did.
 type rescuerResult struct {
-	Retried   int // back in their queue, the attempt counted
-	Failed    int // out of attempts
-	Cancelled int // their cancellation had been requested
+	Retried   int            // back in their queue, the attempt counted
+	Failed    int            // out of attempts
+	Cancelled int            // their cancellation had been requested
+	ByQueue   map[string]int // jobs rescued, by queue
 }
 
 func newRescuer(q *db.Queries, log *slog.Logger, cfg rescuerConfig) *rescuer {
@@ -62,6 +63,20 @@ func (r *rescuer) runOnce(ctx context.Context) (rescuerResult, error) {
 			}
 		}
 		if len(rows) > 0 {
+			ids := make([]int64, len(rows))
+			for i, row := range rows {
+				ids[i] = row.ID
+			}
+			counts, err := r.q.CountByQueue(ctx, ids)
+			if err != nil {
+				return res, fmt.Errorf("count rescued jobs by queue: %w", err)
+			}
+			if res.ByQueue == nil {
+				res.ByQueue = map[string]int{}
+			}
+			for _, c := range counts {
+				res.ByQueue[c.Queue] += int(c.Jobs)
+			}
 			r.log.WarnContext(ctx, "jobc worker: rescued jobs whose lease expired",
 				slog.Int("retried", batch.Retried), slog.Int("failed", batch.Failed), slog.Int("cancelled", batch.Cancelled))
 		}

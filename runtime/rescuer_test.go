@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"maps"
 	"slices"
 	"testing"
 
@@ -54,6 +55,9 @@ func TestRescuerRunOnce(t *testing.T) {
 	if res.Retried != 1 || res.Failed != 2 || res.Cancelled != 1 {
 		t.Errorf("result %+v; want 1 retried, 2 failed, 1 cancelled", res)
 	}
+	if !maps.Equal(res.ByQueue, map[string]int{"email": 4}) {
+		t.Errorf("rescued by queue %v; want email: 4", res.ByQueue)
+	}
 	want := map[int64]runtime.State{retry: runtime.StateAvailable, fail: runtime.StateFailed, cancel: runtime.StateCancelled,
 		alive: runtime.StateRunning, fail2: runtime.StateFailed}
 	for id, state := range want {
@@ -89,7 +93,7 @@ func TestRescuerRunOnce(t *testing.T) {
 	}
 
 	again, err := runtime.NewRescuerForTest(pool, log, 1).RunOnce(ctx)
-	if err != nil || again != (struct{ Retried, Failed, Cancelled int }{}) {
+	if err != nil || again.Retried+again.Failed+again.Cancelled != 0 || len(again.ByQueue) != 0 {
 		t.Errorf("second run: %+v, %v; want nothing to rescue", again, err)
 	}
 }

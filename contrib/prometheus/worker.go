@@ -71,7 +71,7 @@ func NewWorkerCollector(opts WorkerOptions) *WorkerCollector {
 		}, []string{"queue", "kind"}),
 		rescued: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name:        "jobc_jobs_rescued_total",
-			Help:        "Jobs whose lease had expired (their worker vanished) that this process's rescuer returned, failed or cancelled (queue is empty until the rescue reports queues).",
+			Help:        "Jobs whose lease had expired (their worker vanished) that this process's rescuer returned, failed or cancelled.",
 			ConstLabels: opts.ConstLabels,
 		}, []string{"queue"}),
 		enqueued: prometheus.NewCounterVec(prometheus.CounterOpts{

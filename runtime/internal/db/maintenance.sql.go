@@ -44,6 +44,41 @@ func (q *Queries) AgeWaitingJobs(ctx context.Context, arg AgeWaitingJobsParams) 
 	return result.RowsAffected(), nil
 }
 
+const countByQueue = `-- name: CountByQueue :many
+SELECT queue, count(*)::int AS jobs
+FROM jobc_jobs_all
+WHERE id = ANY($1::bigint[])
+GROUP BY queue
+ORDER BY queue
+`
+
+type CountByQueueRow struct {
+	Queue string
+	Jobs  int32
+}
+
+// How many of the given jobs, unfinished or finished, each queue has: the rescuer
+// reports its rescues per queue. It runs only after a rescue moved jobs, which is rare.
+func (q *Queries) CountByQueue(ctx context.Context, ids []int64) ([]CountByQueueRow, error) {
+	rows, err := q.db.Query(ctx, countByQueue, ids)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountByQueueRow{}
+	for rows.Next() {
+		var i CountByQueueRow
+		if err := rows.Scan(&i.Queue, &i.Jobs); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listen = `-- name: Listen :exec
 
 LISTEN jobc
