@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -245,3 +247,26 @@ func checkExecutions(t *testing.T, runs *executions, ids []int64, max int) (dups
 	sort.Slice(dups, func(i, j int) bool { return dups[i] < dups[j] })
 	return dups
 }
+
+// jobIDsIn returns the job ids listed (job_ids=[...]) in the records whose message
+// contains substr.
+func (l *logRecorder) jobIDsIn(substr string) []int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var ids []int64
+	for _, line := range l.lines {
+		if !strings.Contains(line, substr) {
+			continue
+		}
+		if m := jobIDsAttr.FindStringSubmatch(line); m != nil {
+			for _, f := range strings.Fields(m[1]) {
+				if id, err := strconv.ParseInt(f, 10, 64); err == nil {
+					ids = append(ids, id)
+				}
+			}
+		}
+	}
+	return ids
+}
+
+var jobIDsAttr = regexp.MustCompile(`job_ids=\[([0-9 ]*)\]`)
