@@ -1,17 +1,26 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
 
 // upcastTo validates a payload of version from and upcasts it to version to.
 func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
-	if err := jt.Validate(from, payload); err != nil {
-		return nil, err
+	_, up, err := jt.upcastDoc(from, to, payload)
+	return up, err
+}
+
+// upcastDoc is upcastTo that also returns the decoded, validated document of the result.
+func (jt *JobType) upcastDoc(from, to int, payload []byte) (any, []byte, error) {
+	doc, err := jt.parse(from, payload)
+	if err != nil {
+		return nil, nil, err
+	}
+	if from == to {
+		return doc, payload, nil
 	}
 	for _, v := range jt.Versions {
 		if v.Number <= from || v.Number > to || v.Upcast == nil {
@@ -19,110 +28,41 @@ func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
 		}
 		up, err := v.Upcast(payload)
 		if err != nil {
-			return nil, fmt.Errorf("upcast %s payload from version %d to %d: %w", jt.Kind, v.Number-1, v.Number, err)
+			return nil, nil, fmt.Errorf("upcast %s payload from version %d to %d: %w", jt.Kind, v.Number-1, v.Number, err)
 		}
 		payload = up
 	}
-	if from != to {
-		if err := jt.Validate(to, payload); err != nil {
-			return nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
-		}
+	if doc, err = jt.parse(to, payload); err != nil {
+		return nil, nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
 	}
-	return payload, nil
+	return doc, payload, nil
 }
 
 // decode turns a stored payload of any version this build knows into the newest
 // version's JSON: it validates the payload against its own version's schema, upcasts it
 // one version at a time (validating the result against the newest schema), and fills
-// in schema defaults for absent properties.
+// in schema defaults for absent properties. A payload of the newest version that has
+// every defaulted property is returned as it was stored: it is parsed only once.
 func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
 	newest := jt.maxVersion()
-	payload, err := jt.upcastTo(version, newest, payload)
+	doc, payload, err := jt.upcastDoc(version, newest, payload)
 	if err != nil {
 		return nil, err
 	}
-	if jt.defaults[newest] {
-		return withDefaults(payload, jt.schemas[newest])
+	if jt.schemas[newest].FillDefaults(doc) {
+		return json.Marshal(doc)
 	}
 	return payload, nil
 }
 
-func hasDefaults(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) bool {
-	if s == nil || seen[s] {
-		return false
-	}
-	seen[s] = true
-	if s.Default != nil {
-		return true
-	}
-	if hasDefaults(s.Ref, seen) {
-		return true
-	}
-	for _, p := range s.Properties {
-		if hasDefaults(p, seen) {
-			return true
-		}
-	}
-	if hasDefaults(s.Items2020, seen) {
-		return true
-	}
-	if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok && hasDefaults(ap, seen) {
-		return true
-	}
-	return false
-}
-
 // withDefaults sets every absent property that has a default in s.
-func withDefaults(payload []byte, s *jsonschema.Schema) ([]byte, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+func withDefaults(payload []byte, s *schema.Schema) ([]byte, error) {
+	doc, err := schema.Decode(payload)
 	if err != nil {
 		return nil, err
 	}
-	fillDefaults(doc, s)
+	s.FillDefaults(doc)
 	return json.Marshal(doc)
-}
-
-func fillDefaults(v any, s *jsonschema.Schema) {
-	for s != nil && s.Ref != nil {
-		s = s.Ref
-	}
-	if s == nil {
-		return
-	}
-	switch v := v.(type) {
-	case map[string]any:
-		for name, ps := range s.Properties {
-			cur, ok := v[name]
-			if !ok {
-				if d := defaultOf(ps); d != nil {
-					v[name] = *d
-				}
-				continue
-			}
-			fillDefaults(cur, ps)
-		}
-		if ap, ok := s.AdditionalProperties.(*jsonschema.Schema); ok {
-			for name, cur := range v {
-				if _, known := s.Properties[name]; !known {
-					fillDefaults(cur, ap)
-				}
-			}
-		}
-	case []any:
-		for _, e := range v {
-			fillDefaults(e, s.Items2020)
-		}
-	}
-}
-
-func defaultOf(s *jsonschema.Schema) *any {
-	for s != nil && s.Default == nil && s.Ref != nil {
-		s = s.Ref
-	}
-	if s == nil {
-		return nil
-	}
-	return s.Default
 }
 
 // decoder validates a stored payload of any version jt knows, upcasts it to the newest

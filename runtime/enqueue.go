@@ -80,17 +80,17 @@ func Enqueue(ctx context.Context, dbtx DBTX, jt *JobType, payload any, opts ...E
 	if err != nil {
 		return Enqueued{}, err
 	}
-	raw, err := jt.marshalPayload(jt.WriteVersion, payload)
+	raw, doc, err := jt.marshalPayload(jt.WriteVersion, payload)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
 	if len(o.hooks) == 0 {
-		return jt.insert(ctx, db.New(dbtx), raw, o)
+		return jt.insertDecoded(ctx, db.New(dbtx), raw, doc, o)
 	}
 	var out Enqueued
 	err = jt.hooked(ctx, &o, 1, func(ctx context.Context) ([]int64, error) {
 		var err error
-		out, err = jt.insert(ctx, db.New(dbtx), raw, o)
+		out, err = jt.insertDecoded(ctx, db.New(dbtx), raw, doc, o)
 		return []int64{out.ID}, err
 	})
 	return out, err
@@ -114,8 +114,15 @@ func (jt *JobType) options(opts []EnqueueOption) (enqueueOptions, error) {
 	return o, nil
 }
 
+// insert inserts one job whose payload is only at hand as bytes.
 func (jt *JobType) insert(ctx context.Context, q *db.Queries, raw []byte, o enqueueOptions) (Enqueued, error) {
-	key, finished, err := jt.uniqueKey(raw, o)
+	return jt.insertDecoded(ctx, q, raw, nil, o)
+}
+
+// insertDecoded inserts one job; doc is raw decoded (nil if it is not at hand), for the
+// unique key.
+func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte, doc any, o enqueueOptions) (Enqueued, error) {
+	key, finished, err := jt.uniqueKey(raw, doc, o)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
@@ -167,19 +174,29 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 	if err != nil {
 		return nil, err
 	}
+	oneByOne := o.dedupKey != nil || jt.Unique != nil
 	raws := make([][]byte, len(payloads))
+	var docs []any // kept for unique keys only
+	if oneByOne {
+		docs = make([]any, len(payloads))
+	}
 	for i := range payloads {
-		if raws[i], err = jt.marshalPayload(jt.WriteVersion, payloads[i]); err != nil {
+		raw, doc, err := jt.marshalPayload(jt.WriteVersion, payloads[i])
+		if err != nil {
 			return nil, fmt.Errorf("jobc: enqueue %s: payload %d: %w", jt.Kind, i, err)
+		}
+		raws[i] = raw
+		if oneByOne {
+			docs[i] = doc
 		}
 	}
 	if len(o.hooks) == 0 {
-		return jt.insertMany(ctx, db.New(dbtx), raws, o)
+		return jt.insertMany(ctx, db.New(dbtx), raws, docs, o)
 	}
 	var out []Enqueued
 	err = jt.hooked(ctx, &o, len(raws), func(ctx context.Context) ([]int64, error) {
 		var err error
-		if out, err = jt.insertMany(ctx, db.New(dbtx), raws, o); err != nil {
+		if out, err = jt.insertMany(ctx, db.New(dbtx), raws, docs, o); err != nil {
 			return nil, err
 		}
 		ids := make([]int64, len(out))
@@ -191,13 +208,14 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 	return out, err
 }
 
-// insertMany inserts raws, each a validated payload, with the options o.
-func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]Enqueued, error) {
+// insertMany inserts raws, each a validated payload, with the options o; docs holds
+// their decoded values when the jobs are unique or deduplicated (for their keys).
+func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte, docs []any, o enqueueOptions) ([]Enqueued, error) {
 	var err error
-	if o.dedupKey != nil || jt.Unique != nil {
+	if docs != nil {
 		out := make([]Enqueued, len(raws))
 		for i, raw := range raws {
-			if out[i], err = jt.insert(ctx, q, raw, o); err != nil {
+			if out[i], err = jt.insertDecoded(ctx, q, raw, docs[i], o); err != nil {
 				return nil, err
 			}
 		}

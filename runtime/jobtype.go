@@ -1,7 +1,6 @@
 package runtime
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
-	"golang.org/x/text/language"
-	"golang.org/x/text/message"
+	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
 
 // JobType describes one kind of job to the runtime. Generated code builds one per job of
@@ -39,8 +36,7 @@ type JobType struct {
 	// Versions holds each payload version's JSON Schema, oldest first.
 	Versions []Version
 
-	schemas  map[int]*jsonschema.Schema
-	defaults map[int]bool // versions whose schema declares defaults somewhere
+	schemas map[int]*schema.Schema
 }
 
 // Unique keeps at most one job of a kind per key while it is in one of the While
@@ -99,26 +95,13 @@ func NewJobType(t JobType) (*JobType, error) {
 		}
 	}
 	jt := t
-	jt.schemas = make(map[int]*jsonschema.Schema, len(t.Versions))
-	jt.defaults = make(map[int]bool, len(t.Versions))
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.AssertFormat()
+	jt.schemas = make(map[int]*schema.Schema, len(t.Versions))
 	for _, v := range t.Versions {
-		doc, err := jsonschema.UnmarshalJSON(strings.NewReader(v.Schema))
-		if err != nil {
-			return nil, fmt.Errorf("jobc: job type %s: version %d schema: %w", t.Kind, v.Number, err)
-		}
-		url := fmt.Sprintf("jobc:///%s/v%d.json", t.Kind, v.Number)
-		if err := c.AddResource(url, doc); err != nil {
-			return nil, fmt.Errorf("jobc: job type %s: version %d schema: %w", t.Kind, v.Number, err)
-		}
-		s, err := c.Compile(url)
+		s, err := schema.Compile([]byte(v.Schema))
 		if err != nil {
 			return nil, fmt.Errorf("jobc: job type %s: version %d schema: %w", t.Kind, v.Number, err)
 		}
 		jt.schemas[v.Number] = s
-		jt.defaults[v.Number] = hasDefaults(s, map[*jsonschema.Schema]bool{})
 	}
 	if _, ok := jt.schemas[t.WriteVersion]; !ok {
 		return nil, fmt.Errorf("jobc: job type %s: write version %d is not one of its versions", t.Kind, t.WriteVersion)
@@ -148,22 +131,37 @@ func (jt *JobType) class(name string) (ErrorClass, bool) {
 
 // Validate checks a payload's JSON against the schema of its version.
 func (jt *JobType) Validate(version int, payload []byte) error {
+	_, err := jt.parse(version, payload)
+	return err
+}
+
+// parse decodes a payload of version and validates it, returning the decoded document.
+func (jt *JobType) parse(version int, payload []byte) (any, error) {
 	s, ok := jt.schemas[version]
 	if !ok {
-		return &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: fmt.Sprintf("unknown payload version %d (this build knows %d..%d)", version, jt.minVersion(), jt.maxVersion())}}}
+		return nil, &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: fmt.Sprintf("unknown payload version %d (this build knows %d..%d)", version, jt.minVersion(), jt.maxVersion())}}}
 	}
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(payload))
+	doc, err := schema.Decode(payload)
 	if err != nil {
-		return &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: "not valid JSON: " + err.Error()}}}
+		return nil, &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: "not valid JSON: " + err.Error()}}}
 	}
-	if err := s.Validate(doc); err != nil {
-		var ve *jsonschema.ValidationError
-		if errors.As(err, &ve) {
-			return &PayloadError{Kind: jt.Kind, Version: version, Problems: problems(ve)}
-		}
-		return &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: err.Error()}}}
+	if err := jt.check(version, s, doc); err != nil {
+		return nil, err
 	}
-	return nil
+	return doc, nil
+}
+
+// check validates a decoded document against s, the schema of version.
+func (jt *JobType) check(version int, s *schema.Schema, doc any) error {
+	ps := s.Validate(doc)
+	if len(ps) == 0 {
+		return nil
+	}
+	e := &PayloadError{Kind: jt.Kind, Version: version, Problems: make([]Problem, len(ps))}
+	for i, p := range ps {
+		e.Problems[i] = Problem{Field: p.Field, Message: p.Message}
+	}
+	return e
 }
 
 // PayloadError says why a payload does not match its version's schema.
@@ -195,42 +193,30 @@ func (e *PayloadError) Error() string {
 	return b.String()
 }
 
-func problems(ve *jsonschema.ValidationError) []Problem {
-	p := message.NewPrinter(language.English)
-	var out []Problem
-	var walk func(e *jsonschema.ValidationError)
-	walk = func(e *jsonschema.ValidationError) {
-		if len(e.Causes) == 0 {
-			field := ""
-			if len(e.InstanceLocation) > 0 {
-				field = "/" + strings.Join(e.InstanceLocation, "/")
-			}
-			out = append(out, Problem{Field: field, Message: e.ErrorKind.LocalizedString(p)})
-			return
-		}
-		for _, c := range e.Causes {
-			walk(c)
-		}
-	}
-	walk(ve)
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Field < out[j].Field })
-	return out
-}
-
 // marshalPayload encodes a payload, fills in the schema's defaults for properties it
-// leaves out, and checks it against version's schema.
-func (jt *JobType) marshalPayload(version int, payload any) ([]byte, error) {
+// leaves out, and checks it against version's schema. The payload is encoded once and
+// decoded once, for validation; the decoded document is returned too, so that the
+// unique key is read from it rather than from another parse. Only when the schema
+// declares defaults is the document encoded again, after filling them in: always then,
+// so the bytes (and any unique key taken from them) are what earlier releases wrote.
+func (jt *JobType) marshalPayload(version int, payload any) ([]byte, any, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
-		return nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+		return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
 	}
-	if jt.defaults[version] {
-		if raw, err = withDefaults(raw, jt.schemas[version]); err != nil {
-			return nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+	s := jt.schemas[version]
+	doc, err := schema.Decode(raw)
+	if err != nil {
+		return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+	}
+	if s.HasDefaults() {
+		s.FillDefaults(doc)
+		if raw, err = json.Marshal(doc); err != nil {
+			return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
 		}
 	}
-	if err := jt.Validate(version, raw); err != nil {
-		return nil, err
+	if err := jt.check(version, s, doc); err != nil {
+		return nil, nil, err
 	}
-	return raw, nil
+	return raw, doc, nil
 }

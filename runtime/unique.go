@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
 
 // unfinishedStates are held together by a unique key: from insert until the job finishes.
@@ -31,8 +33,9 @@ func (u *Unique) check(kind string) error {
 
 // uniqueKey returns the job's unique key ("" for none) and the finished states in
 // which the key stays held. The key is the JSON array of the unique fields' values,
-// followed by "@" and the start of the period the job's run time falls in.
-func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, error) {
+// followed by "@" and the start of the period the job's run time falls in. The values
+// come from doc, the payload decoded (nil: decode raw), as raw's bytes would give them.
+func (jt *JobType) uniqueKey(raw []byte, doc any, o enqueueOptions) (string, []string, error) {
 	if jt.Unique == nil && o.dedupKey == nil {
 		return "", nil, nil // the common case, on the enqueue hot path
 	}
@@ -50,21 +53,9 @@ func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, er
 		}
 		return *o.dedupKey, finished, nil
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		return "", nil, fmt.Errorf("unique key: %w", err)
-	}
-	values := make([]json.RawMessage, len(jt.Unique.Fields))
-	for i, f := range jt.Unique.Fields {
-		v, ok := doc[f]
-		if !ok {
-			v = json.RawMessage("null")
-		}
-		var compact bytes.Buffer
-		if err := json.Compact(&compact, v); err != nil {
-			return "", nil, fmt.Errorf("unique key field %s: %w", f, err)
-		}
-		values[i] = compact.Bytes()
+	values, err := jt.uniqueValues(raw, doc)
+	if err != nil {
+		return "", nil, err
 	}
 	key, err := json.Marshal(values)
 	if err != nil {
@@ -78,4 +69,47 @@ func (jt *JobType) uniqueKey(raw []byte, o enqueueOptions) (string, []string, er
 		key = fmt.Appendf(key, "@%s", at.UTC().Truncate(p).Format(time.RFC3339))
 	}
 	return string(key), finished, nil
+}
+
+// uniqueValues returns the unique fields' values as compact JSON (null when absent).
+// Scalars are encoded from the decoded document, which gives raw's bytes: encoding/json
+// writes strings with the same escapes and json.Number as it was. An object or array is
+// taken from raw itself, so its members keep raw's order.
+func (jt *JobType) uniqueValues(raw []byte, doc any) ([]json.RawMessage, error) {
+	if doc == nil {
+		var err error
+		if doc, err = schema.Decode(raw); err != nil {
+			return nil, fmt.Errorf("unique key: %w", err)
+		}
+	}
+	obj, _ := doc.(map[string]any)
+	values := make([]json.RawMessage, len(jt.Unique.Fields))
+	var fields map[string]json.RawMessage // raw's members, decoded on demand
+	for i, f := range jt.Unique.Fields {
+		v, ok := obj[f]
+		switch v.(type) {
+		case map[string]any, []any:
+		default:
+			if !ok {
+				v = nil
+			}
+			b, err := json.Marshal(v)
+			if err != nil {
+				return nil, fmt.Errorf("unique key field %s: %w", f, err)
+			}
+			values[i] = b
+			continue
+		}
+		if fields == nil {
+			if err := json.Unmarshal(raw, &fields); err != nil {
+				return nil, fmt.Errorf("unique key: %w", err)
+			}
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, fields[f]); err != nil {
+			return nil, fmt.Errorf("unique key field %s: %w", f, err)
+		}
+		values[i] = compact.Bytes()
+	}
+	return values, nil
 }
