@@ -94,10 +94,10 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
 		if j.Kind == kind {
-			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below)",
+			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
 		} else {
-			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (diff below)",
+			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (jobc check shows the diff)",
 				lv.Version, kind, base.Source, kind, j.Kind, lv.Version, kind)
 		}
 		f := finding(Error, j.Kind, pos, path, RuleReleasedVersionChanged, msg)

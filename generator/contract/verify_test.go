@@ -58,7 +58,7 @@ func TestVerify(t *testing.T) {
               email: {type: string, maxLength: 100}
 ` + sendFax,
 			want: []string{
-				`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below) [RELEASED_VERSION_CHANGED]`,
+				`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff) [RELEASED_VERSION_CHANGED]`,
 				`--- send_email version 1 (jobc.lock)`,
 				`+++ send_email version 1 (jobc.yaml)`,
 				`@@ -2,7 +2,7 @@`,
@@ -220,7 +220,7 @@ func TestVerify(t *testing.T) {
               email: {type: string, maxLength: 200}
 `,
 			want: []string{
-				`jobc.yaml:12:13: jobs.send_email.payload.versions.1.schema.additionalProperties: released version 1 of send_fax changed since jobc.lock: send_fax is now an alias of send_email, whose version 1 must stay identical because queued send_fax jobs are decoded with it (diff below) [RELEASED_VERSION_CHANGED]`,
+				`jobc.yaml:12:13: jobs.send_email.payload.versions.1.schema.additionalProperties: released version 1 of send_fax changed since jobc.lock: send_fax is now an alias of send_email, whose version 1 must stay identical because queued send_fax jobs are decoded with it (jobc check shows the diff) [RELEASED_VERSION_CHANGED]`,
 				`--- send_fax version 1 (jobc.lock)`,
 				`+++ send_email version 1 (jobc.yaml)`,
 				`@@ -1,8 +1,13 @@`,
