@@ -197,7 +197,7 @@ func (l *loader) payload(n node) Payload {
 	p := Payload{Pos: n.pos()}
 	var versions node
 	present := l.mapping(n, map[string]field{
-		"write_version": func(v node) { p.WriteVersion, _ = l.integer(v) },
+		"write_version": func(v node) { p.WriteVersion, _ = l.integer(v); p.WriteVersionPos = v.pos() },
 		"versions":      func(v node) { versions = v },
 	})
 	if present == nil {

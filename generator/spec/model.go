@@ -112,7 +112,10 @@ type Schedule struct {
 type Payload struct {
 	Pos          Pos
 	WriteVersion int
-	Versions     []*Version // ascending
+	// WriteVersionPos is where write_version is set; the zero Pos when it is not,
+	// and WriteVersion defaults to the newest version.
+	WriteVersionPos Pos
+	Versions        []*Version // ascending
 }
 
 // Newest returns the highest version.
