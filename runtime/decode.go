@@ -17,13 +17,23 @@ func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
 		if v.Number <= from || v.Number > to || v.Upcast == nil {
 			continue
 		}
-		up, err := v.Upcast(payload)
+		in, err := jt.fillVersionDefaults(v.Number-1, payload)
+		if err != nil {
+			return nil, err
+		}
+		up, err := v.Upcast(in)
 		if err != nil {
 			return nil, fmt.Errorf("upcast %s payload from version %d to %d: %w", jt.Kind, v.Number-1, v.Number, err)
 		}
 		payload = up
 	}
 	if from != to {
+		// A version may make a property required with a default (compatible: see
+		// package compat), which an older payload lacks until it is filled in.
+		var err error
+		if payload, err = jt.fillVersionDefaults(to, payload); err != nil {
+			return nil, err
+		}
 		if err := jt.Validate(to, payload); err != nil {
 			return nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
 		}
@@ -45,6 +55,14 @@ func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
 		return withDefaults(payload, jt.schemas[newest])
 	}
 	return payload, nil
+}
+
+// fillVersionDefaults fills in the defaults of version n's schema.
+func (jt *JobType) fillVersionDefaults(n int, payload []byte) ([]byte, error) {
+	if !jt.defaults[n] {
+		return payload, nil
+	}
+	return withDefaults(payload, jt.schemas[n])
 }
 
 func hasDefaults(s *jsonschema.Schema, seen map[*jsonschema.Schema]bool) bool {
