@@ -8,7 +8,8 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
-// upcastTo validates a payload of version from and upcasts it to version to.
+// upcastTo validates a payload of version from and upcasts it to version to. When the
+// result fails version to's schema, it is returned with the error.
 func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
 	if err := jt.Validate(from, payload); err != nil {
 		return nil, err
@@ -35,7 +36,8 @@ func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
 			return nil, err
 		}
 		if err := jt.Validate(to, payload); err != nil {
-			return nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
+			// The invalid result goes with the error, for CheckUpcast to show.
+			return payload, fmt.Errorf("after upcasting from version %d: %w", from, err)
 		}
 	}
 	return payload, nil
