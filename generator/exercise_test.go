@@ -120,7 +120,7 @@ func TestExerciseFindsAHandWrittenUpcastBelowMinimum(t *testing.T) {
 	if len(ex.Findings) != 0 {
 		t.Errorf("findings after the fix:\n%v", ex.Findings)
 	}
-	if left, _ := filepath.Glob(filepath.Join(dir, "_jobc_check_*")); len(left) != 0 {
+	if left, _ := filepath.Glob(filepath.Join(dir, "internal", "_jobc_check_*")); len(left) != 0 {
 		t.Errorf("the throwaway build was left behind: %v", left)
 	}
 }

@@ -57,8 +57,10 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	var input bytes.Buffer
 	enc := json.NewEncoder(&input)
 	res := &ExerciseResult{}
+	older := false
 	for _, j := range p.Jobs {
 		vs := j.Payload.Versions
+		older = older || len(vs) > 1
 		for _, v := range vs[:len(vs)-1] {
 			docs, err := samples.Documents(v.Schema.Value())
 			if err != nil {
@@ -78,6 +80,9 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	}
 	if len(steps) == 0 {
 		res.Skipped = "no job has more than one payload version"
+		if older {
+			res.Skipped = "no sample document could be made for the older payload versions (samples cover a subset of JSON Schema)"
+		}
 		return res, nil
 	}
 	root, modPath, err := findModule(p.Dir)
@@ -100,7 +105,12 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	if rel != "." {
 		importPath += "/" + filepath.ToSlash(rel)
 	}
-	results, err := runSamples(ctx, root, importPath, input.Bytes())
+	// Beside the output package, so that an internal package may be imported.
+	near := filepath.Dir(outAbs)
+	if r, err := filepath.Rel(root, near); err != nil || strings.HasPrefix(r, "..") {
+		near = root
+	}
+	results, err := runSamples(ctx, root, near, importPath, input.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -321,10 +331,11 @@ func main() {
 }
 `
 
-// runSamples builds and runs the throwaway program in the module at root.
-func runSamples(ctx context.Context, root, importPath string, input []byte) ([]sampleOut, error) {
+// runSamples builds and runs the throwaway program in the module at root, in a new
+// directory in parent.
+func runSamples(ctx context.Context, root, parent, importPath string, input []byte) ([]sampleOut, error) {
 	// A leading underscore keeps the directory out of ./... patterns while it exists.
-	dir, err := os.MkdirTemp(root, "_jobc_check_")
+	dir, err := os.MkdirTemp(parent, "_jobc_check_")
 	if err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
@@ -332,7 +343,11 @@ func runSamples(ctx context.Context, root, importPath string, input []byte) ([]s
 	if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, exerciseMain, importPath), 0o644); err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
-	cmd := exec.CommandContext(ctx, "go", "run", "./"+filepath.Base(dir))
+	rel, err := filepath.Rel(root, dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
+	}
+	cmd := exec.CommandContext(ctx, "go", "run", "./"+filepath.ToSlash(rel))
 	cmd.Dir = root
 	cmd.Stdin = bytes.NewReader(input)
 	var stdout, stderr bytes.Buffer

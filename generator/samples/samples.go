@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"regexp/syntax"
 	"sort"
 	"strings"
 
@@ -332,8 +333,17 @@ var formatExamples = map[string][]string{
 	"duration":  {"P1DT2H"},
 }
 
-// strs: format examples, or strings of the shortest and longest length allowed.
+// strs: format examples, a string matching the pattern, or strings of the shortest
+// and longest length allowed.
 func strs(m map[string]any) []any {
+	if p, ok := m["pattern"].(string); ok {
+		if re, err := syntax.Parse(p, syntax.Perl); err == nil {
+			var short, long strings.Builder
+			if matching(&short, re.Simplify(), false) && matching(&long, re.Simplify(), true) {
+				return []any{short.String(), long.String()}
+			}
+		}
+	}
 	if f, ok := m["format"].(string); ok {
 		if ex, ok := formatExamples[f]; ok {
 			out := make([]any, len(ex))
@@ -356,4 +366,61 @@ func strs(m map[string]any) []any {
 		out = append(out, strings.Repeat("a", n))
 	}
 	return out
+}
+
+// matching writes a string that re matches, with each repetition at its fewest (or,
+// with long, a few more) occurrences; false when it cannot tell.
+func matching(b *strings.Builder, re *syntax.Regexp, long bool) bool {
+	switch re.Op {
+	case syntax.OpEmptyMatch, syntax.OpBeginLine, syntax.OpEndLine, syntax.OpBeginText, syntax.OpEndText,
+		syntax.OpWordBoundary, syntax.OpNoWordBoundary:
+		return true
+	case syntax.OpLiteral:
+		b.WriteString(string(re.Rune))
+		return true
+	case syntax.OpCharClass:
+		if len(re.Rune) < 2 {
+			return false
+		}
+		b.WriteRune(re.Rune[0])
+		return true
+	case syntax.OpAnyChar, syntax.OpAnyCharNotNL:
+		b.WriteByte('a')
+		return true
+	case syntax.OpCapture:
+		return matching(b, re.Sub[0], long)
+	case syntax.OpConcat:
+		for _, sub := range re.Sub {
+			if !matching(b, sub, long) {
+				return false
+			}
+		}
+		return true
+	case syntax.OpAlternate:
+		return matching(b, re.Sub[0], long)
+	case syntax.OpStar, syntax.OpPlus, syntax.OpQuest, syntax.OpRepeat:
+		lo, hi := 0, 3
+		switch re.Op {
+		case syntax.OpPlus:
+			lo = 1
+		case syntax.OpQuest:
+			hi = 1
+		case syntax.OpRepeat:
+			lo, hi = re.Min, re.Max
+			if hi < 0 {
+				hi = lo + 3
+			}
+		}
+		n := lo
+		if long {
+			n = min(hi, lo+8)
+		}
+		for range n {
+			if !matching(b, re.Sub[0], long) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
 }
