@@ -70,3 +70,27 @@ func TestInitStartsALock(t *testing.T) {
 		t.Errorf("check after init: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestKindRemovedAgainstGit: a kind deleted from jobc.yaml, with no jobc.lock, is
+// reported by check --against at its place in the spec of that revision.
+func TestKindRemovedAgainstGit(t *testing.T) {
+	repo := t.TempDir()
+	gitIn(t, repo, "init", "-q")
+	spec := checkSpecV1 + `  send_fax:
+    payload:
+      versions:
+        1: {schema: {type: object, additionalProperties: false, properties: {number: {type: string}}}}
+`
+	writeFile(t, filepath.Join(repo, "jobc.yaml"), strings.Replace(spec, "include: [jobs/*.yaml]\n", "", 1))
+	gitIn(t, repo, "add", ".")
+	gitIn(t, repo, "commit", "-q", "-m", "two kinds")
+	writeFile(t, filepath.Join(repo, "jobc.yaml"), strings.Replace(checkSpecV1, "include: [jobs/*.yaml]\n", "", 1))
+	if _, errOut, code := jobc(t, "generate", "-C", repo); code != 0 || !strings.Contains(errOut, "released versions are unprotected") {
+		t.Fatalf("generate: exit %d\n%s", code, errOut)
+	}
+	out, errOut, code := jobc(t, "check", "-C", repo, "--against", "HEAD")
+	want := "HEAD:jobc.yaml:15:3: jobs.send_fax: kind send_fax is in HEAD but no longer in the spec: its queued jobs would never run; keep it until `jobc status` shows no unfinished send_fax jobs, or list it under aliases of the kind that replaces it [KIND_REMOVED]\n"
+	if code != 1 || out != want {
+		t.Fatalf("check --against HEAD: exit %d\nstdout:\n%s\nwant:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+}
