@@ -125,10 +125,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 		version int
 	}
 	failed := map[key]int{}
-	var inputs [][]byte
-	for _, line := range bytes.Split(bytes.TrimSpace(input.Bytes()), []byte("\n")) {
-		inputs = append(inputs, line)
-	}
+	inputs := bytes.Split(bytes.TrimSpace(input.Bytes()), []byte("\n"))
 	for i, r := range results {
 		if r.Error == "" {
 			continue
