@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	goruntime "runtime"
@@ -36,6 +37,17 @@ type File struct {
 type Result struct {
 	Project *spec.Project
 	Files   []File // sorted by path
+	// Unlocked is set when the project has no jobc.lock and no baseline was given:
+	// nothing protects released versions from an edit in place.
+	Unlocked bool
+}
+
+// Options change how Generate treats the released contracts.
+type Options struct {
+	// Baseline holds the released contracts to hold the spec to. When nil, Generate
+	// reads jobc.lock from the project directory (contract.LoadLock); without one
+	// it sets Result.Unlocked.
+	Baseline *contract.LockFile
 }
 
 // CatalogFileName is the generated file that ties the job types together; each job type
@@ -43,8 +55,15 @@ type Result struct {
 // from turning into build constraints or test files.
 const CatalogFileName = "jobc.go"
 
-// Generate loads the project in dir and renders its Go files without writing them.
+// Generate loads the project in dir and renders its Go files without writing them. It
+// refuses a spec that edits a version released in jobc.lock, with the finding
+// `jobc check` gives (RELEASED_VERSION_CHANGED).
 func Generate(ctx context.Context, dir string) (*Result, error) {
+	return GenerateWith(ctx, dir, Options{})
+}
+
+// GenerateWith is Generate with options.
+func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	// A spec with errors still goes through build, every job of it, so that one run
 	// reports the problems of every stage: a misspelt key does not hide the schema
 	// errors of the same job.
@@ -56,14 +75,18 @@ func Generate(ctx context.Context, dir string) (*Result, error) {
 	if loadErr != nil && !errors.As(loadErr, &loadDiags) {
 		return nil, loadErr
 	}
-	jobs, buildDiags, err := build(ctx, p)
+	base, unlocked, err := baseline(p, o)
+	if err != nil {
+		return nil, err
+	}
+	jobs, buildDiags, err := build(ctx, p, base)
 	if err != nil {
 		return nil, err
 	}
 	if ds := laterStage(loadDiags, buildDiags); len(ds) > 0 {
 		return nil, ds
 	}
-	res := &Result{Project: p}
+	res := &Result{Project: p, Unlocked: unlocked}
 	files, err := renderJobs(ctx, p.Package, jobs)
 	if err != nil {
 		return nil, err
@@ -120,7 +143,7 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 // generated package will declare. The project may have failed to load cleanly; every
 // job is still converted as far as it goes. The jobs are ready to emit only when the
 // diagnostics are empty; the error is for a cancelled ctx.
-func build(ctx context.Context, p *spec.Project) ([]emit.Job, spec.Diagnostics, error) {
+func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, spec.Diagnostics, error) {
 	built := make([]builtJob, len(p.Jobs))
 	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
@@ -137,7 +160,7 @@ func build(ctx context.Context, p *spec.Project) ([]emit.Job, spec.Diagnostics, 
 		jobs = append(jobs, b.job)
 	}
 	diags = append(diags, names.Collisions(ids)...)
-	diags = append(diags, changeErrors(p)...)
+	diags = append(diags, contractErrors(p, base)...)
 	if len(diags) > 0 {
 		return nil, diags, nil
 	}
@@ -205,23 +228,42 @@ func parallel(n int, f func(i int)) {
 	wg.Wait()
 }
 
-// changeErrors reports declared changes that do not upcast every payload of the
-// previous version into a valid one: generated code would fail such jobs at run time.
-// A missing hand-written upcast is left to the compiler (and `jobc check`).
-func changeErrors(p *spec.Project) spec.Diagnostics {
+// baseline returns the released contracts to hold p to: o.Baseline, else the project's
+// jobc.lock; unlocked is true when there is neither.
+func baseline(p *spec.Project, o Options) (base *contract.LockFile, unlocked bool, err error) {
+	if o.Baseline != nil {
+		return o.Baseline, false, nil
+	}
+	l, err := contract.LoadLock(p.Dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true, nil
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	return l, false, nil
+}
+
+// contractErrors reports what generated code would turn into failed jobs: declared
+// changes that do not upcast every payload of the previous version into a valid one,
+// and a released version (in base) edited in place, whose queued jobs no longer
+// decode. A missing hand-written upcast is left to the compiler (and `jobc check`),
+// and the rollout findings (write_version, removed kinds) to `jobc check`.
+func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
 	if filepath.IsAbs(p.Out) || strings.HasPrefix(p.Out, "..") {
 		// Reported by spec.Load; the hand-written upcasts are looked up in out, and a
 		// directory outside the project is not one to read.
 		return nil
 	}
-	findings, err := contract.Check(p)
+	findings, err := contract.Verify(p, base)
 	if err != nil {
 		return spec.Diagnostics{{Pos: spec.Pos{File: p.File, Line: 1, Col: 1}, Message: err.Error()}}
 	}
 	var out spec.Diagnostics
 	for _, f := range findings {
 		switch f.Rule {
-		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable:
+		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable,
+			contract.RuleReleasedVersionChanged:
 			d := f.Diagnostic
 			d.Message += " [" + f.Rule + "]"
 			out = append(out, d)

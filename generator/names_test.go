@@ -35,7 +35,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			jobs, diags, err := build(context.Background(), p)
+			jobs, diags, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}

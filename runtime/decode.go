@@ -7,13 +7,17 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
 
-// upcastTo validates a payload of version from and upcasts it to version to.
+// upcastTo validates a payload of version from and upcasts it to version to. When only
+// the result fails version to's schema, it is returned with the error.
 func (jt *JobType) upcastTo(from, to int, payload []byte) ([]byte, error) {
 	_, up, err := jt.upcastDoc(from, to, payload)
 	return up, err
 }
 
-// upcastDoc is upcastTo that also returns the decoded, validated document of the result.
+// upcastDoc is upcastTo that also returns the decoded, validated document of the
+// result. Before each step, and before the result is validated, the defaults of the
+// version at hand are filled in: a version may make a property required with a default
+// (compatible: see package compat), which an older payload lacks until then.
 func (jt *JobType) upcastDoc(from, to int, payload []byte) (any, []byte, error) {
 	doc, err := jt.parse(from, payload)
 	if err != nil {
@@ -26,16 +30,33 @@ func (jt *JobType) upcastDoc(from, to int, payload []byte) (any, []byte, error) 
 		if v.Number <= from || v.Number > to || v.Upcast == nil {
 			continue
 		}
-		up, err := v.Upcast(payload)
+		in, err := jt.fillVersionDefaults(v.Number-1, payload)
+		if err != nil {
+			return nil, nil, err
+		}
+		up, err := v.Upcast(in)
 		if err != nil {
 			return nil, nil, fmt.Errorf("upcast %s payload from version %d to %d: %w", jt.Kind, v.Number-1, v.Number, err)
 		}
 		payload = up
 	}
+	if payload, err = jt.fillVersionDefaults(to, payload); err != nil {
+		return nil, nil, err
+	}
 	if doc, err = jt.parse(to, payload); err != nil {
-		return nil, nil, fmt.Errorf("after upcasting from version %d: %w", from, err)
+		// The invalid result goes with the error, for CheckUpcast to show.
+		return nil, payload, fmt.Errorf("after upcasting from version %d: %w", from, err)
 	}
 	return doc, payload, nil
+}
+
+// fillVersionDefaults fills in the defaults of version n's schema.
+func (jt *JobType) fillVersionDefaults(n int, payload []byte) ([]byte, error) {
+	s, ok := jt.schemas[n]
+	if !ok || !s.HasDefaults() {
+		return payload, nil
+	}
+	return withDefaults(payload, s)
 }
 
 // decode turns a stored payload of any version this build knows into the newest

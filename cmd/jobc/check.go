@@ -4,16 +4,19 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/generator"
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
 func newCheck(o *options) *cobra.Command {
 	var against string
+	var noSamples bool
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the payload contracts for safe rolling deploys; exit 1 on errors",
@@ -26,7 +29,15 @@ workers that will meet it:
     Upcast<Name>V<n-1>ToV<n>;
   - against the released contracts in jobc.lock (or, with --against, the spec at a git
     revision): no released version changed, write_version does not move past what
-    released workers decode, and no released kind or alias disappeared.
+    released workers decode, and no released kind or alias disappeared;
+  - when those pass, sample documents of every older version (bounds, each enum
+    value, optional fields present and absent, formats, nested arrays) go through the
+    upcast chain, hand-written or generated from changes, in a throwaway build of the
+    generated package (go run in your module), and each result must be a valid
+    newest-version payload. --no-samples skips this; it is skipped with a warning
+    when the generated files are stale or there is no go.mod.
+
+Check reads files only, never the database: ` + "`jobc status`" + ` shows what is queued.
 
 Findings are printed as file:line:col: path: message [RULE]; "note:" marks findings that
 do not fail the check. Rules:
@@ -41,6 +52,8 @@ do not fail the check. Rules:
   WRITE_VERSION_AHEAD       write_version is newer than released workers decode
   VERSION_RETIRED           note: a released version was removed
   KIND_REMOVED              a released kind or alias is gone
+  UPCAST_OUTPUT_INVALID     a sample upcast to the newest version is rejected by its schema
+  UPCAST_FAILED             a sample's upcast returned an error
 
 Notes that explain an incompatibility carry the compatibility rule, such as
 MAX_LENGTH_DECREASED, at the place in the new schema where the difference is.`,
@@ -61,6 +74,13 @@ MAX_LENGTH_DECREASED, at the place in the new schema where the difference is.`,
 			if err != nil {
 				return err
 			}
+			if findings.Errors() == 0 && !noSamples {
+				more, err := exercise(cmd.Context(), cmd.ErrOrStderr(), o.dir, p)
+				if err != nil {
+					return err
+				}
+				findings = append(findings, more...)
+			}
 			if err := findings.Write(cmd.OutOrStdout()); err != nil {
 				return err
 			}
@@ -71,6 +91,7 @@ MAX_LENGTH_DECREASED, at the place in the new schema where the difference is.`,
 		},
 	}
 	cmd.Flags().StringVar(&against, "against", "", "compare with the spec at this git revision instead of "+contract.LockName)
+	cmd.Flags().BoolVar(&noSamples, "no-samples", false, "do not run sample documents through the upcasts")
 	return cmd
 }
 
@@ -85,4 +106,41 @@ func loadBaseline(ctx context.Context, dir, ref string) (*contract.LockFile, err
 		return nil, nil
 	}
 	return l, err
+}
+
+// exercise runs contract.Exercise when the generated files are up to date; otherwise,
+// or without a go.mod, it warns on w and finds nothing.
+func exercise(ctx context.Context, w io.Writer, dir string, p *spec.Project) (contract.Findings, error) {
+	if !hasUpcasts(p) {
+		return nil, nil
+	}
+	res, err := generator.Generate(ctx, dir)
+	if err != nil {
+		return nil, err
+	}
+	changes, err := generator.Diff(res)
+	if err != nil {
+		return nil, err
+	}
+	if len(changes) > 0 {
+		fmt.Fprintf(w, "jobc: warning: %d generated file(s) differ from the spec: upcasts not exercised; run `jobc generate`\n", len(changes))
+		return nil, nil
+	}
+	ex, err := contract.Exercise(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	if ex.Skipped != "" {
+		fmt.Fprintf(w, "jobc: warning: upcasts not exercised: %s\n", ex.Skipped)
+	}
+	return ex.Findings, nil
+}
+
+func hasUpcasts(p *spec.Project) bool {
+	for _, j := range p.Jobs {
+		if len(j.Payload.Versions) > 1 {
+			return true
+		}
+	}
+	return false
 }

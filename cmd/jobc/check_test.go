@@ -60,7 +60,7 @@ func TestCheckAndLock(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "jobc.yaml"), strings.Replace(checkSpecV1, "maxLength: 200", "maxLength: 100", 1))
 	out, errOut, code = jobc(t, "check", "-C", dir)
 	wantOut := strings.Join([]string{
-		`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below) [RELEASED_VERSION_CHANGED]`,
+		`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff) [RELEASED_VERSION_CHANGED]`,
 		`--- send_email version 1 (jobc.lock)`,
 		`+++ send_email version 1 (jobc.yaml)`,
 		`@@ -2,7 +2,7 @@`,

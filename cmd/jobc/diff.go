@@ -15,7 +15,8 @@ func newDiff(o *options) *cobra.Command {
 		Long: `Diff generates the code in memory and compares it with the files on disk. It prints
 a unified diff and exits 1 when any generated file is stale, missing, or no longer
 produced by the spec; it exits 0 and prints nothing when everything is up to date.
-Use it in CI to catch a forgotten ` + "`go generate`" + `.`,
+Use it in CI to catch a forgotten ` + "`go generate`" + `. Like generate, it reads
+jobc.lock and fails on an edit of a released version.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := generator.Generate(cmd.Context(), o.dir)

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/generator"
+	"github.com/jobc-dev/jobc/generator/contract"
 )
 
 func newGenerate(o *options) *cobra.Command {
@@ -17,7 +18,11 @@ func newGenerate(o *options) *cobra.Command {
 one Go file per job type plus jobc.go into the configured output directory. Generated
 files that the spec no longer produces are removed (under go generate, one that go
 generate has yet to read is emptied instead, and deleted when go generate reaches
-it). Problems are printed as file:line:col: path: message, all of them.`,
+it). Problems are printed as file:line:col: path: message, all of them.
+
+Generate reads jobc.lock and refuses a spec that edits a released version in place
+(RELEASED_VERSION_CHANGED, as ` + "`jobc check`" + ` reports it); without jobc.lock it
+warns that released versions are unprotected.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := generator.Generate(cmd.Context(), o.dir)
@@ -31,6 +36,9 @@ it). Problems are printed as file:line:col: path: message, all of them.`,
 			opts := generator.WriteOptions{GoGenerate: generator.GoGenerateFromEnv(os.Getenv, wd)}
 			if err := generator.WriteWith(res, opts); err != nil {
 				return err
+			}
+			if res.Unlocked {
+				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: warning: no %s: released versions are unprotected from edits in place; run `jobc lock` when you release\n", contract.LockName)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %d job types into %s\n", len(res.Project.Jobs), res.Project.Out)
 			return nil

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/generator/contract"
 )
 
 const initConfig = `# jobc.yaml: the job types of this module. Run ` + "`go generate ./...`" + ` after editing.
@@ -41,16 +43,18 @@ jobs:
 func newInit(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",
-		Short: "Create jobc.yaml with one job, and the go:generate directive that runs jobc",
-		Long: `Init writes jobc.yaml (one example job type) and internal/jobs/generate.go, which
-holds "//go:generate go tool jobc generate": add jobc as a tool of your module with
-` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `, then run ` + "`go generate ./...`" + `.
-It never overwrites a file.`,
+		Short: "Create jobc.yaml with one job, an empty jobc.lock, and the go:generate directive",
+		Long: `Init writes jobc.yaml (one example job type), an empty jobc.lock (nothing is
+released yet: ` + "`jobc lock`" + ` records the versions of a release), and
+internal/jobs/generate.go, which holds "//go:generate go tool jobc generate": add jobc
+as a tool of your module with ` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `,
+then run ` + "`go generate ./...`" + `. It never overwrites a file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := filepath.Join(o.dir, "jobc.yaml")
 			gen := filepath.Join(o.dir, "internal", "jobs", "generate.go")
-			for _, p := range []string{cfg, gen} {
+			lock := filepath.Join(o.dir, contract.LockName)
+			for _, p := range []string{cfg, gen, lock} {
 				if _, err := os.Stat(p); err == nil {
 					return fmt.Errorf("jobc: %s already exists: init never overwrites a file", p)
 				} else if !errors.Is(err, fs.ErrNotExist) {
@@ -67,13 +71,17 @@ It never overwrites a file.`,
 			if err := os.WriteFile(gen, []byte(src), 0o644); err != nil {
 				return fmt.Errorf("jobc: %w", err)
 			}
+			if err := contract.WriteLock(o.dir, contract.NewLock()); err != nil {
+				return err
+			}
 			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "created %s and %s\n", cfg, gen)
+			fmt.Fprintf(out, "created %s, %s and %s\n", cfg, lock, gen)
 			fmt.Fprintln(out, strings.TrimSpace(`
 next:
   go get -tool github.com/jobc-dev/jobc/cmd/jobc
   go generate ./...
-  jobc migrate up   # with DATABASE_URL set`))
+  jobc migrate up   # with DATABASE_URL set
+  jobc lock         # when you release: records the released versions`))
 			return nil
 		},
 	}

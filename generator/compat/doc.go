@@ -59,10 +59,17 @@
 // Confluent's verdicts are already stated for this direction, but a few of
 // them rely on a deserializer rather than on validation. jobc validates, so:
 //
-//   - REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED and the
-//     REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_*_CONTENT_MODEL rules are
-//     incompatible here: a "default" is an annotation that no validator
-//     applies, so an old document without the property is rejected.
+//   - REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED and
+//     REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL are
+//     compatible, as for Confluent, because the worker fills schema defaults
+//     into an old document before it validates it as the new version
+//     (runtime.fillDefaults). So "accepts every old document" here means after
+//     defaults are filled in. The worker fills them through properties,
+//     additionalProperties, items and $ref only: below allOf, anyOf, oneOf,
+//     not, if/then/else, prefixItems, patternProperties, dependentSchemas or
+//     contains, both rules stay incompatible. A required property with a
+//     default added to an open content model stays incompatible too: an old
+//     document may hold any value under its name.
 //   - SUM_TYPE_EXTENDED on a oneOf is incompatible unless the added branch is
 //     provably disjoint (by type, by enum/const, or by a required
 //     discriminator property with disjoint const/enum values) from the branch

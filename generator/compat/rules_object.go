@@ -87,6 +87,32 @@ func (c *checker) fallback(v *view, name string) (model contentModel, schemas []
 	return modelPartial, partial, partial[0].ptr
 }
 
+// defaultBlind are the keywords under which the worker does not fill in defaults
+// (runtime.fillDefaults follows properties, additionalProperties, items and $ref
+// only): a required property with a default below one of them stays incompatible.
+var defaultBlind = map[string]bool{
+	"allOf": true, "anyOf": true, "oneOf": true, "not": true, "if": true, "then": true, "else": true,
+	"prefixItems": true, "patternProperties": true, "dependentSchemas": true, "contains": true,
+}
+
+// filled reports whether the worker fills defaults into the object schema at ptr of
+// the new schema, so that a property required there with a default may be absent
+// from an old document.
+func filled(ptr string) bool { return notFilledUnder(ptr) == "" }
+
+// notFilledUnder names the first keyword on the way to ptr under which defaults are
+// not filled in, or "" when there is none.
+func notFilledUnder(ptr string) string {
+	toks := strings.Split(ptr, "/")
+	for i, tok := range toks {
+		named := i > 0 && (toks[i-1] == "properties" || toks[i-1] == "$defs" || toks[i-1] == "definitions")
+		if defaultBlind[tok] && !named {
+			return tok
+		}
+	}
+	return ""
+}
+
 // rawHasDefault reports whether property name of v declares a "default".
 func rawHasDefault(v *view, name string) bool {
 	props := schemaMap(v, "properties")
@@ -140,12 +166,14 @@ func (c *checker) objectRules(oe, n *view, label string) []Finding {
 		}
 		path := child(n.kw["required"].ptr, "required", strconv.Itoa(i))
 		if rawHasDefault(n, r) {
-			// Confluent counts REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED as
-			// compatible because a reader could fill in the default. Validation
-			// never applies defaults, so for "the new schema accepts every old
-			// document" it is incompatible.
+			// REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED is compatible, as for
+			// Confluent: the worker fills the default into an old document
+			// before validating it as the new version.
+			if filled(n.ptr) {
+				continue
+			}
 			f = append(f, mk(RuleRequiredAttributeWithDefaultAdded, path, oe.kwPtr("required"), join(label, r),
-				"now required; old documents without it are rejected (a default is not applied by validation)"))
+				"now required; old documents without it are rejected (its default is not filled in under "+notFilledUnder(n.ptr)+")"))
 			continue
 		}
 		f = append(f, mk(RuleRequiredAttributeAdded, path, oe.kwPtr("required"), join(label, r),
@@ -190,10 +218,13 @@ func (c *checker) propertyAdded(oe, n *view, name string, newlyRequired bool, la
 			rule := RuleRequiredPropertyAddedToUnopenContentModel
 			msg := "required property added; old documents never contained it"
 			if withDefault {
-				// Compatible for Confluent (a reader fills the default); not
-				// for validation.
+				// Compatible, as for Confluent, where the worker fills the
+				// default in (see filled).
+				if filled(n.ptr) {
+					break
+				}
 				rule = RuleRequiredPropertyWithDefaultAddedToUnopenContentModel
-				msg += " (a default is not applied by validation)"
+				msg += " (its default is not filled in under " + notFilledUnder(n.ptr) + ")"
 			}
 			f = append(f, mk(rule, path, ptr, lbl, msg))
 		}
@@ -216,7 +247,7 @@ func (c *checker) propertyAdded(oe, n *view, name string, newlyRequired bool, la
 			f = append(f, mk(RulePropertyAddedNotCoveredByPartiallyOpenContentModel, path, ptr, lbl,
 				"property added, but old documents could hold values under this name that the new property schema rejects ("+reason(first, lbl)+")"))
 		}
-		if newlyRequired {
+		if newlyRequired && !(withDefault && filled(n.ptr)) {
 			rule := RuleRequiredPropertyAddedToUnopenContentModel
 			if withDefault {
 				rule = RuleRequiredPropertyWithDefaultAddedToUnopenContentModel

@@ -30,6 +30,8 @@ type changeProblem struct {
 //   - rename moves the property (and its "required" entry) to its new name;
 //   - add gives the property the schema it has in cur, and makes it required, since
 //     AddField fills it in whenever it is absent; its default must validate;
+//   - require (add of a field prev has) keeps prev's schema for the property and
+//     makes it required, since AddField fills it in only where it is absent;
 //   - remove leaves the property absent: its schema becomes false, so that a
 //     closed or open content model alike says "never present";
 //   - widen changes nothing: the compatibility checker accepts a widened type.
@@ -69,7 +71,11 @@ func applyChanges(prev, cur *spec.Version) (any, []changeProblem) {
 		case spec.Rename:
 			ps = m.rename(prev.Number, c)
 		case spec.Add:
-			ps = m.add(cur.Number, c)
+			if c.Require {
+				ps = m.require(cur.Number, c)
+			} else {
+				ps = m.add(cur.Number, c)
+			}
 		case spec.Remove:
 			ps = m.remove(prev.Number, c)
 		case spec.Widen:
@@ -210,6 +216,30 @@ func (m *upcastModel) add(version int, c spec.Change) []changeProblem {
 	if msg := m.validate(ptr, c.Default); msg != "" {
 		return []changeProblem{{suffix: ".add.default", rule: RuleChangeDefaultInvalid,
 			msg: fmt.Sprintf("default %s of added field %q is not valid under version %d: %s", jsonText(c.Default), c.Field, version, msg)}}
+	}
+	return nil
+}
+
+// require makes an optional field of the previous version required: a payload that
+// has it keeps its value, one that lacks it gets the default (AddField).
+func (m *upcastModel) require(version int, c spec.Change) []changeProblem {
+	_, ptr, _, ok := m.target(c.Field)
+	if !ok {
+		return []changeProblem{{suffix: ".require.field", rule: RuleChangeNotApplicable,
+			msg: fmt.Sprintf("cannot require: version %d has no field %q", version, c.Field)}}
+	}
+	obj, name, why := m.parent(version-1, c.Field)
+	if why != "" {
+		return []changeProblem{{suffix: ".require.field", rule: RuleChangeNotApplicable, msg: "cannot require: " + why}}
+	}
+	if _, ok := properties(obj, false)[name]; !ok {
+		return []changeProblem{{suffix: ".require.field", rule: RuleChangeNotApplicable,
+			msg: fmt.Sprintf("cannot require: version %d has no field %q", version-1, c.Field)}}
+	}
+	addRequired(obj, name)
+	if msg := m.validate(ptr, c.Default); msg != "" {
+		return []changeProblem{{suffix: ".require.default", rule: RuleChangeDefaultInvalid,
+			msg: fmt.Sprintf("default %s of required field %q is not valid under version %d: %s", jsonText(c.Default), c.Field, version, msg)}}
 	}
 	return nil
 }

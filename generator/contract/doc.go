@@ -12,6 +12,10 @@
 // write_version must not move past what released workers decode, and a released kind
 // must not disappear while queued jobs of it may remain.
 //
+// Exercise runs what Check can only reason about: sample documents of every older
+// version (package samples) go through the upcast chain in a throwaway build of the
+// user's generated package, and each result must be a valid newest-version payload.
+//
 // Every Finding is reported as `file:line:col: path: message [RULE]`, with "note: "
 // before the message of findings that do not fail the check. The rules:
 //
@@ -20,11 +24,13 @@
 //	UPCAST_SIGNATURE          error  the hand-written upcast has the wrong signature
 //	UPCAST_HAND_WRITTEN       note   an incompatible version is upcast by a hand-written function
 //	CHANGES_INCORRECT         error  the declared changes leave some old payloads invalid
-//	CHANGE_DEFAULT_INVALID    error  the default of an `add` change does not validate
+//	CHANGE_DEFAULT_INVALID    error  the default of an `add` or `require` change does not validate
 //	CHANGE_NOT_APPLICABLE     error  a change names a field the versions do not have
 //	WRITE_VERSION_AHEAD       error  write_version is newer than any released worker decodes
 //	VERSION_RETIRED           note   a locked version was removed
 //	KIND_REMOVED              error  a locked kind or alias is gone without being kept as an alias
+//	UPCAST_OUTPUT_INVALID     error  Exercise: a sample upcast to the newest version is rejected
+//	UPCAST_FAILED             error  Exercise: a sample's upcast returned an error
 //
 // Notes that explain an incompatibility carry the rule of the compatibility checker
 // (package compat), such as MAX_LENGTH_DECREASED, at the place in the new schema where

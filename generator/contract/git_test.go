@@ -69,7 +69,7 @@ func TestGitBaselineOutsideProject(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := lines(t, fs)
-	want := "../shared/money.yaml:6:30: $defs.Amount.properties.cents.minimum: released version 1 of charge changed since HEAD: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below) [RELEASED_VERSION_CHANGED]"
+	want := "../shared/money.yaml:6:30: $defs.Amount.properties.cents.minimum: released version 1 of charge changed since HEAD: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff) [RELEASED_VERSION_CHANGED]"
 	if len(got) == 0 || got[0] != want {
 		t.Fatalf("got:\n%s\nwant first line:\n%s", strings.Join(got, "\n"), want)
 	}

@@ -65,6 +65,12 @@ func (j *LockedJob) Highest() int {
 	return h
 }
 
+// NewLock returns a lock file that records no released contracts: what `jobc init`
+// writes before the first release.
+func NewLock() *LockFile {
+	return &LockFile{Format: lockFormat, Jobs: map[string]*LockedJob{}, Source: LockName}
+}
+
 // Lock records every version of every job of p as released.
 func Lock(p *spec.Project) (*LockFile, error) {
 	l := &LockFile{Format: lockFormat, Jobs: map[string]*LockedJob{}, Source: LockName}

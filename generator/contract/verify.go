@@ -94,10 +94,10 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
 		if j.Kind == kind {
-			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below)",
+			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
 		} else {
-			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (diff below)",
+			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (jobc check shows the diff)",
 				lv.Version, kind, base.Source, kind, j.Kind, lv.Version, kind)
 		}
 		f := finding(Error, j.Kind, pos, path, RuleReleasedVersionChanged, msg)
@@ -113,9 +113,29 @@ func writeAhead(c *collector, base *LockFile, lj *LockedJob, j *spec.Job) {
 	if released == 0 || w <= released {
 		return
 	}
-	c.errorf(j.Kind, j.Payload.Pos, "jobs."+j.Kind+".payload.write_version", RuleWriteVersionAhead,
-		"enqueue writes version %d (write_version defaults to the newest version), but workers of the release in %s decode %s versions up to %d: version %d jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; roll out in two releases: first deploy version %d with write_version: %d, then set write_version: %d once no older worker runs",
-		w, base.Source, j.Kind, released, w, w, released, w)
+	pos, how := j.Payload.Pos, "write_version defaults to the newest version"
+	if set := j.Payload.WriteVersionPos; set.Line > 0 {
+		pos, how = set, "set by write_version"
+	}
+	// The version to write during the rollout: the newest one that both the released
+	// workers and this release's decode.
+	safe := 0
+	for _, v := range j.Payload.Versions {
+		if v.Number <= released {
+			safe = v.Number
+		}
+	}
+	var advice string
+	if safe > 0 {
+		advice = fmt.Sprintf("roll out in two releases: first deploy version %d with write_version: %d, then set write_version: %d once no older worker runs",
+			w, safe, w)
+	} else {
+		advice = fmt.Sprintf("this release declares none of the versions they decode, so no write_version is safe: declare version %d again (restored from %s) and write it until no older worker runs, then retire it",
+			released, base.Source)
+	}
+	c.errorf(j.Kind, pos, "jobs."+j.Kind+".payload.write_version", RuleWriteVersionAhead,
+		"enqueue writes version %d (%s), but workers of the release in %s decode %s versions up to %d: version %d jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; %s",
+		w, how, base.Source, j.Kind, released, w, advice)
 }
 
 // firstDifference returns the JSON pointer of the first place, in key order, where two

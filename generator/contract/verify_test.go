@@ -58,7 +58,7 @@ func TestVerify(t *testing.T) {
               email: {type: string, maxLength: 100}
 ` + sendFax,
 			want: []string{
-				`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (diff below) [RELEASED_VERSION_CHANGED]`,
+				`jobc.yaml:15:37: jobs.send_email.payload.versions.1.schema.properties.email.maxLength: released version 1 of send_email changed since jobc.lock: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff) [RELEASED_VERSION_CHANGED]`,
 				`--- send_email version 1 (jobc.lock)`,
 				`+++ send_email version 1 (jobc.yaml)`,
 				`@@ -2,7 +2,7 @@`,
@@ -220,7 +220,7 @@ func TestVerify(t *testing.T) {
               email: {type: string, maxLength: 200}
 `,
 			want: []string{
-				`jobc.yaml:12:13: jobs.send_email.payload.versions.1.schema.additionalProperties: released version 1 of send_fax changed since jobc.lock: send_fax is now an alias of send_email, whose version 1 must stay identical because queued send_fax jobs are decoded with it (diff below) [RELEASED_VERSION_CHANGED]`,
+				`jobc.yaml:12:13: jobs.send_email.payload.versions.1.schema.additionalProperties: released version 1 of send_fax changed since jobc.lock: send_fax is now an alias of send_email, whose version 1 must stay identical because queued send_fax jobs are decoded with it (jobc check shows the diff) [RELEASED_VERSION_CHANGED]`,
 				`--- send_fax version 1 (jobc.lock)`,
 				`+++ send_email version 1 (jobc.yaml)`,
 				`@@ -1,8 +1,13 @@`,
@@ -255,6 +255,59 @@ func TestVerify(t *testing.T) {
 ` + sendFax,
 			want: []string{
 				"jobc.lock:4:5: jobs.send_email.aliases: alias send_mail of send_email is in jobc.lock but no longer in the spec: queued send_mail jobs would never run; keep the alias until `jobc status` shows no unfinished send_mail jobs [KIND_REMOVED]",
+			},
+		},
+		{
+			// The message used to say that write_version defaults to the newest
+			// version, at the payload, when it was set to 3 on purpose.
+			name:   "an explicit write_version jumps ahead",
+			before: released + "        2: {from: 1, schema: {type: object, properties: {number: {type: string}}}}\n",
+			after: `  send_email:
+    aliases: [send_mail]
+    payload:
+      versions:
+        1:
+          schema:
+            type: object
+            additionalProperties: false
+            required: [email]
+            properties:
+              email: {type: string, maxLength: 200}
+  send_fax:
+    payload:
+      write_version: 3
+      versions:
+        1:
+          schema: {type: object, properties: {number: {type: string}}}
+        2: {from: 1, schema: {type: object, properties: {number: {type: string}}}}
+        3: {from: 2, schema: {type: object, description: fax, properties: {number: {type: string}}}}
+`,
+			want: []string{
+				`jobc.yaml:18:22: jobs.send_fax.payload.write_version: enqueue writes version 3 (set by write_version), but workers of the release in jobc.lock decode send_fax versions up to 2: version 3 jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; roll out in two releases: first deploy version 3 with write_version: 2, then set write_version: 3 once no older worker runs [WRITE_VERSION_AHEAD]`,
+			},
+		},
+		{
+			// The advice used to be "write_version: 1", a version no longer declared.
+			name: "write_version jumps ahead after the released versions were removed",
+			after: `  send_email:
+    aliases: [send_mail]
+    payload:
+      versions:
+        1:
+          schema:
+            type: object
+            additionalProperties: false
+            required: [email]
+            properties:
+              email: {type: string, maxLength: 200}
+  send_fax:
+    payload:
+      versions:
+        2: {schema: {type: object, properties: {number: {type: string}}}}
+`,
+			want: []string{
+				`jobc.yaml:18:7: jobs.send_fax.payload.versions: note: version 1 of send_fax is in jobc.lock but no longer declared: workers stop decoding it, so unfinished version 1 jobs would never run; check with ` + "`jobc status`" + ` that none remain before deploying [VERSION_RETIRED]`,
+				`jobc.yaml:18:7: jobs.send_fax.payload.write_version: enqueue writes version 2 (write_version defaults to the newest version), but workers of the release in jobc.lock decode send_fax versions up to 1: version 2 jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; this release declares none of the versions they decode, so no write_version is safe: declare version 1 again (restored from jobc.lock) and write it until no older worker runs, then retire it [WRITE_VERSION_AHEAD]`,
 			},
 		},
 	}

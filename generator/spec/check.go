@@ -76,8 +76,8 @@ func (l *loader) checkVersions(j *Job) {
 
 // checkChanges checks each declarative change against the two versions it connects.
 func (l *loader) checkChanges(prev, cur *Version, path string) {
-	before, _ := topLevel(prev.Schema)
-	after, _ := topLevel(cur.Schema)
+	before, requiredBefore := topLevel(prev.Schema)
+	after, requiredAfter := topLevel(cur.Schema)
 	in := func(props map[string]*yaml.Node, field string, v *Version, at Pos, p string, want bool) bool {
 		if _, ok := props[field]; ok == want {
 			return true
@@ -90,22 +90,38 @@ func (l *loader) checkChanges(prev, cur *Version, path string) {
 		return false
 	}
 	for i, c := range cur.Changes {
-		cp := path + "." + strconv.Itoa(i) + "." + string(c.Op)
-		switch c.Op {
-		case Rename:
+		cp := path + "." + strconv.Itoa(i) + "." + c.Name()
+		switch {
+		case c.Op == Rename:
 			in(before, c.From, prev, c.fromPos, cp+".from", true)
 			in(after, c.To, cur, c.toPos, cp+".to", true)
-		case Add:
+		case c.Op == Add && c.Require:
+			switch {
+			case !in(before, c.Field, prev, c.fieldPos, cp+".field", true) || !in(after, c.Field, cur, c.fieldPos, cp+".field", true):
+			case requiredBefore[c.Field]:
+				l.d.add(c.fieldPos, cp+".field", "field %q is already required in version %d: nothing to require", c.Field, prev.Number)
+			case !requiredAfter[c.Field]:
+				l.d.add(c.fieldPos, cp+".field", "version %d does not list %q under required: add it there, or drop this change", cur.Number, c.Field)
+			default:
+				if msg := cur.Schema.CheckValue(after[c.Field], c.Default); msg != "" {
+					l.d.add(c.defaultPos, cp+".default", "default %s does not match field %q of version %d: %s", jsonText(c.Default), c.Field, cur.Number, msg)
+				}
+			}
+		case c.Op == Add:
+			if _, optional := before[c.Field]; optional && !requiredBefore[c.Field] {
+				l.d.add(c.fieldPos, cp+".field", "version %d already has an optional field %q: to make it required with a default, write require: {field: %s, default: ...}", prev.Number, c.Field, c.Field)
+				continue
+			}
 			if in(before, c.Field, prev, c.fieldPos, cp+".field", false) && in(after, c.Field, cur, c.fieldPos, cp+".field", true) {
 				if msg := cur.Schema.CheckValue(after[c.Field], c.Default); msg != "" {
 					l.d.add(c.defaultPos, cp+".default", "default %s does not match field %q of version %d: %s", jsonText(c.Default), c.Field, cur.Number, msg)
 				}
 			}
-		case Remove:
+		case c.Op == Remove:
 			if in(before, c.Field, prev, c.fieldPos, cp, true) {
 				in(after, c.Field, cur, c.fieldPos, cp, false)
 			}
-		case Widen:
+		case c.Op == Widen:
 			if in(before, c.Field, prev, c.fieldPos, cp, true) {
 				in(after, c.Field, cur, c.fieldPos, cp, true)
 			}

@@ -197,7 +197,7 @@ func (l *loader) payload(n node) Payload {
 	p := Payload{Pos: n.pos()}
 	var versions node
 	present := l.mapping(n, map[string]field{
-		"write_version": func(v node) { p.WriteVersion, _ = l.integer(v) },
+		"write_version": func(v node) { p.WriteVersion, _ = l.integer(v); p.WriteVersionPos = v.pos() },
 		"versions":      func(v node) { versions = v },
 	})
 	if present == nil {
@@ -287,11 +287,14 @@ func (l *loader) changes(n node) []Change {
 	for i, c := range n.Content {
 		cn := n.at(strconv.Itoa(i), c)
 		if cn.Kind != yaml.MappingNode || len(cn.Content) != 2 {
-			l.d.add(cn.pos(), cn.path, "want one of {rename: {from, to}}, {add: {field, default}}, {remove: field}, {widen: field}")
+			l.d.add(cn.pos(), cn.path, "want one of {rename: {from, to}}, {add: {field, default}}, {require: {field, default}}, {remove: field}, {widen: field}")
 			continue
 		}
 		op, arg := cn.Content[0].Value, cn.at(cn.Content[0].Value, cn.Content[1])
 		ch := Change{Pos: cn.pos(), Op: ChangeOp(op)}
+		if op == "require" {
+			ch.Op, ch.Require = Add, true
+		}
 		switch ch.Op {
 		case Rename:
 			l.mapping(arg, map[string]field{
@@ -312,7 +315,7 @@ func (l *loader) changes(n node) []Change {
 				},
 			})
 			if ch.Field == "" || !hasDefault {
-				l.d.add(arg.pos(), arg.path, "add needs field and default")
+				l.d.add(arg.pos(), arg.path, "%s needs field and default", op)
 				continue
 			}
 		case Remove, Widen:
@@ -327,11 +330,11 @@ func (l *loader) changes(n node) []Change {
 				continue
 			}
 		default:
-			ops := []string{"rename", "add", "remove", "widen"}
+			ops := []string{"rename", "add", "require", "remove", "widen"}
 			if s := Suggest(op, ops); s != "" {
 				l.d.add(cn.pos(), cn.path, "unknown change %q; did you mean %q?", op, s)
 			} else {
-				l.d.add(cn.pos(), cn.path, "unknown change %q: want rename, add, remove or widen", op)
+				l.d.add(cn.pos(), cn.path, "unknown change %q: want rename, add, require, remove or widen", op)
 			}
 			continue
 		}

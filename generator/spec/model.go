@@ -112,7 +112,10 @@ type Schedule struct {
 type Payload struct {
 	Pos          Pos
 	WriteVersion int
-	Versions     []*Version // ascending
+	// WriteVersionPos is where write_version is set; the zero Pos when it is not,
+	// and WriteVersion defaults to the newest version.
+	WriteVersionPos Pos
+	Versions        []*Version // ascending
 }
 
 // Newest returns the highest version.
@@ -157,10 +160,18 @@ type ChangeOp string
 
 const (
 	Rename ChangeOp = "rename" // a field's name changes
-	Add    ChangeOp = "add"    // a field appears, filled with Default
+	Add    ChangeOp = "add"    // a field appears, filled with Default (see Change.Require)
 	Remove ChangeOp = "remove" // a field disappears
 	Widen  ChangeOp = "widen"  // a field's type widens (integer → number, T → T|null)
 )
+
+// Name is the change's key in the spec: its Op, or "require".
+func (c Change) Name() string {
+	if c.Op == Add && c.Require {
+		return "require"
+	}
+	return string(c.Op)
+}
 
 // Change is one declarative upcast step from the previous version.
 type Change struct {
@@ -170,6 +181,11 @@ type Change struct {
 	From    string // rename
 	To      string // rename
 	Default any    // add: JSON value
+	// Require marks the form require: {field, default} of add: the field exists in
+	// the previous version as optional and becomes required, filled with Default
+	// where it is absent. Its upcast is the same as add's (AddField fills an absent
+	// field only); only the checks differ.
+	Require bool
 
 	fieldPos, fromPos, toPos, defaultPos Pos
 }

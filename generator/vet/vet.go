@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -25,7 +26,14 @@ func (f Finding) String() string { return fmt.Sprintf("%s [%s]", f.Diagnostic, f
 type Rule struct {
 	Name  string
 	Doc   string
-	check func(p *spec.Project, j *spec.Job) []spec.Diagnostic
+	check func(in *input, j *spec.Job) []spec.Diagnostic
+}
+
+// input is what the rules look at: the project, and its jobc.lock (nil when there is
+// none or it does not load; `jobc check` reports an unreadable one).
+type input struct {
+	p    *spec.Project
+	lock *contract.LockFile
 }
 
 // Rules returns every lint, in the order they run.
@@ -36,19 +44,23 @@ func Rules() []Rule {
 		{"no-required-fields", "a payload without required fields accepts {} and so any mistake in a producer", noRequired},
 		{"open-payload", "without additionalProperties: false a misspelt field is accepted and silently ignored", openPayload},
 		{"unique-forever", "a unique key held while completed, without a period, makes the job impossible to enqueue again", uniqueForever},
-		{"write-version-behind", "write_version is not the newest version: finish the rollout once every worker reads the newest", writeBehind},
+		{"write-version-behind", "write_version is not the newest version although the release in jobc.lock decodes the newest: finish the rollout", writeBehind},
 	}
 }
 
 // Lint runs every rule not in skip over every job.
 func Lint(p *spec.Project, skip map[string]bool) []Finding {
+	in := &input{p: p}
+	if l, err := contract.LoadLock(p.Dir); err == nil {
+		in.lock = l
+	}
 	var out []Finding
 	for _, r := range Rules() {
 		if skip[r.Name] {
 			continue
 		}
 		for _, j := range p.Jobs {
-			for _, d := range r.check(p, j) {
+			for _, d := range r.check(in, j) {
 				out = append(out, Finding{Diagnostic: d, Rule: r.Name})
 			}
 		}
@@ -61,14 +73,14 @@ func at(j *spec.Job, path, format string, args ...any) []spec.Diagnostic {
 	return []spec.Diagnostic{{Pos: j.Pos, Path: "jobs." + j.Kind + path, Message: fmt.Sprintf(format, args...)}}
 }
 
-func noTimeout(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
+func noTimeout(_ *input, j *spec.Job) []spec.Diagnostic {
 	if j.Timeout > 0 {
 		return nil
 	}
 	return at(j, "", "no timeout: set timeout (or defaults.timeout) so a stuck handler is cancelled")
 }
 
-func unboundedRetries(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
+func unboundedRetries(_ *input, j *spec.Job) []spec.Diagnostic {
 	if j.MaxAttempts > 100 {
 		return at(j, ".retry.max_attempts", "%d attempts: retries this many are unlikely to succeed; fail the job and alert instead", j.MaxAttempts)
 	}
@@ -87,7 +99,7 @@ func rootKeys(v *spec.Version) map[string]*yaml.Node {
 	return out
 }
 
-func noRequired(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
+func noRequired(_ *input, j *spec.Job) []spec.Diagnostic {
 	if j.Schedule != nil {
 		return nil // scheduled jobs are enqueued with an empty payload on purpose
 	}
@@ -101,7 +113,7 @@ func noRequired(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
 	return at(j, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload has no required fields: {} is a valid payload")
 }
 
-func openPayload(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
+func openPayload(_ *input, j *spec.Job) []spec.Diagnostic {
 	v := j.Payload.Version(j.Payload.WriteVersion)
 	if v == nil {
 		return nil
@@ -112,7 +124,7 @@ func openPayload(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
 	return at(j, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload schema is open: add additionalProperties: false so unknown fields are rejected at enqueue")
 }
 
-func uniqueForever(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
+func uniqueForever(_ *input, j *spec.Job) []spec.Diagnostic {
 	u := j.Unique
 	if u == nil || u.Period > 0 {
 		return nil
@@ -125,9 +137,19 @@ func uniqueForever(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
 	return nil
 }
 
-func writeBehind(_ *spec.Project, j *spec.Job) []spec.Diagnostic {
-	if n := j.Payload.Newest().Number; j.Payload.WriteVersion < n {
-		return at(j, ".payload.write_version", "writes version %d while version %d exists", j.Payload.WriteVersion, n)
+// writeBehind flags a write_version left behind the newest version once the rollout
+// can be finished: the released workers (jobc.lock) already decode the newest. Before
+// that, writing the older version is step B of the rollout, not a mistake; without a
+// lock there is no telling, and nothing is reported.
+func writeBehind(in *input, j *spec.Job) []spec.Diagnostic {
+	n := j.Payload.Newest().Number
+	if j.Payload.WriteVersion >= n || in.lock == nil {
+		return nil
 	}
-	return nil
+	lj := in.lock.Jobs[j.Kind]
+	if lj == nil || lj.Highest() < n {
+		return nil
+	}
+	return at(j, ".payload.write_version", "writes version %d while the workers of the release in %s already decode version %d: set write_version: %d to finish the rollout",
+		j.Payload.WriteVersion, in.lock.Source, n, n)
 }

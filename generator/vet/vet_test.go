@@ -6,13 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/generator/vet"
 )
 
 func load(t *testing.T, yaml string) *spec.Project {
 	t.Helper()
-	dir := t.TempDir()
+	return loadIn(t, t.TempDir(), yaml)
+}
+
+func loadIn(t *testing.T, dir, yaml string) *spec.Project {
+	t.Helper()
 	if err := os.WriteFile(filepath.Join(dir, "jobc.yaml"), []byte(yaml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -58,8 +63,22 @@ func TestCleanSpecHasNoFindings(t *testing.T) {
 	}
 }
 
+// lockedProject loads yaml in a new directory whose jobc.lock records it as released.
+func lockedProject(t *testing.T, yaml string) *spec.Project {
+	t.Helper()
+	dir := t.TempDir()
+	l, err := contract.Lock(loadIn(t, dir, yaml))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.WriteLock(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	return loadIn(t, dir, yaml)
+}
+
 func TestEveryRuleFires(t *testing.T) {
-	fs := vet.Lint(load(t, sloppy), nil)
+	fs := vet.Lint(lockedProject(t, sloppy), nil)
 	fired := map[string]string{}
 	for _, f := range fs {
 		fired[f.Rule] = f.String()
@@ -75,7 +94,56 @@ func TestEveryRuleFires(t *testing.T) {
 	if !strings.Contains(fired["unbounded-retries"], "500 attempts") {
 		t.Errorf("unbounded-retries: %q", fired["unbounded-retries"])
 	}
-	if got := vet.Lint(load(t, sloppy), map[string]bool{"no-timeout": true}); len(got) != len(fs)-1 {
+	if got := vet.Lint(lockedProject(t, sloppy), map[string]bool{"no-timeout": true}); len(got) != len(fs)-1 {
 		t.Errorf("skipping no-timeout left %d findings, want %d", len(got), len(fs)-1)
+	}
+}
+
+// releaseA is a released spec; releaseB is the README's rollout step B on top of it:
+// version 2 is added and version 1 is still written.
+const releaseA = `version: 1
+package: jobs
+out: jobs
+jobs:
+  send_receipt:
+    timeout: 1m
+    retry: {max_attempts: 5, backoff: exponential, initial: 1s, max: 1h}
+    payload:
+      versions:
+        1:
+          schema: {type: object, additionalProperties: false, required: [email], properties: {email: {type: string}}}
+`
+
+const releaseB = releaseA + `        2:
+          changes: [rename: {from: email, to: recipient}]
+          schema: {type: object, additionalProperties: false, required: [recipient], properties: {recipient: {type: string}}}
+`
+
+// TestRolloutStepBPasses: vet used to fail step B of the README's rollout (write the
+// old version while the new one rolls out) with write-version-behind. It passes while
+// the release in jobc.lock does not decode version 2, and fails at write_version once
+// it does: then step C is due.
+func TestRolloutStepBPasses(t *testing.T) {
+	stepB := strings.Replace(releaseB, "    payload:\n", "    payload:\n      write_version: 1\n", 1)
+	dir := t.TempDir()
+	l, err := contract.Lock(loadIn(t, dir, releaseA))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.WriteLock(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if fs := vet.Lint(loadIn(t, dir, stepB), nil); len(fs) != 0 {
+		t.Errorf("step B of the rollout, release A locked: %v", fs)
+	}
+	if fs := vet.Lint(load(t, stepB), nil); len(fs) != 0 {
+		t.Errorf("step B of the rollout, no lock: %v", fs)
+	}
+
+	// Release B is locked: its workers decode version 2.
+	fs := vet.Lint(lockedProject(t, stepB), nil)
+	want := "jobc.yaml:5:3: jobs.send_receipt.payload.write_version: writes version 1 while the workers of the release in jobc.lock already decode version 2: set write_version: 2 to finish the rollout [write-version-behind]"
+	if len(fs) != 1 || fs[0].String() != want {
+		t.Errorf("after release B was locked: %v\nwant %s", fs, want)
 	}
 }
