@@ -305,6 +305,9 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	fixed.Store(true)
 	run("retry the group", chromedp.Click(`table.groups button.primary`, chromedp.ByQuery))
 	wantDialog("Retry all 3 failed jobs of kind send_email")
+	// The form's POST and its redirect must land before the next navigation, or
+	// Chromium aborts one of the two.
+	run("the group retried", chromedp.WaitVisible(`.flash`, chromedp.ByQuery))
 	for _, id := range group {
 		waitState("a retried job of the group", id, runtime.StateCompleted)
 	}
@@ -328,6 +331,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	}
 	run("resume", chromedp.Click(`form[action="/jobs/queues/email/resume"] button`, chromedp.ByQuery))
 	wantDialog("Resume queue email?")
+	run("resumed", chromedp.WaitVisible(`form[action="/jobs/queues/email/pause"]`, chromedp.ByQuery))
 	waitState("the held job after resume", held.ID, runtime.StateCompleted)
 
 	// The remaining pages, for the record, and the overview on a phone in dark mode.
