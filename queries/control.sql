@@ -34,14 +34,9 @@ SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORD
 -- below after (keyset pagination; NULL: from the newest).
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
-FROM jobc_jobs_all a
-WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
-  AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
-  AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
-  AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
-  AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
-  AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
-  AND (sqlc.narg(after)::bigint IS NULL OR a.id < sqlc.narg(after)::bigint)
+FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+    sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
+WHERE (sqlc.narg(after)::bigint IS NULL OR a.id < sqlc.narg(after)::bigint)
 ORDER BY a.id DESC
 LIMIT sqlc.arg(max);
 
@@ -59,13 +54,8 @@ LIMIT sqlc.arg(max);
 -- matched, how many changed, and the first 1,000 changed ids.
 WITH matched AS (
     SELECT a.id, a.kind, a.state, a.unique_key
-    FROM jobc_jobs_all a
-    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
-      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
-      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
-      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
-      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
-      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+    FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+      sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
 ), eligible AS (
     SELECT m.id FROM matched m
     WHERE m.state IN ('failed', 'cancelled', 'scheduled')
@@ -118,14 +108,9 @@ FROM woken w;
 -- How many jobs RetrySelected would change now, up to max.
 SELECT count(*)::bigint AS jobs FROM (
     SELECT 1
-    FROM jobc_jobs_all a
-    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
-      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
-      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
-      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
-      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
-      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
-      AND a.state IN ('failed', 'cancelled', 'scheduled')
+    FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+      sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
+    WHERE a.state IN ('failed', 'cancelled', 'scheduled')
       AND (a.unique_key IS NULL OR a.state = 'scheduled' OR NOT EXISTS (
           SELECT 1 FROM jobc_unique_keys u WHERE u.kind = a.kind AND u.key = a.unique_key AND u.job_id <> a.id))
     LIMIT sqlc.narg(max)::bigint
@@ -140,13 +125,8 @@ SELECT count(*)::bigint AS jobs FROM (
 -- the first 1,000 deleted ids.
 WITH matched AS (
     SELECT a.id, a.state
-    FROM jobc_jobs_all a
-    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
-      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
-      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
-      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
-      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
-      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
+    FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+      sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
 ), eligible AS (
     SELECT m.id FROM matched m WHERE m.state <> 'running' ORDER BY m.id DESC LIMIT sqlc.narg(max)::bigint
 ), finished AS (
@@ -168,13 +148,8 @@ SELECT (SELECT count(*) FROM matched)::bigint AS matched,
 -- How many jobs DeleteSelected would delete now, up to max.
 SELECT count(*)::bigint AS jobs FROM (
     SELECT 1
-    FROM jobc_jobs_all a
-    WHERE (sqlc.narg(ids)::bigint[] IS NULL OR a.id = ANY(sqlc.narg(ids)::bigint[]))
-      AND (sqlc.narg(kinds)::text[] IS NULL OR a.kind = ANY(sqlc.narg(kinds)::text[]))
-      AND (sqlc.narg(queues)::text[] IS NULL OR a.queue = ANY(sqlc.narg(queues)::text[]))
-      AND (sqlc.narg(states)::text[] IS NULL OR a.state::text = ANY(sqlc.narg(states)::text[]))
-      AND (sqlc.narg(error_class)::text IS NULL OR a.errors->-1->>'class' = sqlc.narg(error_class)::text)
-      AND (sqlc.narg(since)::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= sqlc.narg(since)::timestamptz)
-      AND a.state <> 'running'
+    FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+      sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
+    WHERE a.state <> 'running'
     LIMIT sqlc.narg(max)::bigint
 ) c;

@@ -152,5 +152,6 @@ func ExampleMigrate() {
 	// applied 0002_shared_rules
 	// applied 0003_control
 	// applied 0004_dashboard
+	// applied 0005_job_selection
 	// 0 <nil>
 }

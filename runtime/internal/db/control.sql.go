@@ -29,14 +29,9 @@ func (q *Queries) CancelPending(ctx context.Context, id int64) (int64, error) {
 const countDeletable = `-- name: CountDeletable :one
 SELECT count(*)::bigint AS jobs FROM (
     SELECT 1
-    FROM jobc_jobs_all a
-    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
-      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
-      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
-      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
-      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
-      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
-      AND a.state <> 'running'
+    FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+      $4::text[], $5::text, $6::timestamptz) a
+    WHERE a.state <> 'running'
     LIMIT $7::bigint
 ) c
 `
@@ -100,14 +95,9 @@ func (q *Queries) CountJobsByState(ctx context.Context) ([]CountJobsByStateRow, 
 const countRetryable = `-- name: CountRetryable :one
 SELECT count(*)::bigint AS jobs FROM (
     SELECT 1
-    FROM jobc_jobs_all a
-    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
-      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
-      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
-      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
-      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
-      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
-      AND a.state IN ('failed', 'cancelled', 'scheduled')
+    FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+      $4::text[], $5::text, $6::timestamptz) a
+    WHERE a.state IN ('failed', 'cancelled', 'scheduled')
       AND (a.unique_key IS NULL OR a.state = 'scheduled' OR NOT EXISTS (
           SELECT 1 FROM jobc_unique_keys u WHERE u.kind = a.kind AND u.key = a.unique_key AND u.job_id <> a.id))
     LIMIT $7::bigint
@@ -143,13 +133,8 @@ func (q *Queries) CountRetryable(ctx context.Context, arg CountRetryableParams) 
 const deleteSelected = `-- name: DeleteSelected :one
 WITH matched AS (
     SELECT a.id, a.state
-    FROM jobc_jobs_all a
-    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
-      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
-      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
-      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
-      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
-      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+    FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+      $4::text[], $5::text, $6::timestamptz) a
 ), eligible AS (
     SELECT m.id FROM matched m WHERE m.state <> 'running' ORDER BY m.id DESC LIMIT $7::bigint
 ), finished AS (
@@ -240,14 +225,9 @@ const listJobs = `-- name: ListJobs :many
 
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
-FROM jobc_jobs_all a
-WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
-  AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
-  AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
-  AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
-  AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
-  AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
-  AND ($7::bigint IS NULL OR a.id < $7::bigint)
+FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+    $4::text[], $5::text, $6::timestamptz) a
+WHERE ($7::bigint IS NULL OR a.id < $7::bigint)
 ORDER BY a.id DESC
 LIMIT $8
 `
@@ -339,13 +319,8 @@ func (q *Queries) RequestCancel(ctx context.Context, id int64) (int64, error) {
 const retrySelected = `-- name: RetrySelected :one
 WITH matched AS (
     SELECT a.id, a.kind, a.state, a.unique_key
-    FROM jobc_jobs_all a
-    WHERE ($1::bigint[] IS NULL OR a.id = ANY($1::bigint[]))
-      AND ($2::text[] IS NULL OR a.kind = ANY($2::text[]))
-      AND ($3::text[] IS NULL OR a.queue = ANY($3::text[]))
-      AND ($4::text[] IS NULL OR a.state::text = ANY($4::text[]))
-      AND ($5::text IS NULL OR a.errors->-1->>'class' = $5::text)
-      AND ($6::timestamptz IS NULL OR coalesce(a.finished_at, a.created_at) >= $6::timestamptz)
+    FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+      $4::text[], $5::text, $6::timestamptz) a
 ), eligible AS (
     SELECT m.id FROM matched m
     WHERE m.state IN ('failed', 'cancelled', 'scheduled')
