@@ -60,20 +60,23 @@ FROM jobc_finish(sqlc.arg(ids)::bigint[], sqlc.arg(state)::jobc_state, sqlc.arg(
                  sqlc.arg(owner)::text, sqlc.arg(attempts)::int[]) AS f(id);
 
 -- name: RetryJobs :many
--- Returns the given attempts to the queue at their next run time, appending each one's
--- error. A job due now becomes available (and wakes sleeping workers); a later one is
--- scheduled.
+-- Returns the given attempts to the queue at their run times. A retry appends each
+-- one's error; a snooze (the handler returned runtime.Snooze: "not yet", not "failed")
+-- records no error and does not count the attempt. A job due now becomes available
+-- (and wakes sleeping workers); a later one is scheduled.
 WITH f AS (
     SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats,
-           sqlc.arg(errors)::jsonb[] AS errs
+           sqlc.narg(errors)::jsonb[] AS errs, sqlc.arg(snooze)::boolean AS snooze
 ), retried AS (
     UPDATE jobc_jobs j
     SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
                      ELSE 'scheduled'::jobc_state END,
         available_at = f.ats[array_position(f.ids, j.id)],
+        attempt = CASE WHEN f.snooze THEN j.attempt - 1 ELSE j.attempt END,
         lease_owner = NULL,
         lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)])
+        errors = CASE WHEN f.snooze THEN j.errors
+                      ELSE j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)]) END
     FROM f
     WHERE j.id = ANY(f.ids)
       AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
@@ -108,26 +111,3 @@ FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)
 INSERT INTO jobc_idempotency_keys (key, job_id) VALUES (sqlc.arg(key), sqlc.arg(job_id))
 ON CONFLICT (key) DO NOTHING;
 
--- name: SnoozeJobs :many
--- Reschedules the given attempts at their run times without counting the attempt and
--- without recording an error (a handler returned runtime.Snooze): "not yet", not
--- "failed". A job due now becomes available and wakes sleeping workers.
-WITH f AS (
-    SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats
-), snoozed AS (
-    UPDATE jobc_jobs j
-    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
-                     ELSE 'scheduled'::jobc_state END,
-        available_at = f.ats[array_position(f.ids, j.id)],
-        attempt = j.attempt - 1,
-        lease_owner = NULL,
-        lease_expires_at = NULL
-    FROM f
-    WHERE j.id = ANY(f.ids)
-      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
-      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
-    RETURNING j.id, j.queue, j.state
-), woken AS (
-    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT s.queue FROM snoozed s WHERE s.state = 'available') q
-)
-SELECT s.id FROM snoozed s, woken;

@@ -198,9 +198,9 @@ func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 		case outcomeRetry:
 			name = "retried"
 			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
-		case outcomeSnooze:
+		case outcomeSnooze: // a retry that records no error and does not count the attempt
 			name = "snoozed"
-			done, err = w.outcomes.SnoozeJobs(ctx, db.SnoozeJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Owner: owner})
+			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
 		case outcomeRelease:
 			_, err = w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
 			done = ids // a release of a job rescued meanwhile has nothing to say

@@ -55,7 +55,7 @@ func objects() []object {
 	)
 	return []object{
 		// ClaimJobs, ExtendLeases, RetryJobs, ReleaseJobs, PromoteScheduled,
-		// RescueExpired, AgeWaitingJobs, RewritePayloads, SnoozeJobs, RetrySelected:
+		// RescueExpired, AgeWaitingJobs, RewritePayloads, RetrySelected:
 		// UPDATE (and SELECT FOR UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx,
 		// CancelPending, DeleteSelected and the rescuer move rows out: DELETE; enqueue,
 		// the periodic scheduler and RetrySelected (back from jobc_jobs_finished): INSERT.

@@ -312,19 +312,21 @@ func (q *Queries) ReleaseJobs(ctx context.Context, arg ReleaseJobsParams) ([]int
 const retryJobs = `-- name: RetryJobs :many
 WITH f AS (
     SELECT $1::bigint[] AS ids, $2::timestamptz[] AS ats,
-           $3::jsonb[] AS errs
+           $3::jsonb[] AS errs, $4::boolean AS snooze
 ), retried AS (
     UPDATE jobc_jobs j
     SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
                      ELSE 'scheduled'::jobc_state END,
         available_at = f.ats[array_position(f.ids, j.id)],
+        attempt = CASE WHEN f.snooze THEN j.attempt - 1 ELSE j.attempt END,
         lease_owner = NULL,
         lease_expires_at = NULL,
-        errors = j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)])
+        errors = CASE WHEN f.snooze THEN j.errors
+                      ELSE j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)]) END
     FROM f
     WHERE j.id = ANY(f.ids)
-      AND j.attempt = ($4::int[])[array_position(f.ids, j.id)]
-      AND j.state = 'running' AND j.lease_owner = $5::text
+      AND j.attempt = ($5::int[])[array_position(f.ids, j.id)]
+      AND j.state = 'running' AND j.lease_owner = $6::text
     RETURNING j.id, j.queue, j.state
 ), woken AS (
     SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM retried r WHERE r.state = 'available') q
@@ -336,75 +338,21 @@ type RetryJobsParams struct {
 	Ids          []int64
 	AvailableAts []time.Time
 	Errors       [][]byte
+	Snooze       bool
 	Attempts     []int32
 	Owner        string
 }
 
-// Returns the given attempts to the queue at their next run time, appending each one's
-// error. A job due now becomes available (and wakes sleeping workers); a later one is
-// scheduled.
+// Returns the given attempts to the queue at their run times. A retry appends each
+// one's error; a snooze (the handler returned runtime.Snooze: "not yet", not "failed")
+// records no error and does not count the attempt. A job due now becomes available
+// (and wakes sleeping workers); a later one is scheduled.
 func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, retryJobs,
 		arg.Ids,
 		arg.AvailableAts,
 		arg.Errors,
-		arg.Attempts,
-		arg.Owner,
-	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const snoozeJobs = `-- name: SnoozeJobs :many
-WITH f AS (
-    SELECT $1::bigint[] AS ids, $2::timestamptz[] AS ats
-), snoozed AS (
-    UPDATE jobc_jobs j
-    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
-                     ELSE 'scheduled'::jobc_state END,
-        available_at = f.ats[array_position(f.ids, j.id)],
-        attempt = j.attempt - 1,
-        lease_owner = NULL,
-        lease_expires_at = NULL
-    FROM f
-    WHERE j.id = ANY(f.ids)
-      AND j.attempt = ($3::int[])[array_position(f.ids, j.id)]
-      AND j.state = 'running' AND j.lease_owner = $4::text
-    RETURNING j.id, j.queue, j.state
-), woken AS (
-    SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT s.queue FROM snoozed s WHERE s.state = 'available') q
-)
-SELECT s.id FROM snoozed s, woken
-`
-
-type SnoozeJobsParams struct {
-	Ids          []int64
-	AvailableAts []time.Time
-	Attempts     []int32
-	Owner        string
-}
-
-// Reschedules the given attempts at their run times without counting the attempt and
-// without recording an error (a handler returned runtime.Snooze): "not yet", not
-// "failed". A job due now becomes available and wakes sleeping workers.
-func (q *Queries) SnoozeJobs(ctx context.Context, arg SnoozeJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, snoozeJobs,
-		arg.Ids,
-		arg.AvailableAts,
+		arg.Snooze,
 		arg.Attempts,
 		arg.Owner,
 	)
