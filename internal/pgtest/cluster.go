@@ -92,6 +92,28 @@ func (cfg Config) StartCluster(ctx context.Context) (*Cluster, error) {
 	return c, nil
 }
 
+// newCluster makes a Cluster in a new temp directory under base, on a free port; nothing
+// runs there yet.
+func newCluster(base, prefix string, bin Binaries, acct *account, log *slog.Logger) (*Cluster, error) {
+	dir, err := os.MkdirTemp(base, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("create temp dir: %w", err)
+	}
+	port, err := freePort()
+	if err != nil {
+		return nil, errors.Join(err, os.RemoveAll(dir))
+	}
+	return &Cluster{
+		bin:     bin,
+		acct:    acct,
+		log:     log,
+		dir:     dir,
+		dataDir: filepath.Join(dir, "data"),
+		logFile: filepath.Join(dir, "postgres.log"),
+		port:    port,
+	}, nil
+}
+
 // startCluster creates the temp directory, runs initdb and starts the server.
 // On failure everything is cleaned up again.
 func startCluster(ctx context.Context, bin Binaries, log *slog.Logger) (_ *Cluster, err error) {
@@ -104,22 +126,9 @@ func startCluster(ctx context.Context, bin Binaries, log *slog.Logger) (_ *Clust
 	if len(base) > maxSocketBase || (acct != nil && !othersCanTraverse(base)) {
 		base = "/tmp"
 	}
-	dir, err := os.MkdirTemp(base, "pgtest-")
+	c, err := newCluster(base, "pgtest-", bin, acct, log)
 	if err != nil {
-		return nil, fmt.Errorf("create temp dir: %w", err)
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, errors.Join(err, os.RemoveAll(dir))
-	}
-	c := &Cluster{
-		bin:     bin,
-		acct:    acct,
-		log:     log,
-		dir:     dir,
-		dataDir: filepath.Join(dir, "data"),
-		logFile: filepath.Join(dir, "postgres.log"),
-		port:    port,
+		return nil, err
 	}
 	defer func() {
 		if err != nil {
@@ -130,7 +139,7 @@ func startCluster(ctx context.Context, bin Binaries, log *slog.Logger) (_ *Clust
 			}
 		}
 	}()
-	if err := acct.chown(dir); err != nil {
+	if err := acct.chown(c.dir); err != nil {
 		return nil, err
 	}
 	if err := c.startWatchdog(); err != nil {
@@ -152,7 +161,7 @@ func startCluster(ctx context.Context, bin Binaries, log *slog.Logger) (_ *Clust
 		return nil, err
 	}
 	log.Info("pgtest: started throwaway PostgreSQL cluster",
-		"dir", dir, "bin", bin.Dir, "as", acct.String(),
+		"dir", c.dir, "bin", bin.Dir, "as", acct.String(),
 		"initdb", initialized.Sub(began).Round(time.Millisecond),
 		"total", time.Since(began).Round(time.Millisecond))
 	return c, nil

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -22,22 +21,9 @@ import (
 func (c *Cluster) StartStandby(ctx context.Context) (_ *Cluster, err error) {
 	began := time.Now()
 	base := filepath.Dir(c.dir)
-	dir, err := os.MkdirTemp(base, "pgtest-standby-")
+	s, err := newCluster(base, "pgtest-standby-", c.bin, c.acct, c.log)
 	if err != nil {
-		return nil, fmt.Errorf("pgtest: start standby: create temp dir: %w", err)
-	}
-	port, err := freePort()
-	if err != nil {
-		return nil, fmt.Errorf("pgtest: start standby: %w", errors.Join(err, os.RemoveAll(dir)))
-	}
-	s := &Cluster{
-		bin:     c.bin,
-		acct:    c.acct,
-		log:     c.log,
-		dir:     dir,
-		dataDir: filepath.Join(dir, "data"),
-		logFile: filepath.Join(dir, "postgres.log"),
-		port:    port,
+		return nil, fmt.Errorf("pgtest: start standby: %w", err)
 	}
 	defer func() {
 		if err != nil {
@@ -46,7 +32,7 @@ func (c *Cluster) StartStandby(ctx context.Context) (_ *Cluster, err error) {
 			err = fmt.Errorf("pgtest: start standby: %w", errors.Join(err, s.Destroy(dctx)))
 		}
 	}()
-	if err := s.acct.chown(dir); err != nil {
+	if err := s.acct.chown(s.dir); err != nil {
 		return nil, err
 	}
 	if err := s.startWatchdog(); err != nil {
@@ -68,7 +54,7 @@ func (c *Cluster) StartStandby(ctx context.Context) (_ *Cluster, err error) {
 	if err := s.start(ctx); err != nil {
 		return nil, err
 	}
-	c.log.Info("pgtest: started streaming standby", "of", c.dir, "dir", dir,
+	c.log.Info("pgtest: started streaming standby", "of", c.dir, "dir", s.dir,
 		"total", time.Since(began).Round(time.Millisecond).String())
 	return s, nil
 }
