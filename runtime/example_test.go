@@ -153,5 +153,6 @@ func ExampleMigrate() {
 	// applied 0003_control
 	// applied 0004_dashboard
 	// applied 0005_job_selection
+	// applied 0006_events
 	// 0 <nil>
 }

@@ -103,9 +103,16 @@ func objects() []object {
 		// and CountJobsByState read it.
 		{kind: "TABLE", name: "jobc_jobs_all", // GRANT ... ON TABLE covers views
 			worker: []string{sel}, readOnly: []string{sel}},
+		// The outbox (migration 0006): Publish<Event> inserts rows in the business
+		// transaction (and reads back their ids); relays claim, mark and prune them.
+		{kind: "TABLE", name: "jobc_events",
+			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id)", ins}, readOnly: []string{sel}},
 		// The identity sequence of jobc_jobs.id: InsertUniqueJob and ReserveJobIDs
 		// (EnqueueMany) take ids with nextval.
 		{kind: "SEQUENCE", name: "jobc_jobs_id_seq",
+			worker: []string{"USAGE"}, producer: []string{"USAGE"}},
+		// The identity sequence of jobc_events.id, for Publish<Event>Many's reserved ids.
+		{kind: "SEQUENCE", name: "jobc_events_id_seq",
 			worker: []string{"USAGE"}, producer: []string{"USAGE"}},
 	}
 }
