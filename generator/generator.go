@@ -99,6 +99,13 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
 	res.Files = append(res.Files, File{Path: filepath.Join(p.Out, CatalogFileName), Content: b})
+	if p.Producers.TypeScript != "" {
+		f, err := typescriptFile(p, jobs)
+		if err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, f)
+	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	return res, nil
 }
@@ -160,6 +167,7 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 		jobs = append(jobs, b.job)
 	}
 	diags = append(diags, names.Collisions(ids)...)
+	diags = append(diags, typescriptErrors(p, built)...)
 	diags = append(diags, contractErrors(p, base)...)
 	if len(diags) > 0 {
 		return nil, diags, nil
@@ -311,6 +319,9 @@ func WriteWith(res *Result, o WriteOptions) error {
 	for _, f := range res.Files {
 		path := filepath.Join(p.Dir, f.Path)
 		want[path] = true
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return fmt.Errorf("jobc: create %s: %w", filepath.Dir(path), err)
+		}
 		if err := writeIfChanged(path, f.Content); err != nil {
 			return err
 		}

@@ -1,0 +1,84 @@
+// Enqueues jobs through the generated TypeScript producers (../../web/jobs.ts) into the
+// database at DATABASE_URL, whose orders table the Go test created, and prints what
+// happened as one JSON object: the Go test checks it against the rows.
+import { Client, Pool } from "pg";
+import { enqueueReindexProduct, enqueueSendReceipt, type SendReceiptPayload } from "../../web/jobs";
+
+interface Outcome {
+  committed: string;
+  rolledBack: string;
+  duplicate: string;
+  scheduled: string;
+  invalid: string[];
+}
+
+async function main(): Promise<void> {
+  const connectionString = process.env["DATABASE_URL"];
+  if (!connectionString) {
+    throw new Error("DATABASE_URL is not set");
+  }
+  const client = new Client({ connectionString });
+  const pool = new Pool({ connectionString, max: 1 });
+  await client.connect();
+  try {
+    const receipt: SendReceiptPayload = {
+      order_id: 42,
+      email: "ada@example.com",
+      locale: "de",
+      total: { minor_units: 1999, currency: "EUR" },
+      lines: [{ sku: "BOOK-1", quantity: 2, unit_price: { minor_units: 999, currency: "EUR" } }],
+      note: null,
+      paid_at: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)).toISOString(),
+    };
+
+    // The order and its receipt job commit together.
+    await client.query("BEGIN");
+    await client.query("INSERT INTO orders (id) VALUES ($1)", [42]);
+    const committed = await enqueueSendReceipt(client, receipt, { priority: 2 });
+    await client.query("COMMIT");
+
+    // A rollback leaves neither.
+    await client.query("BEGIN");
+    await client.query("INSERT INTO orders (id) VALUES ($1)", [43]);
+    const rolledBack = await enqueueSendReceipt(client, { ...receipt, order_id: 43 });
+    await client.query("ROLLBACK");
+
+    // order_id is send_receipt's unique key: the job of order 42 holds it.
+    const duplicate = await enqueueSendReceipt(client, { order_id: 42, email: "bob@example.com", locale: "en" });
+
+    // Through a pool, scheduled, with a dedup key; full is left to its default.
+    const scheduled = await enqueueReindexProduct(
+      pool,
+      { product_id: 7, batches: [[1, 2], [3]] },
+      { runAt: new Date(Date.UTC(2100, 0, 1)), dedupKey: "reindex-7" },
+    );
+
+    // Payloads the types accept but the schema does not, and one that bypasses the
+    // types: each rejects, naming the field and the rule.
+    const invalid: string[] = [];
+    const bad: unknown[] = [
+      { order_id: 0, email: "ada@example.com", locale: "en" },
+      { order_id: 44, email: "ada@example.com", locale: "en", lines: [{ sku: "bad sku", quantity: 1 }] },
+      { order_id: "44", email: "ada@example.com", locale: "en" },
+    ];
+    for (const payload of bad) {
+      try {
+        await enqueueSendReceipt(client, payload as SendReceiptPayload);
+        invalid.push("accepted");
+      } catch (err) {
+        invalid.push(err instanceof Error ? err.message : String(err));
+      }
+    }
+
+    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, invalid };
+    process.stdout.write(JSON.stringify(outcome) + "\n");
+  } finally {
+    await client.end();
+    await pool.end();
+  }
+}
+
+main().catch((err: unknown) => {
+  console.error(err);
+  process.exit(1);
+});
