@@ -1,0 +1,304 @@
+package typescript_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/generator"
+	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/testkit"
+	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/testdata/typescript_producers/jobs"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// fixture is the golden case whose TypeScript the node project compiles and runs.
+const fixture = "../../../testdata/typescript_producers"
+
+// updateEnv rewrites bad/wrong_payload.errors, as it rewrites the golden cases.
+const updateEnv = "JOBC_UPDATE_GOLDEN"
+
+// TestNodeProducers generates the fixture's TypeScript and SQL producers, installs the
+// node project (pg, @types/pg and typescript as pinned in its package-lock.json) and
+// holds the generated code to what a TypeScript producer relies on: it type-checks
+// under strict settings, with every node-postgres client type as a Queryable; payloads
+// of the wrong type fail to compile with the expected errors; and, run by Node against
+// a real PostgreSQL, it enqueues in the caller's transaction jobs that a Go worker of
+// the same spec runs.
+func TestNodeProducers(t *testing.T) {
+	dir := project(t)
+	npm(t, filepath.Join(dir, "node"), "ci", "--prefer-offline", "--no-audit", "--no-fund")
+
+	t.Run("compiles", func(t *testing.T) {
+		if out, err := tsc(t, dir, "tsconfig.json"); err != nil {
+			t.Fatalf("tsc -p tsconfig.json: %v\n%s", err, out)
+		}
+	})
+	t.Run("wrong payloads do not compile", func(t *testing.T) {
+		out, err := tsc(t, dir, "tsconfig.bad.json")
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			t.Fatalf("tsc -p tsconfig.bad.json: want it to fail with errors, got %v\n%s", err, out)
+		}
+		want := filepath.Join(fixture, "node", "bad", "wrong_payload.errors")
+		if os.Getenv(updateEnv) != "" {
+			if err := os.WriteFile(want, out, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		wantOut, err := os.ReadFile(want)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if string(out) != string(wantOut) {
+			t.Errorf("tsc's errors differ (rerun with %s=1 to accept)\n--- got\n%s--- want (%s)\n%s", updateEnv, out, want, wantOut)
+		}
+	})
+	t.Run("enqueues in the caller's transaction", func(t *testing.T) {
+		enqueueFromNode(t, dir)
+	})
+}
+
+// outcome is what src/enqueue.ts prints.
+type outcome struct {
+	Committed  string   `json:"committed"`
+	RolledBack string   `json:"rolledBack"`
+	Duplicate  string   `json:"duplicate"`
+	Scheduled  string   `json:"scheduled"`
+	Invalid    []string `json:"invalid"`
+}
+
+func enqueueFromNode(t *testing.T, dir string) {
+	ctx := t.Context()
+	pool := testkit.MigratedSchema(t)
+	producers, err := os.ReadFile(filepath.Join(dir, "db", "jobc_producers.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, string(producers)); err != nil {
+		t.Fatalf("apply db/jobc_producers.sql: %v", err)
+	}
+	if _, err := pool.Exec(ctx, "CREATE TABLE orders (id bigint PRIMARY KEY)"); err != nil {
+		t.Fatal(err)
+	}
+
+	cmd := exec.CommandContext(ctx, "node", filepath.Join("dist", "node", "src", "enqueue.js"))
+	cmd.Dir = filepath.Join(dir, "node")
+	cmd.Env = append(os.Environ(), "DATABASE_URL="+pgtest.SchemaConnString(t, pgtest.SchemaOf(pool)))
+	stdout, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("node src/enqueue.js: %v\n%s%s", err, stdout, stderrOf(err))
+	}
+	var got outcome
+	if err := json.Unmarshal(stdout, &got); err != nil {
+		t.Fatalf("node src/enqueue.js printed %q: %v", stdout, err)
+	}
+
+	// The committed order has its job, as the TypeScript wrote it (version 2, and
+	// no more: the SQL function adds nothing to a full payload); the rolled-back one
+	// has neither.
+	var orders []int64
+	rows, err := pool.Query(ctx, "SELECT id FROM orders ORDER BY id")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		orders = append(orders, id)
+	}
+	if rows.Err() != nil || fmt.Sprint(orders) != "[42]" {
+		t.Errorf("orders = %v (%v), want [42]: the committed order only", orders, rows.Err())
+	}
+	committed := jobRow(t, pool, got.Committed)
+	if want := (row{Kind: "send_receipt", Queue: "email", State: "available", Priority: 2, Version: 2,
+		Payload: `{"note": null, "email": "ada@example.com", "lines": [{"sku": "BOOK-1", "quantity": 2, "unit_price": {"currency": "EUR", "minor_units": 999}}], "total": {"currency": "EUR", "minor_units": 1999}, "locale": "de", "paid_at": "2026-01-02T03:04:05.000Z", "order_id": 42}`}); committed != want {
+		t.Errorf("the committed job is\n%+v\nwant\n%+v", committed, want)
+	}
+	if r := jobRow(t, pool, got.RolledBack); r.Kind != "" {
+		t.Errorf("the job enqueued in the rolled-back transaction exists: %+v", r)
+	}
+	if got.Duplicate != got.Committed {
+		t.Errorf("enqueueing order 42 again returned job %s, want %s: order_id is the unique key", got.Duplicate, got.Committed)
+	}
+	// The pool's job is scheduled, with its default filled in.
+	scheduled := jobRow(t, pool, got.Scheduled)
+	if want := (row{Kind: "reindex_product", Queue: "default", State: "scheduled", Priority: 5, Version: 1,
+		Payload: `{"full": false, "batches": [[1, 2], [3]], "product_id": 7}`, AvailableAt: "2100-01-01T00:00:00Z", UniqueKey: "reindex-7"}); scheduled != want {
+		t.Errorf("the scheduled job is\n%+v\nwant\n%+v", scheduled, want)
+	}
+	// Each invalid payload was refused with its JSON pointer and rule.
+	wantInvalid := [][]string{{"/order_id", "minimum"}, {"/lines/0/sku", "pattern"}, {"/order_id", "integer"}}
+	if len(got.Invalid) != len(wantInvalid) {
+		t.Fatalf("invalid payloads: got %q, want %d errors", got.Invalid, len(wantInvalid))
+	}
+	for i, msg := range got.Invalid {
+		for _, w := range wantInvalid[i] {
+			if !strings.Contains(msg, w) {
+				t.Errorf("invalid payload %d: error %q does not name %q", i, msg, w)
+			}
+		}
+	}
+	var n int
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM jobc_jobs").Scan(&n); err != nil || n != 2 {
+		t.Errorf("jobc_jobs holds %d jobs (%v), want 2: the committed and the scheduled", n, err)
+	}
+
+	// A Go worker of the same spec runs the job, upcast to version 3.
+	h := &receipts{}
+	cfg := testkit.Config()
+	w := runtime.NewWorker(pool, cfg)
+	if err := jobs.RegisterSendReceipt(w, h); err != nil {
+		t.Fatal(err)
+	}
+	testkit.RunWorker(t, w)
+	testkit.WaitFor(t, "the send_receipt job to complete", cfg.PollInterval, 20*cfg.LeaseDuration,
+		func() bool { return jobRow(t, pool, got.Committed).State == "completed" },
+		func() string { return fmt.Sprintf("%+v; handled %v", jobRow(t, pool, got.Committed), h.seen()) })
+	seen := h.seen()
+	if len(seen) != 1 {
+		t.Fatalf("the handler ran %d times, want once: %v", len(seen), seen)
+	}
+	p := seen[0]
+	if p.OrderID != 42 || p.Locale != jobs.SendReceiptV3LocaleDe || p.Channel != jobs.SendReceiptV3ChannelEmail ||
+		p.Total == nil || p.Total.MinorUnits != 1999 || len(p.Lines) != 1 || p.Lines[0].Quantity != 2 ||
+		p.PaidAt == nil || !p.PaidAt.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
+		t.Errorf("the handler received %+v", p)
+	}
+}
+
+// receipts is a send_receipt handler that records what it receives.
+type receipts struct {
+	mu  sync.Mutex
+	got []jobs.SendReceipt
+}
+
+func (r *receipts) HandleSendReceipt(_ context.Context, _ jobs.SendReceiptJob, p jobs.SendReceipt) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.got = append(r.got, p)
+	return nil
+}
+
+func (r *receipts) seen() []jobs.SendReceipt {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]jobs.SendReceipt(nil), r.got...)
+}
+
+// row is what the test checks of a job; the zero row when there is no such job.
+type row struct {
+	Kind, Queue, State string
+	Priority, Version  int
+	Payload            string // jsonb's text
+	AvailableAt        string // RFC 3339 in UTC, for scheduled jobs only
+	UniqueKey          string
+}
+
+func jobRow(t *testing.T, pool *pgxpool.Pool, id string) row {
+	t.Helper()
+	var r row
+	var at time.Time
+	var key *string
+	err := pool.QueryRow(t.Context(), `SELECT kind, queue, state::text, priority, payload_version, payload::text, available_at, unique_key
+		FROM jobc_jobs WHERE id = $1::bigint`, id).Scan(&r.Kind, &r.Queue, &r.State, &r.Priority, &r.Version, &r.Payload, &at, &key)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return row{}
+	}
+	if err != nil {
+		t.Fatalf("job %s: %v", id, err)
+	}
+	if r.State == "scheduled" {
+		r.AvailableAt = at.UTC().Format(time.RFC3339)
+	}
+	if key != nil {
+		r.UniqueKey = *key
+	}
+	return r
+}
+
+// project generates the fixture into a temporary directory, beside a copy of the node
+// project (without node_modules), and returns the directory.
+func project(t *testing.T) string {
+	t.Helper()
+	res, err := generator.Generate(t.Context(), fixture)
+	if err != nil {
+		t.Fatalf("generate %s: %v", fixture, err)
+	}
+	dir := t.TempDir()
+	for _, f := range res.Files {
+		path := filepath.Join(dir, f.Path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, f.Content, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	src := filepath.Join(fixture, "node")
+	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			if d.Name() == "node_modules" || d.Name() == "dist" {
+				return filepath.SkipDir
+			}
+			return os.MkdirAll(filepath.Join(dir, "node", rel), 0o755)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dir, "node", rel), b, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s: %v", src, err)
+	}
+	return dir
+}
+
+// npm runs npm in dir; it must be on PATH (.ci/run installs Node and npm).
+func npm(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "npm", args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("npm %s in %s: %v\n%s", strings.Join(args, " "), dir, err, out)
+	}
+}
+
+// tsc runs the node project's TypeScript compiler on a tsconfig, and returns its
+// diagnostics, one per line, without colours.
+func tsc(t *testing.T, dir, config string) ([]byte, error) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "node", filepath.Join("node_modules", "typescript", "bin", "tsc"), "-p", config, "--pretty", "false")
+	cmd.Dir = filepath.Join(dir, "node")
+	return cmd.CombinedOutput()
+}
+
+func stderrOf(err error) []byte {
+	var exit *exec.ExitError
+	if errors.As(err, &exit) {
+		return exit.Stderr
+	}
+	return nil
+}
