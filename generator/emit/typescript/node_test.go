@@ -48,6 +48,12 @@ func TestNodeProducers(t *testing.T) {
 			t.Fatalf("tsc -p tsconfig.json: %v\n%s", err, out)
 		}
 	})
+	t.Run("every golden case compiles", func(t *testing.T) {
+		goldenTypeScript(t, dir)
+		if out, err := tsc(t, dir, "tsconfig.golden.json"); err != nil {
+			t.Fatalf("tsc -p tsconfig.golden.json: %v\n%s", err, out)
+		}
+	})
 	t.Run("wrong payloads do not compile", func(t *testing.T) {
 		out, err := tsc(t, dir, "tsconfig.bad.json")
 		var exit *exec.ExitError
@@ -252,8 +258,65 @@ func project(t *testing.T) string {
 			t.Fatal(err)
 		}
 	}
-	src := filepath.Join(fixture, "node")
-	err = filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
+	copyTree(t, filepath.Join(fixture, "node"), filepath.Join(dir, "node"))
+	if err := os.MkdirAll(filepath.Join(dir, "node", "golden"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return dir
+}
+
+// goldenTypeScript generates the TypeScript producers of every golden case that
+// generates code (adding producers to the spec of those without) into golden/ of the
+// node project, where tsconfig.golden.json compiles them.
+func goldenTypeScript(t *testing.T, dir string) {
+	t.Helper()
+	cases, err := filepath.Glob(filepath.Join(fixture, "..", "*", "jobc.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, cfg := range cases {
+		src := filepath.Dir(cfg)
+		if _, err := os.Stat(filepath.Join(src, "error.txt")); err == nil {
+			continue
+		}
+		name := filepath.Base(src)
+		tmp := filepath.Join(t.TempDir(), name)
+		copyTree(t, src, tmp)
+		spec, err := os.ReadFile(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(spec), "\nproducers:") {
+			spec = append(spec, "\nproducers: {sql: db/jobc_producers.sql, typescript: web/jobs.ts}\n"...)
+			if err := os.WriteFile(filepath.Join(tmp, "jobc.yaml"), spec, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		res, err := generator.Generate(t.Context(), tmp)
+		if err != nil {
+			t.Errorf("%s with TypeScript producers: %v", name, err)
+			continue
+		}
+		for _, f := range res.Files {
+			if f.Path == res.Project.Producers.TypeScript {
+				if err := os.WriteFile(filepath.Join(dir, "node", "golden", name+".ts"), f.Content, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no golden case generated TypeScript")
+	}
+	t.Logf("generated the TypeScript producers of %d golden cases", n)
+}
+
+// copyTree copies the files under src to dst, leaving out node_modules and dist.
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -262,18 +325,17 @@ func project(t *testing.T) string {
 			if d.Name() == "node_modules" || d.Name() == "dist" {
 				return filepath.SkipDir
 			}
-			return os.MkdirAll(filepath.Join(dir, "node", rel), 0o755)
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
 		}
 		b, err := os.ReadFile(path)
 		if err != nil {
 			return err
 		}
-		return os.WriteFile(filepath.Join(dir, "node", rel), b, 0o644)
+		return os.WriteFile(filepath.Join(dst, rel), b, 0o644)
 	})
 	if err != nil {
 		t.Fatalf("copy %s: %v", src, err)
 	}
-	return dir
 }
 
 // npm runs npm in dir; it must be on PATH (.ci/run installs Node and npm).
