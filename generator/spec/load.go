@@ -160,6 +160,7 @@ func (l *loader) config(root node, p *Project) {
 		"defaults":      func(v node) { l.defaults(v, p) },
 		"error_classes": func(v node) { classes = v },
 		"jobs":          func(v node) { jobs = v },
+		"producers":     func(v node) { l.producers(v, p) },
 	})
 	if present == nil {
 		return
@@ -175,6 +176,29 @@ func (l *loader) config(root node, p *Project) {
 	if jobs.Node != nil {
 		l.jobs(jobs, p)
 	}
+}
+
+// producers reads the producers section: the file each producer language gets.
+func (l *loader) producers(n node, p *Project) {
+	file := func(v node, ext string, to *string, at *Pos) {
+		s, ok := l.str(v)
+		if !ok {
+			return
+		}
+		clean := filepath.Clean(s)
+		switch {
+		case filepath.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)):
+			l.d.add(v.pos(), v.path, "%q must be a file inside the project", s)
+		case filepath.Ext(clean) != ext:
+			l.d.add(v.pos(), v.path, "%q must be a %s file", s, ext)
+		default:
+			*to, *at = filepath.ToSlash(clean), v.pos()
+		}
+	}
+	l.mapping(n, map[string]field{
+		"sql":        func(v node) { file(v, ".sql", &p.Producers.SQL, &p.Producers.SQLPos) },
+		"typescript": func(v node) { file(v, ".ts", &p.Producers.TypeScript, &p.Producers.TypeScriptPos) },
+	})
 }
 
 var (

@@ -24,6 +24,20 @@ type Project struct {
 	Classes  []*ErrorClass     // in declaration order
 	Jobs     []*Job            // sorted by kind
 	Defaults Defaults
+	// Producers names the files generated for producers in other languages.
+	Producers Producers
+}
+
+// Producers are the files `jobc generate` writes for code that enqueues jobs without
+// the generated Go: paths relative to the project directory, "" for none.
+type Producers struct {
+	// SQL holds a jobc_enqueue_<kind> function per job type, applied like a migration.
+	SQL    string
+	SQLPos Pos
+	// TypeScript holds payload types and enqueue functions for node-postgres, which
+	// call the SQL functions.
+	TypeScript    string
+	TypeScriptPos Pos
 }
 
 // Defaults apply to every job that does not set the field.
