@@ -127,6 +127,11 @@ BEGIN
             WHEN cp BETWEEN 128 AND 159 OR cp IN (8232, 8233) THEN E'\\u' || lpad(to_hex(cp), 4, '0')
             ELSE c END;
     END LOOP;
+    IF NOT p_double AND right(p, 1) = E'\\' THEN
+        -- Go's messages unescape \" after strconv.Quote, which takes the escaped
+        -- final backslash and the closing quote for one: 'a\' for a\, not 'a\\'.
+        out := left(out, -1);
+    END IF;
     RETURN q || out || q;
 END
 $$;
@@ -172,7 +177,7 @@ BEGIN
             -- strconv's 'e' format, with encoding/json's cleanup of e-07 to e-7.
             s := s || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
                  || 'e' || CASE WHEN exp10 - 1 < 0 THEN '-' || (1 - exp10)::text
-                                ELSE '+' || lpad((exp10 - 1)::text, 2, '0') END;
+                                ELSE '+' || CASE WHEN exp10 < 11 THEN '0' ELSE '' END || (exp10 - 1)::text END;
         ELSIF exp10 <= 0 THEN
             s := s || '0.' || repeat('0', -exp10) || digits;
         ELSIF exp10 >= length(digits) THEN

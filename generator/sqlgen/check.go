@@ -57,7 +57,8 @@ type checker struct {
 	*function
 	b      strings.Builder
 	indent int
-	depth  int // of loops, for their variables
+	depth  int             // of loops, for their variables
+	only   map[string]bool // the JSON types the value may have; nil: any
 }
 
 func (c *checker) line(format string, args ...any) {
@@ -84,8 +85,9 @@ func (c *checker) node(s any, at, v string, p pointer) {
 	// A value of the wrong type, constant, enum or format gets that one problem only.
 	var chain []string // conditions and their problem
 	var msgs []string
-	if ts := types(m["type"]); len(ts) > 0 {
-		chain = append(chain, "NOT "+typeTest(ts, v))
+	ts := types(m["type"])
+	if len(ts) > 0 {
+		chain = append(chain, typeMismatch(ts, v))
 		msgs = append(msgs, "'got ' || jsonb_typeof("+v+") || "+lit(", want "+strings.Join(ts, " or ")))
 	}
 	if k, ok := m["const"]; ok {
@@ -122,7 +124,7 @@ func (c *checker) node(s any, at, v string, p pointer) {
 		c.line("ELSE")
 		c.indent++
 		before := c.b.Len()
-		c.body(m, at, v, p)
+		c.body(m, at, v, p, ts)
 		c.indent--
 		if c.b.Len() == before { // nothing more to check: drop the ELSE
 			s := c.b.String()[:mark]
@@ -132,20 +134,47 @@ func (c *checker) node(s any, at, v string, p pointer) {
 		c.line("END IF;")
 		return
 	}
-	c.body(m, at, v, p)
+	c.body(m, at, v, p, ts)
 }
 
 // body writes the checks that apply once the value has the right type: those of a
 // $ref, then those of the value's JSON type.
-func (c *checker) body(m map[string]any, at, v string, p pointer) {
+func (c *checker) body(m map[string]any, at, v string, p pointer, ts []string) {
 	if r, ok := m["$ref"].(string); ok {
 		target, ptr := c.resolve(r)
 		c.node(target, ptr, v, p)
 	}
+	c.only = jsonTypes(ts)
 	c.object(m, at, v, p)
+	c.only = jsonTypes(ts)
 	c.array(m, at, v, p)
+	c.only = jsonTypes(ts)
 	c.string(m, at, v, p)
+	c.only = jsonTypes(ts)
 	c.number(m, v, p)
+}
+
+// jsonTypes are the jsonb_typeof names of the JSON Schema types ts (nil: any).
+func jsonTypes(ts []string) map[string]bool {
+	if len(ts) == 0 {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, t := range ts {
+		if t == "integer" {
+			t = "number"
+		}
+		out[t] = true
+	}
+	return out
+}
+
+// typeMismatch is the condition that v has none of the types ts.
+func typeMismatch(ts []string, v string) string {
+	if len(ts) == 1 && ts[0] != "integer" {
+		return fmt.Sprintf("jsonb_typeof(%s) <> %s", v, lit(ts[0]))
+	}
+	return "NOT " + typeTest(ts, v)
 }
 
 // typeTest is the condition that v has one of the types ts.
@@ -174,8 +203,19 @@ func typeTest(ts []string, v string) string {
 	return "(" + strings.Join(alts, " OR ") + ")"
 }
 
-// guarded writes what emit writes, inside IF jsonb_typeof(v) = typ, if it writes anything.
+// guarded writes what emit writes, inside IF jsonb_typeof(v) = typ, if it writes
+// anything. The keywords of a type the value cannot have (c.only, from its type
+// keyword, checked before) are left out, and when it can have no other the IF is.
 func (c *checker) guarded(typ, v string, emit func()) {
+	only := c.only
+	c.only = nil // for the subschemas emit checks
+	if only != nil && !only[typ] {
+		return
+	}
+	if len(only) == 1 {
+		emit()
+		return
+	}
 	mark := c.b.Len()
 	c.line("IF jsonb_typeof(%s) = '%s' THEN", v, typ)
 	c.indent++
@@ -234,7 +274,7 @@ func (c *checker) object(m map[string]any, at, v string, p pointer) {
 			c.line("IF %s ? %s THEN", v, lit(name))
 			c.indent++
 			before := c.b.Len()
-			c.node(props[name], at+"/properties/"+escape(name), "("+sub+")", p.plus(name))
+			c.node(props[name], at+"/properties/"+escape(name), sub, p.plus(name))
 			c.indent--
 			if c.b.Len() == before {
 				s := c.b.String()[:mark]

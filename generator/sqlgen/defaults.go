@@ -11,12 +11,13 @@ import (
 // array items too, but not inside a value that was itself filled in. It returns ""
 // when s declares no default at all. Like Go's, it follows a $ref and then looks at
 // the target only.
-func (fn *function) fill(s any, v string, depth int) string {
+func (fn *function) fill(s any, v string, depth int, in string) string {
 	m, ok := fn.deref(s).(map[string]any)
 	if !ok {
 		return ""
 	}
 	t := fmt.Sprintf("t%d", depth)
+	in1, in2 := in+"    ", in+"        "
 	props, _ := m["properties"].(map[string]any)
 	names := sortedKeys(props)
 	var defaults, cases []string
@@ -24,13 +25,13 @@ func (fn *function) fill(s any, v string, depth int) string {
 		if d, ok := fn.defaultOf(props[name]); ok {
 			defaults = append(defaults, lit(name), jsonLit(d))
 		}
-		if inner := fn.fill(props[name], t+".value", depth+1); inner != "" {
-			cases = append(cases, fmt.Sprintf("WHEN %s THEN %s", lit(name), inner))
+		if inner := fn.fill(props[name], t+".value", depth+1, in2); inner != "" {
+			cases = append(cases, fmt.Sprintf("\n%sWHEN %s THEN %s", in2, lit(name), inner))
 		}
 	}
 	additional := ""
 	if a, ok := m["additionalProperties"].(map[string]any); ok {
-		additional = fn.fill(a, t+".value", depth+1)
+		additional = fn.fill(a, t+".value", depth+1, in2)
 	}
 	object := ""
 	if len(cases) > 0 || additional != "" {
@@ -40,10 +41,10 @@ func (fn *function) fill(s any, v string, depth int) string {
 			other = fmt.Sprintf("CASE WHEN %s.key = ANY (%s) THEN %s.value ELSE %s END", t, textArray(names), t, additional)
 		}
 		if len(cases) == 0 {
-			object = fmt.Sprintf("(SELECT coalesce(jsonb_object_agg(%s.key, %s), '{}'::jsonb) FROM jsonb_each(%s) %s)", t, other, v, t)
+			object = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_object_agg(%s.key, %s), '{}'::jsonb)\n%sFROM jsonb_each(%s) %s)", in1, t, other, in1, v, t)
 		} else {
-			object = fmt.Sprintf("(SELECT coalesce(jsonb_object_agg(%s.key, CASE %s.key %s ELSE %s END), '{}'::jsonb) FROM jsonb_each(%s) %s)",
-				t, t, strings.Join(cases, " "), other, v, t)
+			object = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_object_agg(%s.key, CASE %s.key%s\n%sELSE %s END), '{}'::jsonb)\n%sFROM jsonb_each(%s) %s)",
+				in1, t, t, strings.Join(cases, ""), in2, other, in1, v, t)
 		}
 	}
 	if len(defaults) > 0 {
@@ -56,8 +57,8 @@ func (fn *function) fill(s any, v string, depth int) string {
 	}
 	array := ""
 	if items, ok := m["items"].(map[string]any); ok {
-		if inner := fn.fill(items, t+".e", depth+1); inner != "" {
-			array = fmt.Sprintf("(SELECT coalesce(jsonb_agg(%s ORDER BY %s.i), '[]'::jsonb) FROM jsonb_array_elements(%s) WITH ORDINALITY %s(e, i))", inner, t, v, t)
+		if inner := fn.fill(items, t+".e", depth+1, in1); inner != "" {
+			array = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_agg(%s ORDER BY %s.i), '[]'::jsonb)\n%sFROM jsonb_array_elements(%s) WITH ORDINALITY %s(e, i))", in1, inner, t, in1, v, t)
 		}
 	}
 	if object == "" && array == "" {
@@ -66,12 +67,12 @@ func (fn *function) fill(s any, v string, depth int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "CASE jsonb_typeof(%s)", v)
 	if object != "" {
-		fmt.Fprintf(&b, " WHEN 'object' THEN %s", object)
+		fmt.Fprintf(&b, "\n%sWHEN 'object' THEN %s", in1, object)
 	}
 	if array != "" {
-		fmt.Fprintf(&b, " WHEN 'array' THEN %s", array)
+		fmt.Fprintf(&b, "\n%sWHEN 'array' THEN %s", in1, array)
 	}
-	fmt.Fprintf(&b, " ELSE %s END", v)
+	fmt.Fprintf(&b, "\n%sELSE %s END", in1, v)
 	return b.String()
 }
 

@@ -89,7 +89,7 @@ func newFunction(p *spec.Project, j Job) (*function, spec.Diagnostics) {
 		fn.diags = append(fn.diags, spec.Diagnostic{Pos: j.Spec.Pos, Path: "jobs." + j.Spec.Kind,
 			Message: fmt.Sprintf("SQL producer %s is longer than PostgreSQL's %d-byte names: shorten the kind to at most %d characters", name, names.MaxSQLIdent, names.MaxSQLIdent-len("jobc_enqueue_"))})
 	}
-	fn.fillExpr = fn.fill(fn.doc, "p", 1)
+	fn.fillExpr = fn.fill(fn.doc, "p", 1, "    ")
 	c := &checker{function: fn, indent: 1}
 	c.node(fn.doc, "", "p", nil)
 	fn.checks = c.b.String()

@@ -26,15 +26,15 @@ DECLARE
     fe text;
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
-    p := CASE jsonb_typeof(p) WHEN 'object' THEN jsonb_build_object('older_than_days', '30'::jsonb) || p ELSE p END;
-    IF NOT (jsonb_typeof(p) IN ('object')) THEN
+    p := CASE jsonb_typeof(p)
+        WHEN 'object' THEN jsonb_build_object('older_than_days', '30'::jsonb) || p
+        ELSE p END;
+    IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        IF jsonb_typeof(p) = 'object' THEN
-            IF p ? 'older_than_days' THEN
-                IF NOT (jsonb_typeof((p -> 'older_than_days')) = 'number' AND ((p -> 'older_than_days'))::numeric = trunc(((p -> 'older_than_days'))::numeric)) THEN
-                    f := array_append(f, '/older_than_days'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'older_than_days')) || ', want integer');
-                END IF;
+        IF p ? 'older_than_days' THEN
+            IF NOT (jsonb_typeof(p -> 'older_than_days') = 'number' AND (p -> 'older_than_days')::numeric = trunc((p -> 'older_than_days')::numeric)) THEN
+                f := array_append(f, '/older_than_days'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'older_than_days') || ', want integer');
             END IF;
         END IF;
     END IF;
@@ -43,6 +43,57 @@ BEGIN
     END IF;
     RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at,
         dedup_key, ARRAY[]::text[]);
+END
+$jobc$;
+
+-- jobc_enqueue_reindex_document enqueues a reindex_document job: queue search, priority 5, 25 attempts, payload version 1.
+-- Unique by path, score, revision, draft while available, scheduled, running, per 168h0m0s.
+CREATE OR REPLACE FUNCTION jobc_enqueue_reindex_document(
+    payload   jsonb,
+    run_at    timestamptz DEFAULT now(),
+    priority  integer     DEFAULT NULL,
+    dedup_key text        DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    fe text;
+BEGIN
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        fe := jobc_missing_properties(p, ARRAY['path', 'score', 'revision']::text[]);
+        IF fe IS NOT NULL THEN
+            f := array_append(f, ''); m := array_append(m, fe);
+        END IF;
+        IF p ? 'draft' THEN
+            IF jsonb_typeof(p -> 'draft') <> 'boolean' THEN
+                f := array_append(f, '/draft'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'draft') || ', want boolean');
+            END IF;
+        END IF;
+        IF p ? 'path' THEN
+            IF jsonb_typeof(p -> 'path') <> 'string' THEN
+                f := array_append(f, '/path'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'path') || ', want string');
+            END IF;
+        END IF;
+        IF p ? 'revision' THEN
+            IF NOT (jsonb_typeof(p -> 'revision') = 'number' AND (p -> 'revision')::numeric = trunc((p -> 'revision')::numeric)) THEN
+                f := array_append(f, '/revision'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'revision') || ', want integer');
+            END IF;
+        END IF;
+        IF p ? 'score' THEN
+            IF jsonb_typeof(p -> 'score') <> 'number' THEN
+                f := array_append(f, '/score'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'score') || ', want number');
+            END IF;
+        END IF;
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid('reindex_document', 1, f, m);
+    END IF;
+    RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at,
+        coalesce(dedup_key, '[' || jobc_go_json(p -> 'path', false) || ',' || jobc_go_json(p -> 'score', true) || ',' || jobc_go_json(p -> 'revision', false) || ',' || jobc_go_json(p -> 'draft', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 604800000000)), ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -63,205 +114,194 @@ DECLARE
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
-    p := CASE jsonb_typeof(p) WHEN 'object' THEN jsonb_build_object('kind', '"receipt"'::jsonb) || (SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key WHEN 'lines' THEN CASE jsonb_typeof(t1.value) WHEN 'array' THEN (SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e) WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e ELSE t2.e END ORDER BY t2.i), '[]'::jsonb) FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i)) ELSE t1.value END WHEN 'total' THEN CASE jsonb_typeof(t1.value) WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value ELSE t1.value END ELSE t1.value END), '{}'::jsonb) FROM jsonb_each(p) t1) ELSE p END;
-    IF NOT (jsonb_typeof(p) IN ('object')) THEN
+    p := CASE jsonb_typeof(p)
+        WHEN 'object' THEN jsonb_build_object('kind', '"receipt"'::jsonb) || (
+        SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
+            WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
+                WHEN 'array' THEN (
+                SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
+                    WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e
+                    ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
+                FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
+                ELSE t1.value END
+            WHEN 'total' THEN CASE jsonb_typeof(t1.value)
+                WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value
+                ELSE t1.value END
+            ELSE t1.value END), '{}'::jsonb)
+        FROM jsonb_each(p) t1)
+        ELSE p END;
+    IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        IF jsonb_typeof(p) = 'object' THEN
-            fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]);
-            IF fe IS NOT NULL THEN
-                f := array_append(f, ''); m := array_append(m, fe);
+        fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]);
+        IF fe IS NOT NULL THEN
+            f := array_append(f, ''); m := array_append(m, fe);
+        END IF;
+        IF p ? 'email' THEN
+            fe := jobc_format_email(p -> 'email');
+            IF jsonb_typeof(p -> 'email') <> 'string' THEN
+                f := array_append(f, '/email'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'email') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/email'); m := array_append(m, jobc_go_quote(p -> 'email' #>> '{}') || ' is not valid email: ' || fe);
+            ELSE
+                IF length(p -> 'email' #>> '{}') > 254 THEN
+                    f := array_append(f, '/email'); m := array_append(m, 'maxLength: got ' || length(p -> 'email' #>> '{}') || ', want 254');
+                END IF;
             END IF;
-            IF p ? 'email' THEN
-                fe := jobc_format_email((p -> 'email'));
-                IF NOT (jsonb_typeof((p -> 'email')) IN ('string')) THEN
-                    f := array_append(f, '/email'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'email')) || ', want string');
-                ELSIF fe IS NOT NULL THEN
-                    f := array_append(f, '/email'); m := array_append(m, jobc_go_quote((p -> 'email') #>> '{}') || ' is not valid email: ' || fe);
-                ELSE
-                    IF jsonb_typeof((p -> 'email')) = 'string' THEN
-                        IF length((p -> 'email') #>> '{}') > 254 THEN
-                            f := array_append(f, '/email'); m := array_append(m, 'maxLength: got ' || length((p -> 'email') #>> '{}') || ', want 254');
+        END IF;
+        IF p ? 'extra' THEN
+            IF jsonb_typeof(p -> 'extra') <> 'object' THEN
+                f := array_append(f, '/extra'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'extra') || ', want object');
+            ELSE
+                FOR k1, e1 IN SELECT t.key, t.value FROM jsonb_each(p -> 'extra') t WHERE NOT t.key = ANY (ARRAY[]::text[]) ORDER BY t.key COLLATE "C" LOOP
+                    IF NOT (jsonb_typeof(e1) = 'number' AND (e1)::numeric = trunc((e1)::numeric)) THEN
+                        f := array_append(f, '/extra/' || k1); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want integer');
+                    ELSE
+                        IF (e1)::numeric < (0) THEN
+                            f := array_append(f, '/extra/' || k1); m := array_append(m, 'minimum: got ' || (e1)::text || ', want 0');
                         END IF;
                     END IF;
-                END IF;
+                END LOOP;
             END IF;
-            IF p ? 'extra' THEN
-                IF NOT (jsonb_typeof((p -> 'extra')) IN ('object')) THEN
-                    f := array_append(f, '/extra'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'extra')) || ', want object');
-                ELSE
-                    IF jsonb_typeof((p -> 'extra')) = 'object' THEN
-                        FOR k1, e1 IN SELECT t.key, t.value FROM jsonb_each((p -> 'extra')) t WHERE NOT t.key = ANY (ARRAY[]::text[]) ORDER BY t.key COLLATE "C" LOOP
-                            IF NOT (jsonb_typeof(e1) = 'number' AND (e1)::numeric = trunc((e1)::numeric)) THEN
-                                f := array_append(f, '/extra/' || k1); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want integer');
-                            ELSE
-                                IF jsonb_typeof(e1) = 'number' THEN
-                                    IF (e1)::numeric < (0) THEN
-                                        f := array_append(f, '/extra/' || k1); m := array_append(m, 'minimum: got ' || (e1)::text || ', want 0');
-                                    END IF;
-                                END IF;
-                            END IF;
-                        END LOOP;
-                    END IF;
-                END IF;
+        END IF;
+        IF p ? 'kind' THEN
+            IF jsonb_typeof(p -> 'kind') <> 'string' THEN
+                f := array_append(f, '/kind'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'kind') || ', want string');
+            ELSIF NOT p -> 'kind' = ANY (ARRAY['"receipt"'::jsonb, '"refund"'::jsonb]) THEN
+                f := array_append(f, '/kind'); m := array_append(m, 'value must be one of ''receipt'', ''refund''');
             END IF;
-            IF p ? 'kind' THEN
-                IF NOT (jsonb_typeof((p -> 'kind')) IN ('string')) THEN
-                    f := array_append(f, '/kind'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'kind')) || ', want string');
-                ELSIF NOT (p -> 'kind') = ANY (ARRAY['"receipt"'::jsonb, '"refund"'::jsonb]) THEN
-                    f := array_append(f, '/kind'); m := array_append(m, 'value must be one of ''receipt'', ''refund''');
+        END IF;
+        IF p ? 'lines' THEN
+            IF jsonb_typeof(p -> 'lines') <> 'array' THEN
+                f := array_append(f, '/lines'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'lines') || ', want array');
+            ELSE
+                IF jsonb_array_length(p -> 'lines') < 1 THEN
+                    f := array_append(f, '/lines'); m := array_append(m, 'minItems: got ' || jsonb_array_length(p -> 'lines') || ', want 1');
                 END IF;
-            END IF;
-            IF p ? 'lines' THEN
-                IF NOT (jsonb_typeof((p -> 'lines')) IN ('array')) THEN
-                    f := array_append(f, '/lines'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'lines')) || ', want array');
-                ELSE
-                    IF jsonb_typeof((p -> 'lines')) = 'array' THEN
-                        IF jsonb_array_length((p -> 'lines')) < 1 THEN
-                            f := array_append(f, '/lines'); m := array_append(m, 'minItems: got ' || jsonb_array_length((p -> 'lines')) || ', want 1');
-                        END IF;
-                        IF jsonb_array_length((p -> 'lines')) > 100 THEN
-                            f := array_append(f, '/lines'); m := array_append(m, 'maxItems: got ' || jsonb_array_length((p -> 'lines')) || ', want 100');
-                        END IF;
-                        FOR i1, e1 IN SELECT t.i - 1, t.e FROM jsonb_array_elements((p -> 'lines')) WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
-                            IF NOT (jsonb_typeof(e1) IN ('object')) THEN
-                                f := array_append(f, '/lines/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
-                            ELSE
-                                IF jsonb_typeof(e1) = 'object' THEN
-                                    fe := jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]);
-                                    IF fe IS NOT NULL THEN
-                                        f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
-                                    END IF;
-                                    IF e1 ? 'gift' THEN
-                                        IF NOT (jsonb_typeof((e1 -> 'gift')) IN ('boolean')) THEN
-                                            f := array_append(f, '/lines/' || i1::text || '/gift'); m := array_append(m, 'got ' || jsonb_typeof((e1 -> 'gift')) || ', want boolean');
-                                        END IF;
-                                    END IF;
-                                    IF e1 ? 'quantity' THEN
-                                        IF NOT (jsonb_typeof((e1 -> 'quantity')) = 'number' AND ((e1 -> 'quantity'))::numeric = trunc(((e1 -> 'quantity'))::numeric)) THEN
-                                            f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof((e1 -> 'quantity')) || ', want integer');
-                                        ELSE
-                                            IF jsonb_typeof((e1 -> 'quantity')) = 'number' THEN
-                                                IF ((e1 -> 'quantity'))::numeric >= (1000) THEN
-                                                    f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'exclusiveMaximum: got ' || ((e1 -> 'quantity'))::text || ', want less than 1000');
-                                                END IF;
-                                            END IF;
-                                        END IF;
-                                    END IF;
-                                    IF e1 ? 'sku' THEN
-                                        IF NOT (jsonb_typeof((e1 -> 'sku')) IN ('string')) THEN
-                                            f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, 'got ' || jsonb_typeof((e1 -> 'sku')) || ', want string');
-                                        ELSE
-                                            IF jsonb_typeof((e1 -> 'sku')) = 'string' THEN
-                                                IF length((e1 -> 'sku') #>> '{}') < 3 THEN
-                                                    f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, 'minLength: got ' || length((e1 -> 'sku') #>> '{}') || ', want 3');
-                                                END IF;
-                                                IF ((e1 -> 'sku') #>> '{}') !~ E'^[\\-0-9a-z]+$' THEN
-                                                    f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, jobc_go_quote((e1 -> 'sku') #>> '{}') || ' does not match pattern ''^[a-z0-9-]+$''');
-                                                END IF;
-                                            END IF;
-                                        END IF;
-                                    END IF;
-                                END IF;
-                            END IF;
-                        END LOOP;
-                    END IF;
+                IF jsonb_array_length(p -> 'lines') > 100 THEN
+                    f := array_append(f, '/lines'); m := array_append(m, 'maxItems: got ' || jsonb_array_length(p -> 'lines') || ', want 100');
                 END IF;
-            END IF;
-            IF p ? 'note' THEN
-                IF NOT (jsonb_typeof((p -> 'note')) IN ('null', 'string')) THEN
-                    f := array_append(f, '/note'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'note')) || ', want null or string');
-                END IF;
-            END IF;
-            IF p ? 'order_id' THEN
-                IF NOT (jsonb_typeof((p -> 'order_id')) = 'number' AND ((p -> 'order_id'))::numeric = trunc(((p -> 'order_id'))::numeric)) THEN
-                    f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'order_id')) || ', want integer');
-                ELSE
-                    IF jsonb_typeof((p -> 'order_id')) = 'number' THEN
-                        IF ((p -> 'order_id'))::numeric < (1) THEN
-                            f := array_append(f, '/order_id'); m := array_append(m, 'minimum: got ' || ((p -> 'order_id'))::text || ', want 1');
-                        END IF;
-                        IF ((p -> 'order_id'))::numeric > (1000000000) THEN
-                            f := array_append(f, '/order_id'); m := array_append(m, 'maximum: got ' || ((p -> 'order_id'))::text || ', want 1000000000');
-                        END IF;
-                    END IF;
-                END IF;
-            END IF;
-            IF p ? 'placed_at' THEN
-                fe := jobc_format_date_time((p -> 'placed_at'));
-                IF NOT (jsonb_typeof((p -> 'placed_at')) IN ('string')) THEN
-                    f := array_append(f, '/placed_at'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'placed_at')) || ', want string');
-                ELSIF fe IS NOT NULL THEN
-                    f := array_append(f, '/placed_at'); m := array_append(m, jobc_go_quote((p -> 'placed_at') #>> '{}') || ' is not valid date-time: ' || fe);
-                END IF;
-            END IF;
-            IF p ? 'source' THEN
-                IF (p -> 'source') <> '"web"'::jsonb THEN
-                    f := array_append(f, '/source'); m := array_append(m, 'value must be ''web''');
-                END IF;
-            END IF;
-            IF p ? 'tags' THEN
-                IF NOT (jsonb_typeof((p -> 'tags')) IN ('array')) THEN
-                    f := array_append(f, '/tags'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'tags')) || ', want array');
-                ELSE
-                    IF jsonb_typeof((p -> 'tags')) = 'array' THEN
-                        fe := jobc_unique_items((p -> 'tags'));
+                FOR i1, e1 IN SELECT t.i - 1, t.e FROM jsonb_array_elements(p -> 'lines') WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
+                    IF jsonb_typeof(e1) <> 'object' THEN
+                        f := array_append(f, '/lines/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
+                    ELSE
+                        fe := jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]);
                         IF fe IS NOT NULL THEN
-                            f := array_append(f, '/tags'); m := array_append(m, fe);
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
                         END IF;
-                        FOR i1, e1 IN SELECT t.i - 1, t.e FROM jsonb_array_elements((p -> 'tags')) WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
-                            IF NOT (jsonb_typeof(e1) IN ('string')) THEN
-                                f := array_append(f, '/tags/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want string');
+                        IF e1 ? 'gift' THEN
+                            IF jsonb_typeof(e1 -> 'gift') <> 'boolean' THEN
+                                f := array_append(f, '/lines/' || i1::text || '/gift'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'gift') || ', want boolean');
                             END IF;
-                        END LOOP;
-                    END IF;
-                END IF;
-            END IF;
-            IF p ? 'total' THEN
-                IF NOT (jsonb_typeof((p -> 'total')) IN ('object')) THEN
-                    f := array_append(f, '/total'); m := array_append(m, 'got ' || jsonb_typeof((p -> 'total')) || ', want object');
-                ELSE
-                    IF jsonb_typeof((p -> 'total')) = 'object' THEN
-                        fe := jobc_missing_properties((p -> 'total'), ARRAY['amount', 'currency']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/total'); m := array_append(m, fe);
                         END IF;
-                        IF (p -> 'total') ? 'amount' THEN
-                            IF NOT (jsonb_typeof(((p -> 'total') -> 'amount')) IN ('number')) THEN
-                                f := array_append(f, '/total/amount'); m := array_append(m, 'got ' || jsonb_typeof(((p -> 'total') -> 'amount')) || ', want number');
+                        IF e1 ? 'quantity' THEN
+                            IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
+                                f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'quantity') || ', want integer');
                             ELSE
-                                IF jsonb_typeof(((p -> 'total') -> 'amount')) = 'number' THEN
-                                    IF (((p -> 'total') -> 'amount'))::numeric <= (0) THEN
-                                        f := array_append(f, '/total/amount'); m := array_append(m, 'exclusiveMinimum: got ' || (((p -> 'total') -> 'amount'))::text || ', want more than 0');
-                                    END IF;
-                                    IF mod((((p -> 'total') -> 'amount'))::numeric, 0.01) <> 0 THEN
-                                        f := array_append(f, '/total/amount'); m := array_append(m, 'multipleOf: got ' || (((p -> 'total') -> 'amount'))::text || ', want a multiple of 0.01');
-                                    END IF;
+                                IF (e1 -> 'quantity')::numeric >= (1000) THEN
+                                    f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'exclusiveMaximum: got ' || (e1 -> 'quantity')::text || ', want less than 1000');
                                 END IF;
                             END IF;
                         END IF;
-                        IF (p -> 'total') ? 'currency' THEN
-                            IF NOT (jsonb_typeof(((p -> 'total') -> 'currency')) IN ('string')) THEN
-                                f := array_append(f, '/total/currency'); m := array_append(m, 'got ' || jsonb_typeof(((p -> 'total') -> 'currency')) || ', want string');
+                        IF e1 ? 'sku' THEN
+                            IF jsonb_typeof(e1 -> 'sku') <> 'string' THEN
+                                f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'sku') || ', want string');
                             ELSE
-                                IF jsonb_typeof(((p -> 'total') -> 'currency')) = 'string' THEN
-                                    IF (((p -> 'total') -> 'currency') #>> '{}') !~ '^[A-Z]{3}$' THEN
-                                        f := array_append(f, '/total/currency'); m := array_append(m, jobc_go_quote(((p -> 'total') -> 'currency') #>> '{}') || ' does not match pattern ''^[A-Z]{3}$''');
-                                    END IF;
+                                IF length(e1 -> 'sku' #>> '{}') < 3 THEN
+                                    f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, 'minLength: got ' || length(e1 -> 'sku' #>> '{}') || ', want 3');
+                                END IF;
+                                IF (e1 -> 'sku' #>> '{}') !~ E'^[\\-0-9a-z]+$' THEN
+                                    f := array_append(f, '/lines/' || i1::text || '/sku'); m := array_append(m, jobc_go_quote(e1 -> 'sku' #>> '{}') || ' does not match pattern ''^[a-z0-9-]+$''');
                                 END IF;
                             END IF;
                         END IF;
-                        fe := jobc_additional_properties((p -> 'total'), ARRAY['amount', 'currency']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/total'); m := array_append(m, fe);
+                    END IF;
+                END LOOP;
+            END IF;
+        END IF;
+        IF p ? 'note' THEN
+            IF NOT (jsonb_typeof(p -> 'note') IN ('null', 'string')) THEN
+                f := array_append(f, '/note'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'note') || ', want null or string');
+            END IF;
+        END IF;
+        IF p ? 'order_id' THEN
+            IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
+                f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
+            ELSE
+                IF (p -> 'order_id')::numeric < (1) THEN
+                    f := array_append(f, '/order_id'); m := array_append(m, 'minimum: got ' || (p -> 'order_id')::text || ', want 1');
+                END IF;
+                IF (p -> 'order_id')::numeric > (1000000000) THEN
+                    f := array_append(f, '/order_id'); m := array_append(m, 'maximum: got ' || (p -> 'order_id')::text || ', want 1000000000');
+                END IF;
+            END IF;
+        END IF;
+        IF p ? 'placed_at' THEN
+            fe := jobc_format_date_time(p -> 'placed_at');
+            IF jsonb_typeof(p -> 'placed_at') <> 'string' THEN
+                f := array_append(f, '/placed_at'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'placed_at') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/placed_at'); m := array_append(m, jobc_go_quote(p -> 'placed_at' #>> '{}') || ' is not valid date-time: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'source' THEN
+            IF p -> 'source' <> '"web"'::jsonb THEN
+                f := array_append(f, '/source'); m := array_append(m, 'value must be ''web''');
+            END IF;
+        END IF;
+        IF p ? 'tags' THEN
+            IF jsonb_typeof(p -> 'tags') <> 'array' THEN
+                f := array_append(f, '/tags'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'tags') || ', want array');
+            ELSE
+                fe := jobc_unique_items(p -> 'tags');
+                IF fe IS NOT NULL THEN
+                    f := array_append(f, '/tags'); m := array_append(m, fe);
+                END IF;
+                FOR i1, e1 IN SELECT t.i - 1, t.e FROM jsonb_array_elements(p -> 'tags') WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
+                    IF jsonb_typeof(e1) <> 'string' THEN
+                        f := array_append(f, '/tags/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want string');
+                    END IF;
+                END LOOP;
+            END IF;
+        END IF;
+        IF p ? 'total' THEN
+            IF jsonb_typeof(p -> 'total') <> 'object' THEN
+                f := array_append(f, '/total'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total') || ', want object');
+            ELSE
+                fe := jobc_missing_properties(p -> 'total', ARRAY['amount', 'currency']::text[]);
+                IF fe IS NOT NULL THEN
+                    f := array_append(f, '/total'); m := array_append(m, fe);
+                END IF;
+                IF p -> 'total' ? 'amount' THEN
+                    IF jsonb_typeof(p -> 'total' -> 'amount') <> 'number' THEN
+                        f := array_append(f, '/total/amount'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'amount') || ', want number');
+                    ELSE
+                        IF (p -> 'total' -> 'amount')::numeric <= (0) THEN
+                            f := array_append(f, '/total/amount'); m := array_append(m, 'exclusiveMinimum: got ' || (p -> 'total' -> 'amount')::text || ', want more than 0');
+                        END IF;
+                        IF mod((p -> 'total' -> 'amount')::numeric, 0.01) <> 0 THEN
+                            f := array_append(f, '/total/amount'); m := array_append(m, 'multipleOf: got ' || (p -> 'total' -> 'amount')::text || ', want a multiple of 0.01');
                         END IF;
                     END IF;
                 END IF;
+                IF p -> 'total' ? 'currency' THEN
+                    IF jsonb_typeof(p -> 'total' -> 'currency') <> 'string' THEN
+                        f := array_append(f, '/total/currency'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'currency') || ', want string');
+                    ELSE
+                        IF (p -> 'total' -> 'currency' #>> '{}') !~ '^[A-Z]{3}$' THEN
+                            f := array_append(f, '/total/currency'); m := array_append(m, jobc_go_quote(p -> 'total' -> 'currency' #>> '{}') || ' does not match pattern ''^[A-Z]{3}$''');
+                        END IF;
+                    END IF;
+                END IF;
+                fe := jobc_additional_properties(p -> 'total', ARRAY['amount', 'currency']::text[]);
+                IF fe IS NOT NULL THEN
+                    f := array_append(f, '/total'); m := array_append(m, fe);
+                END IF;
             END IF;
-            fe := jobc_additional_properties(p, ARRAY['email', 'extra', 'kind', 'lines', 'note', 'order_id', 'placed_at', 'source', 'tags', 'total']::text[]);
-            IF fe IS NOT NULL THEN
-                f := array_append(f, ''); m := array_append(m, fe);
-            END IF;
+        END IF;
+        fe := jobc_additional_properties(p, ARRAY['email', 'extra', 'kind', 'lines', 'note', 'order_id', 'placed_at', 'source', 'tags', 'total']::text[]);
+        IF fe IS NOT NULL THEN
+            f := array_append(f, ''); m := array_append(m, fe);
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
