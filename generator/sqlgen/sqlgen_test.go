@@ -22,8 +22,8 @@ import (
 	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/generator/sqlgen"
-	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
