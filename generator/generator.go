@@ -25,6 +25,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/gotype"
 	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/generator/sqlgen"
 )
 
 // File is one generated file.
@@ -99,6 +100,13 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
 	res.Files = append(res.Files, File{Path: filepath.Join(p.Out, CatalogFileName), Content: b})
+	if p.Producers.SQL != "" {
+		f, err := sqlProducers(p, jobs)
+		if err != nil {
+			return nil, err
+		}
+		res.Files = append(res.Files, f)
+	}
 	if p.Producers.TypeScript != "" {
 		f, err := typescriptFile(p, jobs)
 		if err != nil {
@@ -108,6 +116,24 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	return res, nil
+}
+
+// sqlProducers renders the SQL producers file (producers.sql in the spec).
+func sqlProducers(p *spec.Project, jobs []emit.Job) (File, error) {
+	in := make([]sqlgen.Job, len(jobs))
+	for i, j := range jobs {
+		in[i] = sqlgen.Job{Spec: j.Spec}
+		for _, v := range j.Versions {
+			if v.Spec.Number == j.Spec.Payload.WriteVersion {
+				in[i].Schema = v.Schema
+			}
+		}
+	}
+	b, diags := sqlgen.File(p, in)
+	if len(diags) > 0 {
+		return File{}, diags.Sorted()
+	}
+	return File{Path: filepath.FromSlash(p.Producers.SQL), Content: b}, nil
 }
 
 // laterStage adds the diagnostics of a later stage to those of an earlier one, leaving
@@ -319,7 +345,7 @@ func WriteWith(res *Result, o WriteOptions) error {
 	for _, f := range res.Files {
 		path := filepath.Join(p.Dir, f.Path)
 		want[path] = true
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // the producers' directories
 			return fmt.Errorf("jobc: create %s: %w", filepath.Dir(path), err)
 		}
 		if err := writeIfChanged(path, f.Content); err != nil {

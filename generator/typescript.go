@@ -2,6 +2,7 @@ package generator
 
 import (
 	"fmt"
+	"path/filepath"
 
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/emit/typescript"
@@ -14,17 +15,14 @@ func typescriptFile(p *spec.Project, jobs []emit.Job) (File, error) {
 	b, err := typescript.File(typescript.Project{
 		Config:      p.File,
 		SQLFile:     p.Producers.SQL,
-		SQLFunction: sqlEnqueueFunction,
+		SQLFunction: names.SQLEnqueue,
 		Jobs:        jobs,
 	})
 	if err != nil {
 		return File{}, fmt.Errorf("jobc: generate %s: %w", p.Producers.TypeScript, err)
 	}
-	return File{Path: p.Producers.TypeScript, Content: b}, nil
+	return File{Path: filepath.FromSlash(p.Producers.TypeScript), Content: b}, nil
 }
-
-// sqlEnqueueFunction names the SQL function that enqueues a job of kind.
-func sqlEnqueueFunction(kind string) string { return "jobc_enqueue_" + kind }
 
 // typescriptErrors reports what keeps the TypeScript producers file from working: it
 // calls the SQL producers, so it needs producers.sql too, and its names must be

@@ -69,3 +69,19 @@ func (n Job) Upcast(v int) string {
 // ClassMethod is the method of the handle that classifies an error as class:
 // RateLimited for rate_limited.
 func ClassMethod(class string) string { return gotype.GoName(class) }
+
+// SQLEnqueue is the SQL producers' function that enqueues a job of kind:
+// jobc_enqueue_send_email. Kinds are lower snake_case, so the name needs no quoting;
+// any other character would become an underscore.
+func SQLEnqueue(kind string) string {
+	b := []byte("jobc_enqueue_" + kind)
+	for i, c := range b {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
+			b[i] = '_'
+		}
+	}
+	return string(b)
+}
+
+// MaxSQLIdent is the length in bytes past which PostgreSQL truncates an identifier.
+const MaxSQLIdent = 63

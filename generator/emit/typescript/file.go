@@ -116,8 +116,9 @@ func (w *writer) job(j emit.Job, sqlFunction string) error {
 	doc := []string{
 		strings.TrimSpace(s.Description),
 		fmt.Sprintf("Enqueues a %s job through client, in its transaction when it is in one. %s checks the "+
-			"payload against version %d of its schema and fills its defaults; an invalid payload rejects "+
-			"with the database's error, which names the field and the rule, and enqueues nothing.",
+			"payload against version %d of its schema and fills its defaults; an invalid payload enqueues "+
+			"nothing and rejects with the database's error (code 22J01), whose message names each field "+
+			"and rule, and whose detail lists them as JSON objects {field, message}, field being a JSON pointer.",
 			s.Kind, sqlFunction, write.Spec.Number),
 		"@returns the job's id, or that of the job already holding its unique key, as a decimal string.",
 	}

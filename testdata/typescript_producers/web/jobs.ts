@@ -69,8 +69,9 @@ export type ReindexProductPayload = ReindexProductPayloadV1;
 /**
  * Enqueues a reindex_product job through client, in its transaction when it is in one.
  * jobc_enqueue_reindex_product checks the payload against version 1 of its schema and fills its
- * defaults; an invalid payload rejects with the database's error, which names the field and the
- * rule, and enqueues nothing.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
+ * whose message names each field and rule, and whose detail lists them as JSON objects {field,
+ * message}, field being a JSON pointer.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  */
 export async function enqueueReindexProduct(
@@ -184,8 +185,9 @@ export type SendReceiptPayload = SendReceiptPayloadV2;
  *
  * Enqueues a send_receipt job through client, in its transaction when it is in one.
  * jobc_enqueue_send_receipt checks the payload against version 2 of its schema and fills its
- * defaults; an invalid payload rejects with the database's error, which names the field and the
- * rule, and enqueues nothing.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
+ * whose message names each field and rule, and whose detail lists them as JSON objects {field,
+ * message}, field being a JSON pointer.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  */
 export async function enqueueSendReceipt(
@@ -224,8 +226,9 @@ export type SyncContactPayload = SyncContactPayloadV1;
 /**
  * Enqueues a sync_contact job through client, in its transaction when it is in one.
  * jobc_enqueue_sync_contact checks the payload against version 1 of its schema and fills its
- * defaults; an invalid payload rejects with the database's error, which names the field and the
- * rule, and enqueues nothing.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
+ * whose message names each field and rule, and whose detail lists them as JSON objects {field,
+ * message}, field being a JSON pointer.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  * @deprecated Contacts sync through the CRM's webhooks now.
  */

@@ -1,5 +1,6 @@
 // Enqueues jobs through the generated TypeScript producers (../../web/jobs.ts) into the
-// database at DATABASE_URL, whose orders table the Go test created, and prints what
+// database that the PG* environment variables name (PGHOST, PGDATABASE, PGOPTIONS for
+// the search_path, ...), whose orders table the Go test created, and prints what
 // happened as one JSON object: the Go test checks it against the rows.
 import { Client, Pool } from "pg";
 import { enqueueReindexProduct, enqueueSendReceipt, type SendReceiptPayload } from "../../web/jobs";
@@ -9,16 +10,20 @@ interface Outcome {
   rolledBack: string;
   duplicate: string;
   scheduled: string;
-  invalid: string[];
+  invalid: Rejection[];
+}
+
+// Rejection is what a rejected enqueue threw: node-postgres's DatabaseError carries
+// the SQLSTATE (code) and the DETAIL, where the SQL function lists the problems.
+interface Rejection {
+  message: string;
+  code?: string;
+  detail?: string;
 }
 
 async function main(): Promise<void> {
-  const connectionString = process.env["DATABASE_URL"];
-  if (!connectionString) {
-    throw new Error("DATABASE_URL is not set");
-  }
-  const client = new Client({ connectionString });
-  const pool = new Pool({ connectionString, max: 1 });
+  const client = new Client();
+  const pool = new Pool({ max: 1 });
   await client.connect();
   try {
     const receipt: SendReceiptPayload = {
@@ -55,7 +60,7 @@ async function main(): Promise<void> {
 
     // Payloads the types accept but the schema does not, and one that bypasses the
     // types: each rejects, naming the field and the rule.
-    const invalid: string[] = [];
+    const invalid: Rejection[] = [];
     const bad: unknown[] = [
       { order_id: 0, email: "ada@example.com", locale: "en" },
       { order_id: 44, email: "ada@example.com", locale: "en", lines: [{ sku: "bad sku", quantity: 1 }] },
@@ -64,9 +69,13 @@ async function main(): Promise<void> {
     for (const payload of bad) {
       try {
         await enqueueSendReceipt(client, payload as SendReceiptPayload);
-        invalid.push("accepted");
+        invalid.push({ message: "accepted" });
       } catch (err) {
-        invalid.push(err instanceof Error ? err.message : String(err));
+        if (!(err instanceof Error)) {
+          throw err;
+        }
+        const { code, detail } = err as Error & { code?: string; detail?: string };
+        invalid.push({ message: err.message, ...(code ? { code } : {}), ...(detail ? { detail } : {}) });
       }
     }
 

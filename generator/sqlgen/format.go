@@ -1,0 +1,39 @@
+package sqlgen
+
+// formats maps each format the Go runtime checks to the function of migration
+// 0007_sql_producers that checks it the same way, returning Go's reason or NULL.
+// A format the runtime checks and SQL does not is refused; one the runtime does not
+// check (an annotation) is not checked here either.
+var formats = map[string]string{
+	"uuid":      "jobc_format_uuid",
+	"date":      "jobc_format_date",
+	"time":      "jobc_format_time",
+	"date-time": "jobc_format_date_time",
+	"ipv4":      "jobc_format_ipv4",
+	"hostname":  "jobc_format_hostname",
+	"email":     "jobc_format_email",
+}
+
+// checkedByGo are the formats runtime/internal/schema checks (its formats table).
+var checkedByGo = map[string]bool{
+	"json-pointer": true, "relative-json-pointer": true, "uuid": true, "duration": true,
+	"period": true, "ipv4": true, "ipv6": true, "hostname": true, "email": true, "date": true,
+	"time": true, "date-time": true, "uri": true, "iri": true, "uri-reference": true,
+	"iri-reference": true, "uri-template": true, "semver": true, "regex": true,
+}
+
+// format returns the SQL check of format f, at the schema pointer at; ok is false
+// when there is nothing to check (or it cannot be, which is reported).
+func (fn *function) format(f, at string) (string, bool) {
+	if sqlFn, ok := formats[f]; ok {
+		return sqlFn, true
+	}
+	if checkedByGo[f] {
+		fn.errorf(at+"/format", "format %s has no SQL check, so a SQL producer would accept payloads Go rejects; SQL producers check %s", f, supportedFormats())
+	}
+	return "", false
+}
+
+func supportedFormats() string {
+	return "date, date-time, email, hostname, ipv4, time and uuid"
+}

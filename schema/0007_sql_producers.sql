@@ -1,0 +1,641 @@
+-- SQL producers: the shared half of the jobc_enqueue_<kind> functions that `jobc
+-- generate` writes for a spec with `producers: {sql: ...}`. A generated function fills
+-- the payload's defaults and checks it against its write version's schema, both
+-- written out per kind, then computes the unique key with jobc_unique_value and
+-- jobc_unique_period and inserts through jobc_enqueue_job, which writes the row Go's
+-- Enqueue writes (queries/enqueue.sql: InsertJob, InsertUniqueJob, UniqueKeyHolder)
+-- and wakes sleeping workers as it does (jobc_wake).
+--
+-- The functions run with the caller's rights, in the caller's transaction, so a
+-- producer role needs what Go's Enqueue needs (schema/grants.go) and nothing more.
+-- CREATE OR REPLACE keeps the file safe to apply twice.
+
+-- jobc_enqueue_job inserts one job, as Go's Enqueue does, and returns its id; with a
+-- unique key held by another job, it inserts nothing and returns that job's id.
+-- p_run_at NULL means now; a job due now is available, a later one scheduled.
+CREATE OR REPLACE FUNCTION jobc_enqueue_job(
+    p_kind            text,
+    p_queue           text,
+    p_priority        integer,
+    p_max_attempts    integer,
+    p_version         integer,
+    p_payload         jsonb,
+    p_run_at          timestamptz,
+    p_unique_key      text,
+    p_unique_finished text[]
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_at    timestamptz := coalesce(p_run_at, now());
+    v_state jobc_state  := CASE WHEN coalesce(p_run_at, now()) <= now()
+                                THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END;
+    v_id    bigint;
+BEGIN
+    IF p_priority IS NULL OR p_priority < 1 OR p_priority > 9 THEN
+        RAISE EXCEPTION 'jobc: enqueue %: priority % out of range 1..9', p_kind, coalesce(p_priority::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_unique_key IS NULL THEN
+        INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata,
+                               available_at, max_attempts)
+        VALUES (p_kind, p_queue, v_state, p_priority, p_version, p_payload, '{}', v_at, p_max_attempts)
+        RETURNING id INTO v_id;
+        IF v_state = 'available' THEN
+            PERFORM jobc_wake(p_queue);
+        END IF;
+        RETURN v_id;
+    END IF;
+    -- As InsertUniqueJob: the key row and the job row in one statement, so that of
+    -- concurrent inserts of one key exactly one inserts. The holder of a key may
+    -- finish and release it between our conflict and our lookup; then we try again.
+    FOR attempt IN 1..5 LOOP
+        WITH k AS (
+            INSERT INTO jobc_unique_keys (kind, key, job_id)
+            VALUES (p_kind, p_unique_key, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
+            ON CONFLICT (kind, key) DO NOTHING
+            RETURNING job_id
+        )
+        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, metadata,
+                               available_at, max_attempts, unique_key, unique_finished)
+        SELECT k.job_id, p_kind, p_queue, v_state, p_priority, p_version, p_payload, '{}',
+               v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[]
+        FROM k
+        RETURNING id INTO v_id;
+        IF v_id IS NOT NULL THEN
+            IF v_state = 'available' THEN
+                PERFORM jobc_wake(p_queue);
+            END IF;
+            RETURN v_id;
+        END IF;
+        SELECT u.job_id INTO v_id FROM jobc_unique_keys u WHERE u.kind = p_kind AND u.key = p_unique_key;
+        IF v_id IS NOT NULL THEN
+            RETURN v_id;
+        END IF;
+    END LOOP;
+    RAISE EXCEPTION 'jobc: enqueue %: unique key % kept changing hands; try again', p_kind, p_unique_key
+        USING ERRCODE = 'serialization_failure';
+END
+$$;
+
+-- jobc_payload_invalid raises the error of an invalid payload, with the message Go's
+-- Enqueue returns: "jobc: enqueue <kind>: invalid <kind> payload (version <n>):
+-- <pointer>: <rule>; ...", the problems sorted by pointer (byte order) as Go sorts
+-- them. SQLSTATE 22J01 (class 22, data exception); DETAIL holds the problems as a
+-- JSON array of {"field": pointer, "message": rule}.
+CREATE OR REPLACE FUNCTION jobc_payload_invalid(p_kind text, p_version integer, p_fields text[], p_messages text[])
+RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    v_text   text;
+    v_detail jsonb;
+BEGIN
+    SELECT string_agg(CASE WHEN f = '' THEN m ELSE f || ': ' || m END, '; ' ORDER BY f COLLATE "C", i),
+           jsonb_agg(jsonb_build_object('field', f, 'message', m) ORDER BY f COLLATE "C", i)
+    INTO v_text, v_detail
+    FROM unnest(p_fields, p_messages) WITH ORDINALITY AS p(f, m, i);
+    RAISE EXCEPTION 'jobc: enqueue %: invalid % payload (version %): %', p_kind, p_kind, p_version, v_text
+        USING ERRCODE = '22J01', DETAIL = v_detail::text;
+END
+$$;
+
+-- jobc_go_quote quotes a string as the Go validator's messages do: 'it''s' is
+-- written 'it\'s', control characters as \n, \t, \x01, \u0085; with p_double, as
+-- strconv.Quote does: "it's". (Go escapes every
+-- rune that is not printable; this escapes the C0 and C1 controls and U+2028/U+2029
+-- only, so a message may differ for exotic characters — the decision never does.)
+-- Backslashes are written in E'' literals, which do not depend on
+-- standard_conforming_strings.
+CREATE OR REPLACE FUNCTION jobc_go_quote(p text, p_double boolean DEFAULT false) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    q   text := CASE WHEN p_double THEN '"' ELSE '''' END; -- strconv.Quote's is "
+    out text := '';
+    c   text;
+    cp  integer;
+BEGIN
+    IF p !~ E'[\\x01-\\x1f\\x7f-\\x9f\\\\''"\\u2028\\u2029]' THEN
+        RETURN q || p || q;
+    END IF;
+    FOREACH c IN ARRAY regexp_split_to_array(p, '') LOOP
+        cp := ascii(c);
+        out := out || CASE
+            WHEN cp = 92 THEN E'\\\\'
+            WHEN c = q THEN E'\\' || q
+            WHEN cp = 7 THEN E'\\a' WHEN cp = 8 THEN E'\\b' WHEN cp = 12 THEN E'\\f'
+            WHEN cp = 10 THEN E'\\n' WHEN cp = 13 THEN E'\\r' WHEN cp = 9 THEN E'\\t' WHEN cp = 11 THEN E'\\v'
+            WHEN cp < 32 OR cp = 127 THEN E'\\x' || lpad(to_hex(cp), 2, '0')
+            WHEN cp BETWEEN 128 AND 159 OR cp IN (8232, 8233) THEN E'\\u' || lpad(to_hex(cp), 4, '0')
+            ELSE c END;
+    END LOOP;
+    IF NOT p_double AND right(p, 1) = E'\\' THEN
+        -- Go's messages unescape \" after strconv.Quote, which takes the escaped
+        -- final backslash and the closing quote for one: 'a\' for a\, not 'a\\'.
+        out := left(out, -1);
+    END IF;
+    RETURN q || out || q;
+END
+$$;
+
+-- jobc_go_json encodes a scalar of a payload as Go's encoding/json writes it into a
+-- unique key, so that a key computed here equals the one Go's Enqueue computes for
+-- the same payload (runtime/unique.go). p_float says the field is a JSON Schema
+-- number (a Go float64); other numbers are integers (int64). Strings escape <, > and
+-- & as Go's do; float64s use Go's shortest form (1e+21, 1e-7, 0.000001).
+CREATE OR REPLACE FUNCTION jobc_go_json(p jsonb, p_float boolean) RETURNS text
+LANGUAGE plpgsql IMMUTABLE
+SET extra_float_digits = 1 -- float8 text is then the shortest that reads back the same
+AS $$
+DECLARE
+    f      float8;
+    s      text;
+    digits text;
+    exp10  integer; -- the value is 0.<digits> * 10^exp10
+    m      text[];
+BEGIN
+    IF p IS NULL THEN
+        RETURN 'null';
+    END IF;
+    CASE jsonb_typeof(p)
+    WHEN 'string' THEN
+        RETURN replace(replace(replace(replace(replace(p::text,
+            '<', E'\\u003c'), '>', E'\\u003e'), '&', E'\\u0026'), U&'\2028', E'\\u2028'), U&'\2029', E'\\u2029');
+    WHEN 'number' THEN
+        IF NOT p_float THEN
+            RETURN trunc(p::numeric)::text;
+        END IF;
+        f := p::numeric::float8;
+        IF f = 0 THEN
+            RETURN '0'; -- numeric has no negative zero: where Go writes -0, this writes 0
+        END IF;
+        -- float8 text is -?d[.ddd][e±dd]: take its digits and decimal exponent.
+        m := regexp_match(abs(f)::text, E'^(\\d+)(?:\\.(\\d+))?(?:e([-+]\\d+))?$');
+        digits := m[1] || coalesce(m[2], '');
+        exp10 := length(m[1]) + coalesce(m[3]::integer, 0) - (length(digits) - length(ltrim(digits, '0')));
+        digits := rtrim(ltrim(digits, '0'), '0');
+        s := CASE WHEN f < 0 THEN '-' ELSE '' END;
+        IF abs(f) < 1e-6 OR abs(f) >= 1e21 THEN
+            -- strconv's 'e' format, with encoding/json's cleanup of e-07 to e-7.
+            s := s || left(digits, 1) || CASE WHEN length(digits) > 1 THEN '.' || substr(digits, 2) ELSE '' END
+                 || 'e' || CASE WHEN exp10 - 1 < 0 THEN '-' || (1 - exp10)::text
+                                ELSE '+' || CASE WHEN exp10 < 11 THEN '0' ELSE '' END || (exp10 - 1)::text END;
+        ELSIF exp10 <= 0 THEN
+            s := s || '0.' || repeat('0', -exp10) || digits;
+        ELSIF exp10 >= length(digits) THEN
+            s := s || digits || repeat('0', exp10 - length(digits));
+        ELSE
+            s := s || left(digits, exp10) || '.' || substr(digits, exp10 + 1);
+        END IF;
+        RETURN s;
+    ELSE
+        RETURN p::text; -- true, false, null
+    END CASE;
+END
+$$;
+
+-- jobc_unique_period is the suffix a unique period adds to a key: "@" and the start
+-- of the period p_at falls in, in UTC, as RFC 3339 without fraction (Go's
+-- Format(time.RFC3339) of at.UTC().Truncate(period)). Go's Truncate counts periods
+-- from 0001-01-01 00:00 UTC, 62135596800 s before the Unix epoch; for a period that
+-- divides a day that is the same as counting from the epoch, for a week it is not.
+CREATE OR REPLACE FUNCTION jobc_unique_period(p_at timestamptz, p_period_us bigint) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT '@' || to_char(
+        to_timestamp(floor((us - mod(us, p_period_us)) / 1000000) - 62135596800) AT TIME ZONE 'UTC',
+        'YYYY-MM-DD"T"HH24:MI:SS"Z"')
+    FROM (SELECT extract(epoch FROM p_at) * 1000000 + 62135596800000000 AS us) t
+$$;
+
+-- The checks below are shared by the generated functions; each returns the Go
+-- validator's rule for a problem (runtime/internal/schema), or NULL for none.
+
+-- jobc_missing_properties: the required properties p_object lacks, in p_required's order.
+CREATE OR REPLACE FUNCTION jobc_missing_properties(p_object jsonb, p_required text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE count(*)
+        WHEN 0 THEN NULL
+        WHEN 1 THEN 'missing property ' || min(jobc_go_quote(r))
+        ELSE 'missing properties ' || string_agg(jobc_go_quote(r), ', ' ORDER BY o) END
+    FROM unnest(p_required) WITH ORDINALITY AS u(r, o)
+    WHERE NOT p_object ? r
+$$;
+
+-- jobc_additional_properties: the members of p_object not in p_known (with
+-- additionalProperties: false), sorted by name.
+CREATE OR REPLACE FUNCTION jobc_additional_properties(p_object jsonb, p_known text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'additional properties ' || string_agg(jobc_go_quote(k), ', ' ORDER BY k COLLATE "C") || ' not allowed'
+    FROM jsonb_object_keys(p_object) AS k
+    WHERE NOT k = ANY (p_known)
+    HAVING count(*) > 0
+$$;
+
+-- jobc_unique_items: the first two equal items of p_array (uniqueItems). jsonb's
+-- equality is JSON's: numbers by value, objects by members.
+CREATE OR REPLACE FUNCTION jobc_unique_items(p_array jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'uniqueItems: items at ' || (a.i - 1) || ' and ' || (b.i - 1) || ' are equal'
+    FROM jsonb_array_elements(p_array) WITH ORDINALITY a(x, i)
+    JOIN jsonb_array_elements(p_array) WITH ORDINALITY b(y, i) ON b.i > a.i AND a.x = b.y
+    ORDER BY a.i, b.i
+    LIMIT 1
+$$;
+
+-- Formats, as the Go runtime checks them, with its reasons. Each takes any JSON value
+-- and checks strings only.
+
+CREATE OR REPLACE FUNCTION jobc_format_uuid(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s      text;
+    groups text[];
+    want   integer[] := ARRAY[8, 4, 4, 4, 12];
+    bad    text;
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    groups := string_to_array(s, '-');
+    IF cardinality(groups) <> 5 THEN
+        RETURN 'must have 5 elements';
+    END IF;
+    FOR g IN 1..5 LOOP
+        IF octet_length(groups[g]) <> want[g] THEN
+            RETURN 'element ' || g || ' must be ' || want[g] || ' characters long';
+        END IF;
+        bad := substring(groups[g] FROM '[^0-9a-fA-F]');
+        IF bad IS NOT NULL THEN
+            RETURN 'non-hex character ' || jobc_go_quote(bad);
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_go_atoi is Go's strconv.Atoi on a short string: the number, or NULL with the
+-- error's text in err. It accepts a sign, as Go's does ("+1").
+CREATE OR REPLACE FUNCTION jobc_go_atoi(p text, OUT n bigint, OUT err text)
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    IF p !~ '^[+-]?[0-9]+$' THEN
+        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, true) || ': invalid syntax';
+    ELSIF p::numeric NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN
+        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, true) || ': value out of range';
+    ELSE
+        n := p::bigint;
+    END IF;
+END
+$$;
+
+
+-- jobc_go_time_quote quotes as Go's time package quotes in its parse errors: bytes
+-- outside printable ASCII as \xNN.
+CREATE OR REPLACE FUNCTION jobc_go_time_quote(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    out text := '"';
+    c   text;
+BEGIN
+    FOREACH c IN ARRAY regexp_split_to_array(p, '') LOOP
+        IF ascii(c) < 32 OR ascii(c) >= 128 THEN
+            out := out || (SELECT string_agg(E'\\x' || lpad(to_hex(get_byte(b, i)), 2, '0'), '' ORDER BY i)
+                           FROM (SELECT convert_to(c, 'UTF8') AS b) t, generate_series(0, octet_length(c) - 1) i);
+        ELSIF c IN ('"', E'\\') THEN
+            out := out || E'\\' || c;
+        ELSE
+            out := out || c;
+        END IF;
+    END LOOP;
+    RETURN out || '"';
+END
+$$;
+
+-- jobc_go_parse_date is the error of Go's time.Parse("2006-01-02", p), or NULL.
+CREATE OR REPLACE FUNCTION jobc_go_parse_date(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    v      text := p; -- what is left to parse
+    prefix text := 'parsing time ' || jobc_go_time_quote(p);
+    bad    text := prefix || ' as "2006-01-02": cannot parse ';
+    y      integer;
+    mo     integer;
+    d      integer;
+BEGIN
+    IF v !~ '^[0-9]{4}' THEN
+        RETURN bad || jobc_go_time_quote(v) || ' as "2006"';
+    END IF;
+    y := left(v, 4)::integer;
+    v := substr(v, 5);
+    IF left(v, 1) <> '-' THEN
+        RETURN bad || jobc_go_time_quote(v) || ' as "-"';
+    END IF;
+    v := substr(v, 2);
+    IF v !~ '^[0-9]{2}' THEN
+        RETURN bad || jobc_go_time_quote(v) || ' as "01"';
+    END IF;
+    mo := left(v, 2)::integer;
+    IF mo < 1 OR mo > 12 THEN
+        RETURN prefix || ': month out of range';
+    END IF;
+    v := substr(v, 3);
+    IF left(v, 1) <> '-' THEN
+        RETURN bad || jobc_go_time_quote(v) || ' as "-"';
+    END IF;
+    v := substr(v, 2);
+    IF v !~ '^[0-9]{2}' THEN
+        RETURN bad || jobc_go_time_quote(v) || ' as "02"';
+    END IF;
+    d := left(v, 2)::integer;
+    v := substr(v, 3);
+    IF v <> '' THEN
+        RETURN prefix || ': extra text: ' || jobc_go_time_quote(v);
+    END IF;
+    IF d < 1 OR d > extract(day FROM make_date(y, mo, 1) + interval '1 month' - interval '1 day') THEN
+        RETURN prefix || ': day out of range';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_date(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_parse_date(p #>> '{}') END
+$$;
+
+-- jobc_go_time is the Go runtime's check of an RFC 3339 full-time (hh:mm:ss[.f](Z|±hh:mm)).
+CREATE OR REPLACE FUNCTION jobc_go_time(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    b    bytea := convert_to(p, 'UTF8');
+    toks text[];
+    hms  bigint[] := '{}';
+    a    record;
+    h    bigint;
+    mi   bigint;
+    s    bigint;
+    rest text;
+    sign integer;
+    zh   bigint;
+    zm   bigint;
+    hm   bigint;
+BEGIN
+    IF octet_length(b) < 9 THEN
+        RETURN 'less than 9 characters long';
+    END IF;
+    IF get_byte(b, 2) <> 58 OR get_byte(b, 5) <> 58 THEN
+        RETURN 'missing colon in correct place';
+    END IF;
+    IF octet_length(left(p, 8)) <> 8 THEN
+        RETURN 'invalid hour/min/sec'; -- a byte of a multi-byte character is no digit
+    END IF;
+    toks := string_to_array(left(p, 8), ':');
+    IF cardinality(toks) > 3 THEN
+        toks := toks[1:2] || array_to_string(toks[3:], ':');
+    END IF;
+    FOR i IN 1..cardinality(toks) LOOP
+        a := jobc_go_atoi(toks[i]);
+        IF a.err IS NOT NULL THEN
+            RETURN 'invalid hour/min/sec';
+        END IF;
+        IF a.n < 0 THEN
+            RETURN 'non-positive hour/min/sec';
+        END IF;
+        hms := hms || a.n;
+    END LOOP;
+    IF cardinality(hms) <> 3 THEN
+        RETURN 'missing hour/min/sec';
+    END IF;
+    h := hms[1]; mi := hms[2]; s := hms[3];
+    IF h > 23 OR mi > 59 OR s > 60 THEN
+        RETURN 'hour/min/sec out of range';
+    END IF;
+    rest := substr(p, 9);
+    IF left(rest, 1) = '.' THEN
+        IF substr(rest, 2) !~ '^[0-9]' THEN
+            RETURN 'no digits in second fraction';
+        END IF;
+        rest := regexp_replace(substr(rest, 2), '^[0-9]+', '');
+    END IF;
+    IF rest NOT IN ('z', 'Z') THEN
+        IF octet_length(rest) <> 6 THEN
+            RETURN 'offset must be 6 characters long';
+        END IF;
+        CASE left(rest, 1)
+        WHEN '+' THEN sign := -1;
+        WHEN '-' THEN sign := 1;
+        ELSE RETURN 'offset must begin with plus/minus';
+        END CASE;
+        rest := substr(rest, 2);
+        IF substr(rest, 3, 1) <> ':' THEN
+            RETURN 'missing colon in offset in correct place';
+        END IF;
+        toks := string_to_array(rest, ':');
+        toks := toks[1:1] || array_to_string(toks[2:], ':');
+        a := jobc_go_atoi(toks[1]);
+        IF a.err IS NOT NULL THEN
+            RETURN 'invalid hour/min in offset';
+        ELSIF a.n < 0 THEN
+            RETURN 'non-positive hour/min in offset';
+        END IF;
+        zh := a.n;
+        a := jobc_go_atoi(toks[2]);
+        IF a.err IS NOT NULL THEN
+            RETURN 'invalid hour/min in offset';
+        ELSIF a.n < 0 THEN
+            RETURN 'non-positive hour/min in offset';
+        END IF;
+        zm := a.n;
+        IF zh > 23 OR zm > 59 THEN
+            RETURN 'hour/min in offset out of range';
+        END IF;
+        hm := (h * 60 + mi) + sign * (zh * 60 + zm);
+        IF hm < 0 THEN
+            hm := hm + 24 * 60;
+        END IF;
+        h := hm / 60;
+        mi := hm % 60;
+    END IF;
+    IF s >= 60 AND (h <> 23 OR mi <> 59) THEN
+        RETURN 'invalid leap second';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_time(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_time(p #>> '{}') END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_date_time(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s   text;
+    err text;
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    IF octet_length(s) < 20 THEN
+        RETURN 'less than 20 characters long';
+    END IF;
+    IF get_byte(convert_to(s, 'UTF8'), 10) NOT IN (116, 84) THEN -- t, T
+        RETURN '11th character must be t or T';
+    END IF;
+    err := jobc_go_parse_date(left(s, 10));
+    IF err IS NOT NULL THEN
+        RETURN 'invalid date element: ' || err;
+    END IF;
+    err := jobc_go_time(substr(s, 12));
+    IF err IS NOT NULL THEN
+        RETURN 'invalid time element: ' || err;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_go_ipv4 is the Go runtime's check of a dotted IPv4 address.
+CREATE OR REPLACE FUNCTION jobc_go_ipv4(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    g text;
+    a record;
+BEGIN
+    IF cardinality(string_to_array(p, '.')) <> 4 THEN
+        RETURN 'expected four decimals';
+    END IF;
+    FOREACH g IN ARRAY string_to_array(p, '.') LOOP
+        IF octet_length(g) > 1 AND left(g, 1) = '0' THEN
+            RETURN 'leading zeros';
+        END IF;
+        a := jobc_go_atoi(g);
+        IF a.err IS NOT NULL THEN
+            RETURN a.err;
+        END IF;
+        IF a.n < 0 OR a.n > 255 THEN
+            RETURN 'decimal must be between 0 and 255';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_ipv4(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_ipv4(p #>> '{}') END
+$$;
+
+-- jobc_go_hostname is the Go runtime's check of a host name (RFC 1123 labels).
+CREATE OR REPLACE FUNCTION jobc_go_hostname(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    s     text := CASE WHEN right(p, 1) = '.' THEN left(p, -1) ELSE p END;
+    label text;
+    bad   text;
+BEGIN
+    IF octet_length(s) > 253 THEN
+        RETURN 'more than 253 characters long';
+    END IF;
+    FOREACH label IN ARRAY string_to_array(s, '.') LOOP
+        IF octet_length(label) < 1 OR octet_length(label) > 63 THEN
+            RETURN 'label must be 1 to 63 characters long';
+        END IF;
+        IF left(label, 1) = '-' THEN
+            RETURN 'label starts with hyphen';
+        END IF;
+        IF right(label, 1) = '-' THEN
+            RETURN 'label ends with hyphen';
+        END IF;
+        bad := substring(label FROM '[^a-zA-Z0-9-]');
+        IF bad IS NOT NULL THEN
+            RETURN 'invalid character ' || jobc_go_quote(bad);
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_hostname(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_hostname(p #>> '{}') END
+$$;
+
+-- jobc_format_email is the Go runtime's check of an e-mail address. A bracketed IPv6
+-- domain ([IPv6:...]) is read by PostgreSQL's inet, which Go's netip.ParseAddr may
+-- not agree with on exotic forms; its reason is the generic "invalid ipv6 address".
+CREATE OR REPLACE FUNCTION jobc_format_email(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s      text;
+    at     integer;
+    local  text;
+    domain text;
+    bad    text;
+    err    text;
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    IF octet_length(s) > 254 THEN
+        RETURN 'more than 255 characters long';
+    END IF;
+    at := length(s) - strpos(reverse(s), '@') + 1;
+    IF strpos(s, '@') = 0 THEN
+        RETURN 'missing @';
+    END IF;
+    local := left(s, at - 1);
+    domain := substr(s, at + 1);
+    IF octet_length(local) > 64 THEN
+        RETURN 'local part more than 64 characters long';
+    END IF;
+    IF length(local) > 1 AND left(local, 1) = '"' AND right(local, 1) = '"' THEN
+        IF substr(local, 2, length(local) - 2) ~ E'[\\\\"]' THEN
+            RETURN 'backslash and quote are not allowed within quoted local part';
+        END IF;
+    ELSE
+        IF left(local, 1) = '.' THEN
+            RETURN 'starts with dot';
+        END IF;
+        IF right(local, 1) = '.' THEN
+            RETURN 'ends with dot';
+        END IF;
+        IF strpos(local, '..') > 0 THEN
+            RETURN 'consecutive dots';
+        END IF;
+        bad := substring(local FROM E'[^a-zA-Z0-9.!#$%&''*+/=?^_`{|}~-]');
+        IF bad IS NOT NULL THEN
+            RETURN 'invalid character ' || jobc_go_quote(bad);
+        END IF;
+    END IF;
+    IF left(domain, 1) = '[' AND right(domain, 1) = ']' THEN
+        domain := substr(domain, 2, length(domain) - 2);
+        IF left(domain, 5) = 'IPv6:' THEN
+            domain := substr(domain, 6);
+            IF strpos(domain, ':') = 0 THEN
+                RETURN 'invalid ipv6 address: missing colon';
+            END IF;
+            IF domain ~ '[%/]' OR domain !~ '^[0-9A-Fa-f:.]+$' THEN
+                RETURN 'invalid ipv6 address';
+            END IF;
+            BEGIN
+                PERFORM domain::inet;
+            EXCEPTION WHEN invalid_text_representation THEN
+                RETURN 'invalid ipv6 address';
+            END;
+            RETURN NULL;
+        END IF;
+        err := jobc_go_ipv4(domain);
+        IF err IS NOT NULL THEN
+            RETURN 'invalid ipv4 address: ' || err;
+        END IF;
+        RETURN NULL;
+    END IF;
+    err := jobc_go_hostname(domain);
+    IF err IS NOT NULL THEN
+        RETURN 'invalid domain: ' || err;
+    END IF;
+    RETURN NULL;
+END
+$$;
