@@ -82,10 +82,10 @@ func TestNodeProducers(t *testing.T) {
 
 // outcome is what src/enqueue.ts prints.
 type outcome struct {
-	Committed  string   `json:"committed"`
-	RolledBack string   `json:"rolledBack"`
-	Duplicate  string   `json:"duplicate"`
-	Scheduled  string   `json:"scheduled"`
+	Committed  string      `json:"committed"`
+	RolledBack string      `json:"rolledBack"`
+	Duplicate  string      `json:"duplicate"`
+	Scheduled  string      `json:"scheduled"`
 	Invalid    []rejection `json:"invalid"`
 }
 
@@ -142,7 +142,7 @@ func enqueueFromNode(t *testing.T, dir string) {
 	}
 	committed := jobRow(t, pool, got.Committed)
 	if want := (row{Kind: "send_receipt", Queue: "email", State: "available", Priority: 2, Version: 2,
-		Payload: `{"note": null, "email": "ada@example.com", "lines": [{"sku": "BOOK-1", "quantity": 2, "unit_price": {"currency": "EUR", "minor_units": 999}}], "total": {"currency": "EUR", "minor_units": 1999}, "locale": "de", "paid_at": "2026-01-02T03:04:05.000Z", "order_id": 42}`,
+		Payload:   `{"note": null, "email": "ada@example.com", "lines": [{"sku": "BOOK-1", "quantity": 2, "unit_price": {"currency": "EUR", "minor_units": 999}}], "total": {"currency": "EUR", "minor_units": 1999}, "locale": "de", "paid_at": "2026-01-02T03:04:05.000Z", "order_id": 42}`,
 		UniqueKey: "[42]"}); committed != want {
 		t.Errorf("the committed job is\n%+v\nwant\n%+v", committed, want)
 	}
