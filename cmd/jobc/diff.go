@@ -14,7 +14,8 @@ func newDiff(o *options) *cobra.Command {
 		Short: "Exit 1 with a unified diff when generated files are stale, missing or extra",
 		Long: `Diff generates the code in memory and compares it with the files on disk. It prints
 a unified diff and exits 1 when any generated file is stale, missing, or no longer
-produced by the spec; it exits 0 and prints nothing when everything is up to date.
+produced by the spec (the producers files of producers: {sql, typescript} included);
+it exits 0 and prints nothing when everything is up to date.
 Use it in CI to catch a forgotten ` + "`go generate`" + `. Like generate, it reads
 jobc.lock and fails on an edit of a released version.`,
 		Args: cobra.NoArgs,

@@ -18,7 +18,10 @@ func newGenerate(o *options) *cobra.Command {
 one Go file per job type plus jobc.go into the configured output directory. Generated
 files that the spec no longer produces are removed (under go generate, one that go
 generate has yet to read is emptied instead, and deleted when go generate reaches
-it). Problems are printed as file:line:col: path: message, all of them.
+it). With producers: {sql: FILE, typescript: FILE} in jobc.yaml, it also writes the
+SQL functions jobc_enqueue_<kind> and the TypeScript types and enqueue functions for
+node-postgres that call them. Problems are printed as file:line:col: path: message,
+all of them.
 
 Generate reads jobc.lock and refuses a spec that edits a released version in place
 (RELEASED_VERSION_CHANGED, as ` + "`jobc check`" + ` reports it); without jobc.lock it
@@ -41,6 +44,11 @@ warns that released versions are unprotected.`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: warning: no %s: released versions are unprotected from edits in place; run `jobc lock` when you release\n", contract.LockName)
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %d job types into %s\n", len(res.Project.Jobs), res.Project.Out)
+			for _, f := range []string{res.Project.Producers.SQL, res.Project.Producers.TypeScript} {
+				if f != "" {
+					fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated the producers in %s\n", f)
+				}
+			}
 			return nil
 		},
 	}
