@@ -122,9 +122,9 @@ func enqueueFromNode(t *testing.T, dir string) {
 		t.Fatalf("node src/enqueue.js printed %q: %v", stdout, err)
 	}
 
-	// The committed order has its job, as the TypeScript wrote it (version 2, and
-	// no more: the SQL function adds nothing to a full payload); the rolled-back one
-	// has neither.
+	// The committed order has its job, as the TypeScript wrote it (version 2) with
+	// the default quantity of its second line filled in; the rolled-back order has
+	// neither.
 	var orders []int64
 	rows, err := pool.Query(ctx, "SELECT id FROM orders ORDER BY id")
 	if err != nil {
@@ -142,7 +142,7 @@ func enqueueFromNode(t *testing.T, dir string) {
 	}
 	committed := jobRow(t, pool, got.Committed)
 	if want := (row{Kind: "send_receipt", Queue: "email", State: "available", Priority: 2, Version: 2,
-		Payload:   `{"note": null, "email": "ada@example.com", "lines": [{"sku": "BOOK-1", "quantity": 2, "unit_price": {"currency": "EUR", "minor_units": 999}}], "total": {"currency": "EUR", "minor_units": 1999}, "locale": "de", "paid_at": "2026-01-02T03:04:05.000Z", "order_id": 42}`,
+		Payload:   `{"note": null, "email": "ada@example.com", "lines": [{"sku": "BOOK-1", "quantity": 2, "unit_price": {"currency": "EUR", "minor_units": 999}}, {"sku": "PEN-2", "quantity": 1}], "total": {"currency": "EUR", "minor_units": 1999}, "locale": "de", "paid_at": "2026-01-02T03:04:05.000Z", "order_id": 42}`,
 		UniqueKey: "[42]"}); committed != want {
 		t.Errorf("the committed job is\n%+v\nwant\n%+v", committed, want)
 	}
@@ -198,7 +198,7 @@ func enqueueFromNode(t *testing.T, dir string) {
 	}
 	p := seen[0]
 	if p.OrderID != 42 || p.Locale != jobs.SendReceiptV3LocaleDe || p.Channel != jobs.SendReceiptV3ChannelEmail ||
-		p.Total == nil || p.Total.MinorUnits != 1999 || len(p.Lines) != 1 || p.Lines[0].Quantity != 2 ||
+		p.Total == nil || p.Total.MinorUnits != 1999 || len(p.Lines) != 2 || p.Lines[0].Quantity != 2 || p.Lines[1].Quantity != 1 ||
 		p.PaidAt == nil || !p.PaidAt.Equal(time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)) {
 		t.Errorf("the handler received %+v", p)
 	}

@@ -98,6 +98,20 @@ DECLARE
     fe text;
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- The schema's defaults, for the properties the payload leaves out.
+    p := CASE jsonb_typeof(p)
+        WHEN 'object' THEN (
+        SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
+            WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
+                WHEN 'array' THEN (
+                SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
+                    WHEN 'object' THEN jsonb_build_object('quantity', '1'::jsonb) || t2.e
+                    ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
+                FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
+                ELSE t1.value END
+            ELSE t1.value END), '{}'::jsonb)
+        FROM jsonb_each(p) t1)
+        ELSE p END;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE

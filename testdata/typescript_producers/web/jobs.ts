@@ -127,8 +127,11 @@ export type SendReceiptPayloadV2MoneyCurrency = "EUR" | "USD" | "GBP";
 export interface SendReceiptPayloadV2Line {
   /** Checked when enqueued: pattern ^[A-Z0-9-]+$. */
   sku: string;
-  /** Checked when enqueued: an integer, minimum 1. */
-  quantity: number;
+  /**
+   * Checked when enqueued: an integer, minimum 1.
+   * @default 1 (filled in when left out)
+   */
+  quantity?: number;
   unit_price?: SendReceiptPayloadV2Money;
 }
 
@@ -172,8 +175,11 @@ export type SendReceiptPayloadV3MoneyCurrency = "EUR" | "USD" | "GBP";
 export interface SendReceiptPayloadV3Line {
   /** Checked when enqueued: pattern ^[A-Z0-9-]+$. */
   sku: string;
-  /** Checked when enqueued: an integer, minimum 1. */
-  quantity: number;
+  /**
+   * Checked when enqueued: an integer, minimum 1.
+   * @default 1 (filled in when left out)
+   */
+  quantity?: number;
   unit_price?: SendReceiptPayloadV3Money;
 }
 

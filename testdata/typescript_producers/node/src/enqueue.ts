@@ -31,7 +31,8 @@ async function main(): Promise<void> {
       email: "ada@example.com",
       locale: "de",
       total: { minor_units: 1999, currency: "EUR" },
-      lines: [{ sku: "BOOK-1", quantity: 2, unit_price: { minor_units: 999, currency: "EUR" } }],
+      // The second line leaves quantity to its default, which the SQL function fills in.
+      lines: [{ sku: "BOOK-1", quantity: 2, unit_price: { minor_units: 999, currency: "EUR" } }, { sku: "PEN-2" }],
       note: null,
       paid_at: new Date(Date.UTC(2026, 0, 2, 3, 4, 5)).toISOString(),
     };
