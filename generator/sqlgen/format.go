@@ -12,6 +12,7 @@ var formats = map[string]string{
 	"ipv4":      "jobc_format_ipv4",
 	"hostname":  "jobc_format_hostname",
 	"email":     "jobc_format_email",
+	"uri":       "jobc_format_uri",
 }
 
 // checkedByGo are the formats runtime/internal/schema checks (its formats table).
@@ -35,5 +36,5 @@ func (fn *function) format(f, at string) (string, bool) {
 }
 
 func supportedFormats() string {
-	return "date, date-time, email, hostname, ipv4, time and uuid"
+	return "date, date-time, email, hostname, ipv4, time, uri and uuid"
 }
