@@ -687,14 +687,13 @@ $$;
 CREATE OR REPLACE FUNCTION jobc_go_valid_port(p text) RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT p = '' OR p ~ '^:[0-9]*$' $$;
 
--- jobc_format_uri is the Go runtime's check of an absolute URI: Go's url.Parse, then
--- a scheme, and an IPv6 host in brackets. Ported from net/url; an IPv6 literal is
--- read by PostgreSQL's inet instead of netip.ParseAddr (exotic forms may differ, and
--- the reason is then a generic one).
-CREATE OR REPLACE FUNCTION jobc_format_uri(p jsonb) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
+-- jobc_go_url is the Go runtime's check of a URI (p_reference false: absolute) or a
+-- URI reference: Go's url.Parse, an IPv6 host in brackets, and for a URI a scheme.
+-- Ported from net/url; an IPv6 literal is read by PostgreSQL's inet instead of
+-- netip.ParseAddr (exotic forms may differ, and the reason is then a generic one).
+CREATE OR REPLACE FUNCTION jobc_go_url(raw text, p_reference boolean) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
-    raw       text;
     u         text;
     frag      text;
     scheme    text := '';
@@ -709,10 +708,6 @@ DECLARE
     err       text;
     m         text[];
 BEGIN
-    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
-        RETURN NULL;
-    END IF;
-    raw := p #>> '{}';
     u := split_part(raw, '#', 1);
     frag := CASE WHEN strpos(raw, '#') > 0 THEN substr(raw, strpos(raw, '#') + 1) ELSE '' END;
     -- parse(u): every error is reported as parse "<u>": <error>.
@@ -855,9 +850,21 @@ BEGIN
             END IF;
         END IF;
     END IF;
-    IF scheme = '' THEN
+    IF scheme = '' AND NOT p_reference THEN
         RETURN 'relative url';
     END IF;
     RETURN NULL;
 END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_uri(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_url(p #>> '{}', false) END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_uri_reference(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) <> 'string' THEN NULL
+                WHEN strpos(p #>> '{}', E'\\') > 0 THEN E'contains \\'
+                ELSE jobc_go_url(p #>> '{}', true) END
 $$;

@@ -145,12 +145,14 @@ func (fn *function) uniqueKey() string {
 	props, _ := fn.deref(fn.doc).(map[string]any)
 	props, _ = props["properties"].(map[string]any)
 	values := make([]string, len(u.Key))
+	refused := false
 	for i, field := range u.Key {
 		float, ok := fn.keyField(props[field], field)
-		if !ok {
-			return ""
-		}
+		refused = refused || !ok
 		values[i] = fmt.Sprintf("jobc_go_json(p -> %s, %t)", lit(field), float)
+	}
+	if refused {
+		return ""
 	}
 	key := "'[' || " + strings.Join(values, " || ',' || ") + " || ']'"
 	if u.Period > 0 {

@@ -137,6 +137,22 @@ BEGIN
         IF fe IS NOT NULL THEN
             f := array_append(f, ''); m := array_append(m, fe);
         END IF;
+        IF p ? 'client_ip' THEN
+            fe := jobc_format_ipv4(p -> 'client_ip');
+            IF jsonb_typeof(p -> 'client_ip') <> 'string' THEN
+                f := array_append(f, '/client_ip'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'client_ip') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/client_ip'); m := array_append(m, jobc_go_quote(p -> 'client_ip' #>> '{}') || ' is not valid ipv4: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'cutoff' THEN
+            fe := jobc_format_time(p -> 'cutoff');
+            IF jsonb_typeof(p -> 'cutoff') <> 'string' THEN
+                f := array_append(f, '/cutoff'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'cutoff') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/cutoff'); m := array_append(m, jobc_go_quote(p -> 'cutoff' #>> '{}') || ' is not valid time: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'email' THEN
             fe := jobc_format_email(p -> 'email');
             IF jsonb_typeof(p -> 'email') <> 'string' THEN
@@ -219,6 +235,14 @@ BEGIN
                 END LOOP;
             END IF;
         END IF;
+        IF p ? 'mail_host' THEN
+            fe := jobc_format_hostname(p -> 'mail_host');
+            IF jsonb_typeof(p -> 'mail_host') <> 'string' THEN
+                f := array_append(f, '/mail_host'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'mail_host') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/mail_host'); m := array_append(m, jobc_go_quote(p -> 'mail_host' #>> '{}') || ' is not valid hostname: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'note' THEN
             IF NOT (jsonb_typeof(p -> 'note') IN ('null', 'string')) THEN
                 f := array_append(f, '/note'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'note') || ', want null or string');
@@ -242,6 +266,30 @@ BEGIN
                 f := array_append(f, '/placed_at'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'placed_at') || ', want string');
             ELSIF fe IS NOT NULL THEN
                 f := array_append(f, '/placed_at'); m := array_append(m, jobc_go_quote(p -> 'placed_at' #>> '{}') || ' is not valid date-time: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'receipt_id' THEN
+            fe := jobc_format_uuid(p -> 'receipt_id');
+            IF jsonb_typeof(p -> 'receipt_id') <> 'string' THEN
+                f := array_append(f, '/receipt_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'receipt_id') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/receipt_id'); m := array_append(m, jobc_go_quote(p -> 'receipt_id' #>> '{}') || ' is not valid uuid: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'receipt_url' THEN
+            fe := jobc_format_uri(p -> 'receipt_url');
+            IF jsonb_typeof(p -> 'receipt_url') <> 'string' THEN
+                f := array_append(f, '/receipt_url'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'receipt_url') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/receipt_url'); m := array_append(m, jobc_go_quote(p -> 'receipt_url' #>> '{}') || ' is not valid uri: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'sent_on' THEN
+            fe := jobc_format_date(p -> 'sent_on');
+            IF jsonb_typeof(p -> 'sent_on') <> 'string' THEN
+                f := array_append(f, '/sent_on'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'sent_on') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/sent_on'); m := array_append(m, jobc_go_quote(p -> 'sent_on' #>> '{}') || ' is not valid date: ' || fe);
             END IF;
         END IF;
         IF p ? 'source' THEN
@@ -299,7 +347,15 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['email', 'extra', 'kind', 'lines', 'note', 'order_id', 'placed_at', 'source', 'tags', 'total']::text[]);
+        IF p ? 'unsubscribe' THEN
+            fe := jobc_format_uri_reference(p -> 'unsubscribe');
+            IF jsonb_typeof(p -> 'unsubscribe') <> 'string' THEN
+                f := array_append(f, '/unsubscribe'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'unsubscribe') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/unsubscribe'); m := array_append(m, jobc_go_quote(p -> 'unsubscribe' #>> '{}') || ' is not valid uri-reference: ' || fe);
+            END IF;
+        END IF;
+        fe := jobc_additional_properties(p, ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[]);
         IF fe IS NOT NULL THEN
             f := array_append(f, ''); m := array_append(m, fe);
         END IF;
