@@ -23,7 +23,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
@@ -77,8 +78,10 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('daily_sales_report', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('daily_sales_report', 'reports', coalesce(priority, 9), 3, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('daily_sales_report', 'reports', coalesce(priority, 9), 3, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -94,7 +97,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
@@ -173,8 +177,10 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('delete_objects', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('delete_objects', 'maintenance', coalesce(priority, 7), 10, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('delete_objects', 'maintenance', coalesce(priority, 7), 10, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -191,7 +197,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
@@ -256,8 +263,14 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('deliver_webhook', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('deliver_webhook', 'webhooks', coalesce(priority, 4), 12, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'endpoint_url', false) || ',' || jobc_go_json(p -> 'event_id', false) || ']'), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'endpoint_url', false)
+        || ',' || jobc_go_json(p -> 'event_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('deliver_webhook', 'webhooks', coalesce(priority, 4), 12, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -274,7 +287,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
@@ -469,8 +483,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('generate_invoice_pdf', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('generate_invoice_pdf', 'documents', coalesce(priority, 6), 5, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'invoice_number', false) || ']'), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'invoice_number', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('generate_invoice_pdf', 'documents', coalesce(priority, 6), 5, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;
 
@@ -487,7 +506,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -597,8 +617,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('payment_confirmed', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('payment_confirmed', 'payments', coalesce(priority, 1), 20, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'payment_id', false) || ']'), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'payment_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('payment_confirmed', 'payments', coalesce(priority, 1), 20, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;
 
@@ -615,7 +640,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
@@ -679,8 +705,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('publish_product', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('publish_product', 'catalog', coalesce(priority, 5), 10, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'product_id', false) || ']'), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'product_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('publish_product', 'catalog', coalesce(priority, 5), 10, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -697,7 +728,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
@@ -739,8 +771,14 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('purge_expired_carts', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('purge_expired_carts', 'maintenance', coalesce(priority, 8), 3, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'older_than_hours', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 3600000000)), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'older_than_hours', false)
+        || ']'
+        || jobc_unique_period(coalesce(run_at, now()), 3600000000));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('purge_expired_carts', 'maintenance', coalesce(priority, 8), 3, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -757,7 +795,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
@@ -927,8 +966,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_order_confirmation', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('send_order_confirmation', 'email', coalesce(priority, 2), 8, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'order_id', false) || ']'), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'order_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('send_order_confirmation', 'email', coalesce(priority, 2), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;
 
@@ -945,7 +989,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
@@ -1006,8 +1051,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 8, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'order_id', false) || ']'), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'order_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;
 
@@ -1024,7 +1074,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
@@ -1059,7 +1110,9 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('sync_inventory', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('sync_inventory', 'default', coalesce(priority, 5), 25, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('sync_inventory', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;

@@ -23,7 +23,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
@@ -41,8 +42,10 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('purge_carts', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -59,7 +62,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -92,8 +96,17 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('reindex_document', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'path', false) || ',' || jobc_go_json(p -> 'score', true) || ',' || jobc_go_json(p -> 'revision', false) || ',' || jobc_go_json(p -> 'draft', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 604800000000)), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'path', false)
+        || ',' || jobc_go_json(p -> 'score', true)
+        || ',' || jobc_go_json(p -> 'revision', false)
+        || ',' || jobc_go_json(p -> 'draft', false)
+        || ']'
+        || jobc_unique_period(coalesce(run_at, now()), 604800000000));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -110,25 +123,26 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('kind', '"receipt"'::jsonb) || (
-        SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
-            WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
-                WHEN 'array' THEN (
-                SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
-                    WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e
-                    ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
-                FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
-                ELSE t1.value END
-            WHEN 'total' THEN CASE jsonb_typeof(t1.value)
-                WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value
-                ELSE t1.value END
-            ELSE t1.value END), '{}'::jsonb)
-        FROM jsonb_each(p) t1)
+            SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
+                WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
+                    WHEN 'array' THEN (
+                        SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
+                            WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e
+                            ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
+                        FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
+                    ELSE t1.value END
+                WHEN 'total' THEN CASE jsonb_typeof(t1.value)
+                    WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value
+                    ELSE t1.value END
+                ELSE t1.value END), '{}'::jsonb)
+            FROM jsonb_each(p) t1)
         ELSE p END;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -363,7 +377,14 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 3), 8, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'order_id', false) || ',' || jobc_go_json(p -> 'kind', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 3600000000)), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'order_id', false)
+        || ',' || jobc_go_json(p -> 'kind', false)
+        || ']'
+        || jobc_unique_period(coalesce(run_at, now()), 3600000000));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 3), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;
