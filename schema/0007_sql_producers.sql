@@ -639,3 +639,232 @@ BEGIN
     RETURN NULL;
 END
 $$;
+
+-- jobc_go_url_unescape is the error of Go's url.unescape of p (net/url), or NULL: a %
+-- not followed by two hex digits; in a host (p_host), an escape of an ASCII byte
+-- other than %25, or a byte a host name cannot hold.
+CREATE OR REPLACE FUNCTION jobc_go_url_unescape(p text, p_host boolean) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    b   bytea   := convert_to(p, 'UTF8');
+    n   integer := octet_length(b);
+    i   integer := 0;
+    c   integer;
+    esc bytea;
+    s   text;
+BEGIN
+    WHILE i < n LOOP
+        c := get_byte(b, i);
+        IF c = 37 THEN -- %
+            IF i + 2 >= n OR NOT (chr(get_byte(b, i + 1)) ~ '[0-9A-Fa-f]' AND chr(get_byte(b, i + 2)) ~ '[0-9A-Fa-f]')
+               OR p_host AND chr(get_byte(b, i + 1)) < '8' AND substring(b FROM i + 1 FOR 3) <> '\x253235'::bytea THEN
+                esc := substring(b FROM i + 1 FOR 3);
+                BEGIN
+                    s := convert_from(esc, 'UTF8');
+                EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+                    s := NULL;
+                END;
+                IF s IS NULL THEN -- strconv.Quote writes the bytes of a cut character as \xNN
+                    RETURN 'invalid URL escape "' || (SELECT string_agg(CASE WHEN get_byte(esc, k) < 128 THEN chr(get_byte(esc, k))
+                        ELSE E'\\x' || lpad(to_hex(get_byte(esc, k)), 2, '0') END, '' ORDER BY k)
+                        FROM generate_series(0, octet_length(esc) - 1) k) || '"';
+                END IF;
+                RETURN 'invalid URL escape ' || jobc_go_quote(s, true);
+            END IF;
+            i := i + 3;
+        ELSE
+            IF p_host AND c < 128 AND chr(c) !~ E'[A-Za-z0-9!"$&''()*+,\\-.:;<=>\\[\\]_~]' THEN
+                RETURN 'invalid character ' || jobc_go_quote(chr(c), true) || ' in host name';
+            END IF;
+            i := i + 1;
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_go_valid_port is Go's validOptionalPort: "" or ":" and digits.
+CREATE OR REPLACE FUNCTION jobc_go_valid_port(p text) RETURNS boolean
+LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT p = '' OR p ~ '^:[0-9]*$' $$;
+
+-- jobc_go_url is the Go runtime's check of a URI (p_reference false: absolute) or a
+-- URI reference: Go's url.Parse, an IPv6 host in brackets, and for a URI a scheme.
+-- Ported from net/url; an IPv6 literal is read by PostgreSQL's inet instead of
+-- netip.ParseAddr (exotic forms may differ, and the reason is then a generic one).
+CREATE OR REPLACE FUNCTION jobc_go_url(raw text, p_reference boolean) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    u         text;
+    frag      text;
+    scheme    text := '';
+    rest      text;
+    authority text;
+    userinfo  text;
+    host      text;
+    hostname  text;
+    port      text;
+    cb        integer;
+    i         integer;
+    err       text;
+    m         text[];
+BEGIN
+    u := split_part(raw, '#', 1);
+    frag := CASE WHEN strpos(raw, '#') > 0 THEN substr(raw, strpos(raw, '#') + 1) ELSE '' END;
+    -- parse(u): every error is reported as parse "<u>": <error>.
+    <<parse>>
+    BEGIN
+        IF u ~ E'[\\x01-\\x1f\\x7f]' THEN
+            err := 'net/url: invalid control character in URL';
+            EXIT parse;
+        END IF;
+        IF u = '*' THEN
+            EXIT parse;
+        END IF;
+        IF left(u, 1) = ':' THEN
+            err := 'missing protocol scheme';
+            EXIT parse;
+        END IF;
+        m := regexp_match(u, '^([A-Za-z][A-Za-z0-9+.-]*):(.*)$', 's');
+        IF m IS NOT NULL THEN
+            scheme := lower(m[1]);
+            rest := m[2];
+        ELSE
+            rest := u;
+        END IF;
+        IF right(rest, 1) = '?' AND length(rest) - length(replace(rest, '?', '')) = 1 THEN
+            rest := left(rest, -1);
+        ELSE
+            rest := split_part(rest, '?', 1);
+        END IF;
+        IF left(rest, 1) <> '/' THEN
+            IF scheme <> '' THEN
+                EXIT parse; -- opaque, as mailto:a@b.c
+            END IF;
+            IF strpos(split_part(rest, '/', 1), ':') > 0 THEN
+                err := 'first path segment in URL cannot contain colon';
+                EXIT parse;
+            END IF;
+        END IF;
+        IF (scheme <> '' OR left(rest, 3) <> '///') AND left(rest, 2) = '//' THEN
+            authority := substr(rest, 3);
+            rest := '';
+            IF strpos(authority, '/') > 0 THEN
+                rest := substr(authority, strpos(authority, '/'));
+                authority := left(authority, strpos(authority, '/') - 1);
+            END IF;
+            -- parseAuthority: the host after the last @, then the user information.
+            i := length(authority) - strpos(reverse(authority), '@') + 1;
+            IF strpos(authority, '@') = 0 THEN
+                host := authority;
+                userinfo := NULL;
+            ELSE
+                host := substr(authority, i + 1);
+                userinfo := left(authority, i - 1);
+            END IF;
+            -- parseHost
+            IF strpos(host, '[') > 0 AND length(host) - strpos(reverse(host), '[') + 1 > 1 THEN
+                err := 'invalid IP-literal';
+                EXIT parse;
+            ELSIF left(host, 1) = '[' THEN
+                IF strpos(host, ']') = 0 THEN
+                    err := 'missing '']'' in host';
+                    EXIT parse;
+                END IF;
+                cb := length(host) - strpos(reverse(host), ']') + 1;
+                port := substr(host, cb + 1);
+                IF NOT jobc_go_valid_port(port) THEN
+                    err := 'invalid port ' || jobc_go_quote(port, true) || ' after host';
+                    EXIT parse;
+                END IF;
+                hostname := substr(host, 2, cb - 2);
+                IF strpos(hostname, '%25') > 0 THEN
+                    err := jobc_go_url_unescape(left(hostname, strpos(hostname, '%25') - 1), true);
+                ELSE
+                    err := jobc_go_url_unescape(hostname, true);
+                END IF;
+                EXIT parse WHEN err IS NOT NULL;
+                IF strpos(hostname, '%25') = 0 THEN
+                    IF hostname ~ '^[0-9.]+$' OR hostname !~ '^[0-9A-Fa-f:.]+$' THEN
+                        err := CASE WHEN hostname ~ '^[0-9]+(\.[0-9]+){3}$' THEN 'invalid IP-literal'
+                                    ELSE 'invalid host: ParseAddr(' || jobc_go_quote(hostname, true) || '): unable to parse IP' END;
+                        EXIT parse;
+                    END IF;
+                    BEGIN
+                        PERFORM hostname::inet;
+                    EXCEPTION WHEN invalid_text_representation THEN
+                        err := 'invalid host: ParseAddr(' || jobc_go_quote(hostname, true) || '): unable to parse IP';
+                        EXIT parse;
+                    END;
+                END IF;
+            ELSIF strpos(host, ':') > 0 THEN
+                i := strpos(host, ':');
+                IF scheme NOT IN ('http', 'https') THEN
+                    i := length(host) - strpos(reverse(host), ':') + 1;
+                END IF;
+                port := substr(host, i);
+                IF NOT jobc_go_valid_port(port) THEN
+                    err := 'invalid port ' || jobc_go_quote(port, true) || ' after host';
+                    EXIT parse;
+                END IF;
+            END IF;
+            IF left(host, 1) <> '[' THEN
+                err := jobc_go_url_unescape(host, true);
+                EXIT parse WHEN err IS NOT NULL;
+            END IF;
+            IF userinfo IS NOT NULL THEN
+                IF userinfo !~ E'^[A-Za-z0-9\\-._:~!$&''()*+,;=%@]*$' THEN
+                    err := 'net/url: invalid userinfo';
+                    EXIT parse;
+                END IF;
+                err := coalesce(jobc_go_url_unescape(split_part(userinfo, ':', 1), false),
+                                jobc_go_url_unescape(substr(userinfo, length(split_part(userinfo, ':', 1)) + 2), false));
+                EXIT parse WHEN err IS NOT NULL;
+            END IF;
+        END IF;
+        err := jobc_go_url_unescape(rest, false); -- setPath
+    END;
+    IF err IS NOT NULL THEN
+        RETURN 'parse ' || jobc_go_quote(u, true) || ': ' || err;
+    END IF;
+    IF frag <> '' THEN
+        err := jobc_go_url_unescape(frag, false);
+        IF err IS NOT NULL THEN
+            RETURN 'parse ' || jobc_go_quote(raw, true) || ': ' || err;
+        END IF;
+    END IF;
+    -- validateURI: Go's url does not check an IPv6 host; the runtime does.
+    IF host IS NOT NULL THEN
+        hostname := host;
+        IF strpos(hostname, ':') > 0 AND jobc_go_valid_port(substr(hostname, length(hostname) - strpos(reverse(hostname), ':') + 1)) THEN
+            hostname := left(hostname, length(hostname) - strpos(reverse(hostname), ':'));
+        END IF;
+        IF left(hostname, 1) = '[' AND right(hostname, 1) = ']' THEN
+            hostname := substr(hostname, 2, length(hostname) - 2);
+        END IF;
+        IF strpos(hostname, ':') > 0 THEN
+            IF strpos(host, '[') = 0 OR strpos(host, ']') = 0 THEN
+                RETURN 'ipv6 address not enclosed in brackets';
+            END IF;
+            IF strpos(hostname, '%') > 0 THEN
+                RETURN 'invalid ipv6 address: zone id is not a part of ipv6 address';
+            END IF;
+        END IF;
+    END IF;
+    IF scheme = '' AND NOT p_reference THEN
+        RETURN 'relative url';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_uri(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_url(p #>> '{}', false) END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_uri_reference(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) <> 'string' THEN NULL
+                WHEN strpos(p #>> '{}', E'\\') > 0 THEN E'contains \\'
+                ELSE jobc_go_url(p #>> '{}', true) END
+$$;

@@ -134,6 +134,28 @@ func TestMigrateUpThenStatus(t *testing.T) {
 	}
 }
 
+// TestMigrateUpAppliesSQLProducers: in a project with producers.sql, migrate up applies
+// the SQL producers file after the migrations, again on every run, and they enqueue.
+func TestMigrateUpAppliesSQLProducers(t *testing.T) {
+	pool := pgtest.NewSchema(t, nil)
+	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
+	dir := filepath.Join("..", "..", "testdata", "sql_producers")
+	for range 2 {
+		out, errOut, code := jobc(t, "migrate", "up", "-C", dir, "--database-url", url)
+		if code != 0 || !strings.Contains(out, "applied SQL producers db/jobc_producers.sql") {
+			t.Fatalf("migrate up: exit %d: %s%s", code, out, errOut)
+		}
+	}
+	var id int64
+	if err := pool.QueryRow(t.Context(), `SELECT jobc_enqueue_purge_carts('{}')`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	var payload string
+	if err := pool.QueryRow(t.Context(), `SELECT payload::text FROM jobc_jobs WHERE id = $1`, id).Scan(&payload); err != nil || payload != `{"older_than_days": 30}` {
+		t.Errorf("enqueued payload %s, %v; want the default filled in", payload, err)
+	}
+}
+
 // TestJobsListShowCancel: an operator lists jobs, shows one, and cancels it.
 func TestJobsListShowCancel(t *testing.T) {
 	pool := pgtest.NewSchema(t, nil)

@@ -4,16 +4,41 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-func newMigrate() *cobra.Command {
+// applySQLProducers applies the SQL producers file of the project in dir, if its spec
+// names one; a directory without a spec has none.
+func applySQLProducers(cmd *cobra.Command, conn *pgx.Conn, dir string) error {
+	p, _ := spec.Load(dir) // a spec with problems still names its file; generate reports them
+	if p == nil || p.Producers.SQL == "" {
+		return nil
+	}
+	path := filepath.Join(dir, filepath.FromSlash(p.Producers.SQL))
+	sql, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("jobc: %s names SQL producers %s, which does not exist: run `jobc generate`", p.File, p.Producers.SQL)
+	}
+	if err != nil {
+		return fmt.Errorf("jobc: read the SQL producers: %w", err)
+	}
+	if _, err := conn.Exec(cmd.Context(), string(sql)); err != nil {
+		return fmt.Errorf("jobc: apply the SQL producers %s: %w", p.Producers.SQL, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "applied SQL producers %s\n", p.Producers.SQL)
+	return nil
+}
+
+func newMigrate(o *options) *cobra.Command {
 	var url string
 	cmd := &cobra.Command{
 		Use:   "migrate",
@@ -23,7 +48,12 @@ func newMigrate() *cobra.Command {
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Apply every pending migration (safe to run from several processes at once)",
-		Args:  cobra.NoArgs,
+		Long: `Apply every pending migration (safe to run from several processes at once).
+
+When the project directory (-C) has a jobc.yaml with producers.sql, the SQL producers
+file it names (written by "jobc generate") is applied after the migrations, every time:
+it only replaces functions, so applying it again is harmless.`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			conn, err := connect(cmd.Context(), url)
 			if err != nil {
@@ -40,7 +70,7 @@ func newMigrate() *cobra.Command {
 			if len(done) == 0 {
 				fmt.Fprintln(cmd.OutOrStdout(), "already up to date")
 			}
-			return nil
+			return applySQLProducers(cmd, conn, o.dir)
 		},
 	}
 	status := &cobra.Command{

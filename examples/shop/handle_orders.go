@@ -188,3 +188,29 @@ func invoiceTotal(lines []jobs.GenerateInvoicePDFV1Line) int64 {
 	}
 	return t
 }
+
+// HandleSendReceipt emails the receipt of a paid order. Its jobs come from SQL
+// (jobc_enqueue_send_receipt), checked against the same schema as Go's.
+func (h *handlers) HandleSendReceipt(ctx context.Context, job jobs.SendReceiptJob, p jobs.SendReceipt) error {
+	subject := fmt.Sprintf("Receipt for order %d", p.OrderID)
+	switch p.Locale {
+	case jobs.SendReceiptV1LocaleFr:
+		subject = fmt.Sprintf("Reçu de la commande %d", p.OrderID)
+	case jobs.SendReceiptV1LocaleDe:
+		subject = fmt.Sprintf("Beleg für Bestellung %d", p.OrderID)
+	}
+	err := h.mailer.Send(ctx, Message{
+		IdempotencyKey: job.IdempotencyKey(),
+		To:             []string{p.Email},
+		Subject:        subject,
+		Body:           fmt.Sprintf("Paid: %s %d.%02d\n", p.Currency, p.TotalCents/100, p.TotalCents%100),
+	})
+	if errors.Is(err, ErrRejected) {
+		return job.Invalid(err)
+	}
+	if err != nil {
+		return fmt.Errorf("send receipt of order %d: %w", p.OrderID, err)
+	}
+	job.Logger().Info("receipt sent", "order_id", p.OrderID, "to", p.Email)
+	return nil
+}

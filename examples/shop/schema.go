@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	_ "embed"
 	"fmt"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -86,5 +87,15 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, shopTables); err != nil {
 		return fmt.Errorf("create the shop's tables: %w", err)
 	}
+	// The SQL producers need jobc's migrations (0007_sql_producers), so they come after.
+	if _, err := pool.Exec(ctx, sqlProducers); err != nil {
+		return fmt.Errorf("create the SQL producers (db/jobc_producers.sql): %w", err)
+	}
 	return nil
 }
+
+// sqlProducers is db/jobc_producers.sql, which `jobc generate` writes from jobc.yaml:
+// jobc_enqueue_<kind> for every job type. Applying it again is harmless.
+//
+//go:embed db/jobc_producers.sql
+var sqlProducers string

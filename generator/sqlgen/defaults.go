@@ -17,7 +17,8 @@ func (fn *function) fill(s any, v string, depth int, in string) string {
 		return ""
 	}
 	t := fmt.Sprintf("t%d", depth)
-	in1, in2 := in+"    ", in+"        "
+	// The CASE's WHENs go at in1, a SELECT at in2, the WHENs of its CASE at in3.
+	in1, in2, in3 := in+"    ", in+"        ", in+"            "
 	props, _ := m["properties"].(map[string]any)
 	names := sortedKeys(props)
 	var defaults, cases []string
@@ -25,13 +26,13 @@ func (fn *function) fill(s any, v string, depth int, in string) string {
 		if d, ok := fn.defaultOf(props[name]); ok {
 			defaults = append(defaults, lit(name), jsonLit(d))
 		}
-		if inner := fn.fill(props[name], t+".value", depth+1, in2); inner != "" {
-			cases = append(cases, fmt.Sprintf("\n%sWHEN %s THEN %s", in2, lit(name), inner))
+		if inner := fn.fill(props[name], t+".value", depth+1, in3); inner != "" {
+			cases = append(cases, fmt.Sprintf("\n%sWHEN %s THEN %s", in3, lit(name), inner))
 		}
 	}
 	additional := ""
 	if a, ok := m["additionalProperties"].(map[string]any); ok {
-		additional = fn.fill(a, t+".value", depth+1, in2)
+		additional = fn.fill(a, t+".value", depth+1, in3)
 	}
 	object := ""
 	if len(cases) > 0 || additional != "" {
@@ -41,10 +42,10 @@ func (fn *function) fill(s any, v string, depth int, in string) string {
 			other = fmt.Sprintf("CASE WHEN %s.key = ANY (%s) THEN %s.value ELSE %s END", t, textArray(names), t, additional)
 		}
 		if len(cases) == 0 {
-			object = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_object_agg(%s.key, %s), '{}'::jsonb)\n%sFROM jsonb_each(%s) %s)", in1, t, other, in1, v, t)
+			object = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_object_agg(%s.key, %s), '{}'::jsonb)\n%sFROM jsonb_each(%s) %s)", in2, t, other, in2, v, t)
 		} else {
 			object = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_object_agg(%s.key, CASE %s.key%s\n%sELSE %s END), '{}'::jsonb)\n%sFROM jsonb_each(%s) %s)",
-				in1, t, t, strings.Join(cases, ""), in2, other, in1, v, t)
+				in2, t, t, strings.Join(cases, ""), in3, other, in2, v, t)
 		}
 	}
 	if len(defaults) > 0 {
@@ -57,8 +58,8 @@ func (fn *function) fill(s any, v string, depth int, in string) string {
 	}
 	array := ""
 	if items, ok := m["items"].(map[string]any); ok {
-		if inner := fn.fill(items, t+".e", depth+1, in1); inner != "" {
-			array = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_agg(%s ORDER BY %s.i), '[]'::jsonb)\n%sFROM jsonb_array_elements(%s) WITH ORDINALITY %s(e, i))", in1, inner, t, in1, v, t)
+		if inner := fn.fill(items, t+".e", depth+1, in2); inner != "" {
+			array = fmt.Sprintf("(\n%sSELECT coalesce(jsonb_agg(%s ORDER BY %s.i), '[]'::jsonb)\n%sFROM jsonb_array_elements(%s) WITH ORDINALITY %s(e, i))", in2, inner, t, in2, v, t)
 		}
 	}
 	if object == "" && array == "" {

@@ -5,13 +5,17 @@ package sqlgen
 // A format the runtime checks and SQL does not is refused; one the runtime does not
 // check (an annotation) is not checked here either.
 var formats = map[string]string{
-	"uuid":      "jobc_format_uuid",
-	"date":      "jobc_format_date",
-	"time":      "jobc_format_time",
-	"date-time": "jobc_format_date_time",
-	"ipv4":      "jobc_format_ipv4",
-	"hostname":  "jobc_format_hostname",
-	"email":     "jobc_format_email",
+	"uuid":          "jobc_format_uuid",
+	"date":          "jobc_format_date",
+	"time":          "jobc_format_time",
+	"date-time":     "jobc_format_date_time",
+	"ipv4":          "jobc_format_ipv4",
+	"hostname":      "jobc_format_hostname",
+	"email":         "jobc_format_email",
+	"uri":           "jobc_format_uri",
+	"iri":           "jobc_format_uri", // Go checks an IRI as a URI
+	"uri-reference": "jobc_format_uri_reference",
+	"iri-reference": "jobc_format_uri_reference",
 }
 
 // checkedByGo are the formats runtime/internal/schema checks (its formats table).
@@ -35,5 +39,5 @@ func (fn *function) format(f, at string) (string, bool) {
 }
 
 func supportedFormats() string {
-	return "date, date-time, email, hostname, ipv4, time and uuid"
+	return "date, date-time, email, hostname, iri, iri-reference, ipv4, time, uri, uri-reference and uuid"
 }

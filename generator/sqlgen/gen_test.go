@@ -149,8 +149,10 @@ var formatSamples = map[string][]string{
 	"email":     {"a@example.com", "a.b@c.d", "no-at-sign", "a..b@c.d", `"q"@x.io`, "a@[10.0.0.1]", "a@-x.com"},
 	"hostname":  {"example.com", "-bad.com", "a_b.com", "x."},
 	"uuid":      {"123e4567-e89b-12d3-a456-426614174000", "123e4567e89b12d3a456426614174000", "123e4567-e89b-12d3-a456-42661417400g"},
-	"uri":       {"https://example.com/x?y=1", "relative/path", "mailto:a@b.c", "http://[::1]:80/", "http://a b/", "1http://x", "https://x/%zz"},
-	"ipv4":      {"10.0.0.1", "256.1.1.1", "01.2.3.4", "+1.2.3.4", "1.2.3"},
+	"uri": {"https://example.com/x?y=1", "relative/path", "mailto:a@b.c", "http://[::1]:80/", "http://a b/", "1http://x", "https://x/%zz",
+		"http://x:y:80", "ftp://a:b:80/", "http://u@ser:p@h/", "http://h/#%g", "a:b", ":x", "*", "http://[1.2.3.4]/",
+		"http://[fe80::1%25en0]/", "http://%41/", "http://%c3%a9/", "http://[::1", "http://h:80x/", "http://a^b/", "http://us er@h/"},
+	"ipv4": {"10.0.0.1", "256.1.1.1", "01.2.3.4", "+1.2.3.4", "1.2.3"},
 }
 
 func (g *gen) str(m map[string]any) string {

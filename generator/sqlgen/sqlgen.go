@@ -145,18 +145,20 @@ func (fn *function) uniqueKey() string {
 	props, _ := fn.deref(fn.doc).(map[string]any)
 	props, _ = props["properties"].(map[string]any)
 	values := make([]string, len(u.Key))
+	refused := false
 	for i, field := range u.Key {
 		float, ok := fn.keyField(props[field], field)
-		if !ok {
-			return ""
-		}
+		refused = refused || !ok
 		values[i] = fmt.Sprintf("jobc_go_json(p -> %s, %t)", lit(field), float)
 	}
-	key := "'[' || " + strings.Join(values, " || ',' || ") + " || ']'"
-	if u.Period > 0 {
-		key += fmt.Sprintf(" || jobc_unique_period(coalesce(run_at, now()), %d)", u.Period/time.Microsecond)
+	if refused {
+		return ""
 	}
-	return fmt.Sprintf("coalesce(dedup_key, %s)", key)
+	key := "'[' || " + strings.Join(values, "\n        || ',' || ") + "\n        || ']'"
+	if u.Period > 0 {
+		key += fmt.Sprintf("\n        || jobc_unique_period(coalesce(run_at, now()), %d)", u.Period/time.Microsecond)
+	}
+	return fmt.Sprintf("coalesce(dedup_key,\n        %s)", key)
 }
 
 // keyField says whether a unique key field is a number that Go holds as a float64;
@@ -232,7 +234,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 `, name)
 	for d := 1; d <= fn.maxDepth; d++ {
 		fmt.Fprintf(w, "    i%[1]d integer; k%[1]d text; e%[1]d jsonb; -- loop depth %[1]d\n", d)
@@ -245,9 +248,15 @@ DECLARE
 	fmt.Fprintf(w, `    IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid(%s, %d, f, m);
     END IF;
-    RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at,
-        %s, %s);
+`, lit(j.Kind), v)
+	if j.Unique != nil {
+		fmt.Fprintf(w, "    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.\n")
+	}
+	fmt.Fprintf(w, `    ukey := %s;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at, ukey, %s);
 END
 $jobc$;
-`, lit(j.Kind), v, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, fn.key, textArray(finished))
+`, fn.key, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, textArray(finished))
 }

@@ -23,7 +23,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
@@ -41,8 +42,10 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('purge_carts', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -59,7 +62,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -92,8 +96,17 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('reindex_document', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'path', false) || ',' || jobc_go_json(p -> 'score', true) || ',' || jobc_go_json(p -> 'revision', false) || ',' || jobc_go_json(p -> 'draft', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 604800000000)), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'path', false)
+        || ',' || jobc_go_json(p -> 'score', true)
+        || ',' || jobc_go_json(p -> 'revision', false)
+        || ',' || jobc_go_json(p -> 'draft', false)
+        || ']'
+        || jobc_unique_period(coalesce(run_at, now()), 604800000000));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -110,25 +123,26 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('kind', '"receipt"'::jsonb) || (
-        SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
-            WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
-                WHEN 'array' THEN (
-                SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
-                    WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e
-                    ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
-                FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
-                ELSE t1.value END
-            WHEN 'total' THEN CASE jsonb_typeof(t1.value)
-                WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value
-                ELSE t1.value END
-            ELSE t1.value END), '{}'::jsonb)
-        FROM jsonb_each(p) t1)
+            SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
+                WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
+                    WHEN 'array' THEN (
+                        SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
+                            WHEN 'object' THEN jsonb_build_object('gift', 'false'::jsonb, 'quantity', '1'::jsonb) || t2.e
+                            ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
+                        FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
+                    ELSE t1.value END
+                WHEN 'total' THEN CASE jsonb_typeof(t1.value)
+                    WHEN 'object' THEN jsonb_build_object('currency', '"EUR"'::jsonb) || t1.value
+                    ELSE t1.value END
+                ELSE t1.value END), '{}'::jsonb)
+            FROM jsonb_each(p) t1)
         ELSE p END;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -136,6 +150,22 @@ BEGIN
         fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]);
         IF fe IS NOT NULL THEN
             f := array_append(f, ''); m := array_append(m, fe);
+        END IF;
+        IF p ? 'client_ip' THEN
+            fe := jobc_format_ipv4(p -> 'client_ip');
+            IF jsonb_typeof(p -> 'client_ip') <> 'string' THEN
+                f := array_append(f, '/client_ip'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'client_ip') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/client_ip'); m := array_append(m, jobc_go_quote(p -> 'client_ip' #>> '{}') || ' is not valid ipv4: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'cutoff' THEN
+            fe := jobc_format_time(p -> 'cutoff');
+            IF jsonb_typeof(p -> 'cutoff') <> 'string' THEN
+                f := array_append(f, '/cutoff'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'cutoff') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/cutoff'); m := array_append(m, jobc_go_quote(p -> 'cutoff' #>> '{}') || ' is not valid time: ' || fe);
+            END IF;
         END IF;
         IF p ? 'email' THEN
             fe := jobc_format_email(p -> 'email');
@@ -219,6 +249,14 @@ BEGIN
                 END LOOP;
             END IF;
         END IF;
+        IF p ? 'mail_host' THEN
+            fe := jobc_format_hostname(p -> 'mail_host');
+            IF jsonb_typeof(p -> 'mail_host') <> 'string' THEN
+                f := array_append(f, '/mail_host'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'mail_host') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/mail_host'); m := array_append(m, jobc_go_quote(p -> 'mail_host' #>> '{}') || ' is not valid hostname: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'note' THEN
             IF NOT (jsonb_typeof(p -> 'note') IN ('null', 'string')) THEN
                 f := array_append(f, '/note'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'note') || ', want null or string');
@@ -242,6 +280,30 @@ BEGIN
                 f := array_append(f, '/placed_at'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'placed_at') || ', want string');
             ELSIF fe IS NOT NULL THEN
                 f := array_append(f, '/placed_at'); m := array_append(m, jobc_go_quote(p -> 'placed_at' #>> '{}') || ' is not valid date-time: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'receipt_id' THEN
+            fe := jobc_format_uuid(p -> 'receipt_id');
+            IF jsonb_typeof(p -> 'receipt_id') <> 'string' THEN
+                f := array_append(f, '/receipt_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'receipt_id') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/receipt_id'); m := array_append(m, jobc_go_quote(p -> 'receipt_id' #>> '{}') || ' is not valid uuid: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'receipt_url' THEN
+            fe := jobc_format_uri(p -> 'receipt_url');
+            IF jsonb_typeof(p -> 'receipt_url') <> 'string' THEN
+                f := array_append(f, '/receipt_url'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'receipt_url') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/receipt_url'); m := array_append(m, jobc_go_quote(p -> 'receipt_url' #>> '{}') || ' is not valid uri: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'sent_on' THEN
+            fe := jobc_format_date(p -> 'sent_on');
+            IF jsonb_typeof(p -> 'sent_on') <> 'string' THEN
+                f := array_append(f, '/sent_on'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'sent_on') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/sent_on'); m := array_append(m, jobc_go_quote(p -> 'sent_on' #>> '{}') || ' is not valid date: ' || fe);
             END IF;
         END IF;
         IF p ? 'source' THEN
@@ -299,7 +361,15 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['email', 'extra', 'kind', 'lines', 'note', 'order_id', 'placed_at', 'source', 'tags', 'total']::text[]);
+        IF p ? 'unsubscribe' THEN
+            fe := jobc_format_uri_reference(p -> 'unsubscribe');
+            IF jsonb_typeof(p -> 'unsubscribe') <> 'string' THEN
+                f := array_append(f, '/unsubscribe'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'unsubscribe') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/unsubscribe'); m := array_append(m, jobc_go_quote(p -> 'unsubscribe' #>> '{}') || ' is not valid uri-reference: ' || fe);
+            END IF;
+        END IF;
+        fe := jobc_additional_properties(p, ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[]);
         IF fe IS NOT NULL THEN
             f := array_append(f, ''); m := array_append(m, fe);
         END IF;
@@ -307,7 +377,14 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 3), 8, 1, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'order_id', false) || ',' || jobc_go_json(p -> 'kind', false) || ']' || jobc_unique_period(coalesce(run_at, now()), 3600000000)), ARRAY['completed']::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'order_id', false)
+        || ',' || jobc_go_json(p -> 'kind', false)
+        || ']'
+        || jobc_unique_period(coalesce(run_at, now()), 3600000000));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 3), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
 END
 $jobc$;

@@ -23,7 +23,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
     i2 integer; k2 text; e2 jsonb; -- loop depth 2
 BEGIN
@@ -77,8 +78,10 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('reindex_product', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('reindex_product', 'default', coalesce(priority, 5), 25, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('reindex_product', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -95,22 +98,23 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN (
-        SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
-            WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
-                WHEN 'array' THEN (
-                SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
-                    WHEN 'object' THEN jsonb_build_object('quantity', '1'::jsonb) || t2.e
-                    ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
-                FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
-                ELSE t1.value END
-            ELSE t1.value END), '{}'::jsonb)
-        FROM jsonb_each(p) t1)
+            SELECT coalesce(jsonb_object_agg(t1.key, CASE t1.key
+                WHEN 'lines' THEN CASE jsonb_typeof(t1.value)
+                    WHEN 'array' THEN (
+                        SELECT coalesce(jsonb_agg(CASE jsonb_typeof(t2.e)
+                            WHEN 'object' THEN jsonb_build_object('quantity', '1'::jsonb) || t2.e
+                            ELSE t2.e END ORDER BY t2.i), '[]'::jsonb)
+                        FROM jsonb_array_elements(t1.value) WITH ORDINALITY t2(e, i))
+                    ELSE t1.value END
+                ELSE t1.value END), '{}'::jsonb)
+            FROM jsonb_each(p) t1)
         ELSE p END;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
@@ -265,8 +269,13 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 2, f, m);
     END IF;
-    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 25, 2, p, run_at,
-        coalesce(dedup_key, '[' || jobc_go_json(p -> 'order_id', false) || ']'), ARRAY[]::text[]);
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'order_id', false)
+        || ']');
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 25, 2, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
@@ -283,7 +292,8 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
-    fe text;
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
@@ -358,7 +368,9 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('sync_contact', 1, f, m);
     END IF;
-    RETURN jobc_enqueue_job('sync_contact', 'default', coalesce(priority, 5), 25, 1, p, run_at,
-        dedup_key, ARRAY[]::text[]);
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('sync_contact', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;

@@ -21,16 +21,17 @@ type Handlers interface {
 	PublishProductHandler
 	PurgeExpiredCartsHandler
 	SendOrderConfirmationHandler
+	SendReceiptHandler
 	SyncInventoryHandler
 }
 
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterDailySalesReport(w, h), RegisterDeleteObjects(w, h), RegisterDeliverWebhook(w, h), RegisterGenerateInvoicePDF(w, h), RegisterPaymentConfirmed(w, h), RegisterPublishProduct(w, h), RegisterPurgeExpiredCarts(w, h), RegisterSendOrderConfirmation(w, h), RegisterSyncInventory(w, h))
+	return errors.Join(RegisterDailySalesReport(w, h), RegisterDeleteObjects(w, h), RegisterDeliverWebhook(w, h), RegisterGenerateInvoicePDF(w, h), RegisterPaymentConfirmed(w, h), RegisterPublishProduct(w, h), RegisterPurgeExpiredCarts(w, h), RegisterSendOrderConfirmation(w, h), RegisterSendReceipt(w, h), RegisterSyncInventory(w, h))
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{dailySalesReportType, deleteObjectsType, deliverWebhookType, generateInvoicePDFType, paymentConfirmedType, publishProductType, purgeExpiredCartsType, sendOrderConfirmationType, syncInventoryType}
+	return []*runtime.JobType{dailySalesReportType, deleteObjectsType, deliverWebhookType, generateInvoicePDFType, paymentConfirmedType, publishProductType, purgeExpiredCartsType, sendOrderConfirmationType, sendReceiptType, syncInventoryType}
 }
