@@ -9,6 +9,10 @@ import (
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
+// lineWidth is the width the file is laid out for, prettier's printWidth: code lines
+// break as prettier breaks them, comments wrap before it.
+const lineWidth = 100
+
 // writer accumulates the file's lines.
 type writer struct{ strings.Builder }
 
@@ -19,7 +23,7 @@ func (w *writer) line(s string) {
 
 // comment writes text as line comments starting with prefix, wrapped.
 func (w *writer) comment(prefix, text string) {
-	for _, l := range wrap(text, 88-len(prefix)) {
+	for _, l := range wrap(text, lineWidth-1-len(prefix)) {
 		w.line(strings.TrimRight(prefix+" "+l, " "))
 	}
 }
@@ -37,7 +41,7 @@ func (w *writer) jsdoc(indent string, paras ...string) {
 	if len(ps) == 0 {
 		return
 	}
-	if len(ps) == 1 && !strings.Contains(ps[0], "\n") && len(indent)+len(ps[0])+7 <= 100 {
+	if len(ps) == 1 && !strings.Contains(ps[0], "\n") && len(indent)+len(ps[0])+7 <= lineWidth {
 		w.line(indent + "/** " + ps[0] + " */")
 		return
 	}
@@ -46,7 +50,7 @@ func (w *writer) jsdoc(indent string, paras ...string) {
 		if i > 0 && !strings.HasPrefix(p, "@") {
 			w.line(indent + " *")
 		}
-		for _, l := range wrap(p, 97-len(indent)) {
+		for _, l := range wrap(p, lineWidth-3-len(indent)) {
 			w.line(strings.TrimRight(indent+" * "+l, " "))
 		}
 	}

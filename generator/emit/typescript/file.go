@@ -155,11 +155,14 @@ func (w *writer) version(j emit.Job, ev emit.Version) error {
 		w.jsdoc("", doc)
 		switch {
 		case d.Enum != nil:
-			w.line(fmt.Sprintf("export type %s = %s;", name, enumUnion(node)))
+			w.alias(name, enumLiterals(node))
+		case d.Struct != nil && len(d.Struct.Fields) == 0 && closed(node):
+			// An empty interface would accept any value but null; this accepts only {}.
+			w.line(fmt.Sprintf("export type %s = Record<string, never>;", name))
 		case d.Struct != nil:
 			w.line(fmt.Sprintf("export interface %s {", name))
 			w.fields(v, node, d.Struct.Fields)
-			if ap := get(node, "additionalProperties"); ap == nil || scalar(ap) == "true" {
+			if !closed(node) {
 				w.jsdoc("  ", "The schema allows other properties (additionalProperties: false would forbid them).")
 				w.line("  [property: string]: unknown;")
 			}
@@ -167,6 +170,35 @@ func (w *writer) version(j emit.Job, ev emit.Version) error {
 		}
 	}
 	return nil
+}
+
+// closed reports whether an object schema forbids properties it does not list.
+func closed(n *yaml.Node) bool {
+	ap := get(n, "additionalProperties")
+	return ap != nil && scalar(ap) != "true"
+}
+
+// alias writes a type alias of a union, broken over lines as prettier breaks it when
+// it is longer than a line.
+func (w *writer) alias(name string, members []string) {
+	head := "export type " + name + " ="
+	union := strings.Join(members, " | ")
+	switch {
+	case len(head)+1+len(union)+1 <= lineWidth:
+		w.line(head + " " + union + ";")
+	case 2+len(union)+1 <= lineWidth:
+		w.line(head)
+		w.line("  " + union + ";")
+	default:
+		w.line(head)
+		for i, m := range members {
+			end := ""
+			if i == len(members)-1 {
+				end = ";"
+			}
+			w.line("  | " + m + end)
+		}
+	}
 }
 
 // fields writes an interface's properties, in schema order.

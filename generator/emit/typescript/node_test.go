@@ -34,12 +34,13 @@ const fixture = "../../../testdata/typescript_producers"
 const updateEnv = "JOBC_UPDATE_GOLDEN"
 
 // TestNodeProducers generates the fixture's TypeScript and SQL producers, installs the
-// node project (pg, @types/pg and typescript as pinned in its package-lock.json) and
-// holds the generated code to what a TypeScript producer relies on: it type-checks
-// under strict settings, with every node-postgres client type as a Queryable; payloads
-// of the wrong type fail to compile with the expected errors; and, run by Node against
-// a real PostgreSQL, it enqueues in the caller's transaction jobs that a Go worker of
-// the same spec runs.
+// node project (pg, @types/pg, typescript and prettier as pinned in its
+// package-lock.json) and holds the generated code to what a TypeScript producer relies
+// on: it type-checks under strict settings, with every node-postgres client type as a
+// Queryable, as does that of every golden case; it is formatted as prettier formats
+// it; payloads of the wrong type fail to compile with the expected errors; and, run by
+// Node against a real PostgreSQL, it enqueues in the caller's transaction jobs that a
+// Go worker of the same spec runs.
 func TestNodeProducers(t *testing.T) {
 	dir := project(t)
 	npm(t, filepath.Join(dir, "node"), "ci", "--prefer-offline", "--no-audit", "--no-fund")
@@ -48,10 +49,21 @@ func TestNodeProducers(t *testing.T) {
 	if out, err := tsc(t, dir, "tsconfig.json"); err != nil {
 		t.Fatalf("tsc -p tsconfig.json: %v\n%s", err, out)
 	}
+	golden := goldenTypeScript(t, dir)
 	t.Run("every golden case compiles", func(t *testing.T) {
-		goldenTypeScript(t, dir)
 		if out, err := tsc(t, dir, "tsconfig.golden.json"); err != nil {
 			t.Fatalf("tsc -p tsconfig.golden.json: %v\n%s", err, out)
+		}
+	})
+	t.Run("is laid out as prettier lays it out", func(t *testing.T) {
+		// The generated code reads as hand-written code formatted by prettier
+		// (printWidth 100, prettier's other defaults), for every golden case.
+		args := append([]string{filepath.Join("node_modules", "prettier", "bin", "prettier.cjs"), "--check", "--print-width", "100",
+			filepath.Join("..", "web", "jobs.ts")}, golden...)
+		cmd := exec.CommandContext(t.Context(), "node", args...)
+		cmd.Dir = filepath.Join(dir, "node")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("prettier --check: %v\n%s", err, out)
 		}
 	})
 	t.Run("wrong payloads do not compile", func(t *testing.T) {
@@ -86,6 +98,7 @@ type outcome struct {
 	RolledBack string      `json:"rolledBack"`
 	Duplicate  string      `json:"duplicate"`
 	Scheduled  string      `json:"scheduled"`
+	Empty      string      `json:"empty"`
 	Invalid    []rejection `json:"invalid"`
 }
 
@@ -176,9 +189,12 @@ func enqueueFromNode(t *testing.T, dir string) {
 			t.Errorf("invalid payload %d: got %+v, want SQLSTATE 22J01 and the problem %s: %s", i, r, w.field, w.rule)
 		}
 	}
+	if empty := jobRow(t, pool, got.Empty); empty != (row{Kind: "rebuild_search_index", Queue: "default", State: "available", Priority: 5, Version: 1, Payload: "{}"}) {
+		t.Errorf("the job with the empty payload is %+v", empty)
+	}
 	var n int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM jobc_jobs").Scan(&n); err != nil || n != 2 {
-		t.Errorf("jobc_jobs holds %d jobs (%v), want 2: the committed and the scheduled", n, err)
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM jobc_jobs").Scan(&n); err != nil || n != 3 {
+		t.Errorf("jobc_jobs holds %d jobs (%v), want 3: the committed, the scheduled and the empty one", n, err)
 	}
 
 	// A Go worker of the same spec runs the job, upcast to version 3.
@@ -280,14 +296,15 @@ func project(t *testing.T) string {
 
 // goldenTypeScript generates the TypeScript producers of every golden case that
 // generates code (adding producers to the spec of those without) into golden/ of the
-// node project, where tsconfig.golden.json compiles them.
-func goldenTypeScript(t *testing.T, dir string) {
+// node project, where tsconfig.golden.json compiles them, and returns their paths
+// relative to the node project.
+func goldenTypeScript(t *testing.T, dir string) []string {
 	t.Helper()
 	cases, err := filepath.Glob(filepath.Join(fixture, "..", "*", "jobc.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	n := 0
+	var paths []string
 	for _, cfg := range cases {
 		src := filepath.Dir(cfg)
 		if _, err := os.Stat(filepath.Join(src, "error.txt")); err == nil {
@@ -321,14 +338,15 @@ func goldenTypeScript(t *testing.T, dir string) {
 				if err := os.WriteFile(filepath.Join(dir, "node", "golden", name+".ts"), f.Content, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				n++
+				paths = append(paths, filepath.Join("golden", name+".ts"))
 			}
 		}
 	}
-	if n == 0 {
+	if len(paths) == 0 {
 		t.Fatal("no golden case generated TypeScript")
 	}
-	t.Logf("generated the TypeScript producers of %d golden cases", n)
+	t.Logf("generated the TypeScript producers of %d golden cases", len(paths))
+	return paths
 }
 
 // sqlRefusal reports whether every problem err lists is one the SQL producers found.

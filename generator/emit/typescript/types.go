@@ -199,16 +199,19 @@ func arrayOf(elem string) string {
 	return elem + "[]"
 }
 
-// enumUnion renders an enum's values, but null, as a union of literal types.
-func enumUnion(n *yaml.Node) string {
+// enumLiterals renders an enum's values, but null, as literal types.
+func enumLiterals(n *yaml.Node) []string {
 	var lits []string
 	for _, c := range get(n, "enum").Content {
 		if c = deref(c); c.Tag != "!!null" {
 			lits = append(lits, literal(spec.JSONValue(c)))
 		}
 	}
-	return strings.Join(lits, " | ")
+	return lits
 }
+
+// enumUnion renders an enum's values, but null, as a union of literal types.
+func enumUnion(n *yaml.Node) string { return strings.Join(enumLiterals(n), " | ") }
 
 // literal renders a JSON scalar as a TypeScript literal type: JSON's string, number
 // and boolean syntax is TypeScript's.

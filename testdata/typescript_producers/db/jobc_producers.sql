@@ -11,6 +11,39 @@
 -- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
 -- apply again.
 
+-- jobc_enqueue_rebuild_search_index enqueues a rebuild_search_index job: queue default, priority 5, 25 attempts, payload version 1.
+CREATE OR REPLACE FUNCTION jobc_enqueue_rebuild_search_index(
+    payload   jsonb,
+    run_at    timestamptz DEFAULT now(),
+    priority  integer     DEFAULT NULL,
+    dedup_key text        DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
+BEGIN
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        fe := jobc_additional_properties(p, ARRAY[]::text[]);
+        IF fe IS NOT NULL THEN
+            f := array_append(f, ''); m := array_append(m, fe);
+        END IF;
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid('rebuild_search_index', 1, f, m);
+    END IF;
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('rebuild_search_index', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
+END
+$jobc$;
+
 -- jobc_enqueue_reindex_product enqueues a reindex_product job: queue default, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_reindex_product(
     payload   jsonb,

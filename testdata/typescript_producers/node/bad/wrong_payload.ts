@@ -1,7 +1,12 @@
 // Mistakes tsc must catch in code that enqueues with the generated producers. Each
 // statement is wrong in one way; bad/wrong_payload.errors holds the errors tsc gives.
 import type { Client } from "pg";
-import { enqueueReindexProduct, enqueueSendReceipt, enqueueSyncContact } from "../../web/jobs";
+import {
+  enqueueRebuildSearchIndex,
+  enqueueReindexProduct,
+  enqueueSendReceipt,
+  enqueueSyncContact,
+} from "../../web/jobs";
 
 export async function mistakes(client: Client): Promise<void> {
   // order_id is a number.
@@ -20,5 +25,7 @@ export async function mistakes(client: Client): Promise<void> {
   const id: number = await enqueueReindexProduct(client, { product_id: 1 });
   // runAt is a Date.
   await enqueueReindexProduct(client, { product_id: 1 }, { runAt: "tomorrow" });
+  // rebuild_search_index's payload is closed and has no properties: only {} is one.
+  await enqueueRebuildSearchIndex(client, { full: true });
   void id;
 }

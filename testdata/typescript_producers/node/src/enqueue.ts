@@ -3,13 +3,19 @@
 // the search_path, ...), whose orders table the Go test created, and prints what
 // happened as one JSON object: the Go test checks it against the rows.
 import { Client, Pool } from "pg";
-import { enqueueReindexProduct, enqueueSendReceipt, type SendReceiptPayload } from "../../web/jobs";
+import {
+  enqueueRebuildSearchIndex,
+  enqueueReindexProduct,
+  enqueueSendReceipt,
+  type SendReceiptPayload,
+} from "../../web/jobs";
 
 interface Outcome {
   committed: string;
   rolledBack: string;
   duplicate: string;
   scheduled: string;
+  empty: string;
   invalid: Rejection[];
 }
 
@@ -59,6 +65,11 @@ async function main(): Promise<void> {
       { runAt: new Date(Date.UTC(2100, 0, 1)), dedupKey: "reindex-7" },
     );
 
+    // An empty payload, in the transaction that also enqueued nothing else.
+    await client.query("BEGIN");
+    const empty = await enqueueRebuildSearchIndex(client, {});
+    await client.query("COMMIT");
+
     // Payloads the types accept but the schema does not, and one that bypasses the
     // types: each rejects, naming the field and the rule.
     const invalid: Rejection[] = [];
@@ -80,7 +91,7 @@ async function main(): Promise<void> {
       }
     }
 
-    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, invalid };
+    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, empty, invalid };
     process.stdout.write(JSON.stringify(outcome) + "\n");
   } finally {
     await client.end();
