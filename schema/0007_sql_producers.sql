@@ -561,6 +561,9 @@ BEGIN
     IF octet_length(s) > 253 THEN
         RETURN 'more than 253 characters long';
     END IF;
+    IF s = '' THEN -- Go splits "" into one empty label; string_to_array into none
+        RETURN 'label must be 1 to 63 characters long';
+    END IF;
     FOREACH label IN ARRAY string_to_array(s, '.') LOOP
         IF octet_length(label) < 1 OR octet_length(label) > 63 THEN
             RETURN 'label must be 1 to 63 characters long';
