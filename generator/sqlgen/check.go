@@ -259,10 +259,10 @@ func (c *checker) object(m map[string]any, at, v string, p pointer) {
 			}
 		}
 		if len(required) > 0 {
-			c.line("fe := jobc_missing_properties(%s, %s);", v, textArray(required))
-			c.line("IF fe IS NOT NULL THEN")
+			// ?& tests them all at once; the shared function names the missing ones.
+			c.line("IF NOT %s ?& %s THEN", v, textArray(required))
 			c.indent++
-			c.problem(p, "fe")
+			c.problem(p, fmt.Sprintf("jobc_missing_properties(%s, %s)", v, textArray(required)))
 			c.indent--
 			c.line("END IF;")
 		}
@@ -288,10 +288,10 @@ func (c *checker) object(m map[string]any, at, v string, p pointer) {
 		switch {
 		case !ok || add == true:
 		case add == false:
-			c.line("fe := jobc_additional_properties(%s, %s);", v, textArray(names))
-			c.line("IF fe IS NOT NULL THEN")
+			// What is left without the declared properties is additional.
+			c.line("IF (%s) - %s <> '{}'::jsonb THEN", v, textArray(names))
 			c.indent++
-			c.problem(p, "fe")
+			c.problem(p, fmt.Sprintf("jobc_additional_properties(%s, %s)", v, textArray(names)))
 			c.indent--
 			c.line("END IF;")
 		default:
@@ -320,7 +320,7 @@ func (c *checker) array(m map[string]any, at, v string, p pointer) {
 			}
 		}
 		if u, _ := m["uniqueItems"].(bool); u {
-			c.line("fe := jobc_unique_items(%s);", v)
+			c.line("fe := CASE WHEN jsonb_array_length(%[1]s) > 1 THEN jobc_unique_items(%[1]s) END;", v)
 			c.line("IF fe IS NOT NULL THEN")
 			c.indent++
 			c.problem(p, "fe")

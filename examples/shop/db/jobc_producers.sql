@@ -34,9 +34,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['format', 'recipients']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['format', 'recipients']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['format', 'recipients']::text[]));
         END IF;
         IF p ? 'day' THEN
             fe := jobc_format_date(p -> 'day');
@@ -70,9 +69,8 @@ BEGIN
                 END LOOP;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['day', 'format', 'recipients']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['day', 'format', 'recipients']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['day', 'format', 'recipients']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -104,9 +102,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['bucket', 'keys', 'reason']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['bucket', 'keys', 'reason']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['bucket', 'keys', 'reason']::text[]));
         END IF;
         IF p ? 'account_id' THEN
             IF NOT (jsonb_typeof(p -> 'account_id') = 'number' AND (p -> 'account_id')::numeric = trunc((p -> 'account_id')::numeric)) THEN
@@ -136,7 +133,7 @@ BEGIN
                 IF jsonb_array_length(p -> 'keys') > 1000 THEN
                     f := array_append(f, '/keys'); m := array_append(m, 'maxItems: got ' || jsonb_array_length(p -> 'keys') || ', want 1000');
                 END IF;
-                fe := jobc_unique_items(p -> 'keys');
+                fe := CASE WHEN jsonb_array_length(p -> 'keys') > 1 THEN jobc_unique_items(p -> 'keys') END;
                 IF fe IS NOT NULL THEN
                     f := array_append(f, '/keys'); m := array_append(m, fe);
                 END IF;
@@ -169,9 +166,8 @@ BEGIN
                 f := array_append(f, '/requested_at'); m := array_append(m, jobc_go_quote(p -> 'requested_at' #>> '{}') || ' is not valid date-time: ' || fe);
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['account_id', 'bucket', 'keys', 'reason', 'requested_at']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['account_id', 'bucket', 'keys', 'reason', 'requested_at']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['account_id', 'bucket', 'keys', 'reason', 'requested_at']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -204,9 +200,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['endpoint_url', 'event_id', 'event', 'occurred_at', 'data']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['endpoint_url', 'event_id', 'event', 'occurred_at', 'data']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['endpoint_url', 'event_id', 'event', 'occurred_at', 'data']::text[]));
         END IF;
         IF p ? 'data' THEN
             IF jsonb_typeof(p -> 'data') <> 'object' THEN
@@ -255,9 +250,8 @@ BEGIN
                 f := array_append(f, '/occurred_at'); m := array_append(m, jobc_go_quote(p -> 'occurred_at' #>> '{}') || ' is not valid date-time: ' || fe);
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['data', 'endpoint_url', 'event', 'event_id', 'headers', 'occurred_at']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['data', 'endpoint_url', 'event', 'event_id', 'headers', 'occurred_at']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['data', 'endpoint_url', 'event', 'event_id', 'headers', 'occurred_at']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -298,25 +292,22 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['order_id', 'invoice_number', 'issue_date', 'bill_to', 'lines', 'currency']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['order_id', 'invoice_number', 'issue_date', 'bill_to', 'lines', 'currency']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'invoice_number', 'issue_date', 'bill_to', 'lines', 'currency']::text[]));
         END IF;
         IF p ? 'bill_to' THEN
             IF jsonb_typeof(p -> 'bill_to') <> 'object' THEN
                 f := array_append(f, '/bill_to'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'bill_to') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'bill_to', ARRAY['name', 'email', 'address']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/bill_to'); m := array_append(m, fe);
+                IF NOT p -> 'bill_to' ?& ARRAY['name', 'email', 'address']::text[] THEN
+                    f := array_append(f, '/bill_to'); m := array_append(m, jobc_missing_properties(p -> 'bill_to', ARRAY['name', 'email', 'address']::text[]));
                 END IF;
                 IF p -> 'bill_to' ? 'address' THEN
                     IF jsonb_typeof(p -> 'bill_to' -> 'address') <> 'object' THEN
                         f := array_append(f, '/bill_to/address'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'bill_to' -> 'address') || ', want object');
                     ELSE
-                        fe := jobc_missing_properties(p -> 'bill_to' -> 'address', ARRAY['line1', 'city', 'postal_code', 'country_code']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/bill_to/address'); m := array_append(m, fe);
+                        IF NOT p -> 'bill_to' -> 'address' ?& ARRAY['line1', 'city', 'postal_code', 'country_code']::text[] THEN
+                            f := array_append(f, '/bill_to/address'); m := array_append(m, jobc_missing_properties(p -> 'bill_to' -> 'address', ARRAY['line1', 'city', 'postal_code', 'country_code']::text[]));
                         END IF;
                         IF p -> 'bill_to' -> 'address' ? 'city' THEN
                             IF jsonb_typeof(p -> 'bill_to' -> 'address' -> 'city') <> 'string' THEN
@@ -355,9 +346,8 @@ BEGIN
                                 f := array_append(f, '/bill_to/address/postal_code'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'bill_to' -> 'address' -> 'postal_code') || ', want string');
                             END IF;
                         END IF;
-                        fe := jobc_additional_properties(p -> 'bill_to' -> 'address', ARRAY['city', 'country_code', 'line1', 'line2', 'postal_code']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/bill_to/address'); m := array_append(m, fe);
+                        IF (p -> 'bill_to' -> 'address') - ARRAY['city', 'country_code', 'line1', 'line2', 'postal_code']::text[] <> '{}'::jsonb THEN
+                            f := array_append(f, '/bill_to/address'); m := array_append(m, jobc_additional_properties(p -> 'bill_to' -> 'address', ARRAY['city', 'country_code', 'line1', 'line2', 'postal_code']::text[]));
                         END IF;
                     END IF;
                 END IF;
@@ -383,9 +373,8 @@ BEGIN
                         f := array_append(f, '/bill_to/vat_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'bill_to' -> 'vat_id') || ', want string');
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'bill_to', ARRAY['address', 'email', 'name', 'vat_id']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/bill_to'); m := array_append(m, fe);
+                IF (p -> 'bill_to') - ARRAY['address', 'email', 'name', 'vat_id']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/bill_to'); m := array_append(m, jobc_additional_properties(p -> 'bill_to', ARRAY['address', 'email', 'name', 'vat_id']::text[]));
                 END IF;
             END IF;
         END IF;
@@ -424,9 +413,8 @@ BEGIN
                     IF jsonb_typeof(e1) <> 'object' THEN
                         f := array_append(f, '/lines/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
                     ELSE
-                        fe := jobc_missing_properties(e1, ARRAY['description', 'quantity', 'unit_price_cents']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
+                        IF NOT e1 ?& ARRAY['description', 'quantity', 'unit_price_cents']::text[] THEN
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_missing_properties(e1, ARRAY['description', 'quantity', 'unit_price_cents']::text[]));
                         END IF;
                         IF e1 ? 'description' THEN
                             IF jsonb_typeof(e1 -> 'description') <> 'string' THEN
@@ -451,9 +439,8 @@ BEGIN
                                 END IF;
                             END IF;
                         END IF;
-                        fe := jobc_additional_properties(e1, ARRAY['description', 'quantity', 'unit_price_cents']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
+                        IF (e1) - ARRAY['description', 'quantity', 'unit_price_cents']::text[] <> '{}'::jsonb THEN
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_additional_properties(e1, ARRAY['description', 'quantity', 'unit_price_cents']::text[]));
                         END IF;
                     END IF;
                 END LOOP;
@@ -475,9 +462,8 @@ BEGIN
                 f := array_append(f, '/paper_size'); m := array_append(m, 'value must be one of ''a4'', ''letter''');
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['bill_to', 'currency', 'invoice_number', 'issue_date', 'lines', 'order_id', 'paper_size']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['bill_to', 'currency', 'invoice_number', 'issue_date', 'lines', 'order_id', 'paper_size']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['bill_to', 'currency', 'invoice_number', 'issue_date', 'lines', 'order_id', 'paper_size']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -512,17 +498,15 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['payment_id', 'order_id', 'amount', 'paid_at', 'method']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['payment_id', 'order_id', 'amount', 'paid_at', 'method']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['payment_id', 'order_id', 'amount', 'paid_at', 'method']::text[]));
         END IF;
         IF p ? 'amount' THEN
             IF jsonb_typeof(p -> 'amount') <> 'object' THEN
                 f := array_append(f, '/amount'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'amount') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'amount', ARRAY['amount_cents', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/amount'); m := array_append(m, fe);
+                IF NOT p -> 'amount' ?& ARRAY['amount_cents', 'currency']::text[] THEN
+                    f := array_append(f, '/amount'); m := array_append(m, jobc_missing_properties(p -> 'amount', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
                 IF p -> 'amount' ? 'amount_cents' THEN
                     IF NOT (jsonb_typeof(p -> 'amount' -> 'amount_cents') = 'number' AND (p -> 'amount' -> 'amount_cents')::numeric = trunc((p -> 'amount' -> 'amount_cents')::numeric)) THEN
@@ -540,9 +524,8 @@ BEGIN
                         f := array_append(f, '/amount/currency'); m := array_append(m, 'value must be one of ''EUR'', ''USD'', ''GBP''');
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'amount', ARRAY['amount_cents', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/amount'); m := array_append(m, fe);
+                IF (p -> 'amount') - ARRAY['amount_cents', 'currency']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/amount'); m := array_append(m, jobc_additional_properties(p -> 'amount', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
             END IF;
         END IF;
@@ -550,9 +533,8 @@ BEGIN
             IF jsonb_typeof(p -> 'card') <> 'object' THEN
                 f := array_append(f, '/card'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'card') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'card', ARRAY['brand', 'last4']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/card'); m := array_append(m, fe);
+                IF NOT p -> 'card' ?& ARRAY['brand', 'last4']::text[] THEN
+                    f := array_append(f, '/card'); m := array_append(m, jobc_missing_properties(p -> 'card', ARRAY['brand', 'last4']::text[]));
                 END IF;
                 IF p -> 'card' ? 'brand' THEN
                     IF jsonb_typeof(p -> 'card' -> 'brand') <> 'string' THEN
@@ -570,9 +552,8 @@ BEGIN
                         END IF;
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'card', ARRAY['brand', 'last4']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/card'); m := array_append(m, fe);
+                IF (p -> 'card') - ARRAY['brand', 'last4']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/card'); m := array_append(m, jobc_additional_properties(p -> 'card', ARRAY['brand', 'last4']::text[]));
                 END IF;
             END IF;
         END IF;
@@ -609,9 +590,8 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['amount', 'card', 'method', 'order_id', 'paid_at', 'payment_id']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['amount', 'card', 'method', 'order_id', 'paid_at', 'payment_id']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['amount', 'card', 'method', 'order_id', 'paid_at', 'payment_id']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -651,15 +631,14 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['product_id', 'publish_at']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['product_id', 'publish_at']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['product_id', 'publish_at']::text[]));
         END IF;
         IF p ? 'channels' THEN
             IF jsonb_typeof(p -> 'channels') <> 'array' THEN
                 f := array_append(f, '/channels'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'channels') || ', want array');
             ELSE
-                fe := jobc_unique_items(p -> 'channels');
+                fe := CASE WHEN jsonb_array_length(p -> 'channels') > 1 THEN jobc_unique_items(p -> 'channels') END;
                 IF fe IS NOT NULL THEN
                     f := array_append(f, '/channels'); m := array_append(m, fe);
                 END IF;
@@ -697,9 +676,8 @@ BEGIN
                 f := array_append(f, '/publish_at'); m := array_append(m, jobc_go_quote(p -> 'publish_at' #>> '{}') || ' is not valid date-time: ' || fe);
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['channels', 'landing_page', 'product_id', 'publish_at']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['channels', 'landing_page', 'product_id', 'publish_at']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['channels', 'landing_page', 'product_id', 'publish_at']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -738,9 +716,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['older_than_hours', 'batch_size']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['older_than_hours', 'batch_size']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['older_than_hours', 'batch_size']::text[]));
         END IF;
         IF p ? 'batch_size' THEN
             IF NOT (jsonb_typeof(p -> 'batch_size') = 'number' AND (p -> 'batch_size')::numeric = trunc((p -> 'batch_size')::numeric)) THEN
@@ -763,9 +740,8 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['batch_size', 'older_than_hours']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['batch_size', 'older_than_hours']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['batch_size', 'older_than_hours']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -802,9 +778,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'customer_name', 'placed_at', 'items', 'total']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['order_id', 'email', 'customer_name', 'placed_at', 'items', 'total']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'email', 'customer_name', 'placed_at', 'items', 'total']::text[]));
         END IF;
         IF p ? 'customer_name' THEN
             IF jsonb_typeof(p -> 'customer_name') <> 'string' THEN
@@ -834,9 +809,8 @@ BEGIN
                     IF jsonb_typeof(e1) <> 'object' THEN
                         f := array_append(f, '/items/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
                     ELSE
-                        fe := jobc_missing_properties(e1, ARRAY['sku', 'name', 'quantity', 'unit_price']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/items/' || i1::text); m := array_append(m, fe);
+                        IF NOT e1 ?& ARRAY['sku', 'name', 'quantity', 'unit_price']::text[] THEN
+                            f := array_append(f, '/items/' || i1::text); m := array_append(m, jobc_missing_properties(e1, ARRAY['sku', 'name', 'quantity', 'unit_price']::text[]));
                         END IF;
                         IF e1 ? 'name' THEN
                             IF jsonb_typeof(e1 -> 'name') <> 'string' THEN
@@ -872,9 +846,8 @@ BEGIN
                             IF jsonb_typeof(e1 -> 'unit_price') <> 'object' THEN
                                 f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price') || ', want object');
                             ELSE
-                                fe := jobc_missing_properties(e1 -> 'unit_price', ARRAY['amount_cents', 'currency']::text[]);
-                                IF fe IS NOT NULL THEN
-                                    f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, fe);
+                                IF NOT e1 -> 'unit_price' ?& ARRAY['amount_cents', 'currency']::text[] THEN
+                                    f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, jobc_missing_properties(e1 -> 'unit_price', ARRAY['amount_cents', 'currency']::text[]));
                                 END IF;
                                 IF e1 -> 'unit_price' ? 'amount_cents' THEN
                                     IF NOT (jsonb_typeof(e1 -> 'unit_price' -> 'amount_cents') = 'number' AND (e1 -> 'unit_price' -> 'amount_cents')::numeric = trunc((e1 -> 'unit_price' -> 'amount_cents')::numeric)) THEN
@@ -892,15 +865,13 @@ BEGIN
                                         f := array_append(f, '/items/' || i1::text || '/unit_price/currency'); m := array_append(m, 'value must be one of ''EUR'', ''USD'', ''GBP''');
                                     END IF;
                                 END IF;
-                                fe := jobc_additional_properties(e1 -> 'unit_price', ARRAY['amount_cents', 'currency']::text[]);
-                                IF fe IS NOT NULL THEN
-                                    f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, fe);
+                                IF (e1 -> 'unit_price') - ARRAY['amount_cents', 'currency']::text[] <> '{}'::jsonb THEN
+                                    f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, jobc_additional_properties(e1 -> 'unit_price', ARRAY['amount_cents', 'currency']::text[]));
                                 END IF;
                             END IF;
                         END IF;
-                        fe := jobc_additional_properties(e1, ARRAY['name', 'quantity', 'sku', 'unit_price']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/items/' || i1::text); m := array_append(m, fe);
+                        IF (e1) - ARRAY['name', 'quantity', 'sku', 'unit_price']::text[] <> '{}'::jsonb THEN
+                            f := array_append(f, '/items/' || i1::text); m := array_append(m, jobc_additional_properties(e1, ARRAY['name', 'quantity', 'sku', 'unit_price']::text[]));
                         END IF;
                     END IF;
                 END LOOP;
@@ -927,9 +898,8 @@ BEGIN
             IF jsonb_typeof(p -> 'total') <> 'object' THEN
                 f := array_append(f, '/total'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'total', ARRAY['amount_cents', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF NOT p -> 'total' ?& ARRAY['amount_cents', 'currency']::text[] THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_missing_properties(p -> 'total', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
                 IF p -> 'total' ? 'amount_cents' THEN
                     IF NOT (jsonb_typeof(p -> 'total' -> 'amount_cents') = 'number' AND (p -> 'total' -> 'amount_cents')::numeric = trunc((p -> 'total' -> 'amount_cents')::numeric)) THEN
@@ -947,9 +917,8 @@ BEGIN
                         f := array_append(f, '/total/currency'); m := array_append(m, 'value must be one of ''EUR'', ''USD'', ''GBP''');
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'total', ARRAY['amount_cents', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF (p -> 'total') - ARRAY['amount_cents', 'currency']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_additional_properties(p -> 'total', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
             END IF;
         END IF;
@@ -958,9 +927,8 @@ BEGIN
                 f := array_append(f, '/tracking_pixel'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'tracking_pixel') || ', want boolean');
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['customer_name', 'email', 'items', 'order_id', 'placed_at', 'total', 'tracking_pixel']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['customer_name', 'email', 'items', 'order_id', 'placed_at', 'total', 'tracking_pixel']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['customer_name', 'email', 'items', 'order_id', 'placed_at', 'total', 'tracking_pixel']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -999,9 +967,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'total_cents', 'currency', 'locale']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['order_id', 'email', 'total_cents', 'currency', 'locale']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'email', 'total_cents', 'currency', 'locale']::text[]));
         END IF;
         IF p ? 'currency' THEN
             IF jsonb_typeof(p -> 'currency') <> 'string' THEN
@@ -1043,9 +1010,8 @@ BEGIN
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['currency', 'email', 'locale', 'order_id', 'total_cents']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['currency', 'email', 'locale', 'order_id', 'total_cents']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['currency', 'email', 'locale', 'order_id', 'total_cents']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -1081,9 +1047,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['skus']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['skus']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['skus']::text[]));
         END IF;
         IF p ? 'skus' THEN
             IF jsonb_typeof(p -> 'skus') <> 'array' THEN
@@ -1102,9 +1067,8 @@ BEGIN
                 END LOOP;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['skus']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['skus']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['skus']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN

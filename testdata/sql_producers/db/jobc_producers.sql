@@ -68,9 +68,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['path', 'score', 'revision']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['path', 'score', 'revision']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['path', 'score', 'revision']::text[]));
         END IF;
         IF p ? 'draft' THEN
             IF jsonb_typeof(p -> 'draft') <> 'boolean' THEN
@@ -147,9 +146,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['order_id', 'email', 'kind']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]));
         END IF;
         IF p ? 'client_ip' THEN
             fe := jobc_format_ipv4(p -> 'client_ip');
@@ -215,9 +213,8 @@ BEGIN
                     IF jsonb_typeof(e1) <> 'object' THEN
                         f := array_append(f, '/lines/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
                     ELSE
-                        fe := jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
+                        IF NOT e1 ?& ARRAY['sku', 'quantity']::text[] THEN
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]));
                         END IF;
                         IF e1 ? 'gift' THEN
                             IF jsonb_typeof(e1 -> 'gift') <> 'boolean' THEN
@@ -315,7 +312,7 @@ BEGIN
             IF jsonb_typeof(p -> 'tags') <> 'array' THEN
                 f := array_append(f, '/tags'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'tags') || ', want array');
             ELSE
-                fe := jobc_unique_items(p -> 'tags');
+                fe := CASE WHEN jsonb_array_length(p -> 'tags') > 1 THEN jobc_unique_items(p -> 'tags') END;
                 IF fe IS NOT NULL THEN
                     f := array_append(f, '/tags'); m := array_append(m, fe);
                 END IF;
@@ -330,9 +327,8 @@ BEGIN
             IF jsonb_typeof(p -> 'total') <> 'object' THEN
                 f := array_append(f, '/total'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'total', ARRAY['amount', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF NOT p -> 'total' ?& ARRAY['amount', 'currency']::text[] THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_missing_properties(p -> 'total', ARRAY['amount', 'currency']::text[]));
                 END IF;
                 IF p -> 'total' ? 'amount' THEN
                     IF jsonb_typeof(p -> 'total' -> 'amount') <> 'number' THEN
@@ -355,9 +351,8 @@ BEGIN
                         END IF;
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'total', ARRAY['amount', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF (p -> 'total') - ARRAY['amount', 'currency']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_additional_properties(p -> 'total', ARRAY['amount', 'currency']::text[]));
                 END IF;
             END IF;
         END IF;
@@ -369,9 +364,8 @@ BEGIN
                 f := array_append(f, '/unsubscribe'); m := array_append(m, jobc_go_quote(p -> 'unsubscribe' #>> '{}') || ' is not valid uri-reference: ' || fe);
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
