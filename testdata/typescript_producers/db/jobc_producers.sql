@@ -29,9 +29,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_additional_properties(p, ARRAY[]::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY[]::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY[]::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -68,9 +67,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['product_id', 'full']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['product_id', 'full']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['product_id', 'full']::text[]));
         END IF;
         IF p ? 'batches' THEN
             IF jsonb_typeof(p -> 'batches') <> 'array' THEN
@@ -103,9 +101,8 @@ BEGIN
                 f := array_append(f, '/product_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'product_id') || ', want integer');
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['batches', 'full', 'product_id']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['batches', 'full', 'product_id']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['batches', 'full', 'product_id']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -152,9 +149,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['order_id', 'email', 'locale']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['order_id', 'email', 'locale']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'email', 'locale']::text[]));
         END IF;
         IF p ? 'email' THEN
             fe := jobc_format_email(p -> 'email');
@@ -177,9 +173,8 @@ BEGIN
                     IF jsonb_typeof(e1) <> 'object' THEN
                         f := array_append(f, '/lines/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want object');
                     ELSE
-                        fe := jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
+                        IF NOT e1 ?& ARRAY['sku', 'quantity']::text[] THEN
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]));
                         END IF;
                         IF e1 ? 'quantity' THEN
                             IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
@@ -203,9 +198,8 @@ BEGIN
                             IF jsonb_typeof(e1 -> 'unit_price') <> 'object' THEN
                                 f := array_append(f, '/lines/' || i1::text || '/unit_price'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price') || ', want object');
                             ELSE
-                                fe := jobc_missing_properties(e1 -> 'unit_price', ARRAY['minor_units', 'currency']::text[]);
-                                IF fe IS NOT NULL THEN
-                                    f := array_append(f, '/lines/' || i1::text || '/unit_price'); m := array_append(m, fe);
+                                IF NOT e1 -> 'unit_price' ?& ARRAY['minor_units', 'currency']::text[] THEN
+                                    f := array_append(f, '/lines/' || i1::text || '/unit_price'); m := array_append(m, jobc_missing_properties(e1 -> 'unit_price', ARRAY['minor_units', 'currency']::text[]));
                                 END IF;
                                 IF e1 -> 'unit_price' ? 'currency' THEN
                                     IF jsonb_typeof(e1 -> 'unit_price' -> 'currency') <> 'string' THEN
@@ -219,15 +213,13 @@ BEGIN
                                         f := array_append(f, '/lines/' || i1::text || '/unit_price/minor_units'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price' -> 'minor_units') || ', want integer');
                                     END IF;
                                 END IF;
-                                fe := jobc_additional_properties(e1 -> 'unit_price', ARRAY['currency', 'minor_units']::text[]);
-                                IF fe IS NOT NULL THEN
-                                    f := array_append(f, '/lines/' || i1::text || '/unit_price'); m := array_append(m, fe);
+                                IF (e1 -> 'unit_price') - ARRAY['currency', 'minor_units']::text[] <> '{}'::jsonb THEN
+                                    f := array_append(f, '/lines/' || i1::text || '/unit_price'); m := array_append(m, jobc_additional_properties(e1 -> 'unit_price', ARRAY['currency', 'minor_units']::text[]));
                                 END IF;
                             END IF;
                         END IF;
-                        fe := jobc_additional_properties(e1, ARRAY['quantity', 'sku', 'unit_price']::text[]);
-                        IF fe IS NOT NULL THEN
-                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, fe);
+                        IF (e1) - ARRAY['quantity', 'sku', 'unit_price']::text[] <> '{}'::jsonb THEN
+                            f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_additional_properties(e1, ARRAY['quantity', 'sku', 'unit_price']::text[]));
                         END IF;
                     END IF;
                 END LOOP;
@@ -272,9 +264,8 @@ BEGIN
             IF jsonb_typeof(p -> 'total') <> 'object' THEN
                 f := array_append(f, '/total'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total') || ', want object');
             ELSE
-                fe := jobc_missing_properties(p -> 'total', ARRAY['minor_units', 'currency']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF NOT p -> 'total' ?& ARRAY['minor_units', 'currency']::text[] THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_missing_properties(p -> 'total', ARRAY['minor_units', 'currency']::text[]));
                 END IF;
                 IF p -> 'total' ? 'currency' THEN
                     IF jsonb_typeof(p -> 'total' -> 'currency') <> 'string' THEN
@@ -288,15 +279,13 @@ BEGIN
                         f := array_append(f, '/total/minor_units'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'minor_units') || ', want integer');
                     END IF;
                 END IF;
-                fe := jobc_additional_properties(p -> 'total', ARRAY['currency', 'minor_units']::text[]);
-                IF fe IS NOT NULL THEN
-                    f := array_append(f, '/total'); m := array_append(m, fe);
+                IF (p -> 'total') - ARRAY['currency', 'minor_units']::text[] <> '{}'::jsonb THEN
+                    f := array_append(f, '/total'); m := array_append(m, jobc_additional_properties(p -> 'total', ARRAY['currency', 'minor_units']::text[]));
                 END IF;
             END IF;
         END IF;
-        fe := jobc_additional_properties(p, ARRAY['email', 'gift_wrap', 'lines', 'locale', 'note', 'order_id', 'paid_at', 'total']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF (p) - ARRAY['email', 'gift_wrap', 'lines', 'locale', 'note', 'order_id', 'paid_at', 'total']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['email', 'gift_wrap', 'lines', 'locale', 'note', 'order_id', 'paid_at', 'total']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
@@ -332,9 +321,8 @@ BEGIN
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
-        fe := jobc_missing_properties(p, ARRAY['contact_id', 'phone']::text[]);
-        IF fe IS NOT NULL THEN
-            f := array_append(f, ''); m := array_append(m, fe);
+        IF NOT p ?& ARRAY['contact_id', 'phone']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['contact_id', 'phone']::text[]));
         END IF;
         IF p ? 'attributes' THEN
             IF jsonb_typeof(p -> 'attributes') <> 'object' THEN
