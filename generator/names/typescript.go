@@ -12,6 +12,10 @@ const (
 	// TSCallEnqueue is the file's private helper that runs the SQL. No job's
 	// function can be named so: those all start with "enqueue" and a capital.
 	TSCallEnqueue = "callEnqueue"
+	// TSPayloadProblem is one problem of an invalid payload, and TSPayloadProblems
+	// reads them from the error an enqueue rejects with.
+	TSPayloadProblem  = "PayloadProblem"
+	TSPayloadProblems = "payloadProblems"
 )
 
 // TSCatalogue lists the identifiers the TypeScript file declares for all job types.
@@ -20,6 +24,8 @@ func TSCatalogue() []Ident {
 		{Name: TSQueryable, What: "the TypeScript Queryable interface"},
 		{Name: TSEnqueueOptions, What: "the TypeScript EnqueueOptions interface"},
 		{Name: TSCallEnqueue, What: "the TypeScript callEnqueue helper"},
+		{Name: TSPayloadProblem, What: "the TypeScript PayloadProblem interface"},
+		{Name: TSPayloadProblems, What: "the TypeScript payloadProblems function"},
 	}
 }
 

@@ -20,6 +20,11 @@ import (
 	"github.com/jobc-dev/jobc/generator/names"
 )
 
+// InvalidPayloadSQLState is the SQLSTATE of the error the SQL producers raise for an
+// invalid payload (jobc_payload_invalid in schema/0007_sql_producers.sql), whose
+// DETAIL lists the problems as JSON.
+const InvalidPayloadSQLState = "22J01"
+
 // Project is what the file is generated from.
 type Project struct {
 	Config  string // the config file, for the header: jobc.yaml
@@ -90,6 +95,28 @@ func (w *writer) shared() {
 	w.line("  }")
 	w.line("  return id;")
 	w.line("}")
+	w.line("")
+	w.jsdoc("", "One problem of an invalid payload: where it is and which rule it breaks.")
+	w.line("export interface " + names.TSPayloadProblem + " {")
+	w.jsdoc("  ", "A JSON pointer into the payload, such as /lines/0/sku; empty for the payload itself.")
+	w.line("  field: string;")
+	w.jsdoc("  ", "The rule and the value, as Go's validator words them: minimum: got 0, want 1.")
+	w.line("  message: string;")
+	w.line("}")
+	w.line("")
+	w.jsdoc("", fmt.Sprintf("Returns the problems of the payload that an enqueue function rejected with err, "+
+		"read from the database error's detail (SQLSTATE %s); undefined when err is anything else, such as "+
+		"a lost connection. Use it to tell a client what was wrong with its request.", InvalidPayloadSQLState))
+	w.line("export function " + names.TSPayloadProblems + "(err: unknown): " + names.TSPayloadProblem + "[] | undefined {")
+	w.line("  if (typeof err !== \"object\" || err === null) {")
+	w.line("    return undefined;")
+	w.line("  }")
+	w.line("  const { code, detail } = err as { code?: unknown; detail?: unknown };")
+	w.line(fmt.Sprintf("  if (code !== %q || typeof detail !== \"string\") {", InvalidPayloadSQLState))
+	w.line("    return undefined;")
+	w.line("  }")
+	w.line("  return JSON.parse(detail) as " + names.TSPayloadProblem + "[];")
+	w.line("}")
 }
 
 // job writes one job type's payload types, its alias and its enqueue function.
@@ -117,8 +144,8 @@ func (w *writer) job(j emit.Job, sqlFunction string) error {
 		strings.TrimSpace(s.Description),
 		fmt.Sprintf("Enqueues a %s job through client, in its transaction when it is in one. %s checks the "+
 			"payload against version %d of its schema and fills its defaults; an invalid payload enqueues "+
-			"nothing and rejects with the database's error (code 22J01), whose message names each field "+
-			"and rule, and whose detail lists them as JSON objects {field, message}, field being a JSON pointer.",
+			"nothing and rejects with the database's error, whose message names each field and rule; "+
+			"payloadProblems(err) lists them.",
 			s.Kind, sqlFunction, write.Spec.Number),
 		"@returns the job's id, or that of the job already holding its unique key, as a decimal string.",
 	}

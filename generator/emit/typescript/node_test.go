@@ -94,20 +94,22 @@ func TestNodeProducers(t *testing.T) {
 
 // outcome is what src/enqueue.ts prints.
 type outcome struct {
-	Committed  string      `json:"committed"`
-	RolledBack string      `json:"rolledBack"`
-	Duplicate  string      `json:"duplicate"`
-	Scheduled  string      `json:"scheduled"`
-	Empty      string      `json:"empty"`
-	Invalid    []rejection `json:"invalid"`
+	Committed   string      `json:"committed"`
+	RolledBack  string      `json:"rolledBack"`
+	Duplicate   string      `json:"duplicate"`
+	Scheduled   string      `json:"scheduled"`
+	Empty       string      `json:"empty"`
+	Invalid     []rejection `json:"invalid"`
+	BadPriority rejection   `json:"badPriority"`
 }
 
-// rejection is what an enqueue of an invalid payload threw.
+// rejection is what a rejected enqueue threw, and what payloadProblems read from it.
 type rejection struct {
-	Message string `json:"message"`
-	Code    string `json:"code"`   // SQLSTATE
-	Detail  string `json:"detail"` // the problems as JSON: [{"field": ..., "message": ...}]
+	Message  string    `json:"message"`
+	Problems []problem `json:"problems"` // nil: payloadProblems returned undefined
 }
+
+type problem struct{ Field, Message string }
 
 func enqueueFromNode(t *testing.T, dir string) {
 	ctx := t.Context()
@@ -172,22 +174,21 @@ func enqueueFromNode(t *testing.T, dir string) {
 		t.Errorf("the scheduled job is\n%+v\nwant\n%+v", scheduled, want)
 	}
 	// Each invalid payload was refused with its JSON pointer and rule, in the message
-	// and, as JSON, in the error's detail, under SQLSTATE 22J01.
+	// and in what payloadProblems read from the error (SQLSTATE 22J01's detail).
 	wantInvalid := []struct{ field, rule string }{{"/order_id", "minimum"}, {"/lines/0/sku", "pattern"}, {"/order_id", "integer"}}
 	if len(got.Invalid) != len(wantInvalid) {
 		t.Fatalf("invalid payloads: got %+v, want %d errors", got.Invalid, len(wantInvalid))
 	}
 	for i, r := range got.Invalid {
-		t.Logf("invalid payload %d: %s (SQLSTATE %s, detail %s)", i, r.Message, r.Code, r.Detail)
+		t.Logf("invalid payload %d: %s; payloadProblems: %+v", i, r.Message, r.Problems)
 		w := wantInvalid[i]
-		var problems []struct{ Field, Message string }
-		if err := json.Unmarshal([]byte(r.Detail), &problems); err != nil {
-			t.Errorf("invalid payload %d: detail %q: %v", i, r.Detail, err)
+		if !strings.Contains(r.Message, w.field+": ") || !strings.Contains(r.Message, w.rule) ||
+			len(r.Problems) != 1 || r.Problems[0].Field != w.field || !strings.Contains(r.Problems[0].Message, w.rule) {
+			t.Errorf("invalid payload %d: got %+v, want the problem %s: %s", i, r, w.field, w.rule)
 		}
-		if r.Code != "22J01" || !strings.Contains(r.Message, w.field+": ") || !strings.Contains(r.Message, w.rule) ||
-			len(problems) != 1 || problems[0].Field != w.field || !strings.Contains(problems[0].Message, w.rule) {
-			t.Errorf("invalid payload %d: got %+v, want SQLSTATE 22J01 and the problem %s: %s", i, r, w.field, w.rule)
-		}
+	}
+	if r := got.BadPriority; !strings.Contains(r.Message, "priority 10 out of range") || r.Problems != nil {
+		t.Errorf("priority 10: got %+v, want the range error and no payload problems", r)
 	}
 	if empty := jobRow(t, pool, got.Empty); empty != (row{Kind: "rebuild_search_index", Queue: "default", State: "available", Priority: 5, Version: 1, Payload: "{}"}) {
 		t.Errorf("the job with the empty payload is %+v", empty)

@@ -52,6 +52,30 @@ async function callEnqueue(
   return id;
 }
 
+/** One problem of an invalid payload: where it is and which rule it breaks. */
+export interface PayloadProblem {
+  /** A JSON pointer into the payload, such as /lines/0/sku; empty for the payload itself. */
+  field: string;
+  /** The rule and the value, as Go's validator words them: minimum: got 0, want 1. */
+  message: string;
+}
+
+/**
+ * Returns the problems of the payload that an enqueue function rejected with err, read from the
+ * database error's detail (SQLSTATE 22J01); undefined when err is anything else, such as a lost
+ * connection. Use it to tell a client what was wrong with its request.
+ */
+export function payloadProblems(err: unknown): PayloadProblem[] | undefined {
+  if (typeof err !== "object" || err === null) {
+    return undefined;
+  }
+  const { code, detail } = err as { code?: unknown; detail?: unknown };
+  if (code !== "22J01" || typeof detail !== "string") {
+    return undefined;
+  }
+  return JSON.parse(detail) as PayloadProblem[];
+}
+
 /** Version 1 of the rebuild_search_index payload. */
 export type RebuildSearchIndexPayloadV1 = Record<string, never>;
 
@@ -63,9 +87,8 @@ export type RebuildSearchIndexPayload = RebuildSearchIndexPayloadV1;
  *
  * Enqueues a rebuild_search_index job through client, in its transaction when it is in one.
  * jobc_enqueue_rebuild_search_index checks the payload against version 1 of its schema and fills
- * its defaults; an invalid payload enqueues nothing and rejects with the database's error (code
- * 22J01), whose message names each field and rule, and whose detail lists them as JSON objects
- * {field, message}, field being a JSON pointer.
+ * its defaults; an invalid payload enqueues nothing and rejects with the database's error, whose
+ * message names each field and rule; payloadProblems(err) lists them.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  */
 export async function enqueueRebuildSearchIndex(
@@ -92,9 +115,8 @@ export type ReindexProductPayload = ReindexProductPayloadV1;
 /**
  * Enqueues a reindex_product job through client, in its transaction when it is in one.
  * jobc_enqueue_reindex_product checks the payload against version 1 of its schema and fills its
- * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
- * whose message names each field and rule, and whose detail lists them as JSON objects {field,
- * message}, field being a JSON pointer.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error, whose
+ * message names each field and rule; payloadProblems(err) lists them.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  */
 export async function enqueueReindexProduct(
@@ -214,9 +236,8 @@ export type SendReceiptPayload = SendReceiptPayloadV2;
  *
  * Enqueues a send_receipt job through client, in its transaction when it is in one.
  * jobc_enqueue_send_receipt checks the payload against version 2 of its schema and fills its
- * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
- * whose message names each field and rule, and whose detail lists them as JSON objects {field,
- * message}, field being a JSON pointer.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error, whose
+ * message names each field and rule; payloadProblems(err) lists them.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  */
 export async function enqueueSendReceipt(
@@ -255,9 +276,8 @@ export type SyncContactPayload = SyncContactPayloadV1;
 /**
  * Enqueues a sync_contact job through client, in its transaction when it is in one.
  * jobc_enqueue_sync_contact checks the payload against version 1 of its schema and fills its
- * defaults; an invalid payload enqueues nothing and rejects with the database's error (code 22J01),
- * whose message names each field and rule, and whose detail lists them as JSON objects {field,
- * message}, field being a JSON pointer.
+ * defaults; an invalid payload enqueues nothing and rejects with the database's error, whose
+ * message names each field and rule; payloadProblems(err) lists them.
  * @returns the job's id, or that of the job already holding its unique key, as a decimal string.
  * @deprecated Contacts sync through the CRM's webhooks now.
  */

@@ -7,6 +7,8 @@ import {
   enqueueRebuildSearchIndex,
   enqueueReindexProduct,
   enqueueSendReceipt,
+  payloadProblems,
+  type PayloadProblem,
   type SendReceiptPayload,
 } from "../../web/jobs";
 
@@ -17,14 +19,21 @@ interface Outcome {
   scheduled: string;
   empty: string;
   invalid: Rejection[];
+  badPriority: Rejection;
 }
 
-// Rejection is what a rejected enqueue threw: node-postgres's DatabaseError carries
-// the SQLSTATE (code) and the DETAIL, where the SQL function lists the problems.
+// Rejection is what a rejected enqueue threw, and the problems payloadProblems read
+// from it (null for an error that is not about the payload).
 interface Rejection {
   message: string;
-  code?: string;
-  detail?: string;
+  problems: PayloadProblem[] | null;
+}
+
+function rejection(err: unknown): Rejection {
+  if (!(err instanceof Error)) {
+    throw err;
+  }
+  return { message: err.message, problems: payloadProblems(err) ?? null };
 }
 
 async function main(): Promise<void> {
@@ -81,17 +90,20 @@ async function main(): Promise<void> {
     for (const payload of bad) {
       try {
         await enqueueSendReceipt(client, payload as SendReceiptPayload);
-        invalid.push({ message: "accepted" });
+        invalid.push({ message: "accepted", problems: null });
       } catch (err) {
-        if (!(err instanceof Error)) {
-          throw err;
-        }
-        const { code, detail } = err as Error & { code?: string; detail?: string };
-        invalid.push({ message: err.message, ...(code ? { code } : {}), ...(detail ? { detail } : {}) });
+        invalid.push(rejection(err));
       }
     }
+    // A priority out of range is an error, but not a payload's.
+    let badPriority: Rejection = { message: "accepted", problems: null };
+    try {
+      await enqueueReindexProduct(client, { product_id: 8 }, { priority: 10 });
+    } catch (err) {
+      badPriority = rejection(err);
+    }
 
-    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, empty, invalid };
+    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, empty, invalid, badPriority };
     process.stdout.write(JSON.stringify(outcome) + "\n");
   } finally {
     await client.end();
