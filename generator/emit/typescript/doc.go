@@ -124,9 +124,9 @@ var checkKeywords = []string{
 	"minProperties", "maxProperties",
 }
 
-// checks says what the SQL function checks of a property's value that its
-// TypeScript type does not: that a number is an integer, its format, its bounds; and
-// the same of an array's elements.
+// checks says what the schema requires of a property's value that its TypeScript
+// type cannot say, and so only the SQL function checks: that a number is an integer,
+// its format, its bounds; and the same of an array's elements.
 func checks(v *version, n *yaml.Node) string {
 	var groups []string
 	label := ""
@@ -156,7 +156,7 @@ func checks(v *version, n *yaml.Node) string {
 	if len(groups) == 0 {
 		return ""
 	}
-	return "Checked when enqueued: " + strings.Join(groups, "; ") + "."
+	return "Schema: " + strings.Join(groups, "; ") + "."
 }
 
 // ownChecks lists the checks of one schema, not of its elements.

@@ -101,11 +101,11 @@ export async function enqueueRebuildSearchIndex(
 
 /** Version 1 of the reindex_product payload. */
 export interface ReindexProductPayloadV1 {
-  /** Checked when enqueued: an integer. */
+  /** Schema: an integer. */
   product_id: number;
   /** @default false (filled in when left out) */
   full?: boolean;
-  /** Checked when enqueued: each element of each element: an integer, minimum 0. */
+  /** Schema: each element of each element: an integer, minimum 0. */
   batches?: number[][];
 }
 
@@ -129,27 +129,26 @@ export async function enqueueReindexProduct(
 
 /** Version 1 of the send_receipt payload. */
 export interface SendReceiptPayloadV1 {
-  /** Checked when enqueued: an integer, minimum 1. */
+  /** Schema: an integer, minimum 1. */
   order_id: number;
-  /** Checked when enqueued: format email (an email address). */
+  /** Schema: format email (an email address). */
   email: string;
 }
 
 /** Version 2 of the send_receipt payload. */
 export interface SendReceiptPayloadV2 {
-  /** Checked when enqueued: an integer, minimum 1. */
+  /** Schema: an integer, minimum 1. */
   order_id: number;
-  /** Checked when enqueued: format email (an email address). */
+  /** Schema: format email (an email address). */
   email: string;
   /** The language of the receipt. */
   locale: SendReceiptPayloadV2Locale;
   total?: SendReceiptPayloadV2Money;
   lines?: SendReceiptPayloadV2Line[];
-  /** Checked when enqueued: maxLength 500. */
+  /** Schema: maxLength 500. */
   note?: string | null;
   /**
-   * Checked when enqueued: format date-time (an RFC 3339 date and time, as
-   * Date.prototype.toISOString() writes).
+   * Schema: format date-time (an RFC 3339 date and time, as Date.prototype.toISOString() writes).
    */
   paid_at?: string;
   gift_wrap?: boolean;
@@ -160,7 +159,7 @@ export type SendReceiptPayloadV2Locale = "en" | "de" | "fr";
 
 /** An amount in minor units (cents). */
 export interface SendReceiptPayloadV2Money {
-  /** Checked when enqueued: an integer. */
+  /** Schema: an integer. */
   minor_units: number;
   currency: SendReceiptPayloadV2MoneyCurrency;
 }
@@ -170,10 +169,10 @@ export type SendReceiptPayloadV2MoneyCurrency = "EUR" | "USD" | "GBP";
 
 /** The type of lines[] in SendReceiptPayloadV2. */
 export interface SendReceiptPayloadV2Line {
-  /** Checked when enqueued: pattern ^[A-Z0-9-]+$. */
+  /** Schema: pattern ^[A-Z0-9-]+$. */
   sku: string;
   /**
-   * Checked when enqueued: an integer, minimum 1.
+   * Schema: an integer, minimum 1.
    * @default 1 (filled in when left out)
    */
   quantity?: number;
@@ -182,19 +181,18 @@ export interface SendReceiptPayloadV2Line {
 
 /** Version 3 of the send_receipt payload. */
 export interface SendReceiptPayloadV3 {
-  /** Checked when enqueued: an integer, minimum 1. */
+  /** Schema: an integer, minimum 1. */
   order_id: number;
-  /** Checked when enqueued: format email (an email address). */
+  /** Schema: format email (an email address). */
   email: string;
   locale: SendReceiptPayloadV3Locale;
   channel: SendReceiptPayloadV3Channel;
   total?: SendReceiptPayloadV3Money;
   lines?: SendReceiptPayloadV3Line[];
-  /** Checked when enqueued: maxLength 500. */
+  /** Schema: maxLength 500. */
   note?: string | null;
   /**
-   * Checked when enqueued: format date-time (an RFC 3339 date and time, as
-   * Date.prototype.toISOString() writes).
+   * Schema: format date-time (an RFC 3339 date and time, as Date.prototype.toISOString() writes).
    */
   paid_at?: string;
   gift_wrap?: boolean;
@@ -208,7 +206,7 @@ export type SendReceiptPayloadV3Channel = "email" | "sms";
 
 /** The type of $defs.money in SendReceiptPayloadV3. */
 export interface SendReceiptPayloadV3Money {
-  /** Checked when enqueued: an integer. */
+  /** Schema: an integer. */
   minor_units: number;
   currency: SendReceiptPayloadV3MoneyCurrency;
 }
@@ -218,10 +216,10 @@ export type SendReceiptPayloadV3MoneyCurrency = "EUR" | "USD" | "GBP";
 
 /** The type of lines[] in SendReceiptPayloadV3. */
 export interface SendReceiptPayloadV3Line {
-  /** Checked when enqueued: pattern ^[A-Z0-9-]+$. */
+  /** Schema: pattern ^[A-Z0-9-]+$. */
   sku: string;
   /**
-   * Checked when enqueued: an integer, minimum 1.
+   * Schema: an integer, minimum 1.
    * @default 1 (filled in when left out)
    */
   quantity?: number;
@@ -250,7 +248,7 @@ export async function enqueueSendReceipt(
 
 /** Version 1 of the sync_contact payload. */
 export interface SyncContactPayloadV1 {
-  /** Checked when enqueued: format uuid (a UUID). */
+  /** Schema: format uuid (a UUID). */
   contact_id: string;
   phone: string | null;
   "x-source"?: "crm";
