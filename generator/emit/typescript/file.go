@@ -65,15 +65,16 @@ func (w *writer) shared() {
 	w.line("  query(text: string, values: unknown[]): Promise<{ rows: Array<{ id: string | null }> }>;")
 	w.line("}")
 	w.line("")
-	w.jsdoc("", "Options of one enqueue; every one may be left out.")
+	w.jsdoc("", "Options of one enqueue; every one may be left out, or undefined (so that code "+
+		"compiled with exactOptionalPropertyTypes can pass a value it may not have).")
 	w.line("export interface " + names.TSEnqueueOptions + " {")
 	w.jsdoc("  ", "When the job may run first: now when absent.")
-	w.line("  runAt?: Date;")
+	w.line("  runAt?: Date | undefined;")
 	w.jsdoc("  ", "The job's priority instead of its job type's: 1 is the most urgent, 9 the least.")
-	w.line("  priority?: number;")
+	w.line("  priority?: number | undefined;")
 	w.jsdoc("  ", "The job's unique key instead of the one its job type computes from the payload: "+
 		"while a job of the same kind holds the key, enqueueing another returns that job's id and inserts nothing.")
-	w.line("  dedupKey?: string;")
+	w.line("  dedupKey?: string | undefined;")
 	w.line("}")
 	w.line("")
 	w.jsdoc("", "Runs the SQL function fn and returns the job's id as the decimal string PostgreSQL "+

@@ -17,17 +17,20 @@ export interface Queryable {
   query(text: string, values: unknown[]): Promise<{ rows: Array<{ id: string | null }> }>;
 }
 
-/** Options of one enqueue; every one may be left out. */
+/**
+ * Options of one enqueue; every one may be left out, or undefined (so that code compiled with
+ * exactOptionalPropertyTypes can pass a value it may not have).
+ */
 export interface EnqueueOptions {
   /** When the job may run first: now when absent. */
-  runAt?: Date;
+  runAt?: Date | undefined;
   /** The job's priority instead of its job type's: 1 is the most urgent, 9 the least. */
-  priority?: number;
+  priority?: number | undefined;
   /**
    * The job's unique key instead of the one its job type computes from the payload: while a job of
    * the same kind holds the key, enqueueing another returns that job's id and inserts nothing.
    */
-  dedupKey?: string;
+  dedupKey?: string | undefined;
 }
 
 /**

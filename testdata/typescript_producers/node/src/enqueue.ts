@@ -55,7 +55,9 @@ async function main(): Promise<void> {
     // The order and its receipt job commit together.
     await client.query("BEGIN");
     await client.query("INSERT INTO orders (id) VALUES ($1)", [42]);
-    const committed = await enqueueSendReceipt(client, receipt, { priority: 2 });
+    // An option that is undefined is left out (and compiles under exactOptionalPropertyTypes).
+    const dedupKey: string | undefined = process.env["NO_SUCH_VARIABLE"];
+    const committed = await enqueueSendReceipt(client, receipt, { priority: 2, dedupKey });
     await client.query("COMMIT");
 
     // A rollback leaves neither.
