@@ -1,10 +1,16 @@
 -- SQL producers: the shared half of the jobc_enqueue_<kind> functions that `jobc
 -- generate` writes for a spec with `producers: {sql: ...}`. A generated function fills
 -- the payload's defaults and checks it against its write version's schema, both
--- written out per kind, then computes the unique key with jobc_unique_value and
+-- written out per kind, calling the checks below that are the same for every schema
+-- (missing and additional properties, unique items, formats) and raising with
+-- jobc_payload_invalid; it computes the unique key with jobc_go_json and
 -- jobc_unique_period and inserts through jobc_enqueue_job, which writes the row Go's
 -- Enqueue writes (queries/enqueue.sql: InsertJob, InsertUniqueJob, UniqueKeyHolder)
 -- and wakes sleeping workers as it does (jobc_wake).
+--
+-- Contents: jobc_enqueue_job; jobc_payload_invalid; Go's quoting and JSON encoding
+-- (jobc_go_quote, jobc_go_json, jobc_unique_period); the shared checks; the formats,
+-- each a port of the runtime's (runtime/internal/schema/format.go) with its reasons.
 --
 -- The functions run with the caller's rights, in the caller's transaction, so a
 -- producer role needs what Go's Enqueue needs (schema/grants.go) and nothing more.
