@@ -1,10 +1,16 @@
 -- SQL producers: the shared half of the jobc_enqueue_<kind> functions that `jobc
 -- generate` writes for a spec with `producers: {sql: ...}`. A generated function fills
 -- the payload's defaults and checks it against its write version's schema, both
--- written out per kind, then computes the unique key with jobc_unique_value and
+-- written out per kind, calling the checks below that are the same for every schema
+-- (missing and additional properties, unique items, formats) and raising with
+-- jobc_payload_invalid; it computes the unique key with jobc_go_json and
 -- jobc_unique_period and inserts through jobc_enqueue_job, which writes the row Go's
 -- Enqueue writes (queries/enqueue.sql: InsertJob, InsertUniqueJob, UniqueKeyHolder)
 -- and wakes sleeping workers as it does (jobc_wake).
+--
+-- Contents: jobc_enqueue_job; jobc_payload_invalid; Go's quoting and JSON encoding
+-- (jobc_go_quote, jobc_go_json, jobc_unique_period); the shared checks; the formats,
+-- each a port of the runtime's (runtime/internal/schema/format.go) with its reasons.
 --
 -- The functions run with the caller's rights, in the caller's transaction, so a
 -- producer role needs what Go's Enqueue needs (schema/grants.go) and nothing more.
@@ -98,17 +104,17 @@ BEGIN
 END
 $$;
 
--- jobc_go_quote quotes a string as the Go validator's messages do: 'it''s' is
--- written 'it\'s', control characters as \n, \t, \x01, \u0085; with p_double, as
--- strconv.Quote does: "it's". (Go escapes every
--- rune that is not printable; this escapes the C0 and C1 controls and U+2028/U+2029
--- only, so a message may differ for exotic characters — the decision never does.)
--- Backslashes are written in E'' literals, which do not depend on
+-- jobc_go_quote quotes a string as Go does in the validator's messages: 'it''s' is
+-- written 'it\'s', control characters as \n, \t, \x01, \u0085. p_style 'rune' quotes
+-- as %q does a rune ('\\' for a backslash), 'string' as strconv.Quote ("it's"). (Go
+-- escapes every rune that is not printable; this escapes the C0 and C1 controls and
+-- U+2028/U+2029 only, so a message may differ for exotic characters — the decision
+-- never does.) Backslashes are written in E'' literals, which do not depend on
 -- standard_conforming_strings.
-CREATE OR REPLACE FUNCTION jobc_go_quote(p text, p_double boolean DEFAULT false) RETURNS text
+CREATE OR REPLACE FUNCTION jobc_go_quote(p text, p_style text DEFAULT 'message') RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
-    q   text := CASE WHEN p_double THEN '"' ELSE '''' END; -- strconv.Quote's is "
+    q   text := CASE WHEN p_style = 'string' THEN '"' ELSE '''' END;
     out text := '';
     c   text;
     cp  integer;
@@ -127,7 +133,7 @@ BEGIN
             WHEN cp BETWEEN 128 AND 159 OR cp IN (8232, 8233) THEN E'\\u' || lpad(to_hex(cp), 4, '0')
             ELSE c END;
     END LOOP;
-    IF NOT p_double AND right(p, 1) = E'\\' THEN
+    IF p_style = 'message' AND right(p, 1) = E'\\' THEN
         -- Go's messages unescape \" after strconv.Quote, which takes the escaped
         -- final backslash and the closing quote for one: 'a\' for a\, not 'a\\'.
         out := left(out, -1);
@@ -265,7 +271,7 @@ BEGIN
         END IF;
         bad := substring(groups[g] FROM '[^0-9a-fA-F]');
         IF bad IS NOT NULL THEN
-            RETURN 'non-hex character ' || jobc_go_quote(bad);
+            RETURN 'non-hex character ' || jobc_go_quote(bad, 'rune');
         END IF;
     END LOOP;
     RETURN NULL;
@@ -278,9 +284,9 @@ CREATE OR REPLACE FUNCTION jobc_go_atoi(p text, OUT n bigint, OUT err text)
 LANGUAGE plpgsql IMMUTABLE AS $$
 BEGIN
     IF p !~ '^[+-]?[0-9]+$' THEN
-        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, true) || ': invalid syntax';
+        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, 'string') || ': invalid syntax';
     ELSIF p::numeric NOT BETWEEN -9223372036854775808 AND 9223372036854775807 THEN
-        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, true) || ': value out of range';
+        err := 'strconv.Atoi: parsing ' || jobc_go_quote(p, 'string') || ': value out of range';
     ELSE
         n := p::bigint;
     END IF;
@@ -296,6 +302,9 @@ DECLARE
     out text := '"';
     c   text;
 BEGIN
+    IF p = '' THEN
+        RETURN '""';
+    END IF;
     FOREACH c IN ARRAY regexp_split_to_array(p, '') LOOP
         IF ascii(c) < 32 OR ascii(c) >= 128 THEN
             out := out || (SELECT string_agg(E'\\x' || lpad(to_hex(get_byte(b, i)), 2, '0'), '' ORDER BY i)
@@ -491,16 +500,12 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_time(p #>> '{}') END
 $$;
 
-CREATE OR REPLACE FUNCTION jobc_format_date_time(p jsonb) RETURNS text
-LANGUAGE plpgsql IMMUTABLE AS $$
+-- jobc_go_date_time is the Go runtime's check of an RFC 3339 date-time.
+CREATE OR REPLACE FUNCTION jobc_go_date_time(s text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
-    s   text;
     err text;
 BEGIN
-    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
-        RETURN NULL;
-    END IF;
-    s := p #>> '{}';
     IF octet_length(s) < 20 THEN
         RETURN 'less than 20 characters long';
     END IF;
@@ -517,6 +522,11 @@ BEGIN
     END IF;
     RETURN NULL;
 END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_date_time(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_date_time(p #>> '{}') END
 $$;
 
 -- jobc_go_ipv4 is the Go runtime's check of a dotted IPv4 address.
@@ -576,7 +586,7 @@ BEGIN
         END IF;
         bad := substring(label FROM '[^a-zA-Z0-9-]');
         IF bad IS NOT NULL THEN
-            RETURN 'invalid character ' || jobc_go_quote(bad);
+            RETURN 'invalid character ' || jobc_go_quote(bad, 'rune');
         END IF;
     END LOOP;
     RETURN NULL;
@@ -633,7 +643,7 @@ BEGIN
         END IF;
         bad := substring(local FROM E'[^a-zA-Z0-9.!#$%&''*+/=?^_`{|}~-]');
         IF bad IS NOT NULL THEN
-            RETURN 'invalid character ' || jobc_go_quote(bad);
+            RETURN 'invalid character ' || jobc_go_quote(bad, 'rune');
         END IF;
     END IF;
     IF left(domain, 1) = '[' AND right(domain, 1) = ']' THEN
@@ -696,12 +706,12 @@ BEGIN
                         ELSE E'\\x' || lpad(to_hex(get_byte(esc, k)), 2, '0') END, '' ORDER BY k)
                         FROM generate_series(0, octet_length(esc) - 1) k) || '"';
                 END IF;
-                RETURN 'invalid URL escape ' || jobc_go_quote(s, true);
+                RETURN 'invalid URL escape ' || jobc_go_quote(s, 'string');
             END IF;
             i := i + 3;
         ELSE
             IF p_host AND c < 128 AND chr(c) !~ E'[A-Za-z0-9!"$&''()*+,\\-.:;<=>\\[\\]_~]' THEN
-                RETURN 'invalid character ' || jobc_go_quote(chr(c), true) || ' in host name';
+                RETURN 'invalid character ' || jobc_go_quote(chr(c), 'string') || ' in host name';
             END IF;
             i := i + 1;
         END IF;
@@ -800,7 +810,7 @@ BEGIN
                 cb := length(host) - strpos(reverse(host), ']') + 1;
                 port := substr(host, cb + 1);
                 IF NOT jobc_go_valid_port(port) THEN
-                    err := 'invalid port ' || jobc_go_quote(port, true) || ' after host';
+                    err := 'invalid port ' || jobc_go_quote(port, 'string') || ' after host';
                     EXIT parse;
                 END IF;
                 hostname := substr(host, 2, cb - 2);
@@ -813,13 +823,13 @@ BEGIN
                 IF strpos(hostname, '%25') = 0 THEN
                     IF hostname ~ '^[0-9.]+$' OR hostname !~ '^[0-9A-Fa-f:.]+$' THEN
                         err := CASE WHEN hostname ~ '^[0-9]+(\.[0-9]+){3}$' THEN 'invalid IP-literal'
-                                    ELSE 'invalid host: ParseAddr(' || jobc_go_quote(hostname, true) || '): unable to parse IP' END;
+                                    ELSE 'invalid host: ParseAddr(' || jobc_go_quote(hostname, 'string') || '): unable to parse IP' END;
                         EXIT parse;
                     END IF;
                     BEGIN
                         PERFORM hostname::inet;
                     EXCEPTION WHEN invalid_text_representation THEN
-                        err := 'invalid host: ParseAddr(' || jobc_go_quote(hostname, true) || '): unable to parse IP';
+                        err := 'invalid host: ParseAddr(' || jobc_go_quote(hostname, 'string') || '): unable to parse IP';
                         EXIT parse;
                     END;
                 END IF;
@@ -830,7 +840,7 @@ BEGIN
                 END IF;
                 port := substr(host, i);
                 IF NOT jobc_go_valid_port(port) THEN
-                    err := 'invalid port ' || jobc_go_quote(port, true) || ' after host';
+                    err := 'invalid port ' || jobc_go_quote(port, 'string') || ' after host';
                     EXIT parse;
                 END IF;
             END IF;
@@ -851,12 +861,12 @@ BEGIN
         err := jobc_go_url_unescape(rest, false); -- setPath
     END;
     IF err IS NOT NULL THEN
-        RETURN 'parse ' || jobc_go_quote(u, true) || ': ' || err;
+        RETURN 'parse ' || jobc_go_quote(u, 'string') || ': ' || err;
     END IF;
     IF frag <> '' THEN
         err := jobc_go_url_unescape(frag, false);
         IF err IS NOT NULL THEN
-            RETURN 'parse ' || jobc_go_quote(raw, true) || ': ' || err;
+            RETURN 'parse ' || jobc_go_quote(raw, 'string') || ': ' || err;
         END IF;
     END IF;
     -- validateURI: Go's url does not check an IPv6 host; the runtime does.
@@ -894,4 +904,232 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_typeof(p) <> 'string' THEN NULL
                 WHEN strpos(p #>> '{}', E'\\') > 0 THEN E'contains \\'
                 ELSE jobc_go_url(p #>> '{}', true) END
+$$;
+
+-- jobc_go_json_pointer is the Go runtime's check of a JSON pointer (RFC 6901): every
+-- ~ escapes 0 or 1. (Any other character is allowed.)
+CREATE OR REPLACE FUNCTION jobc_go_json_pointer(s text) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT CASE WHEN s = '' THEN NULL
+                WHEN left(s, 1) <> '/' THEN 'not starting with /'
+                WHEN s ~ '~([^01]|$)' THEN '~ must be followed by 0 or 1' END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_json_pointer(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_json_pointer(p #>> '{}') END
+$$;
+
+-- jobc_format_relative_json_pointer: a non-negative integer, then "#" or a JSON pointer.
+CREATE OR REPLACE FUNCTION jobc_format_relative_json_pointer(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s      text;
+    digits text;
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    digits := substring(s FROM '^[0-9]*');
+    IF digits = '' THEN
+        RETURN 'must start with non-negative integer';
+    END IF;
+    IF length(digits) > 1 AND left(digits, 1) = '0' THEN
+        RETURN 'starts with zero';
+    END IF;
+    s := substr(s, length(digits) + 1);
+    IF s = '#' THEN
+        RETURN NULL;
+    END IF;
+    RETURN jobc_go_json_pointer(s);
+END
+$$;
+
+-- jobc_go_duration is the Go runtime's check of an ISO 8601 duration (RFC 3339,
+-- appendix A): P, then weeks, or date units YMD and time units HMS in order.
+CREATE OR REPLACE FUNCTION jobc_go_duration(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    s      text;
+    parts  text[];
+    part   text;
+    units  text;
+    every  text;
+    digits text;
+    unit   text;
+BEGIN
+    IF left(p, 1) <> 'P' THEN
+        RETURN 'must start with P';
+    END IF;
+    s := substr(p, 2);
+    IF s = '' THEN
+        RETURN 'nothing after P';
+    END IF;
+    IF right(s, 1) = 'W' THEN
+        s := left(s, -1);
+        IF s = '' THEN
+            RETURN 'no number in week';
+        END IF;
+        IF s ~ '[^0-9]' THEN
+            RETURN 'invalid week';
+        END IF;
+        RETURN NULL;
+    END IF;
+    parts := string_to_array(s, 'T');
+    FOR i IN 1..cardinality(parts) LOOP
+        part := parts[i];
+        IF i > 1 AND part = '' THEN
+            RETURN 'no time elements';
+        END IF;
+        IF i > 2 THEN
+            RETURN 'more than one T';
+        END IF;
+        every := CASE i WHEN 1 THEN 'YMD' ELSE 'HMS' END;
+        units := every;
+        WHILE part <> '' LOOP
+            digits := substring(part FROM '^[0-9]*');
+            IF digits = '' THEN
+                RETURN 'missing number';
+            END IF;
+            part := substr(part, length(digits) + 1);
+            IF part = '' THEN
+                RETURN 'missing unit';
+            END IF;
+            unit := left(part, 1);
+            IF strpos(units, unit) = 0 THEN
+                IF strpos(every, unit) > 0 THEN
+                    RETURN 'unit ' || jobc_go_quote(unit, 'rune') || ' out of order';
+                END IF;
+                RETURN 'invalid unit ' || jobc_go_quote(unit, 'rune');
+            END IF;
+            units := substr(units, strpos(units, unit) + 1);
+            part := substr(part, 2);
+        END LOOP;
+    END LOOP;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_duration(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_duration(p #>> '{}') END
+$$;
+
+-- jobc_format_period is the Go runtime's check of an RFC 3339 period: start/end, each
+-- a date-time, or one of them a duration.
+CREATE OR REPLACE FUNCTION jobc_format_period(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s     text;
+    start text;
+    stop  text;
+    err   text;
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    IF strpos(s, '/') = 0 THEN
+        RETURN 'missing slash';
+    END IF;
+    start := left(s, strpos(s, '/') - 1);
+    stop := substr(s, strpos(s, '/') + 1);
+    IF left(start, 1) = 'P' THEN
+        err := jobc_go_duration(start);
+        IF err IS NOT NULL THEN
+            RETURN 'invalid start duration: ' || err;
+        END IF;
+        err := jobc_go_date_time(stop);
+        IF err IS NOT NULL THEN
+            RETURN 'invalid end date-time: ' || err;
+        END IF;
+        RETURN NULL;
+    END IF;
+    err := jobc_go_date_time(start);
+    IF err IS NOT NULL THEN
+        RETURN 'invalid start date-time: ' || err;
+    END IF;
+    IF left(stop, 1) = 'P' THEN
+        err := jobc_go_duration(stop);
+        IF err IS NOT NULL THEN
+            RETURN 'invalid end duration: ' || err;
+        END IF;
+    ELSE
+        err := jobc_go_date_time(stop);
+        IF err IS NOT NULL THEN
+            RETURN 'invalid end date-time: ' || err;
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_format_semver is the Go runtime's check of a semantic version (semver.org).
+CREATE OR REPLACE FUNCTION jobc_format_semver(p jsonb) RETURNS text
+LANGUAGE plpgsql IMMUTABLE AS $$
+DECLARE
+    s     text;
+    rest  text;
+    id    text;
+    bad   text;
+    core  text[];
+    names text[] := ARRAY['major', 'minor', 'patch'];
+BEGIN
+    IF jsonb_typeof(p) IS DISTINCT FROM 'string' THEN
+        RETURN NULL;
+    END IF;
+    s := p #>> '{}';
+    IF strpos(s, '+') > 0 THEN
+        rest := substr(s, strpos(s, '+') + 1);
+        IF rest = '' THEN
+            RETURN 'build is empty';
+        END IF;
+        FOREACH id IN ARRAY string_to_array(rest, '.') LOOP
+            IF id = '' THEN
+                RETURN 'build identifier is empty';
+            END IF;
+            bad := substring(id FROM '[^0-9a-zA-Z-]');
+            IF bad IS NOT NULL THEN
+                RETURN 'invalid character ' || jobc_go_quote(bad, 'rune') || ' in build identifier';
+            END IF;
+        END LOOP;
+        s := left(s, strpos(s, '+') - 1);
+    END IF;
+    IF strpos(s, '-') > 0 THEN
+        rest := substr(s, strpos(s, '-') + 1);
+        IF rest = '' THEN -- Go splits "" into one empty identifier
+            RETURN 'pre-release identifier is empty';
+        END IF;
+        FOREACH id IN ARRAY string_to_array(rest, '.') LOOP
+            IF id = '' THEN
+                RETURN 'pre-release identifier is empty';
+            END IF;
+            bad := substring(id FROM '[^0-9a-zA-Z-]');
+            IF bad IS NOT NULL THEN
+                RETURN 'invalid character ' || jobc_go_quote(bad, 'rune') || ' in pre-release identifier';
+            END IF;
+            IF id ~ '^[0-9]+$' AND length(id) > 1 AND left(id, 1) = '0' THEN
+                RETURN 'pre-release numeric identifier starts with zero';
+            END IF;
+        END LOOP;
+        s := left(s, strpos(s, '-') - 1);
+    END IF;
+    core := string_to_array(s, '.');
+    IF coalesce(cardinality(core), 0) <> 3 THEN
+        RETURN 'versionCore must have 3 numbers separated by dot';
+    END IF;
+    FOR i IN 1..3 LOOP
+        IF core[i] = '' THEN
+            RETURN names[i] || ' is empty';
+        END IF;
+        IF length(core[i]) > 1 AND left(core[i], 1) = '0' THEN
+            RETURN names[i] || ' starts with zero';
+        END IF;
+        IF core[i] ~ '[^0-9]' THEN
+            RETURN names[i] || ' contains non-digit';
+        END IF;
+    END LOOP;
+    RETURN NULL;
+END
 $$;

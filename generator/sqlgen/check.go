@@ -57,8 +57,7 @@ type checker struct {
 	*function
 	b      strings.Builder
 	indent int
-	depth  int             // of loops, for their variables
-	only   map[string]bool // the JSON types the value may have; nil: any
+	depth  int // of loops, for their variables
 }
 
 func (c *checker) line(format string, args ...any) {
@@ -127,9 +126,7 @@ func (c *checker) node(s any, at, v string, p pointer) {
 		c.body(m, at, v, p, ts)
 		c.indent--
 		if c.b.Len() == before { // nothing more to check: drop the ELSE
-			s := c.b.String()[:mark]
-			c.b.Reset()
-			c.b.WriteString(s)
+			c.rewind(mark)
 		}
 		c.line("END IF;")
 		return
@@ -144,14 +141,11 @@ func (c *checker) body(m map[string]any, at, v string, p pointer, ts []string) {
 		target, ptr := c.resolve(r)
 		c.node(target, ptr, v, p)
 	}
-	c.only = jsonTypes(ts)
-	c.object(m, at, v, p)
-	c.only = jsonTypes(ts)
-	c.array(m, at, v, p)
-	c.only = jsonTypes(ts)
-	c.string(m, at, v, p)
-	c.only = jsonTypes(ts)
-	c.number(m, v, p)
+	only := jsonTypes(ts)
+	c.object(m, at, v, p, only)
+	c.array(m, at, v, p, only)
+	c.string(m, at, v, p, only)
+	c.number(m, v, p, only)
 }
 
 // jsonTypes are the jsonb_typeof names of the JSON Schema types ts (nil: any).
@@ -204,11 +198,10 @@ func typeTest(ts []string, v string) string {
 }
 
 // guarded writes what emit writes, inside IF jsonb_typeof(v) = typ, if it writes
-// anything. The keywords of a type the value cannot have (c.only, from its type
-// keyword, checked before) are left out, and when it can have no other the IF is.
-func (c *checker) guarded(typ, v string, emit func()) {
-	only := c.only
-	c.only = nil // for the subschemas emit checks
+// anything. The keywords of a type the value cannot have (only, from its type
+// keyword, checked before; nil: any) are left out, and when it can have no other
+// type, so is the IF.
+func (c *checker) guarded(typ, v string, only map[string]bool, emit func()) {
 	if only != nil && !only[typ] {
 		return
 	}
@@ -223,12 +216,17 @@ func (c *checker) guarded(typ, v string, emit func()) {
 	emit()
 	c.indent--
 	if c.b.Len() == before {
-		s := c.b.String()[:mark]
-		c.b.Reset()
-		c.b.WriteString(s)
+		c.rewind(mark)
 		return
 	}
 	c.line("END IF;")
+}
+
+// rewind drops what was written after mark: an IF whose body came out empty.
+func (c *checker) rewind(mark int) {
+	s := c.b.String()[:mark]
+	c.b.Reset()
+	c.b.WriteString(s)
 }
 
 func count(m map[string]any, key string) (int, bool) {
@@ -240,8 +238,8 @@ func count(m map[string]any, key string) (int, bool) {
 	return i, err == nil
 }
 
-func (c *checker) object(m map[string]any, at, v string, p pointer) {
-	c.guarded("object", v, func() {
+func (c *checker) object(m map[string]any, at, v string, p pointer, only map[string]bool) {
+	c.guarded("object", v, only, func() {
 		for _, b := range []struct{ key, op string }{{"minProperties", "<"}, {"maxProperties", ">"}} {
 			if n, ok := count(m, b.key); ok {
 				size := fmt.Sprintf("(SELECT count(*) FROM jsonb_object_keys(%s))", v)
@@ -277,9 +275,7 @@ func (c *checker) object(m map[string]any, at, v string, p pointer) {
 			c.node(props[name], at+"/properties/"+escape(name), sub, p.plus(name))
 			c.indent--
 			if c.b.Len() == before {
-				s := c.b.String()[:mark]
-				c.b.Reset()
-				c.b.WriteString(s)
+				c.rewind(mark)
 				continue
 			}
 			c.line("END IF;")
@@ -308,8 +304,8 @@ func (c *checker) object(m map[string]any, at, v string, p pointer) {
 	})
 }
 
-func (c *checker) array(m map[string]any, at, v string, p pointer) {
-	c.guarded("array", v, func() {
+func (c *checker) array(m map[string]any, at, v string, p pointer, only map[string]bool) {
+	c.guarded("array", v, only, func() {
 		for _, b := range []struct{ key, op string }{{"minItems", "<"}, {"maxItems", ">"}} {
 			if n, ok := count(m, b.key); ok {
 				c.line("IF jsonb_array_length(%s) %s %d THEN", v, b.op, n)
@@ -341,8 +337,8 @@ func (c *checker) array(m map[string]any, at, v string, p pointer) {
 	})
 }
 
-func (c *checker) string(m map[string]any, at, v string, p pointer) {
-	c.guarded("string", v, func() {
+func (c *checker) string(m map[string]any, at, v string, p pointer, only map[string]bool) {
+	c.guarded("string", v, only, func() {
 		// JSON Schema counts characters (code points), as length() does in UTF-8.
 		for _, b := range []struct{ key, op string }{{"minLength", "<"}, {"maxLength", ">"}} {
 			if n, ok := count(m, b.key); ok {
@@ -365,14 +361,14 @@ func (c *checker) string(m map[string]any, at, v string, p pointer) {
 	})
 }
 
-func (c *checker) number(m map[string]any, v string, p pointer) {
+func (c *checker) number(m map[string]any, v string, p pointer, only map[string]bool) {
 	bounds := []struct{ key, fails, want string }{
 		{"minimum", "<", "want "},
 		{"maximum", ">", "want "},
 		{"exclusiveMinimum", "<=", "want more than "},
 		{"exclusiveMaximum", ">=", "want less than "},
 	}
-	c.guarded("number", v, func() {
+	c.guarded("number", v, only, func() {
 		for _, b := range bounds {
 			n, ok := m[b.key].(json.Number)
 			if !ok {

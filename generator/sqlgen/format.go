@@ -2,20 +2,27 @@ package sqlgen
 
 // formats maps each format the Go runtime checks to the function of migration
 // 0007_sql_producers that checks it the same way, returning Go's reason or NULL.
-// A format the runtime checks and SQL does not is refused; one the runtime does not
-// check (an annotation) is not checked here either.
+// A format the runtime checks and SQL does not (ipv6, whose Go reading netip.ParseAddr
+// has no faithful SQL port; regex, which is Go's regexp; uri-template, which reads the
+// raw path net/url keeps) is refused; one the runtime does not check (an annotation)
+// is not checked here either.
 var formats = map[string]string{
-	"uuid":          "jobc_format_uuid",
-	"date":          "jobc_format_date",
-	"time":          "jobc_format_time",
-	"date-time":     "jobc_format_date_time",
-	"ipv4":          "jobc_format_ipv4",
-	"hostname":      "jobc_format_hostname",
-	"email":         "jobc_format_email",
-	"uri":           "jobc_format_uri",
-	"iri":           "jobc_format_uri", // Go checks an IRI as a URI
-	"uri-reference": "jobc_format_uri_reference",
-	"iri-reference": "jobc_format_uri_reference",
+	"uuid":                  "jobc_format_uuid",
+	"date":                  "jobc_format_date",
+	"time":                  "jobc_format_time",
+	"date-time":             "jobc_format_date_time",
+	"ipv4":                  "jobc_format_ipv4",
+	"hostname":              "jobc_format_hostname",
+	"email":                 "jobc_format_email",
+	"uri":                   "jobc_format_uri",
+	"iri":                   "jobc_format_uri", // Go checks an IRI as a URI
+	"uri-reference":         "jobc_format_uri_reference",
+	"iri-reference":         "jobc_format_uri_reference",
+	"json-pointer":          "jobc_format_json_pointer",
+	"relative-json-pointer": "jobc_format_relative_json_pointer",
+	"duration":              "jobc_format_duration",
+	"period":                "jobc_format_period",
+	"semver":                "jobc_format_semver",
 }
 
 // checkedByGo are the formats runtime/internal/schema checks (its formats table).
@@ -39,5 +46,6 @@ func (fn *function) format(f, at string) (string, bool) {
 }
 
 func supportedFormats() string {
-	return "date, date-time, email, hostname, iri, iri-reference, ipv4, time, uri, uri-reference and uuid"
+	return "date, date-time, duration, email, hostname, iri, iri-reference, ipv4, json-pointer, period, " +
+		"relative-json-pointer, semver, time, uri, uri-reference and uuid"
 }

@@ -152,7 +152,13 @@ var formatSamples = map[string][]string{
 	"uri": {"https://example.com/x?y=1", "relative/path", "mailto:a@b.c", "http://[::1]:80/", "http://a b/", "1http://x", "https://x/%zz",
 		"http://x:y:80", "ftp://a:b:80/", "http://u@ser:p@h/", "http://h/#%g", "a:b", ":x", "*", "http://[1.2.3.4]/",
 		"http://[fe80::1%25en0]/", "http://%41/", "http://%c3%a9/", "http://[::1", "http://h:80x/", "http://a^b/", "http://us er@h/"},
-	"ipv4": {"10.0.0.1", "256.1.1.1", "01.2.3.4", "+1.2.3.4", "1.2.3"},
+	"uri-reference":         {"/a/b?c#d", `a\b`, "http://x/%zz", "//h:x/", "a:b/c", "rel:x", "?q", "#f%2"},
+	"json-pointer":          {"/a/b~0~1", "", "a/b", "/~2", "/a~", "/~~0"},
+	"relative-json-pointer": {"0/a", "1#", "01/a", "#", "2/~x", "10"},
+	"duration":              {"P1Y2M3DT4H5M6S", "P", "PT", "P1W", "PW", "P1xW", "P1DT", "PT1H1M1S1", "P1M1Y", "P1Q", "PT1HT1M", "P1", "PYD"},
+	"period":                {"2024-01-01T00:00:00Z/P1D", "P1D/2024-01-02T00:00:00Z", "2024-01-01T00:00:00Z/2024-02-01T00:00:00Z", "2024-01-01", "P1X/2024-01-01T00:00:00Z", "2024-01-01T00:00:00Z/P", "x/y"},
+	"semver":                {"1.2.3", "1.2.3-rc.1+build.5", "1.2", "01.2.3", "1.2.3-", "1.2.3-01", "1.2.3+", "1.2.3+a..b", "1.2.x", "1.2.3-a_b", ".1.2", "1..2"},
+	"ipv4":                  {"10.0.0.1", "256.1.1.1", "01.2.3.4", "+1.2.3.4", "1.2.3"},
 }
 
 func (g *gen) str(m map[string]any) string {

@@ -307,7 +307,13 @@ func compare(ctx context.Context, pool *pgxpool.Pool, k kind, doc []byte) (accep
 func TestSQLAgreesWithGo(t *testing.T) {
 	t.Parallel()
 	const perKind = 200
-	for dir, kinds := range cases(t) {
+	all := cases(t)
+	n := 0
+	for _, kinds := range all {
+		n += len(kinds)
+	}
+	t.Logf("%d job types of %d golden cases and examples, %d documents each", n, len(all), perKind)
+	for dir, kinds := range all {
 		t.Run(filepath.Base(dir), func(t *testing.T) {
 			_, file, _ := project(t, dir)
 			pool := migrated(t, file)

@@ -149,6 +149,14 @@ BEGIN
         IF NOT p ?& ARRAY['order_id', 'email', 'kind']::text[] THEN
             f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'email', 'kind']::text[]));
         END IF;
+        IF p ? 'campaign' THEN
+            fe := jobc_format_period(p -> 'campaign');
+            IF jsonb_typeof(p -> 'campaign') <> 'string' THEN
+                f := array_append(f, '/campaign'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'campaign') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/campaign'); m := array_append(m, jobc_go_quote(p -> 'campaign' #>> '{}') || ' is not valid period: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'client_ip' THEN
             fe := jobc_format_ipv4(p -> 'client_ip');
             IF jsonb_typeof(p -> 'client_ip') <> 'string' THEN
@@ -190,6 +198,22 @@ BEGIN
                         END IF;
                     END IF;
                 END LOOP;
+            END IF;
+        END IF;
+        IF p ? 'field' THEN
+            fe := jobc_format_json_pointer(p -> 'field');
+            IF jsonb_typeof(p -> 'field') <> 'string' THEN
+                f := array_append(f, '/field'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'field') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/field'); m := array_append(m, jobc_go_quote(p -> 'field' #>> '{}') || ' is not valid json-pointer: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'keep_for' THEN
+            fe := jobc_format_duration(p -> 'keep_for');
+            IF jsonb_typeof(p -> 'keep_for') <> 'string' THEN
+                f := array_append(f, '/keep_for'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'keep_for') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/keep_for'); m := array_append(m, jobc_go_quote(p -> 'keep_for' #>> '{}') || ' is not valid duration: ' || fe);
             END IF;
         END IF;
         IF p ? 'kind' THEN
@@ -295,6 +319,14 @@ BEGIN
                 f := array_append(f, '/receipt_url'); m := array_append(m, jobc_go_quote(p -> 'receipt_url' #>> '{}') || ' is not valid uri: ' || fe);
             END IF;
         END IF;
+        IF p ? 'relative_field' THEN
+            fe := jobc_format_relative_json_pointer(p -> 'relative_field');
+            IF jsonb_typeof(p -> 'relative_field') <> 'string' THEN
+                f := array_append(f, '/relative_field'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'relative_field') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/relative_field'); m := array_append(m, jobc_go_quote(p -> 'relative_field' #>> '{}') || ' is not valid relative-json-pointer: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'sent_on' THEN
             fe := jobc_format_date(p -> 'sent_on');
             IF jsonb_typeof(p -> 'sent_on') <> 'string' THEN
@@ -321,6 +353,14 @@ BEGIN
                         f := array_append(f, '/tags/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want string');
                     END IF;
                 END LOOP;
+            END IF;
+        END IF;
+        IF p ? 'template_version' THEN
+            fe := jobc_format_semver(p -> 'template_version');
+            IF jsonb_typeof(p -> 'template_version') <> 'string' THEN
+                f := array_append(f, '/template_version'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'template_version') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/template_version'); m := array_append(m, jobc_go_quote(p -> 'template_version' #>> '{}') || ' is not valid semver: ' || fe);
             END IF;
         END IF;
         IF p ? 'total' THEN
@@ -364,8 +404,8 @@ BEGIN
                 f := array_append(f, '/unsubscribe'); m := array_append(m, jobc_go_quote(p -> 'unsubscribe' #>> '{}') || ' is not valid uri-reference: ' || fe);
             END IF;
         END IF;
-        IF (p) - ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[] <> '{}'::jsonb THEN
-            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['client_ip', 'cutoff', 'email', 'extra', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'sent_on', 'source', 'tags', 'total', 'unsubscribe']::text[]));
+        IF (p) - ARRAY['campaign', 'client_ip', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['campaign', 'client_ip', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN

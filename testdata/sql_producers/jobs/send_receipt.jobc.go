@@ -17,19 +17,24 @@ type SendReceiptV1 struct {
 	OrderID int64  `json:"order_id"`
 	Email   string `json:"email"`
 	// Default: "receipt"; workers fill it in when the payload leaves the field out.
-	Kind        SendReceiptV1Kind   `json:"kind"`
-	Total       *SendReceiptV1Money `json:"total,omitempty"`
-	Lines       []SendReceiptV1Line `json:"lines,omitzero"`
-	Tags        []string            `json:"tags,omitzero"`
-	PlacedAt    *time.Time          `json:"placed_at,omitempty"`
-	ReceiptID   *string             `json:"receipt_id,omitempty"`
-	SentOn      *runtime.Date       `json:"sent_on,omitempty"`
-	Cutoff      *string             `json:"cutoff,omitempty"`
-	ClientIP    *string             `json:"client_ip,omitempty"`
-	MailHost    *string             `json:"mail_host,omitempty"`
-	ReceiptURL  *string             `json:"receipt_url,omitempty"`
-	Unsubscribe *string             `json:"unsubscribe,omitempty"`
-	Note        *string             `json:"note,omitempty"`
+	Kind            SendReceiptV1Kind   `json:"kind"`
+	Total           *SendReceiptV1Money `json:"total,omitempty"`
+	Lines           []SendReceiptV1Line `json:"lines,omitzero"`
+	Tags            []string            `json:"tags,omitzero"`
+	PlacedAt        *time.Time          `json:"placed_at,omitempty"`
+	ReceiptID       *string             `json:"receipt_id,omitempty"`
+	SentOn          *runtime.Date       `json:"sent_on,omitempty"`
+	Cutoff          *string             `json:"cutoff,omitempty"`
+	ClientIP        *string             `json:"client_ip,omitempty"`
+	MailHost        *string             `json:"mail_host,omitempty"`
+	ReceiptURL      *string             `json:"receipt_url,omitempty"`
+	Unsubscribe     *string             `json:"unsubscribe,omitempty"`
+	Field           *string             `json:"field,omitempty"`
+	RelativeField   *string             `json:"relative_field,omitempty"`
+	KeepFor         *string             `json:"keep_for,omitempty"`
+	Campaign        *string             `json:"campaign,omitempty"`
+	TemplateVersion *string             `json:"template_version,omitempty"`
+	Note            *string             `json:"note,omitempty"`
 	// Always "web".
 	Source *string          `json:"source,omitempty"`
 	Extra  map[string]int64 `json:"extra,omitzero"`
@@ -75,7 +80,7 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"money":{"additionalProperties":false,"properties":{"amount":{"exclusiveMinimum":0,"multipleOf":0.01,"type":"number"},"currency":{"default":"EUR","pattern":"^[A-Z]{3}$","type":"string"}},"required":["amount","currency"],"type":"object"}},"additionalProperties":false,"properties":{"client_ip":{"format":"ipv4","type":"string"},"cutoff":{"format":"time","type":"string"},"email":{"format":"email","maxLength":254,"type":"string"},"extra":{"additionalProperties":{"minimum":0,"type":"integer"},"type":"object"},"kind":{"default":"receipt","enum":["receipt","refund"],"type":"string"},"lines":{"items":{"properties":{"gift":{"default":false,"type":"boolean"},"quantity":{"default":1,"exclusiveMaximum":1000,"type":"integer"},"sku":{"minLength":3,"pattern":"^[a-z0-9-]+$","type":"string"}},"required":["sku","quantity"],"type":"object"},"maxItems":100,"minItems":1,"type":"array"},"mail_host":{"format":"hostname","type":"string"},"note":{"type":["string","null"]},"order_id":{"maximum":1000000000,"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"receipt_id":{"format":"uuid","type":"string"},"receipt_url":{"format":"uri","type":"string"},"sent_on":{"format":"date","type":"string"},"source":{"const":"web"},"tags":{"items":{"type":"string"},"type":"array","uniqueItems":true},"total":{"$ref":"#/$defs/money"},"unsubscribe":{"format":"uri-reference","type":"string"}},"required":["order_id","email","kind"],"type":"object"}`,
+			Schema: `{"$defs":{"money":{"additionalProperties":false,"properties":{"amount":{"exclusiveMinimum":0,"multipleOf":0.01,"type":"number"},"currency":{"default":"EUR","pattern":"^[A-Z]{3}$","type":"string"}},"required":["amount","currency"],"type":"object"}},"additionalProperties":false,"properties":{"campaign":{"format":"period","type":"string"},"client_ip":{"format":"ipv4","type":"string"},"cutoff":{"format":"time","type":"string"},"email":{"format":"email","maxLength":254,"type":"string"},"extra":{"additionalProperties":{"minimum":0,"type":"integer"},"type":"object"},"field":{"format":"json-pointer","type":"string"},"keep_for":{"format":"duration","type":"string"},"kind":{"default":"receipt","enum":["receipt","refund"],"type":"string"},"lines":{"items":{"properties":{"gift":{"default":false,"type":"boolean"},"quantity":{"default":1,"exclusiveMaximum":1000,"type":"integer"},"sku":{"minLength":3,"pattern":"^[a-z0-9-]+$","type":"string"}},"required":["sku","quantity"],"type":"object"},"maxItems":100,"minItems":1,"type":"array"},"mail_host":{"format":"hostname","type":"string"},"note":{"type":["string","null"]},"order_id":{"maximum":1000000000,"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"receipt_id":{"format":"uuid","type":"string"},"receipt_url":{"format":"uri","type":"string"},"relative_field":{"format":"relative-json-pointer","type":"string"},"sent_on":{"format":"date","type":"string"},"source":{"const":"web"},"tags":{"items":{"type":"string"},"type":"array","uniqueItems":true},"template_version":{"format":"semver","type":"string"},"total":{"$ref":"#/$defs/money"},"unsubscribe":{"format":"uri-reference","type":"string"}},"required":["order_id","email","kind"],"type":"object"}`,
 		},
 	},
 })
