@@ -371,6 +371,7 @@ var formatSamples = map[string][]string{
 	"ipv4":      {"10.0.0.1", "256.1.1.1", "01.2.3.4"},
 	"time":      {"10:00:00Z", "24:00:00Z", "10:00"},
 	"hostname":  {"example.com", "-bad.com"},
+	"ipv6":      {"::1", "1::2::3"},
 	"duration":  {"P1DT2H", "P1M1Y"},
 	"period":    {"2024-01-01T00:00:00Z/P1D", "P1D"},
 	"semver":    {"1.2.3", "01.2.3"},
