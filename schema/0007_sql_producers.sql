@@ -598,9 +598,208 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_hostname(p #>> '{}') END
 $$;
 
--- jobc_format_email is the Go runtime's check of an e-mail address. A bracketed IPv6
--- domain ([IPv6:...]) is read by PostgreSQL's inet, which Go's netip.ParseAddr may
--- not agree with on exotic forms; its reason is the generic "invalid ipv6 address".
+-- jobc_go_parse_ipv4_fields is netip's parseIPv4Fields of p (as bytes b) from byte
+-- p_off to p_end: its error, or NULL.
+CREATE OR REPLACE FUNCTION jobc_go_parse_ipv4_fields(p text, b bytea, p_off integer, p_end integer) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    val    integer := 0;
+    pos    integer := 0;
+    diglen integer := 0;
+    c      integer;
+    q      text := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): ';
+BEGIN
+    FOR i IN p_off..p_end - 1 LOOP
+        c := get_byte(b, i);
+        IF c BETWEEN 48 AND 57 THEN
+            IF diglen = 1 AND val = 0 THEN
+                RETURN q || 'IPv4 field has octet with leading zero';
+            END IF;
+            val := val * 10 + c - 48;
+            diglen := diglen + 1;
+            IF val > 255 THEN
+                RETURN q || 'IPv4 field has value >255';
+            END IF;
+        ELSIF c = 46 THEN
+            IF i = p_off OR i = p_end - 1 OR get_byte(b, i - 1) = 46 THEN
+                RETURN q || 'IPv4 field must have at least one digit (at '
+                    || jobc_go_quote(convert_from(substring(b FROM i + 1 FOR p_end - i), 'UTF8'), 'string') || ')';
+            END IF;
+            IF pos = 3 THEN
+                RETURN q || 'IPv4 address too long';
+            END IF;
+            pos := pos + 1;
+            val := 0;
+            diglen := 0;
+        ELSE
+            RETURN q || 'unexpected character (at '
+                || jobc_go_quote(convert_from(substring(b FROM i + 1 FOR p_end - i), 'UTF8'), 'string') || ')';
+        END IF;
+    END LOOP;
+    IF pos < 3 THEN
+        RETURN q || 'IPv4 address too short';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_go_ipv6 is the Go runtime's check of an IPv6 address: netip.ParseAddr, and no zone.
+CREATE OR REPLACE FUNCTION jobc_go_ipv6(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    a record;
+BEGIN
+    IF strpos(p, ':') = 0 THEN
+        RETURN 'missing colon';
+    END IF;
+    a := jobc_go_parse_addr(p);
+    IF a.err IS NOT NULL THEN
+        RETURN a.err;
+    END IF;
+    IF a.zone <> '' THEN
+        RETURN 'zone id is not a part of ipv6 address';
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_format_ipv6(p jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_ipv6(p #>> '{}') END
+$$;
+
+-- jobc_go_parse_addr is Go's netip.ParseAddr: its error, or NULL and whether the
+-- address is IPv4 and its zone. Ported byte for byte, with Go's messages.
+CREATE OR REPLACE FUNCTION jobc_go_parse_addr(p text, OUT err text, OUT is4 boolean, OUT zone text)
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    b        bytea   := convert_to(p, 'UTF8');
+    n        integer := octet_length(b);
+    c        integer;
+    s_off    integer := 0; -- what is left to parse: b[s_off:s_end]
+    s_end    integer := octet_length(b);
+    ip       integer := 0; -- bytes of the address parsed
+    ellipsis integer := -1;
+    off      integer;
+    acc      bigint;
+    hv       integer;
+    msg      text;
+    at       text;
+BEGIN
+    is4 := false;
+    zone := '';
+    FOR i IN 0..n - 1 LOOP
+        c := get_byte(b, i);
+        EXIT WHEN c IN (46, 58, 37);
+    END LOOP;
+    IF n = 0 OR c NOT IN (46, 58, 37) THEN
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): unable to parse IP';
+        RETURN;
+    END IF;
+    IF c = 37 THEN
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): missing IPv6 address';
+        RETURN;
+    END IF;
+    IF c = 46 THEN
+        err := jobc_go_parse_ipv4_fields(p, b, 0, n);
+        is4 := err IS NULL;
+        RETURN;
+    END IF;
+    -- parseIPv6
+    IF position('\x25'::bytea IN b) > 0 THEN
+        s_end := position('\x25'::bytea IN b) - 1;
+        zone := convert_from(substring(b FROM s_end + 2), 'UTF8');
+        IF zone = '' THEN
+            err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): zone must be a non-empty string';
+            RETURN;
+        END IF;
+    END IF;
+    IF s_end - s_off >= 2 AND get_byte(b, 0) = 58 AND get_byte(b, 1) = 58 THEN
+        ellipsis := 0;
+        s_off := 2;
+        IF s_off = s_end THEN
+            RETURN;
+        END IF;
+    END IF;
+    <<fields>>
+    WHILE ip < 16 LOOP
+        off := 0;
+        acc := 0;
+        WHILE s_off + off < s_end LOOP
+            c := get_byte(b, s_off + off);
+            hv := CASE WHEN c BETWEEN 48 AND 57 THEN c - 48 WHEN c BETWEEN 97 AND 102 THEN c - 87
+                       WHEN c BETWEEN 65 AND 70 THEN c - 55 END;
+            EXIT WHEN hv IS NULL;
+            acc := acc * 16 + hv;
+            IF off > 3 THEN
+                msg := 'each group must have 4 or less digits';
+                EXIT fields;
+            END IF;
+            IF acc > 65535 THEN
+                msg := 'IPv6 field has value >=2^16';
+                EXIT fields;
+            END IF;
+            off := off + 1;
+        END LOOP;
+        IF off = 0 THEN
+            msg := 'each colon-separated field must have at least one digit';
+            EXIT fields;
+        END IF;
+        IF s_off + off < s_end AND get_byte(b, s_off + off) = 46 THEN
+            IF ellipsis < 0 AND ip <> 12 THEN
+                msg := 'embedded IPv4 address must replace the final 2 fields of the address';
+                EXIT fields;
+            END IF;
+            IF ip + 4 > 16 THEN
+                msg := 'too many hex fields to fit an embedded IPv4 at the end of the address';
+                EXIT fields;
+            END IF;
+            err := jobc_go_parse_ipv4_fields(p, b, s_off, s_end);
+            IF err IS NOT NULL THEN
+                RETURN;
+            END IF;
+            s_off := s_end;
+            ip := ip + 4;
+            EXIT fields;
+        END IF;
+        ip := ip + 2;
+        s_off := s_off + off;
+        EXIT fields WHEN s_off = s_end;
+        IF get_byte(b, s_off) <> 58 THEN
+            msg := 'unexpected character, want colon';
+            EXIT fields;
+        ELSIF s_end - s_off = 1 THEN
+            msg := 'colon must be followed by more characters';
+            EXIT fields;
+        END IF;
+        s_off := s_off + 1;
+        IF get_byte(b, s_off) = 58 THEN
+            IF ellipsis >= 0 THEN
+                msg := 'multiple :: in address';
+                EXIT fields;
+            END IF;
+            ellipsis := ip;
+            s_off := s_off + 1;
+            EXIT fields WHEN s_off = s_end;
+        END IF;
+    END LOOP;
+    IF msg IS NOT NULL THEN
+        at := convert_from(substring(b FROM s_off + 1 FOR s_end - s_off), 'UTF8');
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): ' || msg || ' (at ' || jobc_go_quote(at, 'string') || ')';
+        RETURN;
+    END IF;
+    IF s_off <> s_end THEN
+        at := convert_from(substring(b FROM s_off + 1 FOR s_end - s_off), 'UTF8');
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): trailing garbage after address (at ' || jobc_go_quote(at, 'string') || ')';
+    ELSIF ip < 16 AND ellipsis < 0 THEN
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): address string too short';
+    ELSIF ip >= 16 AND ellipsis >= 0 THEN
+        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): the :: must expand to at least one field of zeros';
+    END IF;
+END
+$$;
+
+-- jobc_format_email is the Go runtime's check of an e-mail address.
 CREATE OR REPLACE FUNCTION jobc_format_email(p jsonb) RETURNS text
 LANGUAGE plpgsql IMMUTABLE AS $$
 DECLARE
@@ -649,18 +848,10 @@ BEGIN
     IF left(domain, 1) = '[' AND right(domain, 1) = ']' THEN
         domain := substr(domain, 2, length(domain) - 2);
         IF left(domain, 5) = 'IPv6:' THEN
-            domain := substr(domain, 6);
-            IF strpos(domain, ':') = 0 THEN
-                RETURN 'invalid ipv6 address: missing colon';
+            err := jobc_go_ipv6(substr(domain, 6));
+            IF err IS NOT NULL THEN
+                RETURN 'invalid ipv6 address: ' || err;
             END IF;
-            IF domain ~ '[%/]' OR domain !~ '^[0-9A-Fa-f:.]+$' THEN
-                RETURN 'invalid ipv6 address';
-            END IF;
-            BEGIN
-                PERFORM domain::inet;
-            EXCEPTION WHEN invalid_text_representation THEN
-                RETURN 'invalid ipv6 address';
-            END;
             RETURN NULL;
         END IF;
         err := jobc_go_ipv4(domain);
@@ -677,10 +868,12 @@ BEGIN
 END
 $$;
 
--- jobc_go_url_unescape is the error of Go's url.unescape of p (net/url), or NULL: a %
--- not followed by two hex digits; in a host (p_host), an escape of an ASCII byte
--- other than %25, or a byte a host name cannot hold.
-CREATE OR REPLACE FUNCTION jobc_go_url_unescape(p text, p_host boolean) RETURNS text
+-- jobc_go_url_unescape is the error of Go's url.unescape of p (net/url) in p_mode
+-- 'path' (any part but the host), 'host' or 'zone' (an IPv6 zone), or NULL: a % not
+-- followed by two hex digits; in a host, an escape of an ASCII byte other than %25;
+-- in a zone, an escape of a byte a host cannot hold but %25 and %20; in both, a byte
+-- a host cannot hold.
+CREATE OR REPLACE FUNCTION jobc_go_url_unescape(p text, p_mode text) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
     b   bytea   := convert_to(p, 'UTF8');
@@ -694,7 +887,10 @@ BEGIN
         c := get_byte(b, i);
         IF c = 37 THEN -- %
             IF i + 2 >= n OR NOT (chr(get_byte(b, i + 1)) ~ '[0-9A-Fa-f]' AND chr(get_byte(b, i + 2)) ~ '[0-9A-Fa-f]')
-               OR p_host AND chr(get_byte(b, i + 1)) < '8' AND substring(b FROM i + 1 FOR 3) <> '\x253235'::bytea THEN
+               OR p_mode = 'host' AND chr(get_byte(b, i + 1)) < '8' AND substring(b FROM i + 1 FOR 3) <> '\x253235'::bytea
+               OR p_mode = 'zone' AND substring(b FROM i + 1 FOR 3) NOT IN ('\x253235'::bytea, '\x253230'::bytea)
+                  AND chr(greatest(('x' || convert_from(substring(b FROM i + 2 FOR 2), 'UTF8'))::bit(8)::integer, 1))
+                      !~ E'^[A-Za-z0-9!"$&''()*+,\\-.:;<=>\\[\\]_~]$' THEN
                 esc := substring(b FROM i + 1 FOR 3);
                 BEGIN
                     s := convert_from(esc, 'UTF8');
@@ -710,12 +906,36 @@ BEGIN
             END IF;
             i := i + 3;
         ELSE
-            IF p_host AND c < 128 AND chr(c) !~ E'[A-Za-z0-9!"$&''()*+,\\-.:;<=>\\[\\]_~]' THEN
+            IF p_mode IN ('host', 'zone') AND c < 128 AND chr(c) !~ E'[A-Za-z0-9!"$&''()*+,\\-.:;<=>\\[\\]_~]' THEN
                 RETURN 'invalid character ' || jobc_go_quote(chr(c), 'string') || ' in host name';
             END IF;
             i := i + 1;
         END IF;
     END LOOP;
+    RETURN NULL;
+END
+$$;
+
+-- jobc_go_url_decode decodes the % escapes of p, which jobc_go_url_unescape accepted;
+-- NULL when the bytes are not UTF-8 (which PostgreSQL text cannot hold).
+CREATE OR REPLACE FUNCTION jobc_go_url_decode(p text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    b   bytea   := convert_to(p, 'UTF8');
+    out bytea   := '';
+    i   integer := 0;
+BEGIN
+    WHILE i < octet_length(b) LOOP
+        IF get_byte(b, i) = 37 THEN
+            out := out || decode(convert_from(substring(b FROM i + 2 FOR 2), 'UTF8'), 'hex');
+            i := i + 3;
+        ELSE
+            out := out || substring(b FROM i + 1 FOR 1);
+            i := i + 1;
+        END IF;
+    END LOOP;
+    RETURN convert_from(out, 'UTF8');
+EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
     RETURN NULL;
 END
 $$;
@@ -726,8 +946,7 @@ LANGUAGE sql IMMUTABLE STRICT AS $$ SELECT p = '' OR p ~ '^:[0-9]*$' $$;
 
 -- jobc_go_url is the Go runtime's check of a URI (p_reference false: absolute) or a
 -- URI reference: Go's url.Parse, an IPv6 host in brackets, and for a URI a scheme.
--- Ported from net/url; an IPv6 literal is read by PostgreSQL's inet instead of
--- netip.ParseAddr (exotic forms may differ, and the reason is then a generic one).
+-- Ported from net/url and net/netip.
 CREATE OR REPLACE FUNCTION jobc_go_url(raw text, p_reference boolean) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
@@ -744,6 +963,7 @@ DECLARE
     i         integer;
     err       text;
     m         text[];
+    addr      record;
 BEGIN
     u := split_part(raw, '#', 1);
     frag := CASE WHEN strpos(raw, '#') > 0 THEN substr(raw, strpos(raw, '#') + 1) ELSE '' END;
@@ -814,24 +1034,22 @@ BEGIN
                     EXIT parse;
                 END IF;
                 hostname := substr(host, 2, cb - 2);
-                IF strpos(hostname, '%25') > 0 THEN
-                    err := jobc_go_url_unescape(left(hostname, strpos(hostname, '%25') - 1), true);
+                IF strpos(hostname, '%25') > 0 THEN -- RFC 6874: %25 starts a zone
+                    err := coalesce(jobc_go_url_unescape(left(hostname, strpos(hostname, '%25') - 1), 'host'),
+                                    jobc_go_url_unescape(substr(hostname, strpos(hostname, '%25')), 'zone'));
                 ELSE
-                    err := jobc_go_url_unescape(hostname, true);
+                    err := jobc_go_url_unescape(hostname, 'host');
                 END IF;
                 EXIT parse WHEN err IS NOT NULL;
-                IF strpos(hostname, '%25') = 0 THEN
-                    IF hostname ~ '^[0-9.]+$' OR hostname !~ '^[0-9A-Fa-f:.]+$' THEN
-                        err := CASE WHEN hostname ~ '^[0-9]+(\.[0-9]+){3}$' THEN 'invalid IP-literal'
-                                    ELSE 'invalid host: ParseAddr(' || jobc_go_quote(hostname, 'string') || '): unable to parse IP' END;
-                        EXIT parse;
-                    END IF;
-                    BEGIN
-                        PERFORM hostname::inet;
-                    EXCEPTION WHEN invalid_text_representation THEN
-                        err := 'invalid host: ParseAddr(' || jobc_go_quote(hostname, 'string') || '): unable to parse IP';
-                        EXIT parse;
-                    END;
+                hostname := jobc_go_url_decode(hostname);
+                addr := jobc_go_parse_addr(coalesce(hostname, ''));
+                IF hostname IS NULL OR addr.err IS NOT NULL THEN
+                    err := 'invalid host: ' || coalesce(addr.err, 'ParseAddr: not UTF-8');
+                    EXIT parse;
+                END IF;
+                IF addr.is4 THEN
+                    err := 'invalid IP-literal';
+                    EXIT parse;
                 END IF;
             ELSIF strpos(host, ':') > 0 THEN
                 i := strpos(host, ':');
@@ -845,7 +1063,7 @@ BEGIN
                 END IF;
             END IF;
             IF left(host, 1) <> '[' THEN
-                err := jobc_go_url_unescape(host, true);
+                err := jobc_go_url_unescape(host, 'host');
                 EXIT parse WHEN err IS NOT NULL;
             END IF;
             IF userinfo IS NOT NULL THEN
@@ -853,38 +1071,35 @@ BEGIN
                     err := 'net/url: invalid userinfo';
                     EXIT parse;
                 END IF;
-                err := coalesce(jobc_go_url_unescape(split_part(userinfo, ':', 1), false),
-                                jobc_go_url_unescape(substr(userinfo, length(split_part(userinfo, ':', 1)) + 2), false));
+                err := coalesce(jobc_go_url_unescape(split_part(userinfo, ':', 1), 'path'),
+                                jobc_go_url_unescape(substr(userinfo, length(split_part(userinfo, ':', 1)) + 2), 'path'));
                 EXIT parse WHEN err IS NOT NULL;
             END IF;
         END IF;
-        err := jobc_go_url_unescape(rest, false); -- setPath
+        err := jobc_go_url_unescape(rest, 'path'); -- setPath
     END;
     IF err IS NOT NULL THEN
         RETURN 'parse ' || jobc_go_quote(u, 'string') || ': ' || err;
     END IF;
     IF frag <> '' THEN
-        err := jobc_go_url_unescape(frag, false);
+        err := jobc_go_url_unescape(frag, 'path');
         IF err IS NOT NULL THEN
             RETURN 'parse ' || jobc_go_quote(raw, 'string') || ': ' || err;
         END IF;
     END IF;
     -- validateURI: Go's url does not check an IPv6 host; the runtime does.
-    IF host IS NOT NULL THEN
+    IF left(host, 1) = '[' THEN
+        err := jobc_go_ipv6(hostname); -- the address in brackets, decoded
+        IF err IS NOT NULL THEN
+            RETURN 'invalid ipv6 address: ' || err;
+        END IF;
+    ELSIF host IS NOT NULL THEN
         hostname := host;
         IF strpos(hostname, ':') > 0 AND jobc_go_valid_port(substr(hostname, length(hostname) - strpos(reverse(hostname), ':') + 1)) THEN
             hostname := left(hostname, length(hostname) - strpos(reverse(hostname), ':'));
         END IF;
-        IF left(hostname, 1) = '[' AND right(hostname, 1) = ']' THEN
-            hostname := substr(hostname, 2, length(hostname) - 2);
-        END IF;
         IF strpos(hostname, ':') > 0 THEN
-            IF strpos(host, '[') = 0 OR strpos(host, ']') = 0 THEN
-                RETURN 'ipv6 address not enclosed in brackets';
-            END IF;
-            IF strpos(hostname, '%') > 0 THEN
-                RETURN 'invalid ipv6 address: zone id is not a part of ipv6 address';
-            END IF;
+            RETURN 'ipv6 address not enclosed in brackets';
         END IF;
     END IF;
     IF scheme = '' AND NOT p_reference THEN

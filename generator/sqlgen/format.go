@@ -2,16 +2,16 @@ package sqlgen
 
 // formats maps each format the Go runtime checks to the function of migration
 // 0007_sql_producers that checks it the same way, returning Go's reason or NULL.
-// A format the runtime checks and SQL does not (ipv6, whose Go reading netip.ParseAddr
-// has no faithful SQL port; regex, which is Go's regexp; uri-template, which reads the
-// raw path net/url keeps) is refused; one the runtime does not check (an annotation)
-// is not checked here either.
+// A format the runtime checks and SQL does not (regex, which is Go's regexp;
+// uri-template, which reads the raw path net/url keeps) is refused; one the runtime
+// does not check (an annotation) is not checked here either.
 var formats = map[string]string{
 	"uuid":                  "jobc_format_uuid",
 	"date":                  "jobc_format_date",
 	"time":                  "jobc_format_time",
 	"date-time":             "jobc_format_date_time",
 	"ipv4":                  "jobc_format_ipv4",
+	"ipv6":                  "jobc_format_ipv6",
 	"hostname":              "jobc_format_hostname",
 	"email":                 "jobc_format_email",
 	"uri":                   "jobc_format_uri",
@@ -46,6 +46,6 @@ func (fn *function) format(f, at string) (string, bool) {
 }
 
 func supportedFormats() string {
-	return "date, date-time, duration, email, hostname, iri, iri-reference, ipv4, json-pointer, period, " +
+	return "date, date-time, duration, email, hostname, iri, iri-reference, ipv4, ipv6, json-pointer, period, " +
 		"relative-json-pointer, semver, time, uri, uri-reference and uuid"
 }

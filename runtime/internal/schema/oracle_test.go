@@ -369,6 +369,16 @@ var formatSamples = map[string][]string{
 	"uuid":      {"123e4567-e89b-12d3-a456-426614174000", "123e4567e89b12d3a456426614174000"},
 	"uri":       {"https://example.com/x?y=1", "relative/path", "mailto:a@b.c"},
 	"ipv4":      {"10.0.0.1", "256.1.1.1", "01.2.3.4"},
+	"time":      {"10:00:00Z", "24:00:00Z", "10:00"},
+	"hostname":  {"example.com", "-bad.com"},
+	"ipv6":      {"::1", "1::2::3"},
+	"duration":  {"P1DT2H", "P1M1Y"},
+	"period":    {"2024-01-01T00:00:00Z/P1D", "P1D"},
+	"semver":    {"1.2.3", "01.2.3"},
+
+	"uri-reference":         {"/a/b?c#d", "http://x/%zz"},
+	"json-pointer":          {"/a/b~0", "a/b"},
+	"relative-json-pointer": {"0/a", "01/a"},
 }
 
 func (g *gen) str(m map[string]any) string {
@@ -382,7 +392,7 @@ func (g *gen) str(m map[string]any) string {
 	}
 	if p, ok := m["pattern"].(string); ok && !g.chance(0.5) {
 		// Patterns in the golden cases are simple; these candidates cover them.
-		for _, c := range []string{"DE", "2024", "2024-Q3", "INV-2024-000123", "AB-123", "my-bucket.1", "pay_AbCd1234"} {
+		for _, c := range []string{"DE", "2024", "2024-Q3", "INV-2024-000123", "AB-123", "my-bucket.1", "pay_AbCd1234", "EUR", "mug-001"} {
 			if ok, _ := regexpMatch(p, c); ok {
 				return c
 			}

@@ -165,6 +165,14 @@ BEGIN
                 f := array_append(f, '/client_ip'); m := array_append(m, jobc_go_quote(p -> 'client_ip' #>> '{}') || ' is not valid ipv4: ' || fe);
             END IF;
         END IF;
+        IF p ? 'client_ip6' THEN
+            fe := jobc_format_ipv6(p -> 'client_ip6');
+            IF jsonb_typeof(p -> 'client_ip6') <> 'string' THEN
+                f := array_append(f, '/client_ip6'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'client_ip6') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/client_ip6'); m := array_append(m, jobc_go_quote(p -> 'client_ip6' #>> '{}') || ' is not valid ipv6: ' || fe);
+            END IF;
+        END IF;
         IF p ? 'cutoff' THEN
             fe := jobc_format_time(p -> 'cutoff');
             IF jsonb_typeof(p -> 'cutoff') <> 'string' THEN
@@ -404,8 +412,8 @@ BEGIN
                 f := array_append(f, '/unsubscribe'); m := array_append(m, jobc_go_quote(p -> 'unsubscribe' #>> '{}') || ' is not valid uri-reference: ' || fe);
             END IF;
         END IF;
-        IF (p) - ARRAY['campaign', 'client_ip', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[] <> '{}'::jsonb THEN
-            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['campaign', 'client_ip', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[]));
+        IF (p) - ARRAY['campaign', 'client_ip', 'client_ip6', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['campaign', 'client_ip', 'client_ip6', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[]));
         END IF;
     END IF;
     IF cardinality(f) > 0 THEN
