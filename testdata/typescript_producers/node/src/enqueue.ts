@@ -60,11 +60,17 @@ async function main(): Promise<void> {
     const committed = await enqueueSendReceipt(client, receipt, { priority: 2, dedupKey });
     await client.query("COMMIT");
 
-    // A rollback leaves neither.
-    await client.query("BEGIN");
-    await client.query("INSERT INTO orders (id) VALUES ($1)", [43]);
-    const rolledBack = await enqueueSendReceipt(client, { ...receipt, order_id: 43 });
-    await client.query("ROLLBACK");
+    // A rollback leaves neither; this time on a client of the pool.
+    const poolClient = await pool.connect();
+    let rolledBack: string;
+    try {
+      await poolClient.query("BEGIN");
+      await poolClient.query("INSERT INTO orders (id) VALUES ($1)", [43]);
+      rolledBack = await enqueueSendReceipt(poolClient, { ...receipt, order_id: 43 });
+      await poolClient.query("ROLLBACK");
+    } finally {
+      poolClient.release();
+    }
 
     // order_id is send_receipt's unique key: the job of order 42 holds it.
     const duplicate = await enqueueSendReceipt(client, { order_id: 42, email: "bob@example.com", locale: "en" });
