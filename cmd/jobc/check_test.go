@@ -175,6 +175,7 @@ out: jobs
 events:
   order_paid:
     subject: shop.order_paid
+    relay: true
     payload:
       versions:
         1:
@@ -207,7 +208,7 @@ func TestCheckEvents(t *testing.T) {
               total: {type: integer}
 `)
 	out, errOut, code := jobc(t, "check", "-C", dir)
-	if code != 1 || !strings.HasPrefix(out, "jobc.yaml:17:9: events.order_paid.payload.versions.2: needed upcast missing: write func UpcastOrderPaidV1ToV2(OrderPaidV1) (OrderPaidV2, error) in jobs") ||
+	if code != 1 || !strings.HasPrefix(out, "jobc.yaml:18:9: events.order_paid.payload.versions.2: needed upcast missing: write func UpcastOrderPaidV1ToV2(OrderPaidV1) (OrderPaidV2, error) in jobs") ||
 		!strings.Contains(out, "[UPCAST_MISSING]") || !strings.Contains(out, "events.order_paid.payload.write_version: Publish writes version 2") {
 		t.Fatalf("check of an incompatible event version: exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}

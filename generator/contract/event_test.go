@@ -12,6 +12,7 @@ import (
 const eventV1 = `events:
   order_paid:
     subject: shop.order_paid
+    relay: true
     payload:
       versions:
         1:
@@ -62,9 +63,9 @@ func TestCheckEventVersions(t *testing.T) {
 `
 	_, check := loadEvents(t, "", eventV1+v2, nil)
 	compareLines(t, lines(t, check()), []string{
-		`jobc.yaml:17:9: events.order_paid.payload.versions.2: needed upcast missing: write func UpcastOrderPaidV1ToV2(OrderPaidV1) (OrderPaidV2, error) in jobs, or declare changes: version 2 rejects some version 1 payloads (PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL, REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL) [UPCAST_MISSING]`,
-		`jobc.yaml:22:13: events.order_paid.payload.versions.2.schema.properties: note: property "amount": property removed from a closed content model; old documents containing it are rejected [PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL]`,
-		`jobc.yaml:24:15: events.order_paid.payload.versions.2.schema.properties.total: note: property "total": required property added; old documents never contained it [REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL]`,
+		`jobc.yaml:18:9: events.order_paid.payload.versions.2: needed upcast missing: write func UpcastOrderPaidV1ToV2(OrderPaidV1) (OrderPaidV2, error) in jobs, or declare changes: version 2 rejects some version 1 payloads (PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL, REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL) [UPCAST_MISSING]`,
+		`jobc.yaml:23:13: events.order_paid.payload.versions.2.schema.properties: note: property "amount": property removed from a closed content model; old documents containing it are rejected [PROPERTY_REMOVED_FROM_CLOSED_CONTENT_MODEL]`,
+		`jobc.yaml:25:15: events.order_paid.payload.versions.2.schema.properties.total: note: property "total": required property added; old documents never contained it [REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL]`,
 	})
 
 	_, check = loadEvents(t, "", eventV1+v2, map[string]string{"jobs/upcast.go": `package jobs
@@ -133,7 +134,7 @@ func TestVerifyEventBaseline(t *testing.T) {
 		t.Errorf("unchanged event: %q", got)
 	}
 	edited := verify(strings.Replace(eventV1, "amount: {type: integer}", "amount: {type: integer, minimum: 1}", 1))
-	if len(edited) != 1 || !strings.HasPrefix(edited[0], "jobc.yaml:16:39: events.order_paid.payload.versions.1.schema.properties.amount.minimum: released version 1 of event order_paid changed since jobc.lock") ||
+	if len(edited) != 1 || !strings.HasPrefix(edited[0], "jobc.yaml:17:39: events.order_paid.payload.versions.1.schema.properties.amount.minimum: released version 1 of event order_paid changed since jobc.lock") ||
 		!strings.HasSuffix(edited[0], "[RELEASED_VERSION_CHANGED]") {
 		t.Errorf("edited released version: %q", edited)
 	}
