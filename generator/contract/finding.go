@@ -22,6 +22,10 @@ const (
 	RuleWriteVersionAhead      = "WRITE_VERSION_AHEAD"
 	RuleVersionRetired         = "VERSION_RETIRED"
 	RuleKindRemoved            = "KIND_REMOVED"
+	RuleEventRemoved           = "EVENT_REMOVED"
+	// RuleSubscriberIncompatible is for a subscriber job that cannot take every payload
+	// of the event's write version, typed as the event or through its map.
+	RuleSubscriberIncompatible = "SUBSCRIBER_INCOMPATIBLE"
 )
 
 // Severity says whether a finding fails the check.

@@ -11,6 +11,72 @@
 -- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
 -- apply again.
 
+-- jobc_enqueue_award_loyalty_points enqueues a award_loyalty_points job: queue loyalty, priority 5, 25 attempts, payload version 1.
+CREATE OR REPLACE FUNCTION jobc_enqueue_award_loyalty_points(
+    payload   jsonb,
+    run_at    timestamptz DEFAULT now(),
+    priority  integer     DEFAULT NULL,
+    dedup_key text        DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
+BEGIN
+    -- The schema's defaults, for the properties the payload leaves out.
+    p := CASE jsonb_typeof(p)
+        WHEN 'object' THEN jsonb_build_object('points_per_euro', '1'::jsonb) || p
+        ELSE p END;
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        IF NOT p ?& ARRAY['order_id', 'spent_cents', 'points_per_euro']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'spent_cents', 'points_per_euro']::text[]));
+        END IF;
+        IF p ? 'order_id' THEN
+            IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
+                f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
+            ELSE
+                IF (p -> 'order_id')::numeric < (1) THEN
+                    f := array_append(f, '/order_id'); m := array_append(m, 'minimum: got ' || (p -> 'order_id')::text || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF p ? 'points_per_euro' THEN
+            IF NOT (jsonb_typeof(p -> 'points_per_euro') = 'number' AND (p -> 'points_per_euro')::numeric = trunc((p -> 'points_per_euro')::numeric)) THEN
+                f := array_append(f, '/points_per_euro'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'points_per_euro') || ', want integer');
+            ELSE
+                IF (p -> 'points_per_euro')::numeric < (1) THEN
+                    f := array_append(f, '/points_per_euro'); m := array_append(m, 'minimum: got ' || (p -> 'points_per_euro')::text || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF p ? 'spent_cents' THEN
+            IF NOT (jsonb_typeof(p -> 'spent_cents') = 'number' AND (p -> 'spent_cents')::numeric = trunc((p -> 'spent_cents')::numeric)) THEN
+                f := array_append(f, '/spent_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'spent_cents') || ', want integer');
+            ELSE
+                IF (p -> 'spent_cents')::numeric < (0) THEN
+                    f := array_append(f, '/spent_cents'); m := array_append(m, 'minimum: got ' || (p -> 'spent_cents')::text || ', want 0');
+                END IF;
+            END IF;
+        END IF;
+        IF (p) - ARRAY['order_id', 'points_per_euro', 'spent_cents']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['order_id', 'points_per_euro', 'spent_cents']::text[]));
+        END IF;
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid('award_loyalty_points', 1, f, m);
+    END IF;
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('award_loyalty_points', 'loyalty', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
+END
+$jobc$;
+
 -- jobc_enqueue_daily_sales_report enqueues a daily_sales_report job: queue reports, priority 9, 3 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_daily_sales_report(
     payload   jsonb,
@@ -755,6 +821,79 @@ BEGIN
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('purge_expired_carts', 'maintenance', coalesce(priority, 8), 3, 1, p, run_at, ukey, ARRAY[]::text[]);
+END
+$jobc$;
+
+-- jobc_enqueue_record_sale enqueues a record_sale job: queue reports, priority 5, 25 attempts, payload version 1.
+CREATE OR REPLACE FUNCTION jobc_enqueue_record_sale(
+    payload   jsonb,
+    run_at    timestamptz DEFAULT now(),
+    priority  integer     DEFAULT NULL,
+    dedup_key text        DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
+BEGIN
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        IF NOT p ?& ARRAY['order_id', 'payment_id', 'amount_cents', 'currency', 'paid_at']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'payment_id', 'amount_cents', 'currency', 'paid_at']::text[]));
+        END IF;
+        IF p ? 'amount_cents' THEN
+            IF NOT (jsonb_typeof(p -> 'amount_cents') = 'number' AND (p -> 'amount_cents')::numeric = trunc((p -> 'amount_cents')::numeric)) THEN
+                f := array_append(f, '/amount_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'amount_cents') || ', want integer');
+            ELSE
+                IF (p -> 'amount_cents')::numeric < (1) THEN
+                    f := array_append(f, '/amount_cents'); m := array_append(m, 'minimum: got ' || (p -> 'amount_cents')::text || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF p ? 'currency' THEN
+            IF jsonb_typeof(p -> 'currency') <> 'string' THEN
+                f := array_append(f, '/currency'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'currency') || ', want string');
+            ELSIF NOT p -> 'currency' = ANY (ARRAY['"EUR"'::jsonb, '"USD"'::jsonb, '"GBP"'::jsonb]) THEN
+                f := array_append(f, '/currency'); m := array_append(m, 'value must be one of ''EUR'', ''USD'', ''GBP''');
+            END IF;
+        END IF;
+        IF p ? 'order_id' THEN
+            IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
+                f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
+            ELSE
+                IF (p -> 'order_id')::numeric < (1) THEN
+                    f := array_append(f, '/order_id'); m := array_append(m, 'minimum: got ' || (p -> 'order_id')::text || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF p ? 'paid_at' THEN
+            fe := jobc_format_date_time(p -> 'paid_at');
+            IF jsonb_typeof(p -> 'paid_at') <> 'string' THEN
+                f := array_append(f, '/paid_at'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'paid_at') || ', want string');
+            ELSIF fe IS NOT NULL THEN
+                f := array_append(f, '/paid_at'); m := array_append(m, jobc_go_quote(p -> 'paid_at' #>> '{}') || ' is not valid date-time: ' || fe);
+            END IF;
+        END IF;
+        IF p ? 'payment_id' THEN
+            IF jsonb_typeof(p -> 'payment_id') <> 'string' THEN
+                f := array_append(f, '/payment_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'payment_id') || ', want string');
+            END IF;
+        END IF;
+        IF (p) - ARRAY['amount_cents', 'currency', 'order_id', 'paid_at', 'payment_id']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['amount_cents', 'currency', 'order_id', 'paid_at', 'payment_id']::text[]));
+        END IF;
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid('record_sale', 1, f, m);
+    END IF;
+    ukey := dedup_key;
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key.
+    RETURN jobc_enqueue_job('record_sale', 'reports', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
 
