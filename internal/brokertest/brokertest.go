@@ -107,11 +107,16 @@ func (s *server) stop() error {
 	return nil
 }
 
-// Restart stops the server and starts it again on the same port with the same data:
-// what a broker's clients see when it is redeployed.
-func (s *server) Restart(ctx context.Context) error {
+// restart stops the server, waits down, and starts it again on the same port with the
+// same data: what a broker's clients see when it is redeployed.
+func (s *server) restart(ctx context.Context, down time.Duration) error {
 	if err := s.stop(); err != nil {
 		return err
+	}
+	select {
+	case <-time.After(down):
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 	return s.start(ctx)
 }

@@ -29,7 +29,7 @@ func TestNATSRestart(t *testing.T) {
 	if g := greet(); !strings.HasPrefix(g, "INFO ") || !strings.Contains(g, `"jetstream":true`) {
 		t.Fatalf("greeting %q: want INFO with jetstream", g)
 	}
-	if err := n.Restart(t.Context()); err != nil {
+	if err := n.Restart(t.Context(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if g := greet(); !strings.HasPrefix(g, "INFO ") {

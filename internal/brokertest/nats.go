@@ -6,7 +6,9 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
+	"time"
 )
 
 // NATS is a throwaway nats-server with JetStream, its store in a temporary directory.
@@ -26,10 +28,10 @@ func NATSURL(t testing.TB) string {
 }
 
 // StartNATS starts `nats-server -js` on a free port of 127.0.0.1 with its store in a
-// temporary directory, with extra arguments appended (e.g. "--max_payload", "4096"),
-// and stops it when the test ends. The binary is found in PATH or /usr/sbin, or named
-// by JOBC_NATS_SERVER.
-func StartNATS(t testing.TB, extra ...string) *NATS {
+// temporary directory and the given configuration lines (e.g. "max_payload: 4096") in
+// its configuration file, and stops it when the test ends. The binary is found in
+// PATH or /usr/sbin, or named by JOBC_NATS_SERVER.
+func StartNATS(t testing.TB, config ...string) *NATS {
 	t.Helper()
 	bin, err := lookBinary("NATS_URL", "install nats-server (Debian: apt-get install nats-server)",
 		append(envCandidate("JOBC_NATS_SERVER"), "nats-server", "/usr/sbin/nats-server", "/usr/bin/nats-server")...)
@@ -38,16 +40,22 @@ func StartNATS(t testing.TB, extra ...string) *NATS {
 	}
 	dir := t.TempDir()
 	port := freePorts(t, 1)[0]
-	argv := append([]string{bin, "-js", "-sd", filepath.Join(dir, "store"), "-a", "127.0.0.1", "-p", strconv.Itoa(port)}, extra...)
+	conf := filepath.Join(dir, "nats-server.conf")
+	if err := os.WriteFile(conf, []byte(strings.Join(config, "\n")+"\n"), 0o644); err != nil {
+		t.Fatalf("brokertest: %v", err)
+	}
+	argv := []string{bin, "-c", conf, "-js", "-sd", filepath.Join(dir, "store"), "-a", "127.0.0.1", "-p", strconv.Itoa(port)}
 	n := &NATS{URL: fmt.Sprintf("nats://127.0.0.1:%d", port),
 		srv: &server{name: "nats-server", argv: argv, dir: dir, port: port, log: filepath.Join(dir, "nats-server.log")}}
 	startServer(t, n.srv)
 	return n
 }
 
-// Restart stops the server (SIGTERM: JetStream flushes its store) and starts it again
-// on the same port with the same store.
-func (n *NATS) Restart(ctx context.Context) error { return n.srv.Restart(ctx) }
+// Restart stops the server (SIGTERM: JetStream flushes its store), leaves it down for
+// down, and starts it again on the same port with the same store.
+func (n *NATS) Restart(ctx context.Context, down time.Duration) error {
+	return n.srv.restart(ctx, down)
+}
 
 // envCandidate returns the binary named by the environment variable, if set.
 func envCandidate(name string) []string {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // RabbitMQ is a throwaway RabbitMQ node: its own node name, AMQP and distribution
@@ -72,6 +73,8 @@ func StartRabbitMQ(t testing.TB) *RabbitMQ {
 	return r
 }
 
-// Restart stops the node (SIGTERM: a clean shutdown) and boots it again with the same
-// name, ports and data.
-func (r *RabbitMQ) Restart(ctx context.Context) error { return r.srv.Restart(ctx) }
+// Restart stops the node (SIGTERM: a clean shutdown), leaves it down for down, and
+// boots it again with the same name, ports and data.
+func (r *RabbitMQ) Restart(ctx context.Context, down time.Duration) error {
+	return r.srv.restart(ctx, down)
+}
