@@ -23,6 +23,7 @@ type EnqueueOption func(*enqueueOptions)
 type enqueueOptions struct {
 	runAt    *time.Time
 	priority int
+	version  int // the payload version written: the job's write version, or a subscriber's
 	dedupKey *string
 	metadata map[string]any
 	meta     []byte   // metadata encoded
@@ -97,7 +98,7 @@ func Enqueue(ctx context.Context, dbtx DBTX, jt *JobType, payload any, opts ...E
 }
 
 func (jt *JobType) options(opts []EnqueueOption) (enqueueOptions, error) {
-	o := enqueueOptions{priority: jt.Priority}
+	o := enqueueOptions{priority: jt.Priority, version: jt.WriteVersion}
 	for _, opt := range opts {
 		opt(&o)
 	}
@@ -129,7 +130,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	if key == "" {
 		id, err := q.InsertJob(ctx, db.InsertJobParams{
 			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
-			PayloadVersion: int32(jt.WriteVersion), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 		})
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
@@ -141,7 +142,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	for range 5 {
 		ids, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
 			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
-			PayloadVersion: int32(jt.WriteVersion), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 			UniqueKey: key, UniqueFinished: finished,
 		})
 		if err != nil {
@@ -234,7 +235,7 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 	for i, raw := range raws {
 		rows[i] = db.CopyJobsParams{
 			ID: ids[i], Kind: jt.Kind, Queue: jt.Queue, State: state, Priority: int16(o.priority),
-			PayloadVersion: int32(jt.WriteVersion), Payload: raw, Metadata: o.meta,
+			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta,
 			AvailableAt: at, MaxAttempts: int32(jt.MaxAttempts),
 		}
 	}

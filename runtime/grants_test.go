@@ -259,6 +259,23 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if err != nil || len(many) != 2 {
 		t.Fatalf("EnqueueMany as the producer: %v, %v", many, err)
 	}
+	// The producer publishes a relayed event with an ordering key and a subscriber, once
+	// and as a batch (LockEventKeys, InsertEvent, ReserveEventIDs, CopyEvents).
+	eventType, err := runtime.NewEventType(runtime.EventType{
+		Name: "grants_event", Subject: "grants.event", OrderingKey: []string{"email"}, Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+		Subscribers: []runtime.Subscriber{{Job: newType("grants_subscriber", nil)}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	later := runtime.WithSubscriberOptions(runtime.RunAfter(time.Hour))
+	if p, err := runtime.Publish(ctx, producerPool, eventType, emailPayload{N: 1, Email: "a@example.com"}, later); err != nil || p.ID == 0 || len(p.Jobs) != 1 {
+		t.Fatalf("Publish as the producer: %+v, %v", p, err)
+	}
+	if ps, err := runtime.PublishMany(ctx, producerPool, eventType, []emailPayload{{N: 2, Email: "a@example.com"}, {N: 3, Email: "b@example.com"}}, later); err != nil || len(ps) != 2 {
+		t.Fatalf("PublishMany as the producer: %+v, %v", ps, err)
+	}
 	// Two jobs of a worker that died: one has attempts left, one does not. (Set up by
 	// the superuser: no role of jobc's writes a lease for a worker that does not exist.)
 	snoozer := enqueue(snoozeType, 1)

@@ -89,6 +89,7 @@ func (p *periodicEnqueuer) runOnce(ctx context.Context) (periodicResult, error) 
 	at := due
 	e, err := p.jt.insert(ctx, p.q, p.payload, enqueueOptions{
 		priority: p.jt.Priority,
+		version:  p.jt.WriteVersion,
 		runAt:    &at,
 		meta:     periodicMeta(due),
 		dedupKey: ptr("@" + due.UTC().Format(time.RFC3339)),

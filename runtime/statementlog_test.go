@@ -44,7 +44,7 @@ func (l *statementLog) TraceQueryEnd(ctx context.Context, _ *pgx.Conn, d pgx.Tra
 }
 
 // copyNames maps the tables the runtime COPYs into to the sqlc name of the statement.
-var copyNames = map[string]string{"jobc_jobs": "CopyJobs"}
+var copyNames = map[string]string{"jobc_jobs": "CopyJobs", "jobc_events": "CopyEvents"}
 
 func (l *statementLog) TraceCopyFromStart(ctx context.Context, _ *pgx.Conn, d pgx.TraceCopyFromStartData) context.Context {
 	name := copyNames[d.TableName[len(d.TableName)-1]]

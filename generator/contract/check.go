@@ -21,7 +21,8 @@ func NeedsHandWrittenUpcast(prev, cur *spec.Version) bool {
 	return !compat.Compatible(prev.Schema.Value(), cur.Schema.Value())
 }
 
-// Check checks how each payload version of each job follows from the one before it:
+// Check checks how each payload version of each job and event follows from the one
+// before it (jobs and events are payload contracts alike, spec.Contract):
 //
 //   - with changes, applying them to every payload of the previous version must give
 //     a payload this version accepts (CHANGES_INCORRECT, with a note per reason), and
@@ -43,17 +44,18 @@ func Check(p *spec.Project) (Findings, error) {
 
 func check(c *collector, p *spec.Project) error {
 	hw := &handWritten{projectDir: p.Dir, out: p.Out}
-	for _, j := range p.Jobs {
-		vs := j.Payload.Versions
+	for _, k := range p.Contracts() {
+		vs := k.Payload.Versions
 		for i := 1; i < len(vs); i++ {
 			if vs[i-1].Number != vs[i].Number-1 || vs[i-1].Schema == nil || vs[i].Schema == nil {
 				continue // reported by spec.Load
 			}
-			if err := checkStep(c, hw, p, j, vs[i-1], vs[i]); err != nil {
+			if err := checkStep(c, hw, p, k, vs[i-1], vs[i]); err != nil {
 				return err
 			}
 		}
 	}
+	checkSubscribers(c, p)
 	return nil
 }
 
@@ -62,8 +64,12 @@ type upcastNames struct {
 	Func, From, To string
 }
 
-func namesFor(kind string, n int) upcastNames {
-	j := names.ForKind(kind)
+func namesFor(k spec.Contract, n int) upcastNames {
+	if k.IsEvent() {
+		e := names.ForEvent(k.Name)
+		return upcastNames{Func: e.Upcast(n), From: e.Version(n - 1), To: e.Version(n)}
+	}
+	j := names.ForKind(k.Name)
 	return upcastNames{Func: j.Upcast(n), From: j.Version(n - 1), To: j.Version(n)}
 }
 
@@ -71,8 +77,8 @@ func (u upcastNames) want() string {
 	return fmt.Sprintf("func %s(%s) (%s, error)", u.Func, u.From, u.To)
 }
 
-func versionPath(kind string, n int) string {
-	return "jobs." + kind + ".payload.versions." + strconv.Itoa(n)
+func versionPath(k spec.Contract, n int) string {
+	return k.Path() + ".payload.versions." + strconv.Itoa(n)
 }
 
 func outDir(p *spec.Project) string {
@@ -82,11 +88,11 @@ func outDir(p *spec.Project) string {
 	return filepath.ToSlash(p.Out)
 }
 
-func checkStep(c *collector, hw *handWritten, p *spec.Project, j *spec.Job, prev, cur *spec.Version) error {
-	vpath := versionPath(j.Kind, cur.Number)
-	up := namesFor(j.Kind, cur.Number)
+func checkStep(c *collector, hw *handWritten, p *spec.Project, k spec.Contract, prev, cur *spec.Version) error {
+	vpath := versionPath(k, cur.Number)
+	up := namesFor(k, cur.Number)
 	if len(cur.Changes) > 0 {
-		checkChanges(c, p, j, prev, cur, up)
+		checkChanges(c, p, k, prev, cur, up)
 		return nil
 	}
 	reasons := compat.Check(prev.Schema.Value(), cur.Schema.Value())
@@ -95,35 +101,35 @@ func checkStep(c *collector, hw *handWritten, p *spec.Project, j *spec.Job, prev
 	}
 	fn, ok, err := hw.lookup(up.Func)
 	if err != nil {
-		return fmt.Errorf("jobc: check %s version %d: %w", j.Kind, cur.Number, err)
+		return fmt.Errorf("jobc: check %s version %d: %w", k.Name, cur.Number, err)
 	}
 	switch {
 	case !ok:
-		c.errorf(j.Kind, cur.Pos, vpath, RuleUpcastMissing,
+		c.errorf(k.Name, cur.Pos, vpath, RuleUpcastMissing,
 			"needed upcast missing: write %s in %s, or declare changes: version %d rejects some version %d payloads (%s)",
 			up.want(), outDir(p), cur.Number, prev.Number, ruleList(reasons))
-		explain(c, j.Kind, cur.Schema, reasons)
+		explain(c, k.Name, cur.Schema, reasons)
 	case fn.Generic || len(fn.Params) != 1 || fn.Params[0] != up.From || len(fn.Results) != 2 || fn.Results[0] != up.To || fn.Results[1] != "error":
 		what := "has type " + fn.signature()
 		if fn.Generic {
 			what = "is generic"
 		}
-		c.errorf(j.Kind, fn.Pos, vpath, RuleUpcastSignature,
+		c.errorf(k.Name, fn.Pos, vpath, RuleUpcastSignature,
 			"%s %s; want %s: workers upcast version %d payloads with it", up.Func, what, up.want(), prev.Number)
 	default:
-		c.notef(j.Kind, cur.Pos, vpath, RuleUpcastHandWritten,
+		c.notef(k.Name, cur.Pos, vpath, RuleUpcastHandWritten,
 			"version %d rejects some version %d payloads (%s), so workers upcast them with the hand-written %s at %s",
 			cur.Number, prev.Number, ruleList(reasons), up.Func, fn.Pos)
 	}
 	return nil
 }
 
-func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Version, up upcastNames) {
-	cpath := versionPath(j.Kind, cur.Number) + ".changes"
+func checkChanges(c *collector, p *spec.Project, k spec.Contract, prev, cur *spec.Version, up upcastNames) {
+	cpath := versionPath(k, cur.Number) + ".changes"
 	model, problems := applyChanges(prev, cur)
 	for _, pr := range problems {
 		ch := cur.Changes[pr.index]
-		c.errorf(j.Kind, ch.Pos, cpath+"."+strconv.Itoa(pr.index)+pr.suffix, pr.rule, "%s", pr.msg)
+		c.errorf(k.Name, ch.Pos, cpath+"."+strconv.Itoa(pr.index)+pr.suffix, pr.rule, "%s", pr.msg)
 	}
 	if model == nil {
 		return
@@ -132,10 +138,10 @@ func checkChanges(c *collector, p *spec.Project, j *spec.Job, prev, cur *spec.Ve
 	if len(reasons) == 0 {
 		return
 	}
-	c.errorf(j.Kind, cur.Changes[0].Pos, cpath, RuleChangesIncorrect,
+	c.errorf(k.Name, cur.Changes[0].Pos, cpath, RuleChangesIncorrect,
 		"the changes do not turn every version %d payload into a valid version %d payload (%s): fix them, or remove them and write %s in %s",
 		prev.Number, cur.Number, ruleList(reasons), up.want(), outDir(p))
-	explain(c, j.Kind, cur.Schema, reasons)
+	explain(c, k.Name, cur.Schema, reasons)
 }
 
 // explain adds a note per compatibility finding, at its place in the new schema.

@@ -205,10 +205,10 @@ func lastUpcast(hw *handWritten, p *spec.Project, j *spec.Job, from int) (spec.P
 	for i := len(vs) - 1; i > 0 && vs[i].Number > from; i-- {
 		cur := vs[i]
 		if len(cur.Changes) > 0 {
-			return cur.Changes[0].Pos, versionPath(j.Kind, cur.Number) + ".changes", nil
+			return cur.Changes[0].Pos, versionPath(j.Contract(), cur.Number) + ".changes", nil
 		}
 		if NeedsHandWrittenUpcast(vs[i-1], cur) {
-			up := namesFor(j.Kind, cur.Number)
+			up := namesFor(j.Contract(), cur.Number)
 			fn, ok, err := hw.lookup(up.Func)
 			if err != nil {
 				return spec.Pos{}, "", fmt.Errorf("jobc: check %s version %d: %w", j.Kind, cur.Number, err)
@@ -216,11 +216,11 @@ func lastUpcast(hw *handWritten, p *spec.Project, j *spec.Job, from int) (spec.P
 			if ok {
 				return fn.Pos, up.Func, nil
 			}
-			return cur.Pos, versionPath(j.Kind, cur.Number), nil
+			return cur.Pos, versionPath(j.Contract(), cur.Number), nil
 		}
 	}
 	n := j.Payload.Newest()
-	return n.Pos, versionPath(j.Kind, n.Number), nil
+	return n.Pos, versionPath(j.Contract(), n.Number), nil
 }
 
 type sampleIn struct {

@@ -22,6 +22,7 @@ const (
 	RuleWriteVersionAhead      = "WRITE_VERSION_AHEAD"
 	RuleVersionRetired         = "VERSION_RETIRED"
 	RuleKindRemoved            = "KIND_REMOVED"
+	RuleEventRemoved           = "EVENT_REMOVED"
 )
 
 // Severity says whether a finding fails the check.

@@ -88,10 +88,12 @@ func GitBaseline(ctx context.Context, dir, ref string) (*LockFile, error) {
 		return nil, err
 	}
 	l.Source = ref
-	for _, lj := range l.Jobs {
-		lj.pos.File = ref + ":" + lj.pos.File
-		for i := range lj.Versions {
-			lj.Versions[i].pos.File = ref + ":" + lj.Versions[i].pos.File
+	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events} {
+		for _, lj := range contracts {
+			lj.pos.File = ref + ":" + lj.pos.File
+			for i := range lj.Versions {
+				lj.Versions[i].pos.File = ref + ":" + lj.Versions[i].pos.File
+			}
 		}
 	}
 	return l, nil

@@ -24,19 +24,23 @@ const LockName = "jobc.lock"
 // lockFormat is the version of the lock file's layout.
 const lockFormat = 1
 
-// LockFile records the released payload contracts: per kind its aliases, its
-// write_version, and every released version's canonical schema with its SHA-256. It is
+// LockFile records the released payload contracts: per job kind (and per event) its
+// aliases, its write_version, and every released version's canonical schema with its
+// SHA-256. It is
 // JSON, written deterministically (keys sorted, versions ascending, two-space indent),
 // so that a change to it reads well in a code review.
 type LockFile struct {
 	Format int                   `json:"jobc_lock"`
 	Jobs   map[string]*LockedJob `json:"jobs"`
+	// Events holds the events' contracts, in the same form; absent when there are none,
+	// so that a project without events keeps its lock file as it was.
+	Events map[string]*LockedJob `json:"events,omitempty"`
 	// Source names the baseline in messages: LockName, or the git revision it was
 	// built from.
 	Source string `json:"-"`
 }
 
-// LockedJob is the released contract of one kind.
+// LockedJob is the released contract of one kind or event.
 type LockedJob struct {
 	Aliases      []string        `json:"aliases,omitempty"`
 	WriteVersion int             `json:"write_version"`
@@ -71,21 +75,33 @@ func NewLock() *LockFile {
 	return &LockFile{Format: lockFormat, Jobs: map[string]*LockedJob{}, Source: LockName}
 }
 
-// Lock records every version of every job of p as released.
+// Lock records every version of every job and event of p as released.
 func Lock(p *spec.Project) (*LockFile, error) {
 	l := &LockFile{Format: lockFormat, Jobs: map[string]*LockedJob{}, Source: LockName}
-	for _, j := range p.Jobs {
-		lj := &LockedJob{Aliases: append([]string(nil), j.Aliases...), WriteVersion: j.Payload.WriteVersion, pos: j.Pos}
-		for _, v := range j.Payload.Versions {
+	for _, k := range p.Contracts() {
+		lj := &LockedJob{Aliases: append([]string(nil), k.Aliases...), WriteVersion: k.Payload.WriteVersion, pos: k.Pos}
+		for _, v := range k.Payload.Versions {
 			canon, err := v.Schema.Canonical()
 			if err != nil {
-				return nil, fmt.Errorf("jobc: lock %s version %d: %w", j.Kind, v.Number, err)
+				return nil, fmt.Errorf("jobc: lock %s version %d: %w", k.Name, v.Number, err)
 			}
 			lj.Versions = append(lj.Versions, LockedVersion{Version: v.Number, SHA256: hash(canon), Schema: canon, pos: v.Pos})
 		}
-		l.Jobs[j.Kind] = lj
+		l.section(k.Section)[k.Name] = lj
 	}
 	return l, nil
+}
+
+// section returns the contracts of a spec section, "jobs" or "events", creating the
+// map of events on first use.
+func (l *LockFile) section(name string) map[string]*LockedJob {
+	if name == "events" {
+		if l.Events == nil {
+			l.Events = map[string]*LockedJob{}
+		}
+		return l.Events
+	}
+	return l.Jobs
 }
 
 func hash(canon []byte) string {
@@ -173,31 +189,41 @@ func ParseLock(name string, b []byte) (*LockFile, error) {
 		bad(spec.Pos{File: name, Line: 1, Col: 1}, "jobc_lock", "unsupported lock format %d: this jobc reads format %d", l.Format, lockFormat)
 		return nil, ds
 	}
-	for _, kind := range sortedKeys(l.Jobs) {
-		lj := l.Jobs[kind]
-		if lj == nil {
-			bad(spec.Pos{File: name, Line: 1, Col: 1}, "jobs."+kind, "want an object, got null")
-			continue
+	for _, sec := range []string{"jobs", "events"} {
+		contracts := l.Jobs
+		if sec == "events" {
+			contracts = l.Events
 		}
-		for i, v := range lj.Versions {
-			path := "jobs." + kind + ".versions." + strconv.Itoa(i)
-			if i > 0 && v.Version <= lj.Versions[i-1].Version {
-				bad(v.pos, path, "versions must be ascending: %d follows %d", v.Version, lj.Versions[i-1].Version)
-			}
-			canon, err := canonicalRaw(v.Schema)
-			if err != nil {
-				bad(v.pos, path+".schema", "invalid schema: %v", err)
-				continue
-			}
-			if hash(canon) != v.SHA256 {
-				bad(v.pos, path+".sha256", "the hash does not match the schema recorded with it: the lock file was edited by hand; restore it from version control")
-			}
+		for _, kind := range sortedKeys(contracts) {
+			checkLocked(bad, name, sec+"."+kind, contracts[kind])
 		}
 	}
 	if len(ds) > 0 {
 		return nil, ds
 	}
 	return &l, nil
+}
+
+// checkLocked checks one recorded contract, at path in the lock file.
+func checkLocked(bad func(pos spec.Pos, path, format string, args ...any), name, at string, lj *LockedJob) {
+	if lj == nil {
+		bad(spec.Pos{File: name, Line: 1, Col: 1}, at, "want an object, got null")
+		return
+	}
+	for i, v := range lj.Versions {
+		path := at + ".versions." + strconv.Itoa(i)
+		if i > 0 && v.Version <= lj.Versions[i-1].Version {
+			bad(v.pos, path, "versions must be ascending: %d follows %d", v.Version, lj.Versions[i-1].Version)
+		}
+		canon, err := canonicalRaw(v.Schema)
+		if err != nil {
+			bad(v.pos, path+".schema", "invalid schema: %v", err)
+			continue
+		}
+		if hash(canon) != v.SHA256 {
+			bad(v.pos, path+".sha256", "the hash does not match the schema recorded with it: the lock file was edited by hand; restore it from version control")
+		}
+	}
 }
 
 // canonicalRaw re-encodes a JSON document canonically, keeping numbers as written.
@@ -243,26 +269,33 @@ func offsetPos(name string, b []byte, err error) spec.Pos {
 // YAML parser gives positions; when it cannot, everything is at the file's start.
 func locateLock(name string, b []byte, l *LockFile) {
 	start := spec.Pos{File: name, Line: 1, Col: 1}
-	for _, lj := range l.Jobs {
-		if lj == nil {
-			continue
-		}
-		lj.pos = start
-		for i := range lj.Versions {
-			lj.Versions[i].pos = start
+	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events} {
+		for _, lj := range contracts {
+			if lj == nil {
+				continue
+			}
+			lj.pos = start
+			for i := range lj.Versions {
+				lj.Versions[i].pos = start
+			}
 		}
 	}
 	var doc yaml.Node
 	if yaml.Unmarshal(b, &doc) != nil || len(doc.Content) == 0 {
 		return
 	}
-	jobs := member(doc.Content[0], "jobs")
+	locateSection(name, member(doc.Content[0], "jobs"), l.Jobs)
+	locateSection(name, member(doc.Content[0], "events"), l.Events)
+}
+
+// locateSection records the positions of one section's contracts.
+func locateSection(name string, jobs *yaml.Node, contracts map[string]*LockedJob) {
 	if jobs == nil || jobs.Kind != yaml.MappingNode {
 		return
 	}
 	for i := 0; i+1 < len(jobs.Content); i += 2 {
 		k, v := jobs.Content[i], jobs.Content[i+1]
-		lj := l.Jobs[k.Value]
+		lj := contracts[k.Value]
 		if lj == nil {
 			continue
 		}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
+	"strings"
 
 	"github.com/pmezard/go-difflib/difflib"
 
@@ -20,7 +21,11 @@ import (
 //   - WRITE_VERSION_AHEAD: write_version is higher than the highest released version
 //     of the kind, which released workers cannot decode;
 //   - VERSION_RETIRED (a note): a released version is no longer declared;
-//   - KIND_REMOVED: a released kind or alias is neither a kind nor an alias any more.
+//   - KIND_REMOVED: a released kind or alias is neither a kind nor an alias any more;
+//   - EVENT_REMOVED: a released event is no longer declared.
+//
+// Events are held to their released contracts as jobs are: their subscribers' workers
+// and the consumers behind a broker decode them with the released versions.
 //
 // A released kind that is now an alias of another kind is checked against that kind:
 // its queued jobs are decoded with that kind's versions.
@@ -48,11 +53,11 @@ func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
 		lj := base.Jobs[kind]
 		switch {
 		case jobs[kind] != nil:
-			j := jobs[kind]
+			j := jobs[kind].Contract()
 			compareVersions(c, base, kind, lj, j)
 			writeAhead(c, base, lj, j)
 		case aliasOf[kind] != nil:
-			compareVersions(c, base, kind, lj, aliasOf[kind])
+			compareVersions(c, base, kind, lj, aliasOf[kind].Contract())
 		default:
 			c.errorf(kind, lj.pos, "jobs."+kind, RuleKindRemoved,
 				"kind %s is in %s but no longer in the spec: its queued jobs would never run; keep it until `jobc status` shows no unfinished %s jobs, or list it under aliases of the kind that replaces it",
@@ -66,19 +71,35 @@ func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
 			}
 		}
 	}
+	events := map[string]*spec.Event{}
+	for _, e := range p.Events {
+		events[e.Name] = e
+	}
+	for _, name := range sortedKeys(base.Events) {
+		le := base.Events[name]
+		e := events[name]
+		if e == nil {
+			c.errorf(name, le.pos, "events."+name, RuleEventRemoved,
+				"event %s is in %s but no longer in the spec: its unpublished outbox rows are still relayed and its consumers still decode it; keep it until `jobc status` shows no unpublished %s events and no consumer needs it",
+				name, base.Source, name)
+			continue
+		}
+		compareVersions(c, base, name, le, e.Contract())
+		writeAhead(c, base, le, e.Contract())
+	}
 }
 
 // compareVersions compares the released versions of kind with those of job j: j is
 // the kind itself, or the kind it is now an alias of.
-func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j *spec.Job) {
+func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j spec.Contract) {
 	who := kind
-	if j.Kind != kind {
-		who = fmt.Sprintf("%s (now an alias of %s)", kind, j.Kind)
+	if j.Name != kind {
+		who = fmt.Sprintf("%s (now an alias of %s)", kind, j.Name)
 	}
 	for _, lv := range lj.Versions {
 		v := j.Payload.Version(lv.Version)
 		if v == nil {
-			c.notef(j.Kind, j.Payload.Pos, "jobs."+j.Kind+".payload.versions", RuleVersionRetired,
+			c.notef(j.Name, j.Payload.Pos, j.Path()+".payload.versions", RuleVersionRetired,
 				"version %d of %s is in %s but no longer declared: workers stop decoding it, so unfinished version %d jobs would never run; check with `jobc status` that none remain before deploying",
 				lv.Version, who, base.Source, lv.Version)
 			continue
@@ -93,22 +114,26 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		}
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
-		if j.Kind == kind {
+		switch {
+		case j.IsEvent():
+			msg = fmt.Sprintf("released version %d of event %s changed since %s: unpublished outbox rows, subscriber jobs and the consumers that decode the event depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
+				lv.Version, kind, base.Source)
+		case j.Name == kind:
 			msg = fmt.Sprintf("released version %d of %s changed since %s: stored jobs and running workers depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
-		} else {
+		default:
 			msg = fmt.Sprintf("released version %d of %s changed since %s: %s is now an alias of %s, whose version %d must stay identical because queued %s jobs are decoded with it (jobc check shows the diff)",
-				lv.Version, kind, base.Source, kind, j.Kind, lv.Version, kind)
+				lv.Version, kind, base.Source, kind, j.Name, lv.Version, kind)
 		}
-		f := finding(Error, j.Kind, pos, path, RuleReleasedVersionChanged, msg)
+		f := finding(Error, j.Name, pos, path, RuleReleasedVersionChanged, msg)
 		f.Detail = schemaDiff(
 			fmt.Sprintf("%s version %d (%s)", kind, lv.Version, base.Source), old,
-			fmt.Sprintf("%s version %d (%s)", j.Kind, v.Number, v.Schema.File), canon)
+			fmt.Sprintf("%s version %d (%s)", j.Name, v.Number, v.Schema.File), canon)
 		c.add(f)
 	}
 }
 
-func writeAhead(c *collector, base *LockFile, lj *LockedJob, j *spec.Job) {
+func writeAhead(c *collector, base *LockFile, lj *LockedJob, j spec.Contract) {
 	released, w := lj.Highest(), j.Payload.WriteVersion
 	if released == 0 || w <= released {
 		return
@@ -133,9 +158,15 @@ func writeAhead(c *collector, base *LockFile, lj *LockedJob, j *spec.Job) {
 		advice = fmt.Sprintf("this release declares none of the versions they decode, so no write_version is safe: declare version %d again (restored from %s) and write it until no older worker runs, then retire it",
 			released, base.Source)
 	}
-	c.errorf(j.Kind, pos, "jobs."+j.Kind+".payload.write_version", RuleWriteVersionAhead,
+	if j.IsEvent() {
+		c.errorf(j.Name, pos, j.Path()+".payload.write_version", RuleWriteVersionAhead,
+			"Publish writes version %d (%s), but consumers and subscriber workers of the release in %s decode %s versions up to %d: version %d events published during the rollout, or after a rollback, are not understood by them; %s",
+			w, how, base.Source, j.Name, released, w, strings.ReplaceAll(advice, "worker", "consumer"))
+		return
+	}
+	c.errorf(j.Name, pos, j.Path()+".payload.write_version", RuleWriteVersionAhead,
 		"enqueue writes version %d (%s), but workers of the release in %s decode %s versions up to %d: version %d jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; %s",
-		w, how, base.Source, j.Kind, released, w, advice)
+		w, how, base.Source, j.Name, released, w, advice)
 }
 
 // firstDifference returns the JSON pointer of the first place, in key order, where two

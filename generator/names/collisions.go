@@ -6,13 +6,25 @@ import (
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
-// Owned is an identifier together with the job type that declares it; Kind is "" for
-// the catalogue.
+// Owned is an identifier together with the job type or event that declares it; Kind
+// is "" for the catalogue.
 type Owned struct {
 	Ident
-	Kind string
-	Pos  spec.Pos // the job's kind in the spec
+	Section string // "jobs" or "events"
+	Kind    string // the job's kind or the event's name
+	Pos     spec.Pos
 }
+
+// owner names the declaring job or event in a message: "job send_email".
+func (o Owned) owner() string {
+	if o.Section == "events" {
+		return "event " + o.Kind
+	}
+	return "job " + o.Kind
+}
+
+// key identifies the declaring job or event.
+func (o Owned) key() string { return o.Section + "." + o.Kind }
 
 // Collisions reports every identifier declared more than once in the generated
 // package, which would not compile. Each report is at the later declaration (in the
@@ -24,6 +36,7 @@ func Collisions(ids []Owned) spec.Diagnostics {
 	first := map[string]Owned{}
 	type pair struct{ later, earlier string }
 	reported := map[pair]*collision{}
+	// pairs are of owner keys (Owned.key)
 	var cs []*collision
 	for _, id := range ids {
 		prev, taken := first[id.Name]
@@ -34,12 +47,12 @@ func Collisions(ids []Owned) spec.Diagnostics {
 		if id.Kind == "" {
 			continue // the catalogue's names are distinct constants, listed first
 		}
-		if c := reported[pair{id.Kind, prev.Kind}]; c != nil {
+		if c := reported[pair{id.key(), prev.key()}]; c != nil {
 			c.more++
 			continue
 		}
 		c := &collision{id: id, prev: prev}
-		reported[pair{id.Kind, prev.Kind}] = c
+		reported[pair{id.key(), prev.key()}] = c
 		cs = append(cs, c)
 	}
 	ds := make(spec.Diagnostics, len(cs))
@@ -58,13 +71,20 @@ type collision struct {
 
 func (c *collision) diagnostic() spec.Diagnostic {
 	var other, fix string
-	switch c.prev.Kind {
-	case "":
-		other, fix = c.prev.What, "rename the job"
-	case c.id.Kind:
-		other, fix = c.prev.What+" of the same job", "rename the property or value"
+	noun := "job"
+	if c.id.Section == "events" {
+		noun = "event"
+	}
+	switch {
+	case c.prev.Kind == "":
+		other, fix = c.prev.What, "rename the "+noun
+	case c.prev.key() == c.id.key():
+		other, fix = c.prev.What+" of the same "+noun, "rename the property or value"
 	default:
-		other, fix = fmt.Sprintf("%s of job %s (declared at %s)", c.prev.What, c.prev.Kind, c.prev.Pos), "rename one of the jobs"
+		other, fix = fmt.Sprintf("%s of %s (declared at %s)", c.prev.What, c.prev.owner(), c.prev.Pos), "rename one of the jobs"
+		if c.prev.Section != c.id.Section || c.id.Section == "events" {
+			fix = "rename one of them"
+		}
 	}
 	msg := fmt.Sprintf("generated name %s, %s, is also %s", c.id.Name, c.id.What, other)
 	switch c.more {
@@ -74,7 +94,7 @@ func (c *collision) diagnostic() spec.Diagnostic {
 	default:
 		msg += fmt.Sprintf(", and %d more names collide", c.more)
 	}
-	return spec.Diagnostic{Pos: c.id.Pos, Path: "jobs." + c.id.Kind, Message: msg + ": " + fix}
+	return spec.Diagnostic{Pos: c.id.Pos, Path: c.id.key(), Message: msg + ": " + fix}
 }
 
 // CatalogueOwned returns the catalogue's identifiers, to put before the jobs'.
@@ -90,7 +110,16 @@ func CatalogueOwned() []Owned {
 func JobOwned(j *spec.Job, ids []Ident) []Owned {
 	out := make([]Owned, len(ids))
 	for i, id := range ids {
-		out[i] = Owned{Ident: id, Kind: j.Kind, Pos: j.Pos}
+		out[i] = Owned{Ident: id, Section: "jobs", Kind: j.Kind, Pos: j.Pos}
+	}
+	return out
+}
+
+// EventOwned returns the identifiers of one event, owned by it.
+func EventOwned(e *spec.Event, ids []Ident) []Owned {
+	out := make([]Owned, len(ids))
+	for i, id := range ids {
+		out[i] = Owned{Ident: id, Section: "events", Kind: e.Name, Pos: e.Pos}
 	}
 	return out
 }

@@ -56,21 +56,29 @@ func (n Job) Idents(versions []Version) []Ident {
 		if v.HandWritten {
 			ids = append(ids, Ident{Name: n.Upcast(v.Number), What: "the hand-written upcast into version " + num, HandWritten: true})
 		}
-		if v.Payload == nil {
-			continue
-		}
-		for _, d := range v.Payload.Decls {
-			if d.Name != root {
-				what := "a nested type of the version " + num + " payload"
-				if d.Of != "" {
-					what = "the type of " + d.Of + " in the version " + num + " payload"
-				}
-				ids = append(ids, Ident{Name: d.Name, What: what})
+		ids = append(ids, payloadIdents(v, root, num)...)
+	}
+	return ids
+}
+
+// payloadIdents lists the nested types and enum constants of a payload version whose
+// root struct is root.
+func payloadIdents(v Version, root, num string) []Ident {
+	if v.Payload == nil {
+		return nil
+	}
+	var ids []Ident
+	for _, d := range v.Payload.Decls {
+		if d.Name != root {
+			what := "a nested type of the version " + num + " payload"
+			if d.Of != "" {
+				what = "the type of " + d.Of + " in the version " + num + " payload"
 			}
-			if d.Enum != nil {
-				for _, e := range d.Enum.Values {
-					ids = append(ids, Ident{Name: e.Name, What: "a constant of " + d.Name})
-				}
+			ids = append(ids, Ident{Name: d.Name, What: what})
+		}
+		if d.Enum != nil {
+			for _, e := range d.Enum.Values {
+				ids = append(ids, Ident{Name: e.Name, What: "a constant of " + d.Name})
 			}
 		}
 	}

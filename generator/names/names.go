@@ -35,7 +35,15 @@ func (n Job) Payload() string { return n.Base }
 
 // Version is the payload struct of version v: SendEmailV2. Nested types and enum
 // constants of that version start with it (gotype derives them).
-func (n Job) Version(v int) string { return n.Base + "V" + strconv.Itoa(v) }
+func (n Job) Version(v int) string { return versionStruct(n.Base, v) }
+
+// versionStruct is the one rule for payload structs, of jobs and events alike.
+func versionStruct(base string, v int) string { return base + "V" + strconv.Itoa(v) }
+
+// upcastFunc is the one rule for hand-written upcasts, of jobs and events alike.
+func upcastFunc(base string, v int) string {
+	return "Upcast" + base + "V" + strconv.Itoa(v-1) + "ToV" + strconv.Itoa(v)
+}
 
 // Handle is the handle type a handler receives: SendEmailJob.
 func (n Job) Handle() string { return n.Base + "Job" }
@@ -62,9 +70,7 @@ func (n Job) TypeVar() string { return gotype.LowerFirst(n.Base) + "Type" }
 
 // Upcast is the hand-written function that upcasts version v-1 payloads into version
 // v: UpcastSendEmailV1ToV2.
-func (n Job) Upcast(v int) string {
-	return "Upcast" + n.Base + "V" + strconv.Itoa(v-1) + "ToV" + strconv.Itoa(v)
-}
+func (n Job) Upcast(v int) string { return upcastFunc(n.Base, v) }
 
 // ClassMethod is the method of the handle that classifies an error as class:
 // RateLimited for rate_limited.

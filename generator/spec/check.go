@@ -41,7 +41,7 @@ func (l *loader) check(p *Project) {
 		if j.DefaultError != "" && !contains(j.Errors, j.DefaultError) {
 			l.d.add(j.defaultErrorPos, path+".default_error", "default_error %q is not one of the job's errors %v", j.DefaultError, j.Errors)
 		}
-		l.checkVersions(j)
+		l.checkVersions(j.Contract())
 		if w := j.Payload.Version(j.Payload.WriteVersion); w != nil {
 			if j.Unique != nil {
 				l.checkUnique(j, w)
@@ -51,11 +51,15 @@ func (l *loader) check(p *Project) {
 			}
 		}
 	}
+	for _, e := range p.Events {
+		l.checkEvent(p, e)
+	}
 }
 
-func (l *loader) checkVersions(j *Job) {
-	for i, v := range j.Payload.Versions {
-		vp := "jobs." + j.Kind + ".payload.versions." + strconv.Itoa(v.Number)
+// checkVersions checks how the versions of a payload contract follow each other.
+func (l *loader) checkVersions(c Contract) {
+	for i, v := range c.Payload.Versions {
+		vp := c.Path() + ".payload.versions." + strconv.Itoa(v.Number)
 		if i == 0 {
 			if v.From != 0 && v.From < v.Number {
 				l.d.add(v.Pos, vp+".from", "the first version has nothing to upcast from")
@@ -68,8 +72,8 @@ func (l *loader) checkVersions(j *Job) {
 		if v.From != v.Number-1 && v.From < v.Number {
 			l.d.add(v.Pos, vp+".from", "from %d skips a version: each version upcasts from the one before it (%d)", v.From, v.Number-1)
 		}
-		if j.Payload.Versions[i-1].Number == v.Number-1 {
-			l.checkChanges(j.Payload.Versions[i-1], v, vp+".changes")
+		if c.Payload.Versions[i-1].Number == v.Number-1 {
+			l.checkChanges(c.Payload.Versions[i-1], v, vp+".changes")
 		}
 	}
 }

@@ -32,6 +32,8 @@ type loader struct {
 	d   diags
 	// kinds remembers where each kind and alias was declared, to report clashes.
 	kinds map[string]kindDecl
+	// eventNames remembers where each event was declared.
+	eventNames map[string]Pos
 	// classes holds every error class name declared, valid or not, so that a class
 	// with a problem of its own is not also reported as undeclared where it is used.
 	classes map[string]bool
@@ -48,7 +50,7 @@ type loader struct {
 // still returned, holding what could be loaded, so that later stages can report their
 // problems in the same run; it is nil only when the config file could not be read.
 func Load(dir string) (*Project, error) {
-	l := &loader{dir: dir, kinds: map[string]kindDecl{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
+	l := &loader{dir: dir, kinds: map[string]kindDecl{}, eventNames: map[string]Pos{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
 	name, err := findConfig(dir)
 	if err != nil {
 		return nil, err
@@ -65,6 +67,7 @@ func Load(dir string) (*Project, error) {
 		}
 	}
 	sort.Slice(p.Jobs, func(i, j int) bool { return p.Jobs[i].Kind < p.Jobs[j].Kind })
+	sort.Slice(p.Events, func(i, j int) bool { return p.Events[i].Name < p.Events[j].Name })
 	l.check(p)
 	return p, l.d.err()
 }
@@ -122,7 +125,7 @@ func (l *loader) parse(name string) (node, bool) {
 }
 
 func (l *loader) config(root node, p *Project) {
-	var jobs, classes node
+	var jobs, events, classes node
 	present := l.mapping(root, map[string]field{
 		"version": func(v node) {
 			if n, ok := l.integer(v); ok {
@@ -160,6 +163,7 @@ func (l *loader) config(root node, p *Project) {
 		"defaults":      func(v node) { l.defaults(v, p) },
 		"error_classes": func(v node) { classes = v },
 		"jobs":          func(v node) { jobs = v },
+		"events":        func(v node) { events = v },
 	})
 	if present == nil {
 		return
@@ -174,6 +178,9 @@ func (l *loader) config(root node, p *Project) {
 	}
 	if jobs.Node != nil {
 		l.jobs(jobs, p)
+	}
+	if events.Node != nil {
+		l.events(events, p)
 	}
 }
 
@@ -324,10 +331,13 @@ func (l *loader) jitter(v node, b *Backoff) {
 }
 
 func (l *loader) jobFile(root node, p *Project) {
-	var jobs node
-	l.mapping(root, map[string]field{"jobs": func(v node) { jobs = v }})
+	var jobs, events node
+	l.mapping(root, map[string]field{"jobs": func(v node) { jobs = v }, "events": func(v node) { events = v }})
 	if jobs.Node != nil {
 		l.jobs(jobs, p)
+	}
+	if events.Node != nil {
+		l.events(events, p)
 	}
 }
 

@@ -23,6 +23,7 @@ type Project struct {
 	Types    map[string]GoType // Go type per JSON-Schema format
 	Classes  []*ErrorClass     // in declaration order
 	Jobs     []*Job            // sorted by kind
+	Events   []*Event          // sorted by name
 	Defaults Defaults
 }
 

@@ -9,6 +9,44 @@ import (
 	"context"
 )
 
+// iteratorForCopyEvents implements pgx.CopyFromSource.
+type iteratorForCopyEvents struct {
+	rows                 []CopyEventsParams
+	skippedFirstNextCall bool
+}
+
+func (r *iteratorForCopyEvents) Next() bool {
+	if len(r.rows) == 0 {
+		return false
+	}
+	if !r.skippedFirstNextCall {
+		r.skippedFirstNextCall = true
+		return true
+	}
+	r.rows = r.rows[1:]
+	return len(r.rows) > 0
+}
+
+func (r iteratorForCopyEvents) Values() ([]interface{}, error) {
+	return []interface{}{
+		r.rows[0].ID,
+		r.rows[0].Event,
+		r.rows[0].Version,
+		r.rows[0].Subject,
+		r.rows[0].OrderingKey,
+		r.rows[0].Payload,
+		r.rows[0].Metadata,
+	}, nil
+}
+
+func (r iteratorForCopyEvents) Err() error {
+	return nil
+}
+
+func (q *Queries) CopyEvents(ctx context.Context, arg []CopyEventsParams) (int64, error) {
+	return q.db.CopyFrom(ctx, []string{"jobc_events"}, []string{"id", "event", "version", "subject", "ordering_key", "payload", "metadata"}, &iteratorForCopyEvents{rows: arg})
+}
+
 // iteratorForCopyJobs implements pgx.CopyFromSource.
 type iteratorForCopyJobs struct {
 	rows                 []CopyJobsParams

@@ -1,0 +1,328 @@
+package spec
+
+import (
+	"strconv"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Event is one declared event: a fact the application publishes, with a versioned
+// payload contract like a job's.
+type Event struct {
+	Name        string
+	Pos         Pos
+	Description string
+	Subject     string   // the broker's subject, routing key or topic
+	Key         []string // ordering key: top-level payload fields; empty for unordered
+	Relay       bool     // written to the outbox, for a relay to deliver to a broker
+	Payload     Payload
+	Subscribers []*Subscriber
+
+	keyPos []Pos // of each entry of Key
+}
+
+// Subscriber is a job created from every published event, in its transaction.
+type Subscriber struct {
+	Job string // the job's kind
+	Pos Pos
+	// Map, when set, builds the job's payload from the event's, field by field, in
+	// the order written; nil: the job is typed as the event.
+	Map []FieldMap
+}
+
+// FieldMap copies the event's field From into the job's field To.
+type FieldMap struct {
+	From, To       string
+	FromPos, ToPos Pos
+}
+
+// Contract is one versioned payload contract: a job's or an event's. The contract
+// checker, the lock file and the upcasts work on contracts, so that jobs and events
+// share one machinery.
+type Contract struct {
+	Section string // "jobs" or "events": the spec section, and the lock file's
+	Name    string // the job's kind or the event's name
+	Pos     Pos
+	Payload *Payload
+	Aliases []string // former kinds (jobs only)
+}
+
+// Path is the contract's path in the spec: jobs.send_email, events.order_paid.
+func (c Contract) Path() string { return c.Section + "." + c.Name }
+
+// IsEvent reports whether the contract is an event's.
+func (c Contract) IsEvent() bool { return c.Section == "events" }
+
+// Contracts returns the payload contracts of every job, by kind, then of every event,
+// by name.
+func (p *Project) Contracts() []Contract {
+	out := make([]Contract, 0, len(p.Jobs)+len(p.Events))
+	for _, j := range p.Jobs {
+		out = append(out, j.Contract())
+	}
+	for _, e := range p.Events {
+		out = append(out, e.Contract())
+	}
+	return out
+}
+
+// Contract returns the job's payload contract.
+func (j *Job) Contract() Contract {
+	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Pos, Payload: &j.Payload, Aliases: j.Aliases}
+}
+
+// Contract returns the event's payload contract.
+func (e *Event) Contract() Contract {
+	return Contract{Section: "events", Name: e.Name, Pos: e.Pos, Payload: &e.Payload}
+}
+
+// Job returns the job of kind, or nil.
+func (p *Project) Job(kind string) *Job {
+	for _, j := range p.Jobs {
+		if j.Kind == kind {
+			return j
+		}
+	}
+	return nil
+}
+
+func (l *loader) events(n node, p *Project) {
+	l.entries(n, func(k, v node) {
+		if !l.checkName(k, k.Value, "event") {
+			return
+		}
+		if prev, dup := l.eventNames[k.Value]; dup {
+			l.d.add(k.pos(), k.path, "event %q is already declared at %s", k.Value, prev)
+			return
+		}
+		l.eventNames[k.Value] = k.pos()
+		if e := l.event(k, v); e != nil {
+			p.Events = append(p.Events, e)
+		}
+	})
+}
+
+func (l *loader) event(k, v node) *Event {
+	e := &Event{Name: k.Value, Pos: k.pos()}
+	present := l.mapping(v, map[string]field{
+		"description": func(v node) { e.Description, _ = l.str(v) },
+		"subject": func(v node) {
+			if s, ok := l.str(v); ok {
+				if s == "" {
+					l.d.add(v.pos(), v.path, "want the broker's subject, routing key or topic, got an empty string")
+				}
+				e.Subject = s
+			}
+		},
+		"key": func(v node) {
+			if s, ok := l.strings(v); ok {
+				if len(s) == 0 {
+					l.d.add(v.pos(), v.path, "want at least one payload field, or no key for unordered events")
+				}
+				e.Key = s
+				e.keyPos = positions(v)
+			}
+		},
+		"relay":       func(v node) { e.Relay, _ = l.boolean(v) },
+		"payload":     func(v node) { e.Payload = l.payload(v) },
+		"subscribers": func(v node) { e.Subscribers = l.subscribers(v) },
+	})
+	if present == nil {
+		return nil
+	}
+	for _, key := range []string{"subject", "payload"} {
+		if _, ok := present[key]; !ok {
+			l.d.add(k.pos(), k.path, "missing required key %q", key)
+		}
+	}
+	if _, ok := present["payload"]; !ok {
+		return nil
+	}
+	return e
+}
+
+// subscribers reads a list whose entries are a job kind (typed as the event) or
+// {job: kind, map: {event_field: job_field, ...}}.
+func (l *loader) subscribers(n node) []*Subscriber {
+	if n.Kind != yaml.SequenceNode {
+		l.d.add(n.pos(), n.path, "want a list of job kinds, or of {job, map}, got %s", kindName(n.Node))
+		return nil
+	}
+	var out []*Subscriber
+	for i, c := range n.Content {
+		sn := n.at(strconv.Itoa(i), c)
+		s := &Subscriber{Pos: sn.pos()}
+		if sn.Kind == yaml.ScalarNode {
+			if s.Job, _ = l.str(sn); s.Job != "" {
+				out = append(out, s)
+			}
+			continue
+		}
+		present := l.mapping(sn, map[string]field{
+			"job": func(v node) { s.Job, _ = l.str(v); s.Pos = v.pos() },
+			"map": func(v node) {
+				s.Map = []FieldMap{}
+				l.entries(v, func(k, v node) {
+					if to, ok := l.str(v); ok {
+						s.Map = append(s.Map, FieldMap{From: k.Value, To: to, FromPos: k.pos(), ToPos: v.pos()})
+					}
+				})
+			},
+		})
+		if present == nil {
+			continue
+		}
+		if _, ok := present["job"]; !ok {
+			l.d.add(sn.pos(), sn.path, "missing required key %q", "job")
+			continue
+		}
+		if m, ok := present["map"]; ok && len(s.Map) == 0 && m.Kind == yaml.MappingNode {
+			l.d.add(m.pos(), m.path, "want at least one field mapping; without map, the job is typed as the event")
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// checkEvent reports problems of an event that span fields: its versions and changes,
+// its ordering key against every version, and its subscribers against their jobs.
+// Whether a subscriber's payload accepts the event's is the contract checker's.
+func (l *loader) checkEvent(p *Project, e *Event) {
+	path := "events." + e.Name
+	c := e.Contract()
+	l.checkVersions(c)
+	for i, k := range e.Key {
+		at := e.Pos
+		if i < len(e.keyPos) {
+			at = e.keyPos[i]
+		}
+		kp := path + ".key." + strconv.Itoa(i)
+		for _, v := range e.Payload.Versions {
+			props, required := topLevel(v.Schema)
+			prop, ok := props[k]
+			switch {
+			case !ok:
+				if s := Suggest(k, sortedNames(props)); s != "" {
+					l.d.add(at, kp, "payload version %d has no field %q; did you mean %q?", v.Number, k, s)
+				} else {
+					l.d.add(at, kp, "payload version %d has no field %q", v.Number, k)
+				}
+			case !required[k]:
+				l.d.add(at, kp, "field %q of payload version %d is optional: an ordering key field must be required", k, v.Number)
+			case !scalarSchema(v.Schema, prop):
+				l.d.add(at, kp, "field %q of payload version %d is not a string, number, integer or boolean: an ordering key is made of scalars", k, v.Number)
+			}
+		}
+	}
+	seen := map[string]Pos{}
+	kinds := make([]string, 0, len(p.Jobs))
+	for _, j := range p.Jobs {
+		kinds = append(kinds, j.Kind)
+	}
+	for i, s := range e.Subscribers {
+		sp := path + ".subscribers." + strconv.Itoa(i)
+		if prev, dup := seen[s.Job]; dup {
+			l.d.add(s.Pos, sp, "job %s already subscribes at %s", s.Job, prev)
+			continue
+		}
+		seen[s.Job] = s.Pos
+		j := p.Job(s.Job)
+		if j == nil {
+			if sg := Suggest(s.Job, kinds); sg != "" {
+				l.d.add(s.Pos, sp, "no job kind %q; did you mean %q?", s.Job, sg)
+			} else {
+				l.d.add(s.Pos, sp, "no job kind %q: subscribers are jobs declared under jobs", s.Job)
+			}
+			continue
+		}
+		if s.Map != nil {
+			l.checkMap(e, j, s, sp+".map")
+		}
+	}
+}
+
+// checkMap checks a subscriber's mapping: every event field exists in the event's
+// write version, every job field in the job's write version, no job field is filled
+// twice, and every required job field without a default is filled.
+func (l *loader) checkMap(e *Event, j *Job, s *Subscriber, path string) {
+	ev, jv := e.Payload.Version(e.Payload.WriteVersion), j.Payload.Version(j.Payload.WriteVersion)
+	if ev == nil || jv == nil {
+		return // reported with the payloads
+	}
+	from, _ := topLevel(ev.Schema)
+	to, required := topLevel(jv.Schema)
+	filled := map[string]Pos{}
+	for _, m := range s.Map {
+		if _, ok := from[m.From]; !ok {
+			l.d.add(m.FromPos, path+"."+m.From, "event %s version %d has no field %q%s", e.Name, ev.Number, m.From, didYouMean(m.From, sortedNames(from)))
+		}
+		if _, ok := to[m.To]; !ok {
+			l.d.add(m.ToPos, path+"."+m.From, "job %s version %d has no field %q%s", j.Kind, jv.Number, m.To, didYouMean(m.To, sortedNames(to)))
+			continue
+		}
+		if prev, dup := filled[m.To]; dup {
+			l.d.add(m.ToPos, path+"."+m.From, "job field %q is already filled at %s", m.To, prev)
+			continue
+		}
+		filled[m.To] = m.ToPos
+	}
+	for _, name := range sortedSet(required) {
+		if _, ok := filled[name]; ok {
+			continue
+		}
+		if prop := to[name]; prop != nil && mapGet(prop, "default") != nil {
+			continue
+		}
+		l.d.add(s.Pos, path, "required field %q of job %s version %d is not mapped from the event and has no default", name, j.Kind, jv.Number)
+	}
+}
+
+func didYouMean(word string, candidates []string) string {
+	if s := Suggest(word, candidates); s != "" {
+		return "; did you mean \"" + s + "\"?"
+	}
+	return ""
+}
+
+func sortedNames(m map[string]*yaml.Node) []string {
+	set := make(map[string]bool, len(m))
+	for k := range m {
+		set[k] = true
+	}
+	return sortedSet(set)
+}
+
+// scalarSchema reports whether every value a property schema accepts is a scalar
+// (string, number, integer or boolean): by its type, or by its enum or const.
+func scalarSchema(s *Schema, n *yaml.Node) bool {
+	for range 10 {
+		ref := mapGet(n, "$ref")
+		if ref == nil || ref.Kind != yaml.ScalarNode {
+			break
+		}
+		if n = s.Resolve(ref.Value); n == nil {
+			return false
+		}
+	}
+	scalarType := func(t string) bool { return t == "string" || t == "number" || t == "integer" || t == "boolean" }
+	if ts := typeNames(n); len(ts) > 0 {
+		for _, t := range ts {
+			if !scalarType(t) {
+				return false
+			}
+		}
+		return true
+	}
+	if c := mapGet(n, "const"); c != nil {
+		return resolveAlias(c).Kind == yaml.ScalarNode && resolveAlias(c).Tag != "!!null"
+	}
+	if en := mapGet(n, "enum"); en != nil && en.Kind == yaml.SequenceNode {
+		for _, v := range en.Content {
+			if v = resolveAlias(v); v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+				return false
+			}
+		}
+		return len(en.Content) > 0
+	}
+	return false
+}

@@ -1,0 +1,394 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// The order_paid event of these tests: version 2 renames amount to total.
+const (
+	orderPaidV1 = `{"type":"object","additionalProperties":false,"required":["order_id","amount"],
+		"properties":{"order_id":{"type":"string"},"amount":{"type":"integer"}}}`
+	orderPaidV2 = `{"type":"object","additionalProperties":false,"required":["order_id","total"],
+		"properties":{"order_id":{"type":"string"},"total":{"type":"integer"}}}`
+	// The invoice job's payload, filled from the event through a mapping.
+	invoiceV1 = `{"type":"object","additionalProperties":false,"required":["order","cents"],
+		"properties":{"order":{"type":"string"},"cents":{"type":"integer","minimum":1},"currency":{"type":"string","default":"EUR"}}}`
+)
+
+type orderPaidV1Payload struct {
+	OrderID string `json:"order_id"`
+	Amount  int    `json:"amount"`
+}
+
+type orderPaidV2Payload struct {
+	OrderID string `json:"order_id"`
+	Total   int    `json:"total"`
+}
+
+type invoicePayload struct {
+	Order    string `json:"order"`
+	Cents    int    `json:"cents"`
+	Currency string `json:"currency"`
+}
+
+func orderPaidVersions() []runtime.Version {
+	return []runtime.Version{
+		{Number: 1, Schema: orderPaidV1},
+		{Number: 2, Schema: orderPaidV2, Upcast: runtime.Changes(runtime.RenameField("amount", "total"))},
+	}
+}
+
+// shopTypes are the jobs subscribed to order_paid: ship_order typed as the event (its
+// payload has the event's versions), send_invoice through a mapping.
+func shopTypes(t *testing.T) (ship, invoice *runtime.JobType) {
+	t.Helper()
+	ship, err := runtime.NewJobType(runtime.JobType{
+		Kind: "ship_order", Queue: "shop", Priority: 5, MaxAttempts: 3,
+		WriteVersion: 2, Versions: orderPaidVersions(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	invoice, err = runtime.NewJobType(runtime.JobType{
+		Kind: "send_invoice", Queue: "shop", Priority: 5, MaxAttempts: 3,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: invoiceV1}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ship, invoice
+}
+
+// orderPaid builds the event at writeVersion, relayed, ordered by order_id.
+func orderPaid(t *testing.T, writeVersion int, subs ...runtime.Subscriber) *runtime.EventType {
+	t.Helper()
+	et, err := runtime.NewEventType(runtime.EventType{
+		Name: "order_paid", Subject: "shop.order_paid", OrderingKey: []string{"order_id"}, Relay: true,
+		WriteVersion: writeVersion, Versions: orderPaidVersions(), Subscribers: subs,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return et
+}
+
+// TestPublishFanOut: one Publish, in the business transaction, writes the outbox row
+// and each subscriber's job, which commit with it; a rollback leaves none of them. A
+// version 1 event (published by an older build) reaches the subscriber typed as the
+// event stored as version 1, and its handler gets it upcast to version 2; the mapped
+// subscriber gets its own payload, with its defaults.
+func TestPublishFanOut(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	ship, invoice := shopTypes(t)
+	et := orderPaid(t, 1,
+		runtime.Subscriber{Job: ship, Version: 1},
+		runtime.Subscriber{Job: invoice, Map: map[string]string{"order_id": "order", "amount": "cents"}})
+	if _, err := pool.Exec(ctx, `CREATE TABLE orders (id text PRIMARY KEY, paid bool)`); err != nil {
+		t.Fatal(err)
+	}
+
+	// Rolled back: no order, no event, no job.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO orders VALUES ('o-1', true)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Publish(ctx, tx, et, orderPaidV1Payload{OrderID: "o-1", Amount: 1250}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, pool, `SELECT (SELECT count(*) FROM jobc_events) + (SELECT count(*) FROM jobc_jobs_all)`); n != 0 {
+		t.Fatalf("%d events and jobs after a rollback, want none", n)
+	}
+
+	// Committed: the event and both jobs.
+	var p runtime.Published
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO orders VALUES ('o-1', true)`); err != nil {
+			return err
+		}
+		p, err = runtime.Publish(ctx, tx, et, orderPaidV1Payload{OrderID: "o-1", Amount: 1250})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.ID == 0 || len(p.Jobs) != 2 {
+		t.Fatalf("published %+v, want an outbox id and two jobs", p)
+	}
+	var (
+		version int
+		key     *string
+		payload string
+	)
+	if err := pool.QueryRow(ctx, `SELECT version, ordering_key, payload::text FROM jobc_events WHERE id = $1`, p.ID).Scan(&version, &key, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if version != 1 || key == nil || *key != "o-1" || payload != `{"amount": 1250, "order_id": "o-1"}` {
+		t.Errorf("outbox row: version %d, key %v, payload %s; want version 1, key o-1, the payload", version, key, payload)
+	}
+	jobs := map[string]string{}
+	rows, err := pool.Query(ctx, `SELECT kind || '@' || payload_version, payload::text FROM jobc_jobs WHERE id = ANY($1)`, []int64{p.Jobs[0].ID, p.Jobs[1].ID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var kind, payload string
+		if err := rows.Scan(&kind, &payload); err != nil {
+			t.Fatal(err)
+		}
+		jobs[kind] = payload
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{
+		"ship_order@1":   `{"amount": 1250, "order_id": "o-1"}`,
+		"send_invoice@1": `{"cents": 1250, "order": "o-1", "currency": "EUR"}`,
+	}
+	if fmt.Sprint(jobs) != fmt.Sprint(want) {
+		t.Errorf("subscriber jobs %v, want %v", jobs, want)
+	}
+
+	// The workers see the newest versions.
+	w := runtime.NewWorker(pool, testConfig(nil))
+	shipped := make(chan orderPaidV2Payload, 1)
+	invoiced := make(chan invoicePayload, 1)
+	if err := runtime.Handle(w, ship, func(_ context.Context, _ *runtime.Job, p orderPaidV2Payload) error {
+		shipped <- p
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.Handle(w, invoice, func(_ context.Context, _ *runtime.Job, p invoicePayload) error {
+		invoiced <- p
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	patience := 100 * testConfig(nil).PollInterval
+	select {
+	case got := <-shipped:
+		if got != (orderPaidV2Payload{OrderID: "o-1", Total: 1250}) {
+			t.Errorf("ship_order got %+v, want the event upcast to version 2", got)
+		}
+	case <-time.After(patience):
+		t.Fatalf("ship_order not handled after %s", patience)
+	}
+	select {
+	case got := <-invoiced:
+		if got != (invoicePayload{Order: "o-1", Cents: 1250, Currency: "EUR"}) {
+			t.Errorf("send_invoice got %+v", got)
+		}
+	case <-time.After(patience):
+		t.Fatalf("send_invoice not handled after %s", patience)
+	}
+}
+
+// TestPublishInvalidWritesNothing: an event payload that fails its schema, or whose
+// mapped subscriber payload fails the job's, is a *PayloadError and writes nothing,
+// for the whole batch.
+func TestPublishInvalidWritesNothing(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	ship, invoice := shopTypes(t)
+	et := orderPaid(t, 2,
+		runtime.Subscriber{Job: ship},
+		runtime.Subscriber{Job: invoice, Map: map[string]string{"order_id": "order", "total": "cents"}})
+
+	_, err := runtime.Publish(ctx, pool, et, map[string]any{"order_id": "o-1"})
+	var pe *runtime.PayloadError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "total") {
+		t.Errorf("Publish without total: %v, want a *PayloadError naming total", err)
+	}
+	// Valid for the event, but 0 cents is below the invoice's minimum.
+	_, err = runtime.PublishMany(ctx, pool, et, []orderPaidV2Payload{{OrderID: "o-1", Total: 5}, {OrderID: "o-2", Total: 0}})
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "payload 1: subscriber send_invoice") || pe.Kind != "send_invoice" {
+		t.Errorf("PublishMany with a bad invoice: %v, want a *PayloadError of send_invoice for payload 1", err)
+	}
+	if n := countRows(t, pool, `SELECT (SELECT count(*) FROM jobc_events) + (SELECT count(*) FROM jobc_jobs_all)`); n != 0 {
+		t.Errorf("%d events and jobs after invalid publishes, want none", n)
+	}
+}
+
+// TestPublishMany: a batch takes ids in order, keys its rows, and writes one job per
+// event and subscriber; an event that is not relayed writes only its jobs.
+func TestPublishMany(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	ship, _ := shopTypes(t)
+	et := orderPaid(t, 2, runtime.Subscriber{Job: ship})
+	batch := []orderPaidV2Payload{{OrderID: "o-2", Total: 1}, {OrderID: "o-1", Total: 2}, {OrderID: "o-2", Total: 3}}
+	ps, err := runtime.PublishMany(ctx, pool, et, batch, runtime.WithEventMetadata(map[string]any{"trace": "t-1"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		var key, payload, meta, jobMeta string
+		if err := pool.QueryRow(ctx, `SELECT ordering_key, payload::text, metadata::text FROM jobc_events WHERE id = $1`, p.ID).Scan(&key, &payload, &meta); err != nil {
+			t.Fatal(err)
+		}
+		want, _ := json.Marshal(batch[i])
+		if i > 0 && p.ID <= ps[i-1].ID || key != batch[i].OrderID || !jsonEqual(payload, string(want)) || meta != `{"trace": "t-1"}` {
+			t.Errorf("event %d: id %d (previous %d), key %s, payload %s, metadata %s", i, p.ID, ps[max(i-1, 0)].ID, key, payload, meta)
+		}
+		if err := pool.QueryRow(ctx, `SELECT payload::text, metadata::text FROM jobc_jobs WHERE id = $1`, p.Jobs[0].ID).Scan(&payload, &jobMeta); err != nil {
+			t.Fatal(err)
+		}
+		if !jsonEqual(payload, string(want)) || jobMeta != `{"trace": "t-1"}` {
+			t.Errorf("event %d's job: payload %s, metadata %s", i, payload, jobMeta)
+		}
+	}
+
+	local, err := runtime.NewEventType(runtime.EventType{
+		Name: "order_noted", Subject: "shop.order_noted", WriteVersion: 2, Versions: orderPaidVersions(),
+		Subscribers: []runtime.Subscriber{{Job: ship}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lps, err := runtime.PublishMany(ctx, pool, local, batch)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lps[0].ID != 0 || len(lps[2].Jobs) != 1 || lps[2].Jobs[0].ID == 0 {
+		t.Errorf("unrelayed events: %+v, want no outbox ids and a job each", lps)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_events WHERE event = 'order_noted'`); n != 0 {
+		t.Errorf("%d outbox rows of an event that is not relayed", n)
+	}
+}
+
+func jsonEqual(a, b string) bool {
+	var x, y any
+	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {
+		return false
+	}
+	return fmt.Sprint(x) == fmt.Sprint(y)
+}
+
+// TestPublishOrderingKeyCommitOrder: a transaction publishing a key the open
+// transaction of another has published waits for it, so it takes the later id, and
+// ids within a key follow commit order; a transaction of another key does not wait.
+func TestPublishOrderingKeyCommitOrder(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	et := orderPaid(t, 2)
+
+	first, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = first.Rollback(ctx) }()
+	p1, err := runtime.Publish(ctx, first, et, orderPaidV2Payload{OrderID: "o-1", Total: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// Another key goes through at once, while first is open.
+	other, err := runtime.Publish(ctx, pool, et, orderPaidV2Payload{OrderID: "o-2", Total: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// The same key waits for first: it is seen waiting on the advisory lock.
+	second, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Release()
+	var secondPID int
+	if err := second.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&secondPID); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan runtime.Published, 1)
+	failed := make(chan error, 1)
+	go func() {
+		p, err := runtime.Publish(ctx, second.Conn(), et, orderPaidV2Payload{OrderID: "o-1", Total: 2})
+		if err != nil {
+			failed <- err
+			return
+		}
+		done <- p
+	}()
+	waitForLockWait(t, pool, secondPID)
+	select {
+	case p := <-done:
+		t.Fatalf("second publish of key o-1 returned (id %d) while the first transaction was open", p.ID)
+	default:
+	}
+	if err := first.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var p2 runtime.Published
+	select {
+	case p2 = <-done:
+	case err := <-failed:
+		t.Fatal(err)
+	}
+	if !(p1.ID < p2.ID) {
+		t.Errorf("key o-1: first committed id %d, second %d; want ids in commit order", p1.ID, p2.ID)
+	}
+	if !(p1.ID < other.ID) {
+		t.Errorf("key o-2 (id %d) should have taken its id while key o-1's first transaction (id %d) was open", other.ID, p1.ID)
+	}
+}
+
+// waitForLockWait waits until backend pid waits for an advisory lock, polling as often
+// as a worker would; it fails printing what the backend was doing.
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool, pid int) {
+	t.Helper()
+	poll := testConfig(nil).PollInterval
+	var state string
+	for range 200 {
+		err := pool.QueryRow(t.Context(), `
+			SELECT coalesce(a.wait_event_type, '') || '/' || coalesce(a.wait_event, '') || ' ' || coalesce(a.state, '')
+			FROM pg_stat_activity a WHERE a.pid = $1`, pid).Scan(&state)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if strings.HasPrefix(state, "Lock/advisory") {
+			return
+		}
+		time.Sleep(poll / 5)
+	}
+	t.Fatalf("backend %d never waited for the ordering key's advisory lock; last seen: %s", pid, state)
+}
+
+// TestEventDecode: a consumer decodes a version 1 event into version 2's JSON, as
+// workers decode jobs, and an invalid or unknown version is an error.
+func TestEventDecode(t *testing.T) {
+	t.Parallel()
+	et := orderPaid(t, 2)
+	got, err := et.Decode(1, []byte(`{"order_id":"o-1","amount":7}`))
+	if err != nil || !jsonEqual(string(got), `{"order_id":"o-1","total":7}`) {
+		t.Errorf("Decode v1: %s, %v", got, err)
+	}
+	if _, err := et.Decode(1, []byte(`{"order_id":"o-1"}`)); err == nil || !strings.Contains(err.Error(), "amount") {
+		t.Errorf("Decode of an invalid v1: %v, want an error naming amount", err)
+	}
+	if _, err := et.Decode(3, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "unknown payload version 3") {
+		t.Errorf("Decode of version 3: %v", err)
+	}
+}
