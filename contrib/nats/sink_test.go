@@ -142,8 +142,8 @@ func TestNATSPoison(t *testing.T) {
 	srv := brokertest.StartNATS(t, "max_payload: "+strconv.Itoa(maxPayload))
 	_, stream := newStream(t, srv.URL, "poison")
 	pool := testkit.MigratedSchema(t)
-	small := relaytest.InsertCommitted(t, pool, "poison.small", []string{"", ""}, []byte(`{"n":1}`))
-	big := relaytest.InsertCommitted(t, pool, "poison.big", []string{""}, []byte(`{"pad":"`+strings.Repeat("x", 2*maxPayload)+`"}`))
+	small := relaytest.PublishCommitted(t, pool, "poison.small", `{"n":1}`, `{"n":2}`)
+	big := relaytest.PublishCommitted(t, pool, "poison.big", `{"pad":"`+strings.Repeat("x", 2*maxPayload)+`"}`)
 
 	sink, err := jobcnats.Connect(srv.URL, jobcnats.Options{})
 	if err != nil {

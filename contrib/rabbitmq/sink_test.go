@@ -170,8 +170,8 @@ func TestRabbitMQPoison(t *testing.T) {
 	prefix := fmt.Sprintf("poison%d", time.Now().UnixNano())
 	exchange, _ := newQueue(t, url, prefix)
 	pool := testkit.MigratedSchema(t)
-	routable := relaytest.InsertCommitted(t, pool, prefix+".ok", []string{"a", "b"}, []byte(`{"n":1}`))
-	lost := relaytest.InsertCommitted(t, pool, "nobody.listens", []string{""}, []byte(`{"n":2}`))
+	routable := relaytest.PublishCommitted(t, pool, prefix+".ok", `{"n":1}`, `{"n":2}`)
+	lost := relaytest.PublishCommitted(t, pool, "nobody.listens", `{"n":3}`)
 
 	sink, err := jobcamqp.Dial(t.Context(), url, jobcamqp.Options{Exchange: exchange})
 	if err != nil {

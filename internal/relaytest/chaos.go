@@ -2,7 +2,6 @@ package relaytest
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
 )
 
 // ChaosBroker is what the chaos scenario needs from one broker's tests.
@@ -19,7 +20,7 @@ type ChaosBroker struct {
 	Name   string // for messages: "NATS JetStream", "RabbitMQ"
 	URL    string // the broker the relay children connect to
 	Target string // passed to the children's NewSink (a stream, an exchange)
-	Prefix string // the events' subjects are Prefix.<key>
+	Prefix string // the events' subject is Prefix.happened
 	// Restart stops the broker, leaves it down for down, and starts it again with
 	// the same data.
 	Restart func(ctx context.Context, down time.Duration) error
@@ -81,6 +82,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 		t.Fatal(err)
 	}
 
+	et := ChaosEventType(b.Prefix)
 	relayA := StartRelay(t, "A", database, b.URL, b.Target, s)
 
 	var mu sync.Mutex
@@ -102,7 +104,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 	for range c.Producers {
 		wg.Go(func() {
 			for n := range next {
-				ids, ps, err := produce(ctx, pool, b.Prefix, n, c)
+				ids, ps, err := produce(ctx, pool, et, n, c)
 				mu.Lock()
 				switch {
 				case err != nil:
@@ -215,7 +217,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 // produce runs business transaction n: an order and PerTx events with random keys,
 // committed, or rolled back when n is a multiple of RollbackEvery. It returns the ids
 // and payloads of the committed events, nil for a rollback.
-func produce(ctx context.Context, pool *pgxpool.Pool, prefix string, n int, c ChaosConfig) ([]int64, []Payload, error) {
+func produce(ctx context.Context, pool *pgxpool.Pool, et *runtime.EventType, n int, c ChaosConfig) ([]int64, []Payload, error) {
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		return nil, nil, err
@@ -226,8 +228,8 @@ func produce(ctx context.Context, pool *pgxpool.Pool, prefix string, n int, c Ch
 	}
 	ids := make([]int64, c.PerTx)
 	ps := make([]Payload, c.PerTx)
-	// Publish locks each ordering key until commit: a transaction takes its keys in
-	// sorted order, or two of them could each wait for the other's key.
+	// Publish locks each ordering key until commit: a transaction that publishes
+	// several takes them in sorted order, or two could each wait for the other's key.
 	keys := make([]string, c.PerTx)
 	for i := range keys {
 		keys[i] = fmt.Sprintf("k%02d", rand.IntN(c.Keys))
@@ -235,13 +237,11 @@ func produce(ctx context.Context, pool *pgxpool.Pool, prefix string, n int, c Ch
 	slices.Sort(keys)
 	for i := range c.PerTx {
 		ps[i] = Payload{Tx: n, I: i, Key: keys[i]}
-		body, err := json.Marshal(ps[i])
+		p, err := runtime.Publish(ctx, tx, et, ps[i])
 		if err != nil {
-			return nil, nil, err
-		}
-		if ids[i], err = Insert(ctx, tx, ChaosEvent, Subject(prefix, ps[i].Key), ps[i].Key, body); err != nil {
 			return nil, nil, fmt.Errorf("transaction %d: %w", n, err)
 		}
+		ids[i] = p.ID
 	}
 	if c.RollbackEvery > 0 && n%c.RollbackEvery == 0 {
 		return nil, nil, tx.Rollback(ctx)

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
-// Payload is the payload of the test's events: which business transaction wrote it
+// Payload is the payload of the chaos events: which business transaction wrote it
 // (Tx), its place in it (I) and its ordering key.
 type Payload struct {
 	Tx  int    `json:"tx"`
@@ -20,50 +20,36 @@ type Payload struct {
 	Key string `json:"key"`
 }
 
-// ChaosEvent is the test events' name; their subject is Subject(prefix, key).
-const ChaosEvent = "chaos_happened"
-
-// Subject is a test event's subject: prefix + "." + key.
-func Subject(prefix, key string) string { return prefix + "." + key }
-
-// Insert writes one outbox row in tx as Publish does, with the ordering key's advisory
-// lock taken first, and returns its id. (The sinks' tests write the rows themselves so
-// that they depend on nothing but the outbox table, the relay's input.)
-func Insert(ctx context.Context, tx pgx.Tx, event, subject, key string, payload []byte) (int64, error) {
-	var k *string
-	if key != "" {
-		k = &key
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('jobc_events'), hashtext($1 || '/' || $2))`, event, key); err != nil {
-			return 0, fmt.Errorf("lock ordering key %q: %w", key, err)
-		}
-	}
-	var id int64
-	err := tx.QueryRow(ctx, `INSERT INTO jobc_events (event, version, subject, ordering_key, payload)
-		VALUES ($1, 1, $2, $3, $4) RETURNING id`, event, subject, k, payload).Scan(&id)
-	if err != nil {
-		return 0, fmt.Errorf("insert event %s: %w", event, err)
-	}
-	return id, nil
+// ChaosEventType is the test events' type: relayed, ordered by Payload.Key, published
+// to prefix.happened.
+func ChaosEventType(prefix string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{
+		Name: "chaos_happened", Subject: prefix + ".happened", OrderingKey: []string{"key"}, Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","required":["tx","i","key"],
+			"properties":{"tx":{"type":"integer"},"i":{"type":"integer"},"key":{"type":"string"}}}`}},
+	})
 }
 
-// InsertCommitted writes n unordered events of subject and size bytes of payload each in
-// one transaction and returns their ids.
-func InsertCommitted(t testing.TB, pool *pgxpool.Pool, subject string, keys []string, payload []byte) []int64 {
+// PublishCommitted publishes one unordered event of subject per payload, in one
+// transaction, and returns their ids.
+func PublishCommitted(t testing.TB, pool *pgxpool.Pool, subject string, payloads ...string) []int64 {
 	t.Helper()
-	ctx := t.Context()
-	tx, err := pool.Begin(ctx)
+	et, err := runtime.NewEventType(runtime.EventType{Name: "probe", Subject: subject, Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tx.Rollback(ctx) //nolint:errcheck // after Commit, a no-op
-	ids := make([]int64, len(keys))
-	for i, key := range keys {
-		if ids[i], err = Insert(ctx, tx, ChaosEvent, subject, key, payload); err != nil {
-			t.Fatal(err)
-		}
+	raws := make([]json.RawMessage, len(payloads))
+	for i, p := range payloads {
+		raws[i] = json.RawMessage(p)
 	}
-	if err := tx.Commit(ctx); err != nil {
+	published, err := runtime.PublishMany(t.Context(), pool, et, raws)
+	if err != nil {
 		t.Fatal(err)
+	}
+	ids := make([]int64, len(published))
+	for i, p := range published {
+		ids[i] = p.ID
 	}
 	return ids
 }
