@@ -19,7 +19,9 @@ import (
 )
 
 // newQueue declares a durable topic exchange of the test's own and a durable queue
-// bound to it for prefix.#, and returns the exchange's and the queue's names.
+// bound to it for prefix.#, and returns the exchange's and the queue's names. The queue
+// is a classic queue of version 2, whose persistent writes are about twice as fast as
+// version 1's here (RabbitMQ 3.10).
 func newQueue(t testing.TB, url, prefix string) (exchange, queue string) {
 	t.Helper()
 	conn, err := amqp.Dial(url)
@@ -35,7 +37,7 @@ func newQueue(t testing.TB, url, prefix string) (exchange, queue string) {
 	if err := ch.ExchangeDeclare(exchange, "topic", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.QueueDeclare(queue, true, false, false, false, nil); err != nil {
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, amqp.Table{"x-queue-version": 2}); err != nil {
 		t.Fatal(err)
 	}
 	if err := ch.QueueBind(queue, prefix+".#", exchange, false, nil); err != nil {
