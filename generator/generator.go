@@ -55,6 +55,10 @@ type Options struct {
 // from turning into build constraints or test files.
 const CatalogFileName = "jobc.go"
 
+// EventFileSuffix ends the file of each event, <name>.event.jobc.go: an event and a job
+// never share a file name, and the file is the generator's like a job's.
+const EventFileSuffix = ".event.jobc.go"
+
 // Generate loads the project in dir and renders its Go files without writing them. It
 // refuses a spec that edits a version released in jobc.lock, with the finding
 // `jobc check` gives (RELEASED_VERSION_CHANGED).
@@ -79,7 +83,7 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, buildDiags, err := build(ctx, p, base)
+	jobs, events, buildDiags, err := build(ctx, p, base)
 	if err != nil {
 		return nil, err
 	}
@@ -94,7 +98,14 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	for i, j := range jobs {
 		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, j.Spec.Kind+".jobc.go"), Content: files[i]})
 	}
-	b, err := emit.CatalogFile(p.Package, p.File, jobs)
+	for _, e := range events {
+		b, err := emit.EventFile(p.Package, e)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: generate event %s: %w", e.Spec.Name, err)
+		}
+		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, e.Spec.Name+EventFileSuffix), Content: b})
+	}
+	b, err := emit.CatalogFile(p.Package, p.File, jobs, events)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
@@ -143,14 +154,19 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 // generated package will declare. The project may have failed to load cleanly; every
 // job is still converted as far as it goes. The jobs are ready to emit only when the
 // diagnostics are empty; the error is for a cancelled ctx.
-func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, spec.Diagnostics, error) {
+func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, []emit.Event, spec.Diagnostics, error) {
 	built := make([]builtJob, len(p.Jobs))
 	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	var diags spec.Diagnostics
 	ids := names.CatalogueOwned()
+	if len(p.Events) > 0 {
+		for _, id := range names.EventCatalogue() {
+			ids = append(ids, names.Owned{Ident: id})
+		}
+	}
 	var jobs []emit.Job
 	for _, b := range built {
 		diags = append(diags, b.diags...)
@@ -159,12 +175,39 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 		ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.Idents(b.versions))...)
 		jobs = append(jobs, b.job)
 	}
+	var events []emit.Event
+	for _, se := range p.Events {
+		e, versions, ds := buildEvent(p, se)
+		diags = append(diags, ds...)
+		ids = append(ids, names.EventOwned(se, e.Names.Idents(versions))...)
+		events = append(events, e)
+	}
 	diags = append(diags, names.Collisions(ids)...)
 	diags = append(diags, contractErrors(p, base)...)
 	if len(diags) > 0 {
-		return nil, diags, nil
+		return nil, nil, diags, nil
 	}
-	return jobs, nil, nil
+	return jobs, events, nil, nil
+}
+
+// buildEvent converts one event's payload versions and resolves its subscribers: the
+// job version a typed subscriber stores the event as.
+func buildEvent(p *spec.Project, se *spec.Event) (emit.Event, []names.Version, spec.Diagnostics) {
+	e := emit.Event{Spec: se, Names: names.ForEvent(se.Name)}
+	vs, nvs, diags := convertVersions(p, se.Payload.Versions, e.Names.Version)
+	e.Versions = vs
+	for _, s := range se.Subscribers {
+		j := p.Job(s.Job)
+		if j == nil {
+			continue // reported by spec.Load
+		}
+		sub := emit.Subscriber{Spec: s, Job: names.ForKind(j.Kind)}
+		if s.Map == nil {
+			sub.Version, _ = contract.SubscriberVersion(se, j) // 0 is reported by the contract check
+		}
+		e.Subscribers = append(e.Subscribers, sub)
+	}
+	return e, nvs, diags
 }
 
 // builtJob is one job converted to Go types as far as it goes, and the problems found.
@@ -185,26 +228,39 @@ func buildJob(p *spec.Project, sj *spec.Job) builtJob {
 		}
 	}
 	b := builtJob{diags: j.Names.MethodCollisions(sj, j.Classes)}
-	for i, sv := range sj.Payload.Versions {
+	vs, nvs, ds := convertVersions(p, sj.Payload.Versions, j.Names.Version)
+	j.Versions, b.versions = vs, nvs
+	b.diags = append(b.diags, ds...)
+	b.job = j
+	return b
+}
+
+// convertVersions converts payload versions into Go types, the root struct of each
+// named by structName; it returns the versions that converted, what the identifiers
+// of every version depend on, and the problems found. Jobs and events share it.
+func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) string) ([]emit.Version, []names.Version, spec.Diagnostics) {
+	var out []emit.Version
+	var nvs []names.Version
+	var diags spec.Diagnostics
+	for i, sv := range svs {
 		nv := names.Version{Number: sv.Number}
 		if i > 0 {
-			nv.HandWritten = needsHandWrittenUpcast(sj.Payload.Versions[i-1], sv)
+			nv.HandWritten = needsHandWrittenUpcast(svs[i-1], sv)
 		}
-		payload, ds := gotype.Convert(j.Names.Version(sv.Number), sv.Schema, p.Types)
-		b.diags = append(b.diags, ds...)
+		payload, ds := gotype.Convert(structName(sv.Number), sv.Schema, p.Types)
+		diags = append(diags, ds...)
 		canon, err := sv.Schema.Canonical()
 		if err != nil {
-			b.diags = append(b.diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
+			diags = append(diags, spec.Diagnostic{Pos: sv.Pos, Path: sv.Schema.Path, Message: err.Error()})
 		}
 		nv.Payload = payload
-		b.versions = append(b.versions, nv)
+		nvs = append(nvs, nv)
 		if payload == nil || err != nil {
 			continue
 		}
-		j.Versions = append(j.Versions, emit.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
+		out = append(out, emit.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
 	}
-	b.job = j
-	return b
+	return out, nvs, diags
 }
 
 // parallel calls f(0) ... f(n-1) on all cores. Jobs are independent, and converting
@@ -263,7 +319,7 @@ func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
 	for _, f := range findings {
 		switch f.Rule {
 		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable,
-			contract.RuleReleasedVersionChanged:
+			contract.RuleReleasedVersionChanged, contract.RuleSubscriberIncompatible:
 			d := f.Diagnostic
 			d.Message += " [" + f.Rule + "]"
 			out = append(out, d)

@@ -35,7 +35,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			jobs, diags, err := build(context.Background(), p, nil)
+			jobs, events, diags, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}
@@ -43,6 +43,24 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			handWritten := map[string]bool{}
 			for _, id := range names.Catalogue() {
 				want[id.Name] = true
+			}
+			if len(events) > 0 {
+				for _, id := range names.EventCatalogue() {
+					want[id.Name] = true
+				}
+			}
+			for _, e := range events {
+				var vs []names.Version
+				for _, v := range e.Versions {
+					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, HandWritten: v.HandWritten})
+				}
+				for _, id := range e.Names.Idents(vs) {
+					if id.HandWritten {
+						handWritten[id.Name] = true
+					} else {
+						want[id.Name] = true
+					}
+				}
 			}
 			for _, j := range jobs {
 				var vs []names.Version

@@ -153,6 +153,12 @@ func (et *EventType) Decode(version int, payload []byte) ([]byte, error) {
 	return out, nil
 }
 
+// CheckUpcast is JobType.CheckUpcast for the event's payload: jobc check runs sample
+// documents of every older version through it.
+func (et *EventType) CheckUpcast(from int, payload []byte) ([]byte, error) {
+	return et.contract.CheckUpcast(from, payload)
+}
+
 // orderingKey returns the ordering key of a payload, decoded as doc, or nil for an
 // unordered event. A key of one field is that field's value as text (a string without
 // its quotes, any other scalar as its JSON); a key of several is the JSON array of their

@@ -392,3 +392,61 @@ func TestEventDecode(t *testing.T) {
 		t.Errorf("Decode of version 3: %v", err)
 	}
 }
+
+// TestPublishManyKeysDoNotDeadlock: batches that hold the same keys in opposite orders,
+// published concurrently, lock the keys in one (sorted) order: they wait for each
+// other instead of deadlocking, and every event is written.
+func TestPublishManyKeysDoNotDeadlock(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	et := orderPaid(t, 2)
+	const rounds = 20
+	forward := []orderPaidV2Payload{{OrderID: "a", Total: 1}, {OrderID: "b", Total: 1}, {OrderID: "c", Total: 1}}
+	backward := []orderPaidV2Payload{{OrderID: "c", Total: 2}, {OrderID: "b", Total: 2}, {OrderID: "a", Total: 2}}
+	errs := make(chan error, 2)
+	for _, batch := range [][]orderPaidV2Payload{forward, backward} {
+		go func() {
+			for range rounds {
+				err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+					_, err := runtime.PublishMany(ctx, tx, et, batch)
+					return err
+				})
+				if err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range 2 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_events`); n != 2*rounds*len(forward) {
+		t.Errorf("%d events, want %d", n, 2*rounds*len(forward))
+	}
+	// Ids within a key follow commit order, and a batch holds all its keys until it
+	// commits: every key lists the batches in the same order.
+	rows, err := pool.Query(ctx, `SELECT ordering_key, array_agg((payload->>'total')::int ORDER BY id) FROM jobc_events GROUP BY 1 ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seqs := map[string][]int{}
+	for rows.Next() {
+		var key string
+		var totals []int
+		if err := rows.Scan(&key, &totals); err != nil {
+			t.Fatal(err)
+		}
+		seqs[key] = totals
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(seqs["a"]) != fmt.Sprint(seqs["b"]) || fmt.Sprint(seqs["b"]) != fmt.Sprint(seqs["c"]) {
+		t.Errorf("keys saw the batches in different orders: %v", seqs)
+	}
+}

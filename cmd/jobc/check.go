@@ -137,8 +137,8 @@ func exercise(ctx context.Context, w io.Writer, dir string, p *spec.Project) (co
 }
 
 func hasUpcasts(p *spec.Project) bool {
-	for _, j := range p.Jobs {
-		if len(j.Payload.Versions) > 1 {
+	for _, k := range p.Contracts() {
+		if len(k.Payload.Versions) > 1 {
 			return true
 		}
 	}

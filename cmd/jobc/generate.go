@@ -40,7 +40,11 @@ warns that released versions are unprotected.`,
 			if res.Unlocked {
 				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: warning: no %s: released versions are unprotected from edits in place; run `jobc lock` when you release\n", contract.LockName)
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %d job types into %s\n", len(res.Project.Jobs), res.Project.Out)
+			what := fmt.Sprintf("%d job types", len(res.Project.Jobs))
+			if n := len(res.Project.Events); n > 0 {
+				what += fmt.Sprintf(" and %d event(s)", n)
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: generated %s into %s\n", what, res.Project.Out)
 			return nil
 		},
 	}

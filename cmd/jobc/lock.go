@@ -61,10 +61,16 @@ jobc.lock cannot be read.`,
 				return err
 			}
 			versions := 0
-			for _, j := range l.Jobs {
-				versions += len(j.Versions)
+			for _, contracts := range []map[string]*contract.LockedJob{l.Jobs, l.Events} {
+				for _, j := range contracts {
+					versions += len(j.Versions)
+				}
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: locked %d kind(s), %d version(s) in %s\n", len(l.Jobs), versions, filepath.Join(o.dir, contract.LockName))
+			what := fmt.Sprintf("%d kind(s)", len(l.Jobs))
+			if len(l.Events) > 0 {
+				what += fmt.Sprintf(", %d event(s)", len(l.Events))
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "jobc: locked %s, %d version(s) in %s\n", what, versions, filepath.Join(o.dir, contract.LockName))
 			return nil
 		},
 	}

@@ -196,7 +196,7 @@ func demoQueues() map[string]runtime.QueueConfig {
 	return map[string]runtime.QueueConfig{
 		"payments": {MaxWorkers: 4}, "email": {MaxWorkers: 8}, "webhooks": {MaxWorkers: 8},
 		"documents": {MaxWorkers: 2}, "catalog": {MaxWorkers: 2}, "reports": {MaxWorkers: 1},
-		"maintenance": {MaxWorkers: 1}, "default": {MaxWorkers: 1},
+		"maintenance": {MaxWorkers: 1}, "default": {MaxWorkers: 1}, "loyalty": {MaxWorkers: 1},
 	}
 }
 

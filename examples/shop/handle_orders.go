@@ -139,7 +139,37 @@ func confirmPayment(ctx context.Context, tx pgx.Tx, job jobs.PaymentConfirmedJob
 	_, err = enqueueWebhooks(ctx, tx, jobs.DeliverWebhookV1EventOrderPaid, p.PaidAt, map[string]any{
 		"order_id": p.OrderID, "payment_id": p.PaymentID, "amount_cents": p.Amount.AmountCents, "currency": string(p.Amount.Currency),
 	}, meta)
+	if err != nil {
+		return err
+	}
+	// The fact, for the shop's own subscribers (record_sale, award_loyalty_points) and,
+	// through the outbox, for the services behind the broker.
+	_, err = jobs.PublishOrderPaid(ctx, tx, jobs.OrderPaidV1{
+		OrderID: p.OrderID, PaymentID: p.PaymentID, AmountCents: p.Amount.AmountCents,
+		Currency: jobs.OrderPaidV1Currency(p.Amount.Currency), PaidAt: p.PaidAt,
+	}, runtime.WithEventMetadata(map[string]any{"request_id": metadataOf(job.Job).RequestID}))
 	return err
+}
+
+// HandleRecordSale adds the paid order to the sales ledger; a repeat changes nothing.
+func (h *handlers) HandleRecordSale(ctx context.Context, job jobs.RecordSaleJob, p jobs.RecordSale) error {
+	_, err := h.pool.Exec(ctx, `INSERT INTO sales (order_id, amount_cents, currency, paid_at) VALUES ($1, $2, $3, $4)
+		ON CONFLICT (order_id) DO NOTHING`, p.OrderID, p.AmountCents, string(p.Currency), p.PaidAt)
+	if err != nil {
+		return job.Transient(fmt.Errorf("record sale of order %d: %w", p.OrderID, err))
+	}
+	return nil
+}
+
+// HandleAwardLoyaltyPoints credits points_per_euro points per whole euro spent; a
+// repeat changes nothing.
+func (h *handlers) HandleAwardLoyaltyPoints(ctx context.Context, job jobs.AwardLoyaltyPointsJob, p jobs.AwardLoyaltyPoints) error {
+	points := p.SpentCents / 100 * p.PointsPerEuro
+	_, err := h.pool.Exec(ctx, `INSERT INTO loyalty_awards (order_id, points) VALUES ($1, $2) ON CONFLICT (order_id) DO NOTHING`, p.OrderID, points)
+	if err != nil {
+		return job.Transient(fmt.Errorf("award points for order %d: %w", p.OrderID, err))
+	}
+	return nil
 }
 
 // HandleGenerateInvoicePDF renders the invoice and stores it where the customer's

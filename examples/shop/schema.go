@@ -70,6 +70,20 @@ CREATE TABLE IF NOT EXISTS webhook_endpoints (
 	events text[] NOT NULL
 );
 
+-- The sales ledger (record_sale) and the loyalty points awarded per order
+-- (award_loyalty_points): one row per order, so a job that runs twice changes nothing.
+CREATE TABLE IF NOT EXISTS sales (
+	order_id     bigint PRIMARY KEY REFERENCES orders ON DELETE CASCADE,
+	amount_cents bigint NOT NULL,
+	currency     text NOT NULL,
+	paid_at      timestamptz NOT NULL
+);
+
+CREATE TABLE IF NOT EXISTS loyalty_awards (
+	order_id bigint PRIMARY KEY REFERENCES orders ON DELETE CASCADE,
+	points   bigint NOT NULL
+);
+
 CREATE TABLE IF NOT EXISTS carts (
 	id          bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
 	customer_id bigint REFERENCES customers ON DELETE CASCADE,

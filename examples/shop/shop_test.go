@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -306,6 +307,52 @@ func TestPaymentMismatchFailsAndRollsBack(t *testing.T) {
 	if ids := e.jobsOfKind(t, jobs.KindGenerateInvoicePDF); len(ids) != 0 {
 		t.Errorf("invoice jobs %v, want none", ids)
 	}
+}
+
+// TestPaymentPublishesOrderPaid: confirming a payment publishes order_paid in the
+// handler's transaction: one outbox row keyed by the order, for the relay, and the
+// subscriber jobs, which record the sale (typed as the event) and award the points
+// (mapped, with the job's default rate); a payment that rolls back publishes nothing.
+func TestPaymentPublishesOrderPaid(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	ctx := t.Context()
+	placed, err := e.shop.PlaceOrder(ctx, e.order(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := e.payment(placed)
+	bad.ID, bad.EventID, bad.AmountCents = bad.ID+"x", bad.EventID+"x", bad.AmountCents-1
+	if _, err := e.shop.ReceivePayment(ctx, bad); err != nil {
+		t.Fatal(err)
+	}
+	pay := e.payment(placed)
+	first, err := e.shop.ReceivePayment(ctx, pay)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.startWorker(t)
+	if j := e.waitJob(t, first.ID, finished); j.State != runtime.StateCompleted {
+		t.Fatalf("payment job is %s: %+v", j.State, j.Errors)
+	}
+	var key, subject, meta string
+	var version int
+	var amount int64
+	err = e.pool.QueryRow(ctx, `SELECT ordering_key, subject, version, (payload->>'amount_cents')::bigint, metadata->>'request_id'
+		FROM jobc_events WHERE event = $1`, jobs.EventOrderPaid).Scan(&key, &subject, &version, &amount, &meta)
+	if err != nil {
+		t.Fatalf("the order_paid outbox row: %v (rows: %d)", err, e.count(t, `SELECT count(*) FROM jobc_events`))
+	}
+	if key != fmt.Sprint(placed.OrderID) || subject != "shop.orders.paid" || version != 1 || amount != pay.AmountCents || meta != pay.EventID {
+		t.Errorf("outbox row: key %s, subject %s, version %d, amount %d, request %s", key, subject, version, amount, meta)
+	}
+	if n := e.count(t, `SELECT count(*) FROM jobc_events`); n != 1 {
+		t.Errorf("%d outbox rows, want the committed payment's only", n)
+	}
+	e.waitFor(t, "the sale and the points", func() bool {
+		return e.count(t, `SELECT count(*) FROM sales WHERE order_id = $1 AND amount_cents = $2`, placed.OrderID, pay.AmountCents) == 1 &&
+			e.count(t, `SELECT count(*) FROM loyalty_awards WHERE order_id = $1 AND points = $2`, placed.OrderID, pay.AmountCents/100) == 1
+	})
 }
 
 // TestScheduledPublication: the publication waits, scheduled, until its time.

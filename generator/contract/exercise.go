@@ -50,7 +50,7 @@ type ExerciseResult struct {
 // directory it creates there and removes.
 func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	type step struct {
-		job  *spec.Job
+		job  spec.Contract // a job's or an event's
 		from *spec.Version
 	}
 	var steps []step
@@ -58,20 +58,23 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	enc := json.NewEncoder(&input)
 	res := &ExerciseResult{}
 	older := false
-	for _, j := range p.Jobs {
+	for _, j := range p.Contracts() {
 		vs := j.Payload.Versions
+		if len(vs) == 0 {
+			continue
+		}
 		older = older || len(vs) > 1
 		for _, v := range vs[:len(vs)-1] {
 			docs, err := samples.Documents(v.Schema.Value())
 			if err != nil {
-				return nil, fmt.Errorf("jobc: samples of %s version %d: %w", j.Kind, v.Number, err)
+				return nil, fmt.Errorf("jobc: samples of %s version %d: %w", j.Name, v.Number, err)
 			}
 			for _, d := range docs {
 				payload, err := json.Marshal(d)
 				if err != nil {
-					return nil, fmt.Errorf("jobc: samples of %s version %d: %w", j.Kind, v.Number, err)
+					return nil, fmt.Errorf("jobc: samples of %s version %d: %w", j.Name, v.Number, err)
 				}
-				if err := enc.Encode(sampleIn{Kind: j.Kind, Version: v.Number, Payload: payload}); err != nil {
+				if err := enc.Encode(sampleIn{Kind: j.Path(), Version: v.Number, Payload: payload}); err != nil {
 					return nil, fmt.Errorf("jobc: samples: %w", err)
 				}
 				steps = append(steps, step{j, v})
@@ -79,7 +82,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 		}
 	}
 	if len(steps) == 0 {
-		res.Skipped = "no job has more than one payload version"
+		res.Skipped = "no job or event has more than one payload version"
 		if older {
 			res.Skipped = "no sample document could be made for the older payload versions (samples cover a subset of JSON Schema)"
 		}
@@ -110,7 +113,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	if r, err := filepath.Rel(root, near); err != nil || strings.HasPrefix(r, "..") {
 		near = root
 	}
-	results, err := runSamples(ctx, root, near, importPath, input.Bytes())
+	results, err := runSamples(ctx, root, near, importPath, len(p.Events) > 0, input.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +124,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	c := &collector{}
 	hw := &handWritten{projectDir: p.Dir, out: p.Out}
 	type key struct {
-		kind    string
+		kind    string // the contract's path: jobs.<kind>, events.<name>
 		version int
 	}
 	failed := map[key]int{}
@@ -131,7 +134,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 			continue
 		}
 		st := steps[i]
-		k := key{st.job.Kind, st.from.Number}
+		k := key{st.job.Path(), st.from.Number}
 		failed[k]++
 		if failed[k] > maxFailuresShown {
 			continue
@@ -149,9 +152,13 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 		if len(r.Output) == 0 {
 			rule, what = RuleUpcastFailed, "fails"
 		}
-		f := finding(Error, st.job.Kind, pos, path, rule, fmt.Sprintf(
-			"a valid version %d payload upcast to version %d %s: %s; workers would fail such jobs (sample below)",
-			st.from.Number, newest, what, firstLine(r.Error)))
+		who := "workers would fail such jobs"
+		if st.job.IsEvent() {
+			who = "subscribers and consumers would fail to decode such events"
+		}
+		f := finding(Error, st.job.Name, pos, path, rule, fmt.Sprintf(
+			"a valid version %d payload upcast to version %d %s: %s; %s (sample below)",
+			st.from.Number, newest, what, firstLine(r.Error), who))
 		f.Detail = fmt.Sprintf("  input (version %d):  %s\n", st.from.Number, in.Payload)
 		if len(r.Output) > 0 {
 			f.Detail += fmt.Sprintf("  output (version %d): %s\n", newest, r.Output)
@@ -171,22 +178,23 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	})
 	for _, k := range keys {
 		if n := failed[k]; n > maxFailuresShown {
-			j := jobOf(p, k.kind)
-			c.notef(k.kind, j.Payload.Pos, "jobs."+k.kind+".payload", RuleUpcastOutputInvalid,
-				"%d more version %d samples of %s fail the same way", n-maxFailuresShown, k.version, k.kind)
+			j := contractOf(p, k.kind)
+			c.notef(j.Name, j.Payload.Pos, j.Path()+".payload", RuleUpcastOutputInvalid,
+				"%d more version %d samples of %s fail the same way", n-maxFailuresShown, k.version, j.Name)
 		}
 	}
 	res.Findings = c.sorted()
 	return res, nil
 }
 
-func jobOf(p *spec.Project, kind string) *spec.Job {
-	for _, j := range p.Jobs {
-		if j.Kind == kind {
-			return j
+// contractOf returns the contract at path (jobs.<kind>, events.<name>).
+func contractOf(p *spec.Project, path string) spec.Contract {
+	for _, k := range p.Contracts() {
+		if k.Path() == path {
+			return k
 		}
 	}
-	return nil
+	return spec.Contract{}
 }
 
 func firstLine(s string) string {
@@ -200,31 +208,31 @@ func firstLine(s string) string {
 // lastUpcast is where the last upcast a payload of version from goes through is
 // declared: the hand-written function, or the changes; the newest version when every
 // step is compatible and has none.
-func lastUpcast(hw *handWritten, p *spec.Project, j *spec.Job, from int) (spec.Pos, string, error) {
+func lastUpcast(hw *handWritten, p *spec.Project, j spec.Contract, from int) (spec.Pos, string, error) {
 	vs := j.Payload.Versions
 	for i := len(vs) - 1; i > 0 && vs[i].Number > from; i-- {
 		cur := vs[i]
 		if len(cur.Changes) > 0 {
-			return cur.Changes[0].Pos, versionPath(j.Contract(), cur.Number) + ".changes", nil
+			return cur.Changes[0].Pos, versionPath(j, cur.Number) + ".changes", nil
 		}
 		if NeedsHandWrittenUpcast(vs[i-1], cur) {
-			up := namesFor(j.Contract(), cur.Number)
+			up := namesFor(j, cur.Number)
 			fn, ok, err := hw.lookup(up.Func)
 			if err != nil {
-				return spec.Pos{}, "", fmt.Errorf("jobc: check %s version %d: %w", j.Kind, cur.Number, err)
+				return spec.Pos{}, "", fmt.Errorf("jobc: check %s version %d: %w", j.Name, cur.Number, err)
 			}
 			if ok {
 				return fn.Pos, up.Func, nil
 			}
-			return cur.Pos, versionPath(j.Contract(), cur.Number), nil
+			return cur.Pos, versionPath(j, cur.Number), nil
 		}
 	}
 	n := j.Payload.Newest()
-	return n.Pos, versionPath(j.Contract(), n.Number), nil
+	return n.Pos, versionPath(j, n.Number), nil
 }
 
 type sampleIn struct {
-	Kind    string          `json:"kind"`
+	Kind    string          `json:"kind"` // the contract's path: jobs.<kind>, events.<name>
 	Version int             `json:"version"`
 	Payload json.RawMessage `json:"payload"`
 }
@@ -274,8 +282,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/jobc-dev/jobc/runtime"
-
 	jobs %q
 )
 
@@ -291,10 +297,11 @@ type result struct {
 }
 
 func main() {
-	types := map[string]*runtime.JobType{}
+	types := map[string]func(int, []byte) ([]byte, error){}
 	for _, jt := range jobs.JobTypes() {
-		types[jt.Kind] = jt
+		types["jobs."+jt.Kind] = jt.CheckUpcast
 	}
+%s
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(nil, 64<<20)
 	out := json.NewEncoder(os.Stdout)
@@ -305,10 +312,10 @@ func main() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)
 		}
-		if jt := types[s.Kind]; jt == nil {
-			r.Error = "the generated package has no job type " + s.Kind + ": run jobc generate"
+		if check := types[s.Kind]; check == nil {
+			r.Error = "the generated package has no " + s.Kind + ": run jobc generate"
 		} else {
-			b, err := jt.CheckUpcast(s.Version, s.Payload)
+			b, err := check(s.Version, s.Payload)
 			if json.Valid(b) {
 				r.Output = b
 			}
@@ -328,16 +335,25 @@ func main() {
 }
 `
 
+// eventCheckers is the part of the throwaway program that registers the events'
+// upcast checks; a package without events declares no EventTypes.
+func eventCheckers(events bool) string {
+	if !events {
+		return ""
+	}
+	return "\tfor _, et := range jobs.EventTypes() {\n\t\ttypes[\"events.\"+et.Name] = et.CheckUpcast\n\t}\n"
+}
+
 // runSamples builds and runs the throwaway program in the module at root, in a new
 // directory in parent.
-func runSamples(ctx context.Context, root, parent, importPath string, input []byte) ([]sampleOut, error) {
+func runSamples(ctx context.Context, root, parent, importPath string, events bool, input []byte) ([]sampleOut, error) {
 	// A leading underscore keeps the directory out of ./... patterns while it exists.
 	dir, err := os.MkdirTemp(parent, "_jobc_check_")
 	if err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, exerciseMain, importPath), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, exerciseMain, importPath, eventCheckers(events)), 0o644); err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
 	rel, err := filepath.Rel(root, dir)

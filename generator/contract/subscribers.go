@@ -7,10 +7,6 @@ import (
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
-// RuleSubscriberIncompatible: a subscriber job cannot take every payload of the
-// event's write version, typed as the event or through its mapping.
-const RuleSubscriberIncompatible = "SUBSCRIBER_INCOMPATIBLE"
-
 // SubscriberVersion returns the payload version of job j that the write version of
 // event e is stored as, for a subscriber typed as the event: the highest version of j
 // that accepts every payload of e's write version, so that workers upcast the job from
@@ -81,11 +77,13 @@ func MappedModel(e *spec.Event, s *spec.Subscriber) (any, bool) {
 // checkSubscribers checks that every subscriber job accepts what the event gives it.
 func checkSubscribers(c *collector, p *spec.Project) {
 	for _, e := range p.Events {
+		seen := map[string]bool{}
 		for i, s := range e.Subscribers {
 			j := p.Job(s.Job)
-			if j == nil {
+			if j == nil || seen[s.Job] {
 				continue // reported by spec.Load
 			}
+			seen[s.Job] = true
 			path := "events." + e.Name + ".subscribers." + strconv.Itoa(i)
 			jw := j.Payload.Version(j.Payload.WriteVersion)
 			if jw == nil || jw.Schema == nil {

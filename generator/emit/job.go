@@ -170,7 +170,7 @@ func jobTypeFields(j Job) []Code {
 	for i, v := range j.Versions {
 		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
 		if i > 0 {
-			if up := upcast(j, v); up != nil {
+			if up := upcast(j.Names.Upcast(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))
 			}
 		}
@@ -206,9 +206,11 @@ func classLits(cs []*spec.ErrorClass) []Code {
 	return out
 }
 
-func upcast(j Job, v Version) Code {
+// upcast renders the upcast into version v: the hand-written function handWritten, or
+// the declared changes; nil when the previous version's payloads are valid as they are.
+func upcast(handWritten string, v Version) Code {
 	if v.HandWritten {
-		return Qual(rt, "UpcastFunc").Call(Id(j.Names.Upcast(v.Spec.Number)))
+		return Qual(rt, "UpcastFunc").Call(Id(handWritten))
 	}
 	var steps []Code
 	for _, c := range v.Spec.Changes {

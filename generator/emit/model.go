@@ -21,6 +21,26 @@ type Job struct {
 	Versions []Version // ascending
 }
 
+// Event is one event, ready to emit.
+type Event struct {
+	Spec        *spec.Event
+	Names       names.Event // every identifier of the event derives from it
+	Versions    []Version   // ascending
+	Subscribers []Subscriber
+}
+
+// Imports lists the import paths the payload types of every version refer to.
+func (e Event) Imports() []string { return imports(e.Versions) }
+
+// Subscriber is a job an event creates, ready to emit.
+type Subscriber struct {
+	Spec *spec.Subscriber
+	Job  names.Job
+	// Version is the job's payload version the event's write version is stored as,
+	// when the job is typed as the event (contract.SubscriberVersion); 0 with a map.
+	Version int
+}
+
 // Version is one payload version, ready to emit.
 type Version struct {
 	Spec    *spec.Version
@@ -33,7 +53,10 @@ type Version struct {
 }
 
 // Imports lists the import paths the payload types of every version refer to.
-func (j Job) Imports() []string {
+func (j Job) Imports() []string { return imports(j.Versions) }
+
+// imports lists the import paths the payload types of versions refer to, sorted.
+func imports(versions []Version) []string {
 	seen := map[string]bool{}
 	var out []string
 	var walk func(t gotype.Type)
@@ -52,7 +75,7 @@ func (j Job) Imports() []string {
 			walk(t.Elem)
 		}
 	}
-	for _, v := range j.Versions {
+	for _, v := range versions {
 		for _, d := range v.Payload.Decls {
 			if d.Struct != nil {
 				for _, f := range d.Struct.Fields {

@@ -36,6 +36,12 @@ func Catalogue() []Ident {
 	}
 }
 
+// EventCatalogue lists the catalogue's identifiers that only a project with events
+// declares.
+func EventCatalogue() []Ident {
+	return []Ident{{Name: EventTypes, What: "the catalogue's EventTypes function"}}
+}
+
 // Idents lists every package-level identifier the job type declares, or makes the
 // package declare (a hand-written upcast), given its payload versions.
 func (n Job) Idents(versions []Version) []Ident {

@@ -16,6 +16,8 @@ const (
 	Handlers = "Handlers" // interface every handler set satisfies
 	Register = "Register" // registers every job type on a worker
 	JobTypes = "JobTypes" // lists every job type
+	// EventTypes lists every event; declared only when the project has events.
+	EventTypes = "EventTypes"
 )
 
 // Job derives the identifiers of one job type from its base name, the Go form of its

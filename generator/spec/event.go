@@ -104,6 +104,7 @@ func (l *loader) events(n node, p *Project) {
 
 func (l *loader) event(k, v node) *Event {
 	e := &Event{Name: k.Value, Pos: k.pos()}
+	var keyNode, relayNode node
 	present := l.mapping(v, map[string]field{
 		"description": func(v node) { e.Description, _ = l.str(v) },
 		"subject": func(v node) {
@@ -115,6 +116,7 @@ func (l *loader) event(k, v node) *Event {
 			}
 		},
 		"key": func(v node) {
+			keyNode = v
 			if s, ok := l.strings(v); ok {
 				if len(s) == 0 {
 					l.d.add(v.pos(), v.path, "want at least one payload field, or no key for unordered events")
@@ -123,7 +125,7 @@ func (l *loader) event(k, v node) *Event {
 				e.keyPos = positions(v)
 			}
 		},
-		"relay":       func(v node) { e.Relay, _ = l.boolean(v) },
+		"relay":       func(v node) { e.Relay, _ = l.boolean(v); relayNode = v },
 		"payload":     func(v node) { e.Payload = l.payload(v) },
 		"subscribers": func(v node) { e.Subscribers = l.subscribers(v) },
 	})
@@ -137,6 +139,16 @@ func (l *loader) event(k, v node) *Event {
 	}
 	if _, ok := present["payload"]; !ok {
 		return nil
+	}
+	if keyNode.Node != nil && !e.Relay {
+		l.d.add(keyNode.pos(), keyNode.path, "has no effect: the key orders delivery through the relay, and the event is not relayed (relay: true)")
+	}
+	if _, ok := present["subscribers"]; !ok && !e.Relay {
+		at := k
+		if relayNode.Node != nil {
+			at = relayNode
+		}
+		l.d.add(at.pos(), at.path, "event %s has no subscribers and is not relayed: publishing it would write nothing; add subscribers or relay: true", e.Name)
 	}
 	return e
 }

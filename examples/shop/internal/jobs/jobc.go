@@ -13,6 +13,7 @@ import (
 // of any job type does not satisfy it, so Register's call site does not compile
 // until every job type is handled.
 type Handlers interface {
+	AwardLoyaltyPointsHandler
 	DailySalesReportHandler
 	DeleteObjectsHandler
 	DeliverWebhookHandler
@@ -20,6 +21,7 @@ type Handlers interface {
 	PaymentConfirmedHandler
 	PublishProductHandler
 	PurgeExpiredCartsHandler
+	RecordSaleHandler
 	SendOrderConfirmationHandler
 	SyncInventoryHandler
 }
@@ -27,10 +29,15 @@ type Handlers interface {
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterDailySalesReport(w, h), RegisterDeleteObjects(w, h), RegisterDeliverWebhook(w, h), RegisterGenerateInvoicePDF(w, h), RegisterPaymentConfirmed(w, h), RegisterPublishProduct(w, h), RegisterPurgeExpiredCarts(w, h), RegisterSendOrderConfirmation(w, h), RegisterSyncInventory(w, h))
+	return errors.Join(RegisterAwardLoyaltyPoints(w, h), RegisterDailySalesReport(w, h), RegisterDeleteObjects(w, h), RegisterDeliverWebhook(w, h), RegisterGenerateInvoicePDF(w, h), RegisterPaymentConfirmed(w, h), RegisterPublishProduct(w, h), RegisterPurgeExpiredCarts(w, h), RegisterRecordSale(w, h), RegisterSendOrderConfirmation(w, h), RegisterSyncInventory(w, h))
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{dailySalesReportType, deleteObjectsType, deliverWebhookType, generateInvoicePDFType, paymentConfirmedType, publishProductType, purgeExpiredCartsType, sendOrderConfirmationType, syncInventoryType}
+	return []*runtime.JobType{awardLoyaltyPointsType, dailySalesReportType, deleteObjectsType, deliverWebhookType, generateInvoicePDFType, paymentConfirmedType, publishProductType, purgeExpiredCartsType, recordSaleType, sendOrderConfirmationType, syncInventoryType}
+}
+
+// EventTypes returns every event of the catalogue, ordered by name.
+func EventTypes() []*runtime.EventType {
+	return []*runtime.EventType{orderPaidEvent}
 }
