@@ -55,7 +55,7 @@ require (
 // generator and the CLI lands in one commit and `cd cmd/jobc && go test ./...` needs no
 // go.work. Replace directives apply only in this module's own builds: a user's
 // `go get -tool github.com/jobc-dev/jobc/cmd/jobc@vX` ignores it and uses the require
-// above, so a release sets those requires to the root module's and contrib/prometheus's
+// above, so a release sets those requires to the root module's and the contrib modules'
 // tags first. (`go install ...@vX` refuses a module with a replace directive; the README
 // installs with go get -tool.)
 replace github.com/jobc-dev/jobc => ../..

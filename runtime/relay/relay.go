@@ -211,6 +211,7 @@ func (r *Relay) RunOnce(ctx context.Context) (BatchResult, error) {
 
 func (r *Relay) runOnce(ctx context.Context) (BatchResult, error) {
 	token := rand.Int64()
+	claimed := time.Now()
 	rows, err := r.claim(ctx, token)
 	if err != nil || len(rows) == 0 {
 		return BatchResult{}, err
@@ -262,19 +263,29 @@ func (r *Relay) runOnce(ctx context.Context) (BatchResult, error) {
 	}
 
 	var errsOut []error
+	// Recording is retried while the lease lasts: an outcome not recorded means the
+	// batch is sent again once the lease expires.
+	leaseEnd := claimed.Add(r.cfg.LeaseDuration)
 	record := func(what string, want int, f func(ctx context.Context) (int64, error)) int {
 		if want == 0 {
 			return 0
 		}
-		sctx, cancel := context.WithTimeout(bg, r.cfg.StatementTimeout)
-		defer cancel()
-		n, err := f(sctx)
-		if err != nil {
-			errsOut = append(errsOut, fmt.Errorf("relay: record %d %s events: %w", want, what, err))
-			return 0
+		for attempt := 1; ; attempt++ {
+			sctx, cancel := context.WithTimeout(bg, r.cfg.StatementTimeout)
+			n, err := f(sctx)
+			cancel()
+			if err == nil {
+				res.Lost += want - int(n)
+				return int(n)
+			}
+			wait := min(time.Duration(attempt)*r.cfg.PollInterval, time.Second)
+			if time.Now().Add(wait + r.cfg.StatementTimeout).After(leaseEnd) {
+				errsOut = append(errsOut, fmt.Errorf("relay: record %d %s events (%d attempts): %w", want, what, attempt, err))
+				return 0
+			}
+			r.cfg.Logger.WarnContext(ctx, "relay: recording a batch failed; retrying", slog.String("outcome", what), slog.Any("error", err))
+			time.Sleep(wait)
 		}
-		res.Lost += want - int(n)
-		return int(n)
 	}
 	res.Published = record("published", len(published), func(ctx context.Context) (int64, error) {
 		return r.q.MarkEventsPublished(ctx, db.MarkEventsPublishedParams{Ids: published, Token: token})

@@ -480,3 +480,50 @@ func TestConfig(t *testing.T) {
 		t.Errorf("New with PublishTimeout = LeaseDuration: %v", err)
 	}
 }
+
+// lockingSink confirms every message, then holds an exclusive lock on the outbox for
+// hold, so that the relay's first attempts to record the batch time out.
+type lockingSink struct {
+	pool *pgxpool.Pool
+	hold time.Duration
+	done chan error
+}
+
+func (s *lockingSink) Publish(ctx context.Context, _ []relay.Message) []error {
+	tx, err := s.pool.Begin(ctx)
+	if err == nil {
+		_, err = tx.Exec(ctx, "LOCK TABLE jobc_events IN ACCESS EXCLUSIVE MODE")
+	}
+	if err != nil {
+		return relay.AllErrors(1, err)
+	}
+	go func() {
+		time.Sleep(s.hold)
+		s.done <- tx.Commit(context.Background())
+	}()
+	return nil
+}
+
+func (s *lockingSink) Close() error { return nil }
+
+// TestRecordRetried: when recording the broker's confirmation fails (here: statement
+// timeouts behind a lock), the relay retries it within the lease instead of leaving
+// the batch to be sent again.
+func TestRecordRetried(t *testing.T) {
+	t.Parallel()
+	pool := testkit.MigratedSchema(t)
+	ids := publish(t, pool, unorderedType(t), thing{N: 1})
+	const timeout = 200 * time.Millisecond
+	sink := &lockingSink{pool: pool, hold: 3 * timeout, done: make(chan error, 1)}
+	r := newRelay(t, pool, relay.Config{Sink: sink, StatementTimeout: timeout, PollInterval: timeout / 2, LeaseDuration: 20 * timeout})
+	res, err := r.RunOnce(t.Context())
+	if err != nil || res != (relay.BatchResult{Claimed: 1, Published: 1}) {
+		t.Fatalf("batch %+v, %v; want the confirmation recorded after the lock is gone", res, err)
+	}
+	if err := <-sink.done; err != nil {
+		t.Fatal(err)
+	}
+	if got := readRow(t, pool, ids[0]); got.State != "published" || got.Attempts != 1 {
+		t.Fatalf("event: %+v, want published on its first attempt", got)
+	}
+}
