@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -28,8 +30,13 @@ type Config struct {
 	// BatchSize is the most events one claim takes and one Publish call sends;
 	// default 500.
 	BatchSize int
-	// Concurrency is the number of batches in flight at once; default 2, so one batch
-	// is claimed and recorded while another waits for the broker.
+	// Concurrency is the number of batches in flight at once; default 1. More lets
+	// one batch be claimed and recorded while another waits for the broker, which
+	// pays when most pending events are unordered or the only pending one of their
+	// key (NATS: ~27,000 events/s with 4 against ~21,000 with 1). With few keys and a
+	// deep backlog each it costs: a claim made while other batches are in flight walks
+	// every event those batches hold back to find few or none (~7,000 events/s with 4
+	// against ~23,000 with 1); see bench/results/2026-12-01-relay.txt.
 	Concurrency int
 	// PollInterval is how long a relay that found nothing to send waits before it
 	// claims again; default 100ms. A full batch is followed by the next at once.
@@ -67,7 +74,7 @@ func (c Config) withDefaults() Config {
 		c.BatchSize = 500
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 2
+		c.Concurrency = 1
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 100 * time.Millisecond
@@ -116,8 +123,8 @@ type BatchResult struct {
 	Claimed, Published, Retried, Failed, Lost int
 }
 
-// New returns a relay over dbtx (a *pgxpool.Pool: the relay runs Concurrency batches
-// at once) that publishes to cfg.Sink.
+// New returns a relay over dbtx (a *pgxpool.Pool when Concurrency is above 1) that
+// publishes to cfg.Sink.
 func New(dbtx runtime.DBTX, cfg Config) (*Relay, error) {
 	if cfg.Sink == nil {
 		return nil, errors.New("relay: Config.Sink is nil")
@@ -136,10 +143,29 @@ func New(dbtx runtime.DBTX, cfg Config) (*Relay, error) {
 // Run relays until ctx ends, then lets the batches in flight finish (each is bounded
 // by PublishTimeout and StatementTimeout) and returns nil. Failures of the database
 // or the broker are logged and retried, never returned.
+//
+// Given a *pgxpool.Pool, Run opens a pool of its own from its configuration whose
+// sessions commit with synchronous_commit off, as a worker's claims do: a server crash
+// can then take back the last few claims and records, which only makes their events
+// pending again, to be published once more (JetStream drops the copies; consumers of
+// the other brokers deduplicate by event id, as they must anyway).
 func (r *Relay) Run(ctx context.Context) error {
+	q := r.q
+	if pool, ok := r.dbtx.(*pgxpool.Pool); ok {
+		cfg := pool.Config().Copy()
+		cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+		cfg.MaxConns = int32(r.cfg.Concurrency + 2) // the batches, stats and the pruner
+		cfg.MinConns = 0
+		own, err := pgxpool.NewWithConfig(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("relay: open the relay's connections: %w", err)
+		}
+		defer own.Close()
+		q = db.New(own)
+	}
 	var wg sync.WaitGroup
 	for range r.cfg.Concurrency {
-		wg.Go(func() { r.loop(ctx) })
+		wg.Go(func() { r.loop(ctx, q) })
 	}
 	if len(r.cfg.Hooks) > 0 {
 		wg.Go(func() { r.every(ctx, r.cfg.StatsInterval, r.reportStats) })
@@ -161,16 +187,24 @@ func (r *Relay) Run(ctx context.Context) error {
 }
 
 // loop runs batches back to back while they come back full, and waits PollInterval
-// after an empty or failed one.
-func (r *Relay) loop(ctx context.Context) {
+// after an empty one; after failed ones (the database is gone) it waits twice as long
+// each time, up to RetryMax, so that an outage costs a log record now and then.
+func (r *Relay) loop(ctx context.Context, q *db.Queries) {
+	failures := 0
 	for ctx.Err() == nil {
-		res, err := r.RunOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			r.cfg.Logger.WarnContext(ctx, "relay: batch failed", slog.Any("error", err))
-		}
-		if err == nil && res.Claimed == r.cfg.BatchSize {
+		res, err := r.runAndReport(ctx, q)
+		switch {
+		case err != nil && ctx.Err() == nil:
+			failures++
+			wait := min(r.cfg.PollInterval<<min(failures, 16), r.cfg.RetryMax)
+			r.cfg.Logger.WarnContext(ctx, "relay: batch failed", slog.Any("error", err), slog.Int("failures_in_a_row", failures), slog.Duration("next_in", wait))
+			sleep(ctx, wait)
+			continue
+		case err == nil && res.Claimed == r.cfg.BatchSize:
+			failures = 0
 			continue
 		}
+		failures = 0
 		sleep(ctx, r.cfg.PollInterval)
 	}
 }
@@ -198,21 +232,27 @@ func sleep(ctx context.Context, d time.Duration) bool {
 }
 
 // RunOnce claims one batch, publishes it and records the broker's answers. Once the
-// claim succeeded, the batch is finished even if ctx ends (bounded by PublishTimeout
-// and StatementTimeout), so a shutdown leaves no event to wait for its lease.
+// claim succeeded, the batch is finished even if ctx ends (the publication bounded by
+// PublishTimeout, the records retried within the lease), so a shutdown leaves no event
+// to wait for its lease.
 func (r *Relay) RunOnce(ctx context.Context) (BatchResult, error) {
+	return r.runAndReport(ctx, r.q)
+}
+
+// runAndReport runs one batch through q and reports it to the hooks.
+func (r *Relay) runAndReport(ctx context.Context, q *db.Queries) (BatchResult, error) {
 	began := time.Now()
-	res, err := r.runOnce(ctx)
+	res, err := r.runOnce(ctx, q)
 	if res.Claimed > 0 || (err != nil && ctx.Err() == nil) {
 		r.emit(ctx, runtime.Event{Kind: runtime.EventMaintenance, Service: "relay", RunTime: time.Since(began), Result: res, Err: err})
 	}
 	return res, err
 }
 
-func (r *Relay) runOnce(ctx context.Context) (BatchResult, error) {
+func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error) {
 	token := rand.Int64()
 	claimed := time.Now()
-	rows, err := r.claim(ctx, token)
+	rows, err := claim(ctx, q, token, r.cfg)
 	if err != nil || len(rows) == 0 {
 		return BatchResult{}, err
 	}
@@ -288,13 +328,13 @@ func (r *Relay) runOnce(ctx context.Context) (BatchResult, error) {
 		}
 	}
 	res.Published = record("published", len(published), func(ctx context.Context) (int64, error) {
-		return r.q.MarkEventsPublished(ctx, db.MarkEventsPublishedParams{Ids: published, Token: token})
+		return q.MarkEventsPublished(ctx, db.MarkEventsPublishedParams{Ids: published, Token: token})
 	})
 	res.Retried = record("retried", len(retryIDs), func(ctx context.Context) (int64, error) {
-		return r.q.RetryEvents(ctx, db.RetryEventsParams{Token: token, Ids: retryIDs, DelaySeconds: retryDelays, Errors: retryErrs})
+		return q.RetryEvents(ctx, db.RetryEventsParams{Token: token, Ids: retryIDs, DelaySeconds: retryDelays, Errors: retryErrs})
 	})
 	res.Failed = record("failed", len(failIDs), func(ctx context.Context) (int64, error) {
-		return r.q.FailEvents(ctx, db.FailEventsParams{Token: token, Ids: failIDs, Errors: failErrs})
+		return q.FailEvents(ctx, db.FailEventsParams{Token: token, Ids: failIDs, Errors: failErrs})
 	})
 	if res.Lost > 0 {
 		r.cfg.Logger.WarnContext(ctx, "relay: another relay took over events whose lease had expired; their publication may repeat",
@@ -303,11 +343,11 @@ func (r *Relay) runOnce(ctx context.Context) (BatchResult, error) {
 	return res, errors.Join(errsOut...)
 }
 
-// claim leases up to BatchSize events under token.
-func (r *Relay) claim(ctx context.Context, token int64) ([]db.ClaimEventsRow, error) {
-	ctx, cancel := context.WithTimeout(ctx, r.cfg.StatementTimeout)
+// claim leases up to cfg.BatchSize events under token.
+func claim(ctx context.Context, q *db.Queries, token int64, cfg Config) ([]db.ClaimEventsRow, error) {
+	ctx, cancel := context.WithTimeout(ctx, cfg.StatementTimeout)
 	defer cancel()
-	rows, err := r.q.ClaimEvents(ctx, db.ClaimEventsParams{Token: token, LeaseSeconds: r.cfg.LeaseDuration.Seconds(), Max: int32(r.cfg.BatchSize)})
+	rows, err := q.ClaimEvents(ctx, db.ClaimEventsParams{Token: token, LeaseSeconds: cfg.LeaseDuration.Seconds(), Max: int32(cfg.BatchSize)})
 	if err != nil {
 		return nil, fmt.Errorf("relay: claim events: %w", err)
 	}

@@ -527,3 +527,53 @@ func TestRecordRetried(t *testing.T) {
 		t.Fatalf("event: %+v, want published on its first attempt", got)
 	}
 }
+
+// TestRunCommitsAsynchronously: given a pool, Run's statements commit with
+// synchronous_commit off (a trigger records the setting of every outbox update).
+func TestRunCommitsAsynchronously(t *testing.T) {
+	t.Parallel()
+	pool := testkit.MigratedSchema(t)
+	for _, sql := range []string{
+		`CREATE TABLE commit_modes (mode text)`,
+		`CREATE FUNCTION log_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
+		 BEGIN INSERT INTO commit_modes VALUES (current_setting('synchronous_commit')); RETURN NEW; END $$`,
+		`CREATE TRIGGER log_commit_mode AFTER UPDATE ON jobc_events FOR EACH ROW EXECUTE FUNCTION log_commit_mode()`,
+	} {
+		if _, err := pool.Exec(t.Context(), sql); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var server string
+	if err := pool.QueryRow(t.Context(), `SHOW synchronous_commit`).Scan(&server); err != nil || server == "off" {
+		t.Fatalf("the test database's synchronous_commit is %q (%v); this test needs a default that waits for the flush", server, err)
+	}
+	publish(t, pool, unorderedType(t), thing{N: 1})
+	cfg := relay.Config{Sink: &recordSink{}, PollInterval: 10 * time.Millisecond}
+	r := newRelay(t, pool, cfg)
+	ctx, cancel := context.WithCancel(t.Context())
+	ran := make(chan error)
+	go func() { ran <- r.Run(ctx) }()
+	var modes []string
+	testkit.WaitFor(t, "the claim and the mark", cfg.PollInterval, 500*cfg.PollInterval, func() bool {
+		modes = modes[:0]
+		rows, err := pool.Query(t.Context(), `SELECT mode FROM commit_modes`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var m string
+			if err := rows.Scan(&m); err != nil {
+				t.Fatal(err)
+			}
+			modes = append(modes, m)
+		}
+		return len(modes) == 2
+	}, func() string { return fmt.Sprint(modes) })
+	cancel()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(modes, []string{"off", "off"}) {
+		t.Errorf("the relay's updates committed with synchronous_commit %v, want off", modes)
+	}
+}
