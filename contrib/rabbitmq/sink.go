@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"sync"
 	"time"
 
@@ -31,6 +32,11 @@ type Options struct {
 	Exchange string
 	// DialTimeout bounds connecting; default 10s.
 	DialTimeout time.Duration
+	// WriteTimeout bounds each write to the socket; default 10s. A publish is a write,
+	// and a broker that stops reading (a resource alarm blocks publishers, a peer gone
+	// without a FIN) would otherwise hold it, and the relay's shutdown, forever: past
+	// the timeout the connection is closed and the batch retried on a new one.
+	WriteTimeout time.Duration
 }
 
 // Sink publishes events to RabbitMQ. It is safe for concurrent use: each Publish call
@@ -59,6 +65,9 @@ func Dial(ctx context.Context, url string, opts Options) (*Sink, error) {
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 10 * time.Second
 	}
+	if opts.WriteTimeout <= 0 {
+		opts.WriteTimeout = 10 * time.Second
+	}
 	s := &Sink{url: url, opts: opts}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -81,7 +90,14 @@ func (s *Sink) connLocked(ctx context.Context) (*amqp.Connection, error) {
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(d))
 	}
-	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: amqp.DefaultDial(timeout), Properties: amqp.Table{"connection_name": "jobc relay"}})
+	dial := func(network, addr string) (net.Conn, error) {
+		c, err := amqp.DefaultDial(timeout)(network, addr)
+		if err != nil {
+			return nil, err
+		}
+		return &writeDeadlineConn{Conn: c, timeout: s.opts.WriteTimeout}, nil
+	}
+	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: dial, Properties: amqp.Table{"connection_name": "jobc relay"}})
 	if err != nil {
 		return nil, fmt.Errorf("jobcamqp: connect: %w", err)
 	}
@@ -221,8 +237,21 @@ func (s *Sink) Close() error {
 	if s.conn == nil {
 		return nil
 	}
-	if err := s.conn.Close(); err != nil && !errors.Is(err, amqp.ErrClosed) {
+	if err := s.conn.CloseDeadline(time.Now().Add(s.opts.WriteTimeout)); err != nil && !errors.Is(err, amqp.ErrClosed) {
 		return fmt.Errorf("jobcamqp: close: %w", err)
 	}
 	return nil
+}
+
+// writeDeadlineConn sets a deadline before every write.
+type writeDeadlineConn struct {
+	net.Conn
+	timeout time.Duration
+}
+
+func (c *writeDeadlineConn) Write(b []byte) (int, error) {
+	if err := c.SetWriteDeadline(time.Now().Add(c.timeout)); err != nil {
+		return 0, err
+	}
+	return c.Conn.Write(b)
 }

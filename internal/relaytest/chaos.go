@@ -151,7 +151,9 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 		}
 		return published() >= total/5, state()
 	})
-	waitFor(t, "relay A to hold a batch", within(0, s.Poll, c.Pace), func() (bool, string) {
+	// Batches are in flight for milliseconds at a time while the producers run: the
+	// wait polls every millisecond, for as long as the producers have left.
+	waitFor(t, "relay A to hold a batch", within(0, s.Poll, c.Pace, s.Lease), func() (bool, string) {
 		return leased() > 0, state()
 	})
 	relayA.Kill(t)

@@ -70,7 +70,13 @@ func (p *RelayProc) Stop(t testing.TB, wait time.Duration) {
 	select {
 	case <-p.done:
 	case <-time.After(wait):
-		t.Fatalf("relay %s did not exit within %s of SIGTERM; output:\n%s", p.name, wait, p.stderr.String())
+		// SIGQUIT makes the Go runtime print every goroutine's stack: where it hangs.
+		_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+		select {
+		case <-p.done:
+		case <-time.After(5 * time.Second):
+		}
+		t.Fatalf("relay %s did not exit within %s of SIGTERM; output (with its goroutines after SIGQUIT):\n%s", p.name, wait, p.stderr.String())
 	}
 	if p.err != nil {
 		t.Fatalf("relay %s exited with %v; output:\n%s", p.name, p.err, p.stderr.String())
