@@ -84,4 +84,3 @@ func BenchRelay(b *testing.B, pool *pgxpool.Pool, subject string, cfg relay.Conf
 	}
 	b.ReportMetric(float64(b.N)/took.Seconds(), "events/s")
 }
-
