@@ -349,6 +349,18 @@ func TestPaymentPublishesOrderPaid(t *testing.T) {
 	if n := e.count(t, `SELECT count(*) FROM jobc_events`); n != 1 {
 		t.Errorf("%d outbox rows, want the committed payment's only", n)
 	}
+	// What a consumer behind the broker does with the message body and its version.
+	var body []byte
+	if err := e.pool.QueryRow(ctx, `SELECT payload FROM jobc_events WHERE event = $1`, jobs.EventOrderPaid).Scan(&body); err != nil {
+		t.Fatal(err)
+	}
+	got, err := jobs.DecodeOrderPaid(version, body)
+	if err != nil || got.OrderID != placed.OrderID || got.PaymentID != pay.ID || got.AmountCents != pay.AmountCents || !got.PaidAt.Equal(pay.PaidAt) {
+		t.Errorf("DecodeOrderPaid: %+v, %v", got, err)
+	}
+	if _, err := jobs.DecodeOrderPaid(version, []byte(`{"order_id": 0}`)); err == nil {
+		t.Error("DecodeOrderPaid accepted a payload without its required fields")
+	}
 	e.waitFor(t, "the sale and the points", func() bool {
 		return e.count(t, `SELECT count(*) FROM sales WHERE order_id = $1 AND amount_cents = $2`, placed.OrderID, pay.AmountCents) == 1 &&
 			e.count(t, `SELECT count(*) FROM loyalty_awards WHERE order_id = $1 AND points = $2`, placed.OrderID, pay.AmountCents/100) == 1

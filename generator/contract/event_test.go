@@ -169,7 +169,8 @@ func TestVerifyEventBaseline(t *testing.T) {
 }
 
 // TestSubscriberVersion: a subscriber typed as the event is stored as the highest
-// version of its job that accepts every payload of the event's write version.
+// version of its job, up to the job's write_version, that accepts every payload of the
+// event's write version.
 func TestSubscriberVersion(t *testing.T) {
 	jobs := `jobs:
   audit_payment:
@@ -209,6 +210,12 @@ func TestSubscriberVersion(t *testing.T) {
 	v, reasons := contract.SubscriberVersion(p.Events[0], p.Jobs[0])
 	if v != 2 || len(reasons) != 0 {
 		t.Errorf("SubscriberVersion = %d, %v; want version 2 (3 requires a currency the event lacks)", v, reasons)
+	}
+	// While the job still writes version 1, its released workers may not decode 2 yet:
+	// the event is stored as version 1, which accepts it too.
+	p.Jobs[0].Payload.WriteVersion = 1
+	if v, _ := contract.SubscriberVersion(p.Events[0], p.Jobs[0]); v != 1 {
+		t.Errorf("with write_version 1: SubscriberVersion = %d, want 1", v)
 	}
 	fs, err := contract.Check(p)
 	if err != nil {

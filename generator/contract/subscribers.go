@@ -9,16 +9,27 @@ import (
 
 // SubscriberVersion returns the payload version of job j that the write version of
 // event e is stored as, for a subscriber typed as the event: the highest version of j
-// that accepts every payload of e's write version, so that workers upcast the job from
-// there like any stored job. 0, with the reasons its write version rejects some event
-// payloads, when none does. Generation and `jobc check` decide with this one function.
+// up to its write_version that accepts every payload of e's write version (the job's
+// released workers decode it, as they decode what Enqueue writes), else the lowest
+// newer one that does; workers upcast the job from there like any stored job. 0, with
+// the reasons j's write version rejects some event payloads, when none does.
+// Generation and `jobc check` decide with this one function.
 func SubscriberVersion(e *spec.Event, j *spec.Job) (int, []compat.Finding) {
 	ev := e.Payload.Version(e.Payload.WriteVersion)
 	if ev == nil || ev.Schema == nil {
 		return 0, nil
 	}
-	for i := len(j.Payload.Versions) - 1; i >= 0; i-- {
-		if jv := j.Payload.Versions[i]; jv.Schema != nil && compat.Compatible(ev.Schema.Value(), jv.Schema.Value()) {
+	accepts := func(jv *spec.Version) bool {
+		return jv.Schema != nil && compat.Compatible(ev.Schema.Value(), jv.Schema.Value())
+	}
+	vs := j.Payload.Versions
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].Number <= j.Payload.WriteVersion && accepts(vs[i]) {
+			return vs[i].Number, nil
+		}
+	}
+	for _, jv := range vs {
+		if jv.Number > j.Payload.WriteVersion && accepts(jv) {
 			return jv.Number, nil
 		}
 	}

@@ -22,11 +22,13 @@ type Finding struct {
 
 func (f Finding) String() string { return fmt.Sprintf("%s [%s]", f.Diagnostic, f.Rule) }
 
-// Rule is one lint.
+// Rule is one lint: of a job's settings (check), or of a payload contract (payload),
+// which jobs and events share.
 type Rule struct {
-	Name  string
-	Doc   string
-	check func(in *input, j *spec.Job) []spec.Diagnostic
+	Name    string
+	Doc     string
+	check   func(in *input, j *spec.Job) []spec.Diagnostic
+	payload func(in *input, c spec.Contract, j *spec.Job) []spec.Diagnostic // j: nil for an event
 }
 
 // input is what the rules look at: the project, and its jobc.lock (nil when there is
@@ -39,16 +41,17 @@ type input struct {
 // Rules returns every lint, in the order they run.
 func Rules() []Rule {
 	return []Rule{
-		{"no-timeout", "a job without a timeout can hold a worker slot forever", noTimeout},
-		{"unbounded-retries", "more than 100 attempts retry for longer than anyone will wait", unboundedRetries},
-		{"no-required-fields", "a payload without required fields accepts {} and so any mistake in a producer", noRequired},
-		{"open-payload", "without additionalProperties: false a misspelt field is accepted and silently ignored", openPayload},
-		{"unique-forever", "a unique key held while completed, without a period, makes the job impossible to enqueue again", uniqueForever},
-		{"write-version-behind", "write_version is not the newest version although the release in jobc.lock decodes the newest: finish the rollout", writeBehind},
+		{"no-timeout", "a job without a timeout can hold a worker slot forever", noTimeout, nil},
+		{"unbounded-retries", "more than 100 attempts retry for longer than anyone will wait", unboundedRetries, nil},
+		{"no-required-fields", "a payload without required fields accepts {} and so any mistake in a producer", nil, noRequired},
+		{"open-payload", "without additionalProperties: false a misspelt field is accepted and silently ignored", nil, openPayload},
+		{"unique-forever", "a unique key held while completed, without a period, makes the job impossible to enqueue again", uniqueForever, nil},
+		{"write-version-behind", "write_version is not the newest version although the release in jobc.lock decodes the newest: finish the rollout", nil, writeBehind},
 	}
 }
 
-// Lint runs every rule not in skip over every job.
+// Lint runs every rule not in skip over every job, and the payload rules over every
+// event too.
 func Lint(p *spec.Project, skip map[string]bool) []Finding {
 	in := &input{p: p}
 	if l, err := contract.LoadLock(p.Dir); err == nil {
@@ -59,8 +62,21 @@ func Lint(p *spec.Project, skip map[string]bool) []Finding {
 		if skip[r.Name] {
 			continue
 		}
+		if r.check != nil {
+			for _, j := range p.Jobs {
+				for _, d := range r.check(in, j) {
+					out = append(out, Finding{Diagnostic: d, Rule: r.Name})
+				}
+			}
+			continue
+		}
 		for _, j := range p.Jobs {
-			for _, d := range r.check(in, j) {
+			for _, d := range r.payload(in, j.Contract(), j) {
+				out = append(out, Finding{Diagnostic: d, Rule: r.Name})
+			}
+		}
+		for _, e := range p.Events {
+			for _, d := range r.payload(in, e.Contract(), nil) {
 				out = append(out, Finding{Diagnostic: d, Rule: r.Name})
 			}
 		}
@@ -70,7 +86,11 @@ func Lint(p *spec.Project, skip map[string]bool) []Finding {
 }
 
 func at(j *spec.Job, path, format string, args ...any) []spec.Diagnostic {
-	return []spec.Diagnostic{{Pos: j.Pos, Path: "jobs." + j.Kind + path, Message: fmt.Sprintf(format, args...)}}
+	return atContract(j.Contract(), path, format, args...)
+}
+
+func atContract(c spec.Contract, path, format string, args ...any) []spec.Diagnostic {
+	return []spec.Diagnostic{{Pos: c.Pos, Path: c.Path() + path, Message: fmt.Sprintf(format, args...)}}
 }
 
 func noTimeout(_ *input, j *spec.Job) []spec.Diagnostic {
@@ -99,29 +119,33 @@ func rootKeys(v *spec.Version) map[string]*yaml.Node {
 	return out
 }
 
-func noRequired(_ *input, j *spec.Job) []spec.Diagnostic {
-	if j.Schedule != nil {
+func noRequired(_ *input, c spec.Contract, j *spec.Job) []spec.Diagnostic {
+	if j != nil && j.Schedule != nil {
 		return nil // scheduled jobs are enqueued with an empty payload on purpose
 	}
-	v := j.Payload.Version(j.Payload.WriteVersion)
+	v := c.Payload.Version(c.Payload.WriteVersion)
 	if v == nil {
 		return nil
 	}
 	if r, ok := rootKeys(v)["required"]; ok && len(r.Content) > 0 {
 		return nil
 	}
-	return at(j, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload has no required fields: {} is a valid payload")
+	return atContract(c, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload has no required fields: {} is a valid payload")
 }
 
-func openPayload(_ *input, j *spec.Job) []spec.Diagnostic {
-	v := j.Payload.Version(j.Payload.WriteVersion)
+func openPayload(_ *input, c spec.Contract, _ *spec.Job) []spec.Diagnostic {
+	v := c.Payload.Version(c.Payload.WriteVersion)
 	if v == nil {
 		return nil
 	}
 	if ap, ok := rootKeys(v)["additionalProperties"]; ok && ap.Value == "false" {
 		return nil
 	}
-	return at(j, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload schema is open: add additionalProperties: false so unknown fields are rejected at enqueue")
+	when := "enqueue"
+	if c.IsEvent() {
+		when = "publish"
+	}
+	return atContract(c, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload schema is open: add additionalProperties: false so unknown fields are rejected at %s", when)
 }
 
 func uniqueForever(_ *input, j *spec.Job) []spec.Diagnostic {
@@ -141,15 +165,23 @@ func uniqueForever(_ *input, j *spec.Job) []spec.Diagnostic {
 // can be finished: the released workers (jobc.lock) already decode the newest. Before
 // that, writing the older version is step B of the rollout, not a mistake; without a
 // lock there is no telling, and nothing is reported.
-func writeBehind(in *input, j *spec.Job) []spec.Diagnostic {
-	n := j.Payload.Newest().Number
-	if j.Payload.WriteVersion >= n || in.lock == nil {
+func writeBehind(in *input, c spec.Contract, _ *spec.Job) []spec.Diagnostic {
+	if len(c.Payload.Versions) == 0 || in.lock == nil {
 		return nil
 	}
-	lj := in.lock.Jobs[j.Kind]
+	n := c.Payload.Newest().Number
+	if c.Payload.WriteVersion >= n {
+		return nil
+	}
+	released := in.lock.Jobs
+	who := "workers"
+	if c.IsEvent() {
+		released, who = in.lock.Events, "consumers and subscriber workers"
+	}
+	lj := released[c.Name]
 	if lj == nil || lj.Highest() < n {
 		return nil
 	}
-	return at(j, ".payload.write_version", "writes version %d while the workers of the release in %s already decode version %d: set write_version: %d to finish the rollout",
-		j.Payload.WriteVersion, in.lock.Source, n, n)
+	return atContract(c, ".payload.write_version", "writes version %d while the %s of the release in %s already decode version %d: set write_version: %d to finish the rollout",
+		c.Payload.WriteVersion, who, in.lock.Source, n, n)
 }

@@ -147,3 +147,41 @@ func TestRolloutStepBPasses(t *testing.T) {
 		t.Errorf("after release B was locked: %v\nwant %s", fs, want)
 	}
 }
+
+// TestPayloadRulesCoverEvents: the payload rules look at events' contracts too, located
+// at the event.
+func TestPayloadRulesCoverEvents(t *testing.T) {
+	const sloppyEvent = `version: 1
+package: jobs
+out: jobs
+events:
+  noted:
+    subject: app.noted
+    relay: true
+    payload:
+      write_version: 1
+      versions:
+        1:
+          schema: {type: object, properties: {id: {type: string}}}
+        2:
+          schema: {type: object, properties: {id: {type: string}, n: {type: integer}}}
+`
+	fired := map[string]string{}
+	for _, f := range vet.Lint(lockedProject(t, sloppyEvent), nil) {
+		fired[f.Rule] = f.String()
+		if !strings.HasPrefix(f.String(), "jobc.yaml:5:3: events.noted") {
+			t.Errorf("finding not located at the event: %s", f)
+		}
+	}
+	for _, rule := range []string{"no-required-fields", "open-payload", "write-version-behind"} {
+		if _, ok := fired[rule]; !ok {
+			t.Errorf("rule %s did not fire on the sloppy event: %v", rule, fired)
+		}
+	}
+	if !strings.Contains(fired["write-version-behind"], "consumers and subscriber workers") || !strings.Contains(fired["open-payload"], "rejected at publish") {
+		t.Errorf("event wording: %v", fired)
+	}
+	if len(fired) != 3 {
+		t.Errorf("job rules fired on an event: %v", fired)
+	}
+}
