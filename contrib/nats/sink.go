@@ -5,6 +5,11 @@
 // in the stream. A batch is published with PublishMsgAsync and the sink waits for every
 // ack. See runtime/relay for the message's headers.
 //
+// Exactly once holds within the stream's duplicate window (Duplicates, 2 minutes by
+// default): keep it longer than the relay's lease plus its longest backoff
+// (relay.Config.LeaseDuration + RetryMax), or a retry after the window is a second
+// message.
+//
 // The stream is the application's: the sink does not create it. A subject no stream
 // binds gets no response and is retried (the stream may be created after the relay
 // starts); a message larger than the server's max_payload, or than the stream's
