@@ -94,7 +94,7 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 	fl.StringVar(&f.exchange, "exchange", "", "RabbitMQ: the exchange to publish to (default: the default exchange)")
 	fl.StringVar(&f.msgIDPrefix, "msg-id-prefix", "", "NATS: put before the event id in Nats-Msg-Id (several databases, one stream)")
 	fl.IntVar(&f.batch, "batch", 500, "events per claim and per publication")
-	fl.IntVar(&f.concurrency, "concurrency", 1, "batches in flight at once (more helps with unordered events or many keys, hurts with few keys and deep backlogs)")
+	fl.IntVar(&f.concurrency, "concurrency", 2, "batches in flight at once")
 	fl.DurationVar(&f.lease, "lease", 30*time.Second, "how long a claimed batch is this relay's before another may send it")
 	fl.DurationVar(&f.retention, "retention", 0, "delete events published longer ago than this (0: keep them)")
 	fl.DurationVar(&f.logStats, "log-stats", time.Minute, "log the relay lag and the pending and failed counts this often (0: never)")

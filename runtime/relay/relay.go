@@ -30,13 +30,12 @@ type Config struct {
 	// BatchSize is the most events one claim takes and one Publish call sends;
 	// default 500.
 	BatchSize int
-	// Concurrency is the number of batches in flight at once; default 1. More lets
-	// one batch be claimed and recorded while another waits for the broker, which
-	// pays when most pending events are unordered or the only pending one of their
-	// key (NATS: ~27,000 events/s with 4 against ~21,000 with 1). With few keys and a
-	// deep backlog each it costs: a claim made while other batches are in flight walks
-	// every event those batches hold back to find few or none (~7,000 events/s with 4
-	// against ~23,000 with 1); see bench/results/2026-12-01-relay.txt.
+	// Concurrency is the number of batches in flight at once; default 2, so that one
+	// batch is claimed and recorded while another waits for the broker. That pays when
+	// most pending events are unordered or the only pending one of their key; when most
+	// are held back by the keys of the batches in flight, a claim walks them all to find
+	// few, and the relay then claims one batch at a time for a while (see pipeline), so
+	// a higher Concurrency costs little there. Figures: bench/results/2026-12-01-relay.txt.
 	Concurrency int
 	// PollInterval is how long a relay that found nothing to send waits before it
 	// claims again; default 100ms. A full batch is followed by the next at once.
@@ -74,7 +73,7 @@ func (c Config) withDefaults() Config {
 		c.BatchSize = 500
 	}
 	if c.Concurrency <= 0 {
-		c.Concurrency = 1
+		c.Concurrency = 2
 	}
 	if c.PollInterval <= 0 {
 		c.PollInterval = 100 * time.Millisecond
@@ -113,6 +112,7 @@ type Relay struct {
 	dbtx   runtime.DBTX
 	q      *db.Queries
 	pruner *Pruner
+	pipe   pipeline
 }
 
 // BatchResult is what one batch did: how many events it claimed, and of those how
@@ -123,7 +123,7 @@ type BatchResult struct {
 	Claimed, Published, Retried, Failed, Lost int
 }
 
-// New returns a relay over dbtx (a *pgxpool.Pool when Concurrency is above 1) that
+// New returns a relay over dbtx (a *pgxpool.Pool, which Run copies; see Run) that
 // publishes to cfg.Sink.
 func New(dbtx runtime.DBTX, cfg Config) (*Relay, error) {
 	if cfg.Sink == nil {
@@ -186,13 +186,20 @@ func (r *Relay) Run(ctx context.Context) error {
 	return nil
 }
 
-// loop runs batches back to back while they come back full, and waits PollInterval
+// loop runs batches back to back while they come back full (claiming while the
+// relay's other batches are in flight as the pipeline allows), and waits PollInterval
 // after an empty one; after failed ones (the database is gone) it waits twice as long
 // each time, up to RetryMax, so that an outage costs a log record now and then.
 func (r *Relay) loop(ctx context.Context, q *db.Queries) {
 	failures := 0
 	for ctx.Err() == nil {
+		ok, overlapping := r.pipe.begin()
+		if !ok {
+			sleep(ctx, r.cfg.PollInterval)
+			continue
+		}
 		res, err := r.runAndReport(ctx, q)
+		r.pipe.end(overlapping, res.Claimed, r.cfg.BatchSize)
 		switch {
 		case err != nil && ctx.Err() == nil:
 			failures++
