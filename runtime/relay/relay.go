@@ -129,10 +129,10 @@ func New(dbtx runtime.DBTX, cfg Config) (*Relay, error) {
 	if cfg.Sink == nil {
 		return nil, errors.New("relay: Config.Sink is nil")
 	}
-	if cfg.PublishTimeout >= cfg.LeaseDuration && cfg.LeaseDuration > 0 {
+	cfg = cfg.withDefaults()
+	if cfg.PublishTimeout >= cfg.LeaseDuration {
 		return nil, fmt.Errorf("relay: PublishTimeout %s must be shorter than LeaseDuration %s, or a batch could be sent twice at once", cfg.PublishTimeout, cfg.LeaseDuration)
 	}
-	cfg = cfg.withDefaults()
 	r := &Relay{cfg: cfg, dbtx: dbtx, q: db.New(dbtx)}
 	if cfg.Retention > 0 {
 		r.pruner = NewPruner(dbtx, PrunerConfig{Retention: cfg.Retention, StatementTimeout: cfg.StatementTimeout})

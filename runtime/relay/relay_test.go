@@ -479,6 +479,10 @@ func TestConfig(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "PublishTimeout") {
 		t.Errorf("New with PublishTimeout = LeaseDuration: %v", err)
 	}
+	_, err = relay.New(nil, relay.Config{Sink: &recordSink{}, PublishTimeout: time.Minute}) // the default lease: 30s
+	if err == nil || !strings.Contains(err.Error(), "LeaseDuration 30s") {
+		t.Errorf("New with PublishTimeout above the default lease: %v", err)
+	}
 }
 
 // lockingSink confirms every message, then holds an exclusive lock on the outbox for
