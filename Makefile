@@ -2,9 +2,10 @@
 # DATABASE_URL when it is set, and otherwise starts a throwaway cluster from the local
 # PostgreSQL binaries (initdb, pg_ctl) for the duration of the command.
 #
-# The repository holds eight modules: the root (runtime, generator, jobctest, dashboard),
-# cmd/jobc (the CLI and its dependencies), contrib/prometheus and contrib/otel (the
-# metrics and tracing adapters), examples/shop (an application using them),
+# The repository holds eleven modules: the root (runtime, generator, jobctest, dashboard,
+# the relay), cmd/jobc (the CLI and its dependencies), contrib/prometheus and contrib/otel
+# (the metrics and tracing adapters), contrib/nats, contrib/rabbitmq and contrib/kafka
+# (the relay's broker sinks), examples/shop (an application using them),
 # dashboard/browsertest (the dashboard driven in headless Chromium through chromedp),
 # bench (the race against River) and tools (sqlc, golangci-lint).
 
@@ -16,9 +17,11 @@ JOBC        := $(GO) run -C cmd/jobc .
 EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
 # Modules with code: vetted, linted and tidy-checked. bench fails without a database by
 # design and is run by hand; tools has no code but is tidy-checked.
-CODE_MODULES := . cmd/jobc contrib/prometheus contrib/otel examples/shop dashboard/browsertest
+CODE_MODULES := . cmd/jobc contrib/prometheus contrib/otel contrib/nats contrib/rabbitmq contrib/kafka examples/shop dashboard/browsertest
 MODULES      := $(CODE_MODULES) bench tools
-# Modules whose tests run in `make test`. The browser tests need Chromium (.ci/run installs it).
+# Modules whose tests run in `make test`. The browser tests need Chromium, the sinks'
+# tests nats-server and rabbitmq-server (.ci/run installs them; NATS_URL and AMQP_URL
+# select running servers instead, except for the tests that restart their broker).
 TEST_MODULES := $(CODE_MODULES)
 
 .PHONY: all test race lint demo generate sqlc verify bench vet fmt

@@ -501,6 +501,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("after shutdown, Workers: %+v, %v; want none", ws, err)
 	}
 
+	// The relay, as the worker role, on the events published above.
+	checkRelayGrants(t, workerPool, readerPool)
+
 	// Every failure of a restricted role's statement is a gap in the grants.
 	for _, l := range []*statementLog{workerLog, producerLog, readerLog} {
 		for _, f := range l.failures() {

@@ -26,7 +26,14 @@ CREATE TABLE IF NOT EXISTS jobc_events (
 -- before it inserts, so two transactions with one key take their ids in the order
 -- they commit, and id order within a key is commit order.
 
+-- Relays claim through the first index: a claim moves available_at to the lease's
+-- expiry, so leased rows leave the claimable range and come back by themselves when a
+-- relay dies. The second answers "oldest unpublished event" (the relay lag) and the
+-- pending count; the third finds the older pending row that holds a key back; the
+-- fourth serves pruning, the fifth `jobc status` and `jobc relay failed`.
 CREATE INDEX IF NOT EXISTS jobc_events_pending ON jobc_events (available_at, id) WHERE state = 'pending';
+CREATE INDEX IF NOT EXISTS jobc_events_unpublished ON jobc_events (id) WHERE state = 'pending';
 CREATE INDEX IF NOT EXISTS jobc_events_ordered ON jobc_events (event, ordering_key, id)
     WHERE state <> 'published' AND ordering_key IS NOT NULL;
 CREATE INDEX IF NOT EXISTS jobc_events_published ON jobc_events (published_at) WHERE state = 'published';
+CREATE INDEX IF NOT EXISTS jobc_events_failed ON jobc_events (id) WHERE state = 'failed';

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
 // statusJSON is the output of `jobc status --json`; the field names are documented in
@@ -23,7 +24,20 @@ type statusJSON struct {
 	Queues     []queueJSON      `json:"queues"`
 	Workers    []workerJSON     `json:"workers"`
 	Unfinished []unfinishedJSON `json:"unfinished"`
+	Events     eventsJSON       `json:"events"`
 }
+
+// eventsJSON is the outbox: what the relays have yet to publish, how far behind they
+// are, and the events failed for good (the newest, at most statusFailedEvents).
+type eventsJSON struct {
+	Pending         int64             `json:"pending"`
+	Failed          int64             `json:"failed"`
+	RelayLagSeconds float64           `json:"relay_lag_seconds"`
+	FailedEvents    []failedEventJSON `json:"failed_events"`
+}
+
+// statusFailedEvents is how many failed events status lists.
+const statusFailedEvents = 5
 
 // unfinishedJSON is one count of unfinished jobs of a kind, queue, version and state.
 type unfinishedJSON struct {
@@ -42,6 +56,7 @@ func newStatus() *cobra.Command {
 		within        time.Duration
 		failUndecoded bool
 		failOldest    time.Duration
+		failRelayLag  time.Duration
 		asJSON        bool
 	)
 	cmd := &cobra.Command{
@@ -55,14 +70,16 @@ queue, payload version and state — with the live workers able to decode them.
 Jobs that no live worker takes are marked NONE with the reason: no live worker serves
 their queue, the workers of their queue do not handle their kind, or none of them
 decodes their payload version (retire a version only once none of its jobs remain).
+Last, the outbox: the events not yet published, the relay lag (the age of the oldest of
+them) and the events failed for good, newest first.
 
 For cron jobs and health checks: with --fail-oldest D, exit 1 when the oldest available
 job of any queue has waited longer than D; with --fail-undecodable, exit 1 when there are
-jobs no live worker takes.`,
+jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag exceeds D.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if failOldest < 0 {
-				return usagef(cmd, "--fail-oldest must not be negative")
+			if failOldest < 0 || failRelayLag < 0 {
+				return usagef(cmd, "--fail-oldest and --fail-relay-lag must not be negative")
 			}
 			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.Migrations(ctx, db)
@@ -84,6 +101,14 @@ jobs no live worker takes.`,
 				if err != nil {
 					return err
 				}
+				outbox, err := relay.ReadStats(ctx, db)
+				if err != nil {
+					return err
+				}
+				failedEvents, err := relay.ListFailed(ctx, db, statusFailedEvents)
+				if err != nil {
+					return err
+				}
 				undecodable := int64(0)
 				for _, c := range counts {
 					if len(c.Decoders) == 0 {
@@ -91,9 +116,15 @@ jobs no live worker takes.`,
 					}
 				}
 				if asJSON {
-					err = writeJSON(cmd.OutOrStdout(), toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts))
+					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
+					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: seconds(outbox.Lag),
+						FailedEvents: toFailedEventsJSON(failedEvents)}
+					err = writeJSON(cmd.OutOrStdout(), s)
 				} else {
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
+					if err == nil {
+						err = printOutbox(cmd, outbox, failedEvents)
+					}
 				}
 				if err != nil {
 					return err
@@ -104,6 +135,10 @@ jobs no live worker takes.`,
 						findings = append(findings, fmt.Errorf("jobc: queue %s: the oldest available job has waited %s, more than %s",
 							esc(q.Queue), age(q.OldestAvailableAge), failOldest))
 					}
+				}
+				if failRelayLag > 0 && outbox.Lag > failRelayLag {
+					findings = append(findings, fmt.Errorf("jobc: the relay lag is %s, more than %s: the oldest of %d pending events waits for a relay",
+						age(outbox.Lag), failRelayLag, outbox.Pending))
 				}
 				if failUndecoded && undecodable > 0 {
 					findings = append(findings, fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable))
@@ -119,8 +154,26 @@ jobs no live worker takes.`,
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
 	cmd.Flags().DurationVar(&failOldest, "fail-oldest", 0, "exit 1 when any queue's oldest available job has waited longer than this (e.g. 5m)")
+	cmd.Flags().DurationVar(&failRelayLag, "fail-relay-lag", 0, "exit 1 when the oldest unpublished event is older than this (e.g. 1m)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
 	return cmd
+}
+
+// printOutbox prints the outbox's section of status.
+func printOutbox(cmd *cobra.Command, s relay.Stats, failed []relay.FailedEvent) error {
+	out := cmd.OutOrStdout()
+	lag := "none"
+	if s.Pending > 0 {
+		lag = age(s.Lag)
+	}
+	fmt.Fprintf(out, "\nevents: %d pending, relay lag %s, %d failed\n", s.Pending, lag, s.Failed)
+	if len(failed) == 0 {
+		return nil
+	}
+	if s.Failed > int64(len(failed)) {
+		fmt.Fprintf(out, "  the newest %d failed (all: jobc relay failed; send again: jobc relay retry):\n", len(failed))
+	}
+	return printFailedEvents(cmd, failed, "  ")
 }
 
 func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, stats []runtime.QueueStat, workers []runtime.WorkerInfo, counts []runtime.VersionCount) error {

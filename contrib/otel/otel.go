@@ -15,6 +15,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
 // Name is the instrumentation scope of the tracer and the meter.
@@ -36,6 +37,7 @@ const (
 	keyKind          = attribute.Key("jobc.job.kind")
 	keyAttempt       = attribute.Key("jobc.job.attempt")
 	keyOutcome       = attribute.Key("jobc.job.outcome")
+	keyRelayOutcome  = attribute.Key("jobc.relay.outcome")
 	keyClass         = attribute.Key("jobc.job.error_class")
 )
 
@@ -60,6 +62,8 @@ type Instrumentation struct {
 	finished metric.Int64Counter
 	wait     metric.Float64Histogram
 	rescued  metric.Int64Counter
+	relayed  metric.Int64Counter
+	relayLag metric.Float64Gauge
 
 	// attrs caches the attribute sets of the hot path by their labels, so that a job
 	// costs no allocation for them after its first of a kind.
@@ -85,7 +89,7 @@ func New(opts Options) (*Instrumentation, error) {
 	}
 	m := opts.MeterProvider.Meter(Name)
 	in := &Instrumentation{tracer: opts.TracerProvider.Tracer(Name), prop: opts.Propagator}
-	var errs [6]error
+	var errs [8]error
 	in.sent, errs[0] = m.Int64Counter("messaging.client.sent.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Jobs enqueued."))
 	in.consumed, errs[1] = m.Int64Counter("messaging.client.consumed.messages", metric.WithUnit("{message}"),
@@ -100,6 +104,10 @@ func New(opts Options) (*Instrumentation, error) {
 		metric.WithExplicitBucketBoundaries(.005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60, 300, 900, 3600))
 	in.rescued, errs[5] = m.Int64Counter("jobc.jobs.rescued", metric.WithUnit("{job}"),
 		metric.WithDescription("Jobs whose lease had expired that a rescuer returned, failed or cancelled."))
+	in.relayed, errs[6] = m.Int64Counter("jobc.relay.events", metric.WithUnit("{event}"),
+		metric.WithDescription("Events a relay claimed, by outcome: published, retried, failed, lost (taken over after the lease expired)."))
+	in.relayLag, errs[7] = m.Float64Gauge("jobc.relay.lag", metric.WithUnit("s"),
+		metric.WithDescription("Age of the outbox's oldest unpublished event, as a relay last read it; 0 when none is pending."))
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -150,6 +158,23 @@ func (in *Instrumentation) OnEvent(ctx context.Context, e runtime.Event) {
 		in.finished.Add(ctx, 1, in.set(labels{what: forFinished, queue: e.Queue, kind: e.JobKind, outcome: e.Outcome, class: e.ErrorClass}))
 	case runtime.EventRescue:
 		in.rescued.Add(ctx, int64(e.Count), metric.WithAttributes(systemJobc, keyDestination.String(e.Queue)))
+	case runtime.EventMaintenance:
+		// A relay's (relay.Config.Hooks): a batch, or the outbox's stats.
+		switch r := e.Result.(type) {
+		case relay.BatchResult:
+			for _, o := range []struct {
+				name string
+				n    int
+			}{{"published", r.Published}, {"retried", r.Retried}, {"failed", r.Failed}, {"lost", r.Lost}} {
+				if o.n > 0 {
+					in.relayed.Add(ctx, int64(o.n), metric.WithAttributes(systemJobc, keyRelayOutcome.String(o.name)))
+				}
+			}
+		case relay.Stats:
+			if e.Err == nil {
+				in.relayLag.Record(ctx, r.Lag.Seconds(), metric.WithAttributes(systemJobc))
+			}
+		}
 	}
 }
 

@@ -10,10 +10,12 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
 // DBCollector exports what the database holds: jobs by queue, kind and state, each
-// queue's oldest available age and pause, and the live workers. It reads through the
+// queue's oldest available age and pause, the live workers, and the outbox's pending
+// and failed events with the relay lag (relay.ReadStats). It reads through the
 // runtime's functions (runtime.QueueStats, runtime.UnfinishedByVersion,
 // runtime.Workers) when a scrape finds its last read older than DBOptions.TTL, so
 // any number of scrapers cost at most one read per TTL, and never a query per job.
@@ -28,6 +30,7 @@ type DBCollector struct {
 	metrics []prometheus.Metric
 
 	jobs, oldest, paused, workers, up, readTime *prometheus.Desc
+	events, relayLag                            *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*DBCollector)(nil)
@@ -64,12 +67,14 @@ func NewDBCollector(dbtx runtime.DBTX, opts DBOptions) *DBCollector {
 		workers:  prometheus.NewDesc("jobc_workers", "Live workers (heartbeat within three leases).", nil, cl),
 		up:       prometheus.NewDesc("jobc_database_up", "1 when the last read of the database gauges succeeded.", nil, cl),
 		readTime: prometheus.NewDesc("jobc_database_read_seconds", "How long the last read of the database gauges took.", nil, cl),
+		events:   prometheus.NewDesc("jobc_events", "Events in the outbox not yet published (pending) or failed for good (failed).", []string{"state"}, cl),
+		relayLag: prometheus.NewDesc("jobc_relay_lag_seconds", "Age of the oldest unpublished event of the outbox: how far the relays are behind; 0 when none is pending.", nil, cl),
 	}
 }
 
 // Describe sends the descriptors of every series the collector exports.
 func (c *DBCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.paused, c.workers, c.up, c.readTime} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.paused, c.workers, c.up, c.readTime, c.events, c.relayLag} {
 		ch <- d
 	}
 }
@@ -118,7 +123,15 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
-	var out []prometheus.Metric
+	outbox, err := relay.ReadStats(ctx, c.dbtx)
+	if err != nil {
+		return nil, err
+	}
+	out := []prometheus.Metric{
+		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Pending), "pending"),
+		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Failed), "failed"),
+		prometheus.MustNewConstMetric(c.relayLag, prometheus.GaugeValue, outbox.Lag.Seconds()),
+	}
 	for _, s := range stats {
 		paused := 0.0
 		if s.Paused {

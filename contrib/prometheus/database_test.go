@@ -80,3 +80,36 @@ func TestDBCollectorWhilePaused(t *testing.T) {
 		return !waiting && after[paused] == 0 && after[oldest] == 0
 	}, func() string { return fmt.Sprint(after) })
 }
+
+// TestDBCollectorRelayLag: the scrape carries the outbox's pending and failed events
+// and the relay lag, the age of the oldest pending event.
+func TestDBCollectorRelayLag(t *testing.T) {
+	t.Parallel()
+	pool := testkit.MigratedSchema(t)
+	ctx := context.Background()
+	et := runtime.MustEventType(runtime.EventType{Name: "order_paid", Subject: "orders.paid", Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+	var ids []int64
+	for range 3 {
+		p, err := runtime.Publish(ctx, pool, et, map[string]int{"n": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_events SET created_at = now() - interval '90 seconds' WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_events SET state = 'failed' WHERE id = $1`, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(jobcprom.NewDBCollector(pool, jobcprom.DBOptions{}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	got := testkit.Scrape(t, srv.URL)
+	lag := got["jobc_relay_lag_seconds"]
+	if got[`jobc_events{state="pending"}`] != 2 || got[`jobc_events{state="failed"}`] != 1 || lag < 90 || lag > 90+60 {
+		t.Errorf("outbox series: pending %v, failed %v, lag %v; want 2, 1 and about 90s", got[`jobc_events{state="pending"}`], got[`jobc_events{state="failed"}`], lag)
+	}
+}

@@ -26,13 +26,21 @@ func TestCLIAsTool(t *testing.T) {
 	dir := t.TempDir()
 	gomod := "module example.com/userapp\n\ngo " + goVersion + "\n\n" +
 		"replace github.com/jobc-dev/jobc => " + root + "\n\n" +
-		"replace github.com/jobc-dev/jobc/cmd/jobc => " + filepath.Join(root, "cmd", "jobc") + "\n\n" +
-		// jobc metrics serves the Prometheus adapter's gauges; a release tags it too.
-		"replace github.com/jobc-dev/jobc/contrib/prometheus => " + filepath.Join(root, "contrib", "prometheus") + "\n"
-	// The three modules' go.sum files hold every checksum the user module
-	// needs, so no checksum database is asked.
+		"replace github.com/jobc-dev/jobc/cmd/jobc => " + filepath.Join(root, "cmd", "jobc") + "\n"
+	// jobc metrics serves the Prometheus adapter's gauges and jobc relay publishes
+	// through the sinks; a release tags those modules too.
+	contribs := []string{"prometheus", "nats", "rabbitmq", "kafka"}
+	for _, c := range contribs {
+		gomod += "\nreplace github.com/jobc-dev/jobc/contrib/" + c + " => " + filepath.Join(root, "contrib", c) + "\n"
+	}
+	// The modules' go.sum files hold every checksum the user module needs, so no
+	// checksum database is asked.
+	sums := []string{filepath.Join(root, "go.sum"), filepath.Join(root, "cmd", "jobc", "go.sum")}
+	for _, c := range contribs {
+		sums = append(sums, filepath.Join(root, "contrib", c, "go.sum"))
+	}
 	var sum []byte
-	for _, f := range []string{filepath.Join(root, "go.sum"), filepath.Join(root, "cmd", "jobc", "go.sum"), filepath.Join(root, "contrib", "prometheus", "go.sum")} {
+	for _, f := range sums {
 		data, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,278 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/spf13/cobra"
+
+	jobckafka "github.com/jobc-dev/jobc/contrib/kafka"
+	jobcnats "github.com/jobc-dev/jobc/contrib/nats"
+	jobcamqp "github.com/jobc-dev/jobc/contrib/rabbitmq"
+	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
+)
+
+// relayFlags are the flags of `jobc relay`.
+type relayFlags struct {
+	url, to, exchange, msgIDPrefix string
+	batch, concurrency             int
+	lease, retention, logStats     time.Duration
+}
+
+func newRelay() *cobra.Command {
+	var f relayFlags
+	cmd := &cobra.Command{
+		Use:   "relay --to URL",
+		Short: "Publish the outbox's events to NATS JetStream, RabbitMQ or Kafka until stopped",
+		Long: `Relay claims the events Publish<Event> wrote to the outbox (jobc_events) and publishes
+them to the broker named by --to, marking each published once the broker confirmed it:
+
+  nats://host:4222[,nats://host2:4222]   JetStream; the stream binding the subjects must exist
+  amqp://user:pass@host:5672/vhost       RabbitMQ; --exchange names the exchange (default "")
+  kafka://host:9092[,host2:9092]         Kafka; the event's subject is the topic
+
+Run as many relays as you like: claims never overlap, and each ordering key has one
+event in flight at a time. SIGINT or SIGTERM stops claiming, lets the batches in flight
+finish and exits 0. Events the broker refuses for good are kept as failed: see them with
+'jobc relay failed' or 'jobc status', and send them again with 'jobc relay retry'.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if f.to == "" {
+				return usagef(cmd, "jobc relay: --to is required (nats://, amqp:// or kafka://)")
+			}
+			if f.batch <= 0 || f.concurrency <= 0 || f.lease <= 0 {
+				return usagef(cmd, "jobc relay: --batch, --concurrency and --lease must be positive")
+			}
+			ctx := cmd.Context()
+			open, err := sinkFor(f)
+			if err != nil {
+				return usagef(cmd, "jobc relay: --to %s: %v", redact(f.to), err)
+			}
+			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			pool, err := relayPool(ctx, f.url, f.concurrency)
+			if err != nil {
+				return err
+			}
+			defer pool.Close()
+			if err := runtime.CheckSchema(ctx, pool); err != nil {
+				return err
+			}
+			sink, err := open(ctx)
+			if err != nil {
+				return fmt.Errorf("jobc relay: %w", err)
+			}
+			defer sink.Close()
+			cfg := relay.Config{Sink: sink, Logger: logger, BatchSize: f.batch, Concurrency: f.concurrency,
+				LeaseDuration: f.lease, Retention: f.retention}
+			if f.logStats > 0 {
+				cfg.Hooks, cfg.StatsInterval = []runtime.Hook{statsLogger{logger}}, f.logStats
+			}
+			r, err := relay.New(pool, cfg)
+			if err != nil {
+				return usagef(cmd, "jobc relay: %v", err)
+			}
+			logger.InfoContext(ctx, "jobc relay: publishing the outbox", slog.String("to", redact(f.to)),
+				slog.Int("batch", f.batch), slog.Int("concurrency", f.concurrency))
+			if err := r.Run(ctx); err != nil {
+				return err
+			}
+			logger.InfoContext(context.WithoutCancel(ctx), "jobc relay: stopped")
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	fl.StringVar(&f.to, "to", "", "the broker: nats://…, amqp://… or kafka://…")
+	fl.StringVar(&f.exchange, "exchange", "", "RabbitMQ: the exchange to publish to (default: the default exchange)")
+	fl.StringVar(&f.msgIDPrefix, "msg-id-prefix", "", "NATS: put before the event id in Nats-Msg-Id (several databases, one stream)")
+	fl.IntVar(&f.batch, "batch", 500, "events per claim and per publication")
+	fl.IntVar(&f.concurrency, "concurrency", 2, "batches in flight at once")
+	fl.DurationVar(&f.lease, "lease", 30*time.Second, "how long a claimed batch is this relay's before another may send it")
+	fl.DurationVar(&f.retention, "retention", 0, "delete events published longer ago than this (0: keep them)")
+	fl.DurationVar(&f.logStats, "log-stats", time.Minute, "log the relay lag and the pending and failed counts this often (0: never)")
+	cmd.AddCommand(newRelayFailed(), newRelayRetry())
+	return cmd
+}
+
+// sinkFor returns what opens the sink --to names, or why it names none.
+func sinkFor(f relayFlags) (func(context.Context) (relay.Sink, error), error) {
+	u, err := url.Parse(strings.SplitN(f.to, ",", 2)[0])
+	if err != nil {
+		return nil, err
+	}
+	switch u.Scheme {
+	case "nats", "tls":
+		return func(context.Context) (relay.Sink, error) {
+			return jobcnats.Connect(f.to, jobcnats.Options{MsgIDPrefix: f.msgIDPrefix})
+		}, nil
+	case "amqp", "amqps":
+		return func(ctx context.Context) (relay.Sink, error) {
+			return jobcamqp.Dial(ctx, f.to, jobcamqp.Options{Exchange: f.exchange})
+		}, nil
+	case "kafka":
+		var seeds []string
+		for _, s := range strings.Split(f.to, ",") {
+			s = strings.TrimPrefix(s, "kafka://")
+			if s == "" || strings.Contains(s, "/") {
+				return nil, fmt.Errorf("want kafka://host:port[,host:port...], got seed %q", s)
+			}
+			seeds = append(seeds, s)
+		}
+		return func(context.Context) (relay.Sink, error) { return jobckafka.Connect(seeds) }, nil
+	}
+	return nil, fmt.Errorf("unknown scheme %q: want nats://, amqp:// or kafka://", u.Scheme)
+}
+
+// redact hides a URL's password, for logs.
+func redact(to string) string {
+	u, err := url.Parse(to)
+	if err != nil || u.User == nil {
+		return to
+	}
+	return u.Redacted()
+}
+
+// relayPool opens a pool with a connection per batch in flight and a spare.
+func relayPool(ctx context.Context, dbURL string, concurrency int) (*pgxpool.Pool, error) {
+	if dbURL == "" {
+		dbURL = os.Getenv("DATABASE_URL")
+	}
+	if dbURL == "" {
+		return nil, fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
+	}
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return nil, fmt.Errorf("jobc relay: --database-url: %w", err)
+	}
+	cfg.MaxConns = int32(concurrency + 2)
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "jobc relay"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("jobc relay: %w", err)
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%w): check DATABASE_URL and that the server is running", err)
+	}
+	return pool, nil
+}
+
+// statsLogger logs the relay's periodic stats (a runtime.Hook).
+type statsLogger struct{ logger *slog.Logger }
+
+func (h statsLogger) OnEvent(ctx context.Context, e runtime.Event) {
+	if s, ok := e.Result.(relay.Stats); ok && e.Err == nil {
+		h.logger.InfoContext(ctx, "jobc relay: outbox", slog.String("lag", s.Lag.Round(time.Millisecond).String()),
+			slog.Int64("pending", s.Pending), slog.Int64("failed", s.Failed))
+	}
+}
+
+func newRelayFailed() *cobra.Command {
+	var (
+		dbURL  string
+		limit  int
+		asJSON bool
+	)
+	cmd := &cobra.Command{
+		Use:   "failed",
+		Short: "List the events the broker refused for good, newest first, with their errors",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if limit <= 0 {
+				return usagef(cmd, "jobc relay failed: --limit must be positive")
+			}
+			return withConn(cmd, dbURL, func(ctx context.Context, db runtime.DBTX) error {
+				failed, err := relay.ListFailed(ctx, db, limit)
+				if err != nil {
+					return err
+				}
+				if asJSON {
+					return writeJSON(cmd.OutOrStdout(), toFailedEventsJSON(failed))
+				}
+				return printFailedEvents(cmd, failed, "")
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	cmd.Flags().IntVar(&limit, "limit", 50, "list at most this many")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func newRelayRetry() *cobra.Command {
+	var (
+		dbURL string
+		all   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "retry {ID... | --all}",
+		Short: "Make failed events pending again, for the relays to send",
+		Args:  cobra.ArbitraryArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if all == (len(args) > 0) {
+				return usagef(cmd, "jobc relay retry: name event ids or pass --all")
+			}
+			ids := []int64{}
+			for _, a := range args {
+				id, err := strconv.ParseInt(a, 10, 64)
+				if err != nil || id <= 0 {
+					return usagef(cmd, "jobc relay retry: %q is not an event id", a)
+				}
+				ids = append(ids, id)
+			}
+			return withConn(cmd, dbURL, func(ctx context.Context, db runtime.DBTX) error {
+				n, err := relay.RetryFailed(ctx, db, ids)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d failed event(s) pending again\n", n)
+				if !all && n < int64(len(ids)) {
+					return &exitError{code: exitFailure, err: fmt.Errorf("jobc relay retry: %d of the %d ids name no failed event", int64(len(ids))-n, len(ids))}
+				}
+				return nil
+			})
+		},
+	}
+	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	cmd.Flags().BoolVar(&all, "all", false, "retry every failed event")
+	return cmd
+}
+
+// failedEventJSON is one failed event in `jobc relay failed --json` and `jobc status --json`.
+type failedEventJSON struct {
+	ID          int64     `json:"id"`
+	Event       string    `json:"event"`
+	Version     int       `json:"version"`
+	Subject     string    `json:"subject"`
+	OrderingKey string    `json:"ordering_key"`
+	Attempts    int       `json:"attempts"`
+	CreatedAt   time.Time `json:"created_at"`
+	Error       string    `json:"error"`
+}
+
+func toFailedEventsJSON(failed []relay.FailedEvent) []failedEventJSON {
+	out := make([]failedEventJSON, len(failed))
+	for i, f := range failed {
+		out[i] = failedEventJSON(f)
+	}
+	return out
+}
+
+func printFailedEvents(cmd *cobra.Command, failed []relay.FailedEvent, indent string) error {
+	t := newTable(cmd.OutOrStdout(), indent+"ID", "EVENT", "VERSION", "SUBJECT", "KEY", "ATTEMPTS", "CREATED", "ERROR")
+	for _, f := range failed {
+		t.row(indent+strconv.FormatInt(f.ID, 10), esc(f.Event), f.Version, esc(f.Subject), esc(f.OrderingKey), f.Attempts,
+			f.CreatedAt.UTC().Format(time.RFC3339), esc(truncate(f.Error, 100)))
+	}
+	return t.flush()
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jobc-dev/jobc/internal/brokertest"
+	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
+)
+
+// relayedType is a relayed event of the CLI's tests, ordered by "key".
+func relayedType(subject string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{Name: "cli_event", Subject: subject, OrderingKey: []string{"key"}, Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"key":{"type":"string"}}}`}}})
+}
+
+// TestRelayUsage: a relay without --to, or with a broker jobc does not know, is a
+// usage error (exit 2) that names the problem.
+func TestRelayUsage(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"relay"}, "--to is required"},
+		{[]string{"relay", "--to", "redis://127.0.0.1:6379"}, `unknown scheme "redis"`},
+		{[]string{"relay", "--to", "kafka://host:9092/topic"}, "want kafka://host:port"},
+		{[]string{"relay", "--to", "nats://127.0.0.1:4222", "--batch", "0"}, "must be positive"},
+		{[]string{"relay", "retry"}, "name event ids or pass --all"},
+		{[]string{"relay", "retry", "x1"}, `"x1" is not an event id`},
+	} {
+		_, errOut, code := jobc(t, c.args...)
+		if code != exitUsage || !strings.Contains(errOut, c.want) {
+			t.Errorf("jobc %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}
+
+// TestRelayToNATS: `jobc relay --to nats://…` publishes the outbox to JetStream and,
+// when its context ends (SIGINT, SIGTERM), stops and exits 0; status then shows no
+// pending event and no lag.
+func TestRelayToNATS(t *testing.T) {
+	pool, dbURL := migratedDB(t)
+	srv := brokertest.StartNATS(t)
+	nc, err := nats.Connect(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "CLI", Subjects: []string{"cli.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	et := relayedType("cli.happened")
+	const events = 50
+	for i := range events {
+		if _, err := runtime.Publish(t.Context(), pool, et, map[string]string{"key": fmt.Sprintf("k%d", i%5)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, _, _ := jobc(t, "status", "--database-url", dbURL)
+	if !strings.Contains(out, fmt.Sprintf("events: %d pending, relay lag ", events)) {
+		t.Errorf("status before the relay runs:\n%s", out)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"relay", "--to", srv.URL, "--database-url", dbURL, "--batch", "10"}, &stdout, &stderr)
+	}()
+	const poll = 100 * time.Millisecond // relay.Config's default PollInterval
+	waitFor(t, "the stream to hold every event", slowdown*(poll+time.Second), func() (bool, string) {
+		info, err := stream.Info(t.Context())
+		if err != nil {
+			return false, err.Error()
+		}
+		return info.State.Msgs == events, fmt.Sprintf("%d messages", info.State.Msgs)
+	})
+	waitFor(t, "the outbox to have nothing pending", slowdown*poll, func() (bool, string) {
+		s, err := relay.ReadStats(t.Context(), pool)
+		return err == nil && s.Pending == 0, fmt.Sprintf("%+v %v", s, err)
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("jobc relay exited %d after its context ended\n%s", code, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "jobc relay: stopped") {
+		t.Errorf("jobc relay's log has no stop record:\n%s", stderr.String())
+	}
+	out, _, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "1m")
+	if code != exitOK || !strings.Contains(out, "events: 0 pending, relay lag none, 0 failed") {
+		t.Errorf("status after the relay: exit %d\n%s", code, out)
+	}
+}
+
+// TestStatusShowsOutbox: status shows the relay lag and the failed events with their
+// errors, --fail-relay-lag fails on the lag, `jobc relay failed` lists the failed
+// events and `jobc relay retry` makes them pending again.
+func TestStatusShowsOutbox(t *testing.T) {
+	pool, dbURL := migratedDB(t)
+	et := relayedType("status.happened")
+	var ids []int64
+	for _, key := range []string{"a", "b", "c"} {
+		p, err := runtime.Publish(t.Context(), pool, et, map[string]string{"key": key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET created_at = now() - interval '10 minutes' WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET state = 'failed', attempts = 1, last_error = 'returned: 312 NO_ROUTE' WHERE id = $1`, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "5m")
+	if code != exitFailure || !strings.Contains(out, "events: 2 pending, relay lag 10m") || !strings.Contains(out, "1 failed") ||
+		!strings.Contains(out, "NO_ROUTE") || !strings.Contains(errOut, "the relay lag is 10m") {
+		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = jobc(t, "status", "--database-url", dbURL, "--json")
+	var s statusJSON
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)
+	}
+	if e := s.Events; e.Pending != 2 || e.Failed != 1 || e.RelayLagSeconds < 600 || len(e.FailedEvents) != 1 || e.FailedEvents[0].ID != ids[2] || e.FailedEvents[0].OrderingKey != "c" {
+		t.Errorf("status --json events: %+v", e)
+	}
+	out, _, code = jobc(t, "relay", "failed", "--database-url", dbURL)
+	if code != exitOK || !strings.Contains(out, "cli_event") || !strings.Contains(out, "status.happened") || !strings.Contains(out, "NO_ROUTE") {
+		t.Errorf("relay failed: exit %d\n%s", code, out)
+	}
+	out, errOut, code = jobc(t, "relay", "retry", "--database-url", dbURL, fmt.Sprint(ids[2]), fmt.Sprint(ids[0]))
+	if code != exitFailure || !strings.Contains(out, "1 failed event(s) pending again") || !strings.Contains(errOut, "1 of the 2 ids name no failed event") {
+		t.Errorf("relay retry: exit %d\n%s%s", code, out, errOut)
+	}
+	if st, err := relay.ReadStats(t.Context(), pool); err != nil || st.Pending != 3 || st.Failed != 0 {
+		t.Errorf("after relay retry: %+v, %v; want 3 pending", st, err)
+	}
+}

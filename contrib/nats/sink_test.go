@@ -1,0 +1,184 @@
+package jobcnats_test
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/jobc-dev/jobc/contrib/nats"
+	"github.com/jobc-dev/jobc/internal/brokertest"
+	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/relaytest"
+	"github.com/jobc-dev/jobc/internal/testkit"
+	"github.com/jobc-dev/jobc/runtime/relay"
+)
+
+// newStream connects to url and creates a file-backed stream of the test's own that
+// binds prefix.>, with a two-minute duplicate window.
+func newStream(t testing.TB, url, prefix string) (*nats.Conn, jetstream.Stream) {
+	t.Helper()
+	nc, err := nats.Connect(url, nats.MaxReconnects(-1), nats.RetryOnFailedConnect(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(t.Context(), jetstream.StreamConfig{
+		Name: strings.ToUpper(prefix), Subjects: []string{prefix + ".>"},
+		Storage: jetstream.FileStorage, Duplicates: 2 * time.Minute,
+	})
+	if err != nil {
+		t.Fatalf("create stream for %s.>: %v", prefix, err)
+	}
+	return nc, stream
+}
+
+// readStream returns every message of the stream, oldest first.
+func readStream(ctx context.Context, stream jetstream.Stream) ([]relaytest.Delivery, error) {
+	info, err := stream.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("stream info: %w", err)
+	}
+	n := int(info.State.Msgs)
+	c, err := stream.OrderedConsumer(ctx, jetstream.OrderedConsumerConfig{})
+	if err != nil {
+		return nil, fmt.Errorf("ordered consumer: %w", err)
+	}
+	out := make([]relaytest.Delivery, 0, n)
+	for len(out) < n {
+		batch, err := c.Fetch(min(n-len(out), 1000), jetstream.FetchMaxWait(5*time.Second))
+		if err != nil {
+			return out, fmt.Errorf("fetch after %d of %d messages: %w", len(out), n, err)
+		}
+		got := 0
+		for m := range batch.Messages() {
+			got++
+			id, err := strconv.ParseInt(m.Headers().Get(relay.HeaderEventID), 10, 64)
+			if err != nil {
+				return out, fmt.Errorf("message %q: %s header: %w", m.Subject(), relay.HeaderEventID, err)
+			}
+			out = append(out, relaytest.Delivery{ID: id, Body: m.Data()})
+		}
+		if err := batch.Error(); err != nil && got == 0 {
+			return out, fmt.Errorf("fetch after %d of %d messages: %w", len(out), n, err)
+		}
+	}
+	return out, nil
+}
+
+// TestChaosNATS: 10,000 events, a tenth in rolled-back transactions, relayed to a
+// JetStream stream by a relay process that is killed with SIGKILL and replaced, with
+// the server restarted in the middle: every committed event is in the stream exactly
+// once, each key's in commit order, and no rolled-back one.
+func TestChaosNATS(t *testing.T) {
+	t.Parallel()
+	srv := brokertest.StartNATS(t)
+	_, stream := newStream(t, srv.URL, "chaos")
+	pool := testkit.MigratedSchema(t)
+	relaytest.Chaos(t, pool, pgtest.SchemaConnString(t, pgtest.SchemaOf(pool)), relaytest.ChaosBroker{
+		Name: "NATS JetStream", URL: srv.URL, Prefix: "chaos", ExactlyOnce: true,
+		Restart: srv.Restart,
+		Read: func(ctx context.Context, _ int) ([]relaytest.Delivery, error) {
+			return readStream(ctx, stream)
+		},
+	}, relaytest.DefaultChaos())
+}
+
+// TestNATSMessage: a published event arrives with the documented headers and its
+// payload as the body, and publishing it again is deduplicated by its Nats-Msg-Id.
+func TestNATSMessage(t *testing.T) {
+	t.Parallel()
+	url := brokertest.NATSURL(t)
+	prefix := fmt.Sprintf("msg%d", time.Now().UnixNano())
+	_, stream := newStream(t, url, prefix)
+	sink, err := jobcnats.Connect(url, jobcnats.Options{MsgIDPrefix: "db1-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	m := relay.Message{ID: 42, Event: "order_paid", Version: 3, Subject: prefix + ".paid", OrderingKey: "o-1", Payload: []byte(`{"order":"o-1"}`)}
+	for range 2 {
+		if errs := sink.Publish(t.Context(), []relay.Message{m}); errs != nil {
+			t.Fatalf("publish: %v", errs)
+		}
+	}
+	got, err := stream.GetLastMsgForSubject(t.Context(), m.Subject)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"Nats-Msg-Id": "db1-42", relay.HeaderEvent: "order_paid", relay.HeaderVersion: "3",
+		relay.HeaderEventID: "42", relay.HeaderOrderingKey: "o-1", "Content-Type": "application/json"}
+	for k, v := range want {
+		if g := got.Header.Get(k); g != v {
+			t.Errorf("header %s = %q, want %q", k, g, v)
+		}
+	}
+	if string(got.Data) != string(m.Payload) {
+		t.Errorf("body %q, want %q", got.Data, m.Payload)
+	}
+	info, err := stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 1 {
+		t.Errorf("stream holds %d messages after publishing one event twice, want 1", info.State.Msgs)
+	}
+}
+
+// TestNATSPoison: an event larger than the server's max_payload fails for good with
+// the client's error, while the events beside it in the batch are published.
+func TestNATSPoison(t *testing.T) {
+	t.Parallel()
+	const maxPayload = 4096
+	srv := brokertest.StartNATS(t, "max_payload: "+strconv.Itoa(maxPayload))
+	_, stream := newStream(t, srv.URL, "poison")
+	pool := testkit.MigratedSchema(t)
+	small := relaytest.PublishCommitted(t, pool, "poison.small", `{"n":1}`, `{"n":2}`)
+	big := relaytest.PublishCommitted(t, pool, "poison.big", `{"pad":"`+strings.Repeat("x", 2*maxPayload)+`"}`)
+
+	sink, err := jobcnats.Connect(srv.URL, jobcnats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RunOnce(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res != (relay.BatchResult{Claimed: 3, Published: 2, Failed: 1}) {
+		t.Errorf("batch %+v, want 3 claimed, 2 published, 1 failed", res)
+	}
+	state, attempts, lastErr := relaytest.EventState(t, pool, big[0])
+	if state != "failed" || attempts != 1 || !strings.Contains(lastErr, "maximum payload exceeded") {
+		t.Errorf("too large event: state %s, attempts %d, error %q; want failed after 1 attempt with the max payload error", state, attempts, lastErr)
+	}
+	for _, id := range small {
+		if state, _, _ := relaytest.EventState(t, pool, id); state != "published" {
+			t.Errorf("small event %d: state %s, want published", id, state)
+		}
+	}
+	info, err := stream.Info(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State.Msgs != 2 {
+		t.Errorf("stream holds %d messages, want the 2 small ones", info.State.Msgs)
+	}
+	stats, err := relay.ReadStats(t.Context(), pool)
+	if err != nil || stats.Failed != 1 || stats.Pending != 0 {
+		t.Errorf("stats %+v, %v; want 1 failed, 0 pending", stats, err)
+	}
+}

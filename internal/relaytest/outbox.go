@@ -1,0 +1,105 @@
+package relaytest
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/runtime/relay"
+)
+
+// Payload is the payload of the chaos events: which business transaction wrote it
+// (Tx), its place in it (I) and its ordering key.
+type Payload struct {
+	Tx  int    `json:"tx"`
+	I   int    `json:"i"`
+	Key string `json:"key"`
+}
+
+// ChaosEventType is the test events' type: relayed, ordered by Payload.Key, published
+// to prefix.happened.
+func ChaosEventType(prefix string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{
+		Name: "chaos_happened", Subject: prefix + ".happened", OrderingKey: []string{"key"}, Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","required":["tx","i","key"],
+			"properties":{"tx":{"type":"integer"},"i":{"type":"integer"},"key":{"type":"string"}}}`}},
+	})
+}
+
+// PublishCommitted publishes one unordered event of subject per payload, in one
+// transaction, and returns their ids.
+func PublishCommitted(t testing.TB, pool *pgxpool.Pool, subject string, payloads ...string) []int64 {
+	t.Helper()
+	et, err := runtime.NewEventType(runtime.EventType{Name: "probe", Subject: subject, Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	raws := make([]json.RawMessage, len(payloads))
+	for i, p := range payloads {
+		raws[i] = json.RawMessage(p)
+	}
+	published, err := runtime.PublishMany(t.Context(), pool, et, raws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, len(published))
+	for i, p := range published {
+		ids[i] = p.ID
+	}
+	return ids
+}
+
+// EventState returns the outbox row of id: its state, attempts and last error.
+func EventState(t testing.TB, pool *pgxpool.Pool, id int64) (state string, attempts int, lastError string) {
+	t.Helper()
+	var le *string
+	if err := pool.QueryRow(t.Context(), `SELECT state, attempts, last_error FROM jobc_events WHERE id = $1`, id).Scan(&state, &attempts, &le); err != nil {
+		t.Fatalf("event %d: %v", id, err)
+	}
+	if le != nil {
+		lastError = *le
+	}
+	return state, attempts, lastError
+}
+
+// OutboxCounts describes the outbox by state, for failure messages.
+func OutboxCounts(ctx context.Context, pool *pgxpool.Pool) string {
+	rows, err := pool.Query(ctx, `SELECT state, count(*), count(*) FILTER (WHERE lease_token IS NOT NULL), max(attempts) FROM jobc_events GROUP BY state ORDER BY state`)
+	if err != nil {
+		return "outbox: " + err.Error()
+	}
+	defer rows.Close()
+	out := "outbox:"
+	for rows.Next() {
+		var state string
+		var n, leased, attempts int
+		if err := rows.Scan(&state, &n, &leased, &attempts); err != nil {
+			return out + " " + err.Error()
+		}
+		out += fmt.Sprintf(" %s=%d (leased %d, max attempts %d)", state, n, leased, attempts)
+	}
+	if s, err := relay.ReadStats(ctx, pool); err == nil {
+		out += fmt.Sprintf("; lag %s", s.Lag)
+	}
+	return out
+}
+
+// Delivery is one message a broker delivered: its Jobc-Event-Id header and body.
+type Delivery struct {
+	ID   int64
+	Body []byte
+}
+
+// decode parses a delivery's body.
+func (d Delivery) decode() (Payload, error) {
+	var p Payload
+	if err := json.Unmarshal(d.Body, &p); err != nil {
+		return p, fmt.Errorf("event %d: body %q: %w", d.ID, d.Body, err)
+	}
+	return p, nil
+}
