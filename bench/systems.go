@@ -51,7 +51,7 @@ type System interface {
 	Tables() []string
 }
 
-// NewSystem returns "jobc" or "river".
+// NewSystem returns "jobc", "river", "sql" (the hand-written ceiling) or "none".
 func NewSystem(name string) System {
 	switch name {
 	case "jobc":
@@ -60,6 +60,8 @@ func NewSystem(name string) System {
 		return &River{}
 	case "none":
 		return &None{}
+	case "sql":
+		return &SQL{}
 	}
 	panic("unknown system " + name)
 }

@@ -29,7 +29,7 @@ type variant struct {
 func main() {
 	var (
 		only       = flag.String("only", "burndown,enqueue,batch,latency", "measurements to run: burndown, enqueue, batch, latency")
-		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms)")
+		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), sql (hand-written SQL on a minimal table: the ceiling)")
 		runs       = flag.Int("runs", 5, "runs of each measurement; the table shows medians")
 		jobs       = flag.Int("jobs", 20000, "burn-down: jobs inserted before the worker starts")
 		conc       = flag.Int("concurrency", 100, "burn-down and latency: handlers at once (MaxWorkers of the one queue)")
@@ -84,7 +84,7 @@ func main() {
 	for _, s := range strings.Split(*systems, ",") {
 		w := base
 		switch s {
-		case "jobc", "river":
+		case "jobc", "river", "sql":
 			vs = append(vs, variant{s, s, w})
 		case "river-fast":
 			w.FetchCooldown = time.Millisecond
@@ -229,7 +229,7 @@ func main() {
 						fmt.Fprintf(os.Stderr, "run %d %-10s %s %8.0f\n", run, v.label, name, r.Rate())
 						if start != "" && v.sys != "none" {
 							var n int64
-							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job"}[v.sys]
+							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job", "sql": "sql_jobs"}[v.sys]
 							if err := e.Pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 								return err
 							}
@@ -267,8 +267,8 @@ func main() {
 		}
 		if want["latency"] {
 			for _, v := range order {
-				if v.sys == "none" {
-					continue
+				if v.sys == "none" || v.sys == "sql" {
+					continue // sql has no notifications: its idle pickup is its poll interval
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {
 					r, err := bench.Latency(ctx, e, bench.LatencyOptions{Samples: *samples, Gap: *gap, Worker: v.wcfg, Poll: 500 * time.Microsecond})
