@@ -120,8 +120,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
 		Queue:        q.name,
 		Kinds:        q.kinds,
-		MinVersions:  q.minVersions,
-		MaxVersions:  q.maxVersions,
+		Versions:     q.versions,
 		Max:          int32(asked),
 	})
 	w.status.claimed(err)

@@ -154,5 +154,6 @@ func ExampleMigrate() {
 	// applied 0004_dashboard
 	// applied 0005_job_selection
 	// applied 0006_events
+	// applied 0007_claim_by_version
 	// 0 <nil>
 }

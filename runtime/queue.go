@@ -13,8 +13,10 @@ type queue struct {
 	max   int // handlers of this queue that may run at once
 	batch int // jobs one claim may take
 
-	kinds                    []string // kinds and aliases this worker decodes
-	minVersions, maxVersions []int32
+	// The (kind or alias, payload version) pairs this worker decodes, one per version:
+	// the claim reads each pair's range of the claim index on its own.
+	kinds    []string
+	versions []int32
 
 	active    atomic.Int32
 	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
@@ -38,9 +40,10 @@ func newQueue(name string, max, batch int) *queue {
 }
 
 func (q *queue) addKind(kind string, minVersion, maxVersion int) {
-	q.kinds = append(q.kinds, kind)
-	q.minVersions = append(q.minVersions, int32(minVersion))
-	q.maxVersions = append(q.maxVersions, int32(maxVersion))
+	for v := minVersion; v <= maxVersion; v++ {
+		q.kinds = append(q.kinds, kind)
+		q.versions = append(q.versions, int32(v))
+	}
 }
 
 func signal(ch chan struct{}) {

@@ -56,6 +56,24 @@ func (ns NullJobcState) Value() (driver.Value, error) {
 	return string(ns.JobcState), nil
 }
 
+type JobcEvent struct {
+	ID             int64
+	Event          string
+	Version        int32
+	Subject        string
+	OrderingKey    *string
+	Payload        []byte
+	Metadata       []byte
+	CreatedAt      time.Time
+	State          string
+	Attempts       int32
+	AvailableAt    time.Time
+	LeaseToken     *int64
+	LeaseExpiresAt *time.Time
+	PublishedAt    *time.Time
+	LastError      *string
+}
+
 type JobcIdempotencyKey struct {
 	Key       string
 	JobID     int64
