@@ -124,3 +124,20 @@ func sortedKeys(m map[string][2]int) []string {
 	slices.Sort(keys)
 	return keys
 }
+
+// InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
+// jobs that are neither unique nor deduplicated: with one INSERT ... SELECT FROM
+// unnest, or (copy) with reserved ids, COPY and a wake-up.
+func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte, copy bool) ([]int64, error) {
+	o, err := jt.options(nil)
+	if err != nil {
+		return nil, err
+	}
+	if copy {
+		return jt.insertCopy(ctx, db.New(dbtx), raws, o)
+	}
+	return jt.insertUnnest(ctx, db.New(dbtx), raws, o)
+}
+
+// UnnestMaxBatch is the largest batch EnqueueMany inserts with one statement.
+const UnnestMaxBatch = unnestMaxBatch

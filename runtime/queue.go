@@ -22,7 +22,10 @@ type queue struct {
 	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
 	slotFreed chan struct{}        // a handler finished
 	wake      chan struct{}        // a notification says there may be work
-	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
+	// firstClaim is closed once the fetch loop has made its first claim, or decided
+	// not to (the queue is paused), or stopped.
+	firstClaim chan struct{}
+	notified   atomic.Int64 // notifications received, to tell a trickle from a flood
 
 	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
 	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
@@ -30,12 +33,13 @@ type queue struct {
 
 func newQueue(name string, max, batch int) *queue {
 	return &queue{
-		name:      name,
-		max:       max,
-		batch:     batch,
-		jobs:      make(chan db.ClaimJobsRow, max),
-		slotFreed: make(chan struct{}, 1),
-		wake:      make(chan struct{}, 1),
+		name:       name,
+		max:        max,
+		batch:      batch,
+		jobs:       make(chan db.ClaimJobsRow, max),
+		slotFreed:  make(chan struct{}, 1),
+		wake:       make(chan struct{}, 1),
+		firstClaim: make(chan struct{}),
 	}
 }
 
