@@ -14,8 +14,10 @@ import (
 // a minimal job table, with no validation, no retries, no leases to extend, no
 // notifications and no bookkeeping. Enqueue is a plain INSERT in the business
 // transaction (COPY for batches); the worker claims up to FetchBatch available jobs
-// with FOR UPDATE SKIP LOCKED, runs them on Concurrency goroutines and marks them
-// completed by id in batches of up to FetchBatch, on the same pool.
+// with FOR UPDATE SKIP LOCKED, runs them on Concurrency goroutines and deletes them by
+// id in batches of up to FetchBatch, on the same pool. Deleting is the least a
+// completion can write (jobc moves the row to jobc_jobs_finished, River updates it
+// in place), and it keeps the table small, as jobc's move does.
 type SQL struct{}
 
 const sqlSchema = `
@@ -26,8 +28,7 @@ CREATE TABLE sql_jobs (
     priority     smallint    NOT NULL DEFAULT 5,
     payload      jsonb       NOT NULL,
     available_at timestamptz NOT NULL DEFAULT now(),
-    attempt      integer     NOT NULL DEFAULT 0,
-    finished_at  timestamptz
+    attempt      integer     NOT NULL DEFAULT 0
 );
 CREATE INDEX sql_jobs_claim_idx ON sql_jobs (priority, available_at, id) WHERE state = 'available';
 `
@@ -39,7 +40,7 @@ WHERE id = ANY(ARRAY(
     SELECT id FROM sql_jobs WHERE state = 'available'
     ORDER BY priority, available_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
 RETURNING id, payload`
-	sqlComplete = `UPDATE sql_jobs SET state = 'completed', finished_at = now() WHERE id = ANY($1) AND state = 'running'`
+	sqlComplete = `DELETE FROM sql_jobs WHERE id = ANY($1) AND state = 'running'`
 )
 
 func (*SQL) Name() string     { return "sql" }
@@ -234,13 +235,13 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 
 func (*SQL) Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	var n int64
-	err := pool.QueryRow(ctx, `SELECT count(*) FROM sql_jobs WHERE state <> 'completed'`).Scan(&n)
+	err := pool.QueryRow(ctx, `SELECT count(*) FROM sql_jobs`).Scan(&n)
 	return n, err
 }
 
 func (*SQL) Recorded(ctx context.Context, pool *pgxpool.Pool, id int64) (bool, error) {
 	var ok bool
-	err := pool.QueryRow(ctx, `SELECT coalesce((SELECT state = 'completed' FROM sql_jobs WHERE id = $1), false)`, id).Scan(&ok)
+	err := pool.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sql_jobs WHERE id = $1)`, id).Scan(&ok)
 	return ok, err
 }
 
