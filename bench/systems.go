@@ -25,6 +25,9 @@ type WorkerConfig struct {
 	FetchCooldown time.Duration
 	// FetchBatch caps one jobc claim (jobc only; River fetches as many as it has free slots).
 	FetchBatch int
+	// AsyncOutcomes records jobc's outcomes with synchronous_commit off (jobc only;
+	// River commits every outcome synchronously, as jobc does by default).
+	AsyncOutcomes bool
 }
 
 // Handler is called by the no-op job handler with the job's id.

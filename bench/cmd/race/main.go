@@ -29,7 +29,7 @@ type variant struct {
 func main() {
 	var (
 		only       = flag.String("only", "burndown,enqueue,batch,latency", "measurements to run: burndown, enqueue, batch, latency")
-		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), sql (hand-written SQL on a minimal table: the ceiling)")
+		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), jobc-async (Config.AsyncOutcomes: outcomes without waiting for the WAL flush), sql (hand-written SQL on a minimal table: the ceiling)")
 		runs       = flag.Int("runs", 5, "runs of each measurement; the table shows medians")
 		jobs       = flag.Int("jobs", 20000, "burn-down: jobs inserted before the worker starts")
 		conc       = flag.Int("concurrency", 100, "burn-down and latency: handlers at once (MaxWorkers of the one queue)")
@@ -89,6 +89,9 @@ func main() {
 		case "river-fast":
 			w.FetchCooldown = time.Millisecond
 			vs = append(vs, variant{s, "river", w})
+		case "jobc-async":
+			w.AsyncOutcomes = true
+			vs = append(vs, variant{s, "jobc", w})
 		default:
 			fail(fmt.Errorf("unknown system %q", s))
 		}
@@ -203,8 +206,8 @@ func main() {
 		if want["enqueue"] {
 			for _, g := range goroutines {
 				for _, v := range order {
-					if v.label == "river-fast" {
-						continue // FetchCooldown also limits insert notifications; "river" covers it
+					if v.label == "river-fast" || v.label == "jobc-async" {
+						continue // worker settings; "river" and "jobc" cover enqueueing
 					}
 					err := withEnv(ctx, v, g, func(e *bench.Env) error {
 						var start string
@@ -247,7 +250,7 @@ func main() {
 		}
 		if want["batch"] {
 			for _, v := range order {
-				if v.label == "river-fast" || v.sys == "none" {
+				if v.label == "river-fast" || v.label == "jobc-async" || v.sys == "none" {
 					continue
 				}
 				err := withEnv(ctx, v, *batchG, func(e *bench.Env) error {
