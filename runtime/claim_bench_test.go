@@ -11,13 +11,16 @@ import (
 
 // BenchmarkClaimUndecodableBacklog measures one claim of 100 jobs by a worker that
 // decodes version 1 of 1 or 3 kinds, with 0 or 50,000 jobs of version 2 (written by a
-// newer deploy) ahead of 1,000 decodable ones of each kind in the queue's order. Each
+// newer deploy) ahead of 1,000 decodable ones of each kind in the queue's order (and,
+// for the scale table, 1,000,000 decodable ones). Each
 // claim runs in a transaction that is rolled back, so every iteration sees the same
 // table. With 3 kinds the claim locks up to 100 rows of each kind and leases 100.
 // `go run ./internal/cmd/withpostgres -- go test -run '^$' -bench ClaimUndecodable ./runtime/`.
 func BenchmarkClaimUndecodableBacklog(b *testing.B) {
-	for _, c := range []struct{ kinds, ahead int }{{1, 0}, {1, 50000}, {3, 0}, {3, 50000}} {
-		b.Run(fmt.Sprintf("kinds=%d/undecodable=%d", c.kinds, c.ahead), func(b *testing.B) {
+	for _, c := range []struct{ kinds, ahead, backlog int }{
+		{1, 0, 1000}, {1, 50000, 1000}, {3, 0, 1000}, {3, 50000, 1000}, {1, 0, 1000000},
+	} {
+		b.Run(fmt.Sprintf("kinds=%d/undecodable=%d/decodable=%d", c.kinds, c.ahead, c.backlog), func(b *testing.B) {
 			pool := pgtest.NewSchema(b, migrated)
 			ctx := context.Background()
 			fill := `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
@@ -31,7 +34,7 @@ func BenchmarkClaimUndecodableBacklog(b *testing.B) {
 				if _, err := pool.Exec(ctx, fill, kind, 2, c.ahead/c.kinds, 0); err != nil {
 					b.Fatal(err)
 				}
-				if _, err := pool.Exec(ctx, fill, kind, 1, 1000, 1); err != nil {
+				if _, err := pool.Exec(ctx, fill, kind, 1, c.backlog, 1); err != nil {
 					b.Fatal(err)
 				}
 			}

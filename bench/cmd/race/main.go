@@ -37,6 +37,7 @@ func main() {
 		poll       = flag.Duration("poll", time.Second, "fetch poll interval (jobc PollInterval, River FetchPollInterval)")
 		fetchBatch = flag.Int("fetch-batch", 100, "jobc FetchBatch (River has none: it fetches its free slots)")
 		analyze    = flag.Bool("analyze", true, "burn-down: ANALYZE the job tables after the bulk insert")
+		history    = flag.Int("history", 0, "burn-down: finished jobs made up before the insert (jobc: rows of jobc_jobs_finished; River: completed river_job rows)")
 		gs         = flag.String("goroutines", "8,32", "enqueue: concurrent transactions (pool size = goroutines)")
 		dur        = flag.Duration("duration", 5*time.Second, "enqueue: measured time per run")
 		warmup     = flag.Duration("warmup", time.Second, "enqueue: unmeasured time before each run")
@@ -117,8 +118,8 @@ func main() {
 		}
 	}
 	t := newTable(vs)
-	fmt.Printf("settings: synchronous_commit=%q runs=%d jobs=%d concurrency=%d pool=%d poll=%s fetch-batch(jobc)=%d goroutines=%v duration=%s batch=%d samples=%d gap=%s\n\n",
-		*syncCommit, *runs, *jobs, *conc, *poolSize, *poll, *fetchBatch, goroutines, *dur, *batch, *samples, *gap)
+	fmt.Printf("settings: synchronous_commit=%q runs=%d jobs=%d history=%d concurrency=%d pool=%d poll=%s fetch-batch(jobc)=%d goroutines=%v duration=%s batch=%d samples=%d gap=%s\n\n",
+		*syncCommit, *runs, *jobs, *history, *conc, *poolSize, *poll, *fetchBatch, goroutines, *dur, *batch, *samples, *gap)
 
 	profile := func(name string, run int, v variant, f func() error) error {
 		if *cpuprof == "" || v.sys != "jobc" {
@@ -148,7 +149,7 @@ func main() {
 					continue
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {
-					o := bench.BurnDownOptions{Jobs: *jobs, Worker: v.wcfg, Analyze: *analyze}
+					o := bench.BurnDownOptions{Jobs: *jobs, Worker: v.wcfg, Analyze: *analyze, History: *history}
 					var start string
 					if *walFlag && run == 1 {
 						o.BeforeStart = func(ctx context.Context) (err error) { start, err = bench.LSN(ctx, e.Pool); return err }
