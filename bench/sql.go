@@ -106,8 +106,17 @@ func (*SQL) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 // StartWorker runs one claimer, Concurrency handler goroutines and one completer. The
 // claimer claims as soon as a slot is free (up to FetchBatch at a time) and, when a
 // claim comes back empty, waits for PollInterval: it has no notifications, so it is a
-// ceiling for throughput, not for idle latency.
+// ceiling for throughput, not for idle latency. Claims commit without waiting for the
+// WAL flush (a lost claim only leaves a job to run again, and jobc's claims do the
+// same); completions commit as the server is configured, as jobc's and River's do.
 func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
+	ccfg := pool.Config().Copy()
+	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	ccfg.MaxConns = 1
+	claims, err := pgxpool.NewWithConfig(ctx, ccfg)
+	if err != nil {
+		return nil, fmt.Errorf("claim pool: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	slots := make(chan struct{}, cfg.Concurrency)
 	for range cfg.Concurrency {
@@ -145,7 +154,7 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 					break take
 				}
 			}
-			rows, err := pool.Query(ctx, sqlClaim, n)
+			rows, err := claims.Query(ctx, sqlClaim, n)
 			if err != nil {
 				fail(fmt.Errorf("claim: %w", err))
 				return
@@ -224,6 +233,7 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 		wg.Wait()
 		close(done)
 		<-completerDone
+		claims.Close()
 		select {
 		case err := <-errc:
 			return err
