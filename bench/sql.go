@@ -103,7 +103,8 @@ func (*SQL) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 	return sqlCopy(ctx, tx, 0, k)
 }
 
-// StartWorker runs one claimer, Concurrency handler goroutines and one completer. The
+// StartWorker runs one claimer, Concurrency handler goroutines and one completer
+// (which a full buffer of finished ids holds the handlers back for). The
 // claimer claims as soon as a slot is free (up to FetchBatch at a time) and, when a
 // claim comes back empty, waits for PollInterval: it has no notifications, so it is a
 // ceiling for throughput, not for idle latency. Claims commit without waiting for the
@@ -196,6 +197,9 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 			defer wg.Done()
 			for id := range jobs {
 				h(id)
+				// The slot frees when the handler returns, as in jobc: the
+				// completion is recorded in the completer's next batch.
+				slots <- struct{}{}
 				done <- id
 			}
 		}()
@@ -221,9 +225,6 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 			}
 			if _, err := pool.Exec(context.WithoutCancel(ctx), sqlComplete, ids); err != nil {
 				fail(fmt.Errorf("complete: %w", err))
-			}
-			for range ids {
-				slots <- struct{}{}
 			}
 		}
 	}()
