@@ -70,10 +70,11 @@ func (*Jobc) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 
 func (*Jobc) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
 	w := runtime.NewWorker(pool, runtime.Config{
-		Queues:       map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
-		Logger:       slog.New(slog.DiscardHandler),
-		PollInterval: cfg.PollInterval,
-		FetchBatch:   cfg.FetchBatch,
+		Queues:        map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
+		Logger:        slog.New(slog.DiscardHandler),
+		PollInterval:  cfg.PollInterval,
+		FetchBatch:    cfg.FetchBatch,
+		AsyncOutcomes: cfg.AsyncOutcomes,
 	})
 	if err := runtime.Handle(w, JobcType, func(ctx context.Context, job *runtime.Job, p Payload) error {
 		h(job.ID)

@@ -67,6 +67,9 @@ type BurnDownOptions struct {
 	Jobs    int
 	Worker  WorkerConfig
 	Analyze bool // ANALYZE the job tables after the insert, as autovacuum would
+	// History is the number of finished jobs made up before the insert (the system
+	// must be a Historian).
+	History int
 	// BeforeStart and AfterRecorded run right before the worker starts and once every
 	// completion is recorded (WAL accounting, profiling).
 	BeforeStart, AfterRecorded func(context.Context) error
@@ -76,6 +79,15 @@ type BurnDownOptions struct {
 // measures how long it takes until every completion is recorded.
 func BurnDown(ctx context.Context, e *Env, o BurnDownOptions) (BurnDownResult, error) {
 	res := BurnDownResult{Jobs: o.Jobs}
+	if o.History > 0 {
+		h, ok := e.Sys.(Historian)
+		if !ok {
+			return res, fmt.Errorf("%s cannot be given history", e.Sys.Name())
+		}
+		if err := h.FillHistory(ctx, e.Pool, o.History); err != nil {
+			return res, fmt.Errorf("history: %w", err)
+		}
+	}
 	t := time.Now()
 	if err := e.Sys.BulkInsert(ctx, e.Pool, o.Jobs); err != nil {
 		return res, fmt.Errorf("bulk insert: %w", err)

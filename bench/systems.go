@@ -25,6 +25,9 @@ type WorkerConfig struct {
 	FetchCooldown time.Duration
 	// FetchBatch caps one jobc claim (jobc only; River fetches as many as it has free slots).
 	FetchBatch int
+	// AsyncOutcomes records jobc's outcomes with synchronous_commit off (jobc only;
+	// River commits every outcome synchronously, as jobc does by default).
+	AsyncOutcomes bool
 }
 
 // Handler is called by the no-op job handler with the job's id.
@@ -51,7 +54,7 @@ type System interface {
 	Tables() []string
 }
 
-// NewSystem returns "jobc" or "river".
+// NewSystem returns "jobc", "river", "sql" (the hand-written ceiling) or "none".
 func NewSystem(name string) System {
 	switch name {
 	case "jobc":
@@ -60,6 +63,8 @@ func NewSystem(name string) System {
 		return &River{}
 	case "none":
 		return &None{}
+	case "sql":
+		return &SQL{}
 	}
 	panic("unknown system " + name)
 }

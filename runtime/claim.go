@@ -44,7 +44,15 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 	needFetch, asleep := true, false
 	var pollUntil, windowStart time.Time
 	var windowBase int64
+	firstDone := false
+	first := func() {
+		if !firstDone {
+			firstDone = true
+			close(q.firstClaim)
+		}
+	}
 	defer func() {
+		first()
 		if asleep {
 			w.setAsleep(context.WithoutCancel(ctx), q, false)
 		}
@@ -59,6 +67,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		if needFetch && free > 0 && !q.paused.Load() {
 			asked := min(free, q.batch)
 			n, err := w.claim(ctx, q, asked)
+			first()
 			switch {
 			case err != nil:
 				if ctx.Err() == nil {
@@ -88,6 +97,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 				rearm(w.cfg.PollInterval)
 			}
 		}
+		first() // claimed, or paused
 		select {
 		case <-ctx.Done():
 			return
@@ -120,8 +130,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
 		Queue:        q.name,
 		Kinds:        q.kinds,
-		MinVersions:  q.minVersions,
-		MaxVersions:  q.maxVersions,
+		Versions:     q.versions,
 		Max:          int32(asked),
 	})
 	w.status.claimed(err)

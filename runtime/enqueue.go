@@ -162,8 +162,8 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	return Enqueued{}, fmt.Errorf("jobc: enqueue %s: unique key %s kept changing hands; try again", jt.Kind, key)
 }
 
-// EnqueueMany validates every payload, then inserts them all with COPY: much faster
-// than one insert each, and atomic like a single statement. If any payload is invalid,
+// EnqueueMany validates every payload, then inserts them all with one statement (COPY
+// beyond unnestMaxBatch jobs): much faster than one insert each, and atomic. If any payload is invalid,
 // it returns a *PayloadError for the first, naming its index, and inserts nothing. The
 // options apply to every job. Unique jobs (and jobs with a dedup key) are inserted one
 // statement each instead, since COPY cannot skip duplicates.
@@ -209,6 +209,22 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 	return out, err
 }
 
+// unnestMaxBatch is the largest batch EnqueueMany inserts with one INSERT ... SELECT
+// FROM unnest (InsertJobs: one round trip); larger ones reserve ids, COPY and wake the
+// queue (three round trips). BenchmarkEnqueueManyPaths, µs per job including the
+// transaction, median of 3 (2026-12-01, throwaway cluster, shared 2-core machine):
+//
+//	batch    1: unnest 391   copy 592
+//	batch   10: unnest  43   copy  64
+//	batch  100: unnest  13.2 copy  15.3
+//	batch 1000: unnest   8.4 copy  11.3
+//	batch 5000: unnest   8.5 copy  13.8
+//	batch 20k:  unnest   7.6 copy   9.9
+//
+// The single statement wins at every size measured: reserving ids takes a nextval
+// per row. COPY stays for batches beyond the largest one measured.
+const unnestMaxBatch = 20000
+
 // insertMany inserts raws, each a validated payload, with the options o; docs holds
 // their decoded values when the jobs are unique or deduplicated (for their keys).
 func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte, docs []any, o enqueueOptions) ([]Enqueued, error) {
@@ -222,6 +238,40 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 		}
 		return out, nil
 	}
+	var ids []int64
+	if len(raws) <= unnestMaxBatch {
+		ids, err = jt.insertUnnest(ctx, q, raws, o)
+	} else {
+		ids, err = jt.insertCopy(ctx, q, raws, o)
+	}
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Enqueued, len(ids))
+	for i, id := range ids {
+		out[i] = Enqueued{ID: id}
+	}
+	return out, nil
+}
+
+// insertUnnest inserts raws with one statement that also wakes the queue.
+func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
+	ids, err := q.InsertJobs(ctx, db.InsertJobsParams{
+		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
+		PayloadVersion: int32(jt.WriteVersion), Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+		Payloads: raws,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(raws), jt.Kind, describeDBError(err))
+	}
+	if len(ids) != len(raws) {
+		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %d inserted", len(raws), jt.Kind, len(ids))
+	}
+	return ids, nil
+}
+
+// insertCopy reserves ids for raws, inserts them with COPY and wakes the queue.
+func (jt *JobType) insertCopy(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
 	ids, err := q.ReserveJobIDs(ctx, int32(len(raws)))
 	if err != nil {
 		return nil, fmt.Errorf("jobc: enqueue %s: reserve ids: %w", jt.Kind, describeDBError(err))
@@ -247,9 +297,5 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 			return nil, fmt.Errorf("jobc: enqueue %s: notify: %w", jt.Kind, describeDBError(err))
 		}
 	}
-	out := make([]Enqueued, len(ids))
-	for i, id := range ids {
-		out[i] = Enqueued{ID: id}
-	}
-	return out, nil
+	return ids, nil
 }

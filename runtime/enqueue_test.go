@@ -11,45 +11,51 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// TestEnqueueManyCopiesAll: a thousand jobs in one COPY, with their ids, all workable.
-func TestEnqueueManyCopiesAll(t *testing.T) {
+// TestEnqueueManyInsertsAll: a thousand jobs in one statement, and one more than
+// runtime.UnnestMaxBatch with COPY, with their ids, all workable.
+func TestEnqueueManyInsertsAll(t *testing.T) {
 	t.Parallel()
-	pool := newDB(t)
-	ctx := context.Background()
-	jt := emailType(t, nil)
-	ps := make([]emailPayload, 1000)
-	for i := range ps {
-		ps[i] = emailPayload{N: i, Email: "bulk@example.com"}
-	}
-	got, err := runtime.EnqueueMany(ctx, pool, jt, ps, runtime.WithPriority(2), runtime.WithMetadata(map[string]any{"batch": "b1"}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(ps) {
-		t.Fatalf("%d results for %d payloads", len(got), len(ps))
-	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'available' AND priority = 2 AND metadata->>'batch' = 'b1'`); n != len(ps) {
-		t.Errorf("%d available jobs with the options applied, want %d", n, len(ps))
-	}
-	// Each returned id is the row of the matching payload.
-	for _, i := range []int{0, 499, 999} {
-		info, err := runtime.GetJob(ctx, pool, got[i].ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !strings.Contains(string(info.Payload), `"n": `+strconv.Itoa(i)) {
-			t.Errorf("job %d has payload %s, want n=%d", got[i].ID, info.Payload, i)
-		}
-	}
-	// A later single enqueue gets a fresh id: the COPY used the sequence.
-	e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "one@example.com"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, g := range got {
-		if g.ID == e.ID {
-			t.Fatalf("id %d reused", e.ID)
-		}
+	for _, size := range []int{1000, runtime.UnnestMaxBatch + 1} {
+		t.Run(strconv.Itoa(size), func(t *testing.T) {
+			t.Parallel()
+			pool := newDB(t)
+			ctx := context.Background()
+			jt := emailType(t, nil)
+			ps := make([]emailPayload, size)
+			for i := range ps {
+				ps[i] = emailPayload{N: i, Email: "bulk@example.com"}
+			}
+			got, err := runtime.EnqueueMany(ctx, pool, jt, ps, runtime.WithPriority(2), runtime.WithMetadata(map[string]any{"batch": "b1"}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got) != len(ps) {
+				t.Fatalf("%d results for %d payloads", len(got), len(ps))
+			}
+			if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'available' AND priority = 2 AND metadata->>'batch' = 'b1'`); n != len(ps) {
+				t.Errorf("%d available jobs with the options applied, want %d", n, len(ps))
+			}
+			// Each returned id is the row of the matching payload.
+			for _, i := range []int{0, 1, size / 2, size - 2, size - 1} {
+				info, err := runtime.GetJob(ctx, pool, got[i].ID)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !strings.Contains(string(info.Payload), `"n": `+strconv.Itoa(i)+",") {
+					t.Errorf("job %d has payload %s, want n=%d", got[i].ID, info.Payload, i)
+				}
+			}
+			// A later single enqueue gets a fresh id: the batch used the sequence.
+			e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "one@example.com"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, g := range got {
+				if g.ID == e.ID {
+					t.Fatalf("id %d reused", e.ID)
+				}
+			}
+		})
 	}
 }
 

@@ -155,5 +155,6 @@ func ExampleMigrate() {
 	// applied 0005_job_selection
 	// applied 0006_events
 	// applied 0007_sql_producers
+	// applied 0008_claim_by_version
 	// 0 <nil>
 }

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -95,3 +96,48 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 	}
 	return names, nil
 }
+
+// ClaimForTest runs the worker's claim statement once for one queue and the given
+// decodable kinds, each with its versions minVersion..maxVersion, as a worker's queue
+// builds them, and returns the ids it leased in claim order.
+func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kinds map[string][2]int) ([]int64, error) {
+	q := newQueue(queueName, max, max)
+	for _, k := range sortedKeys(kinds) {
+		q.addKind(k, kinds[k][0], kinds[k][1])
+	}
+	rows, err := db.New(dbtx).ClaimJobs(ctx, db.ClaimJobsParams{
+		Owner: "claim-test", LeaseSeconds: 30, Queue: q.name,
+		Kinds: q.kinds, Versions: q.versions, Max: int32(max),
+	})
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	return ids, err
+}
+
+func sortedKeys(m map[string][2]int) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
+// jobs that are neither unique nor deduplicated: with one INSERT ... SELECT FROM
+// unnest, or (copy) with reserved ids, COPY and a wake-up.
+func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte, copy bool) ([]int64, error) {
+	o, err := jt.options(nil)
+	if err != nil {
+		return nil, err
+	}
+	if copy {
+		return jt.insertCopy(ctx, db.New(dbtx), raws, o)
+	}
+	return jt.insertUnnest(ctx, db.New(dbtx), raws, o)
+}
+
+// UnnestMaxBatch is the largest batch EnqueueMany inserts with one statement.
+const UnnestMaxBatch = unnestMaxBatch

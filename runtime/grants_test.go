@@ -229,7 +229,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	newReader := newType("grants_versioned", func(jt *runtime.JobType) { jt.Versions = versions; jt.WriteVersion = 2 })
 	snoozeType := newType("grants_snooze", nil)
 
-	// The producer enqueues: plain, unique (twice), scheduled, many (COPY), and an old
+	// The producer enqueues: plain, unique (twice), scheduled, many (one statement and
+	// COPY), and an old
 	// payload version far in the future for the upgrader.
 	if err := runtime.CheckSchema(ctx, producerPool); err != nil {
 		t.Errorf("CheckSchema as the producer role: %v", err)
@@ -275,6 +276,11 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 	if ps, err := runtime.PublishMany(ctx, producerPool, eventType, []emailPayload{{N: 2, Email: "a@example.com"}, {N: 3, Email: "b@example.com"}}, later); err != nil || len(ps) != 2 {
 		t.Fatalf("PublishMany as the producer: %+v, %v", ps, err)
+	}
+	// Batches beyond runtime.UnnestMaxBatch reserve ids, COPY and wake the queue.
+	copied, err := runtime.InsertRawForTest(ctx, producerPool, okType, [][]byte{[]byte(`{"n":12,"email":"c@example.com"}`)}, true)
+	if err != nil || len(copied) != 1 {
+		t.Fatalf("EnqueueMany's COPY path as the producer: %v, %v", copied, err)
 	}
 	// Two jobs of a worker that died: one has attempts left, one does not. (Set up by
 	// the superuser: no role of jobc's writes a lease for a worker that does not exist.)

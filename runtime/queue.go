@@ -13,14 +13,19 @@ type queue struct {
 	max   int // handlers of this queue that may run at once
 	batch int // jobs one claim may take
 
-	kinds                    []string // kinds and aliases this worker decodes
-	minVersions, maxVersions []int32
+	// The (kind or alias, payload version) pairs this worker decodes, one per version:
+	// the claim reads each pair's range of the claim index on its own.
+	kinds    []string
+	versions []int32
 
 	active    atomic.Int32
 	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
 	slotFreed chan struct{}        // a handler finished
 	wake      chan struct{}        // a notification says there may be work
-	notified  atomic.Int64         // notifications received, to tell a trickle from a flood
+	// firstClaim is closed once the fetch loop has made its first claim, or decided
+	// not to (the queue is paused), or stopped.
+	firstClaim chan struct{}
+	notified   atomic.Int64 // notifications received, to tell a trickle from a flood
 
 	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
 	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
@@ -28,19 +33,21 @@ type queue struct {
 
 func newQueue(name string, max, batch int) *queue {
 	return &queue{
-		name:      name,
-		max:       max,
-		batch:     batch,
-		jobs:      make(chan db.ClaimJobsRow, max),
-		slotFreed: make(chan struct{}, 1),
-		wake:      make(chan struct{}, 1),
+		name:       name,
+		max:        max,
+		batch:      batch,
+		jobs:       make(chan db.ClaimJobsRow, max),
+		slotFreed:  make(chan struct{}, 1),
+		wake:       make(chan struct{}, 1),
+		firstClaim: make(chan struct{}),
 	}
 }
 
 func (q *queue) addKind(kind string, minVersion, maxVersion int) {
-	q.kinds = append(q.kinds, kind)
-	q.minVersions = append(q.minVersions, int32(minVersion))
-	q.maxVersions = append(q.maxVersions, int32(maxVersion))
+	for v := minVersion; v <= maxVersion; v++ {
+		q.kinds = append(q.kinds, kind)
+		q.versions = append(q.versions, int32(v))
+	}
 }
 
 func signal(ch chan struct{}) {

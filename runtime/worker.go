@@ -100,21 +100,11 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// A paused queue must not claim even once after a restart.
-	if err := w.refreshPaused(ctx, queues); err != nil {
+	if err := w.prepare(ctx, queues); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
-	}
-	if err := w.registerSelf(ctx, queues); err != nil {
-		if ctx.Err() != nil {
-			return nil
-		}
-		return err
-	}
-	if err := w.warnUndecodable(ctx); err != nil {
-		w.log.WarnContext(ctx, "jobc worker: could not check for undecodable jobs", "err", err)
 	}
 	w.log.InfoContext(ctx, "jobc worker started", "queues", queueNames(queues))
 	w.status.heartbeat() // registerSelf was the first
@@ -143,9 +133,24 @@ func (w *Worker) Run(ctx context.Context) error {
 	hbCtx, stopHeartbeats := context.WithCancel(context.WithoutCancel(ctx))
 	hbDone := make(chan struct{})
 	go func() { defer close(hbDone); w.heartbeatLoop(hbCtx) }()
-	for _, s := range services {
-		spawn(func() { w.runEvery(ctx, s) })
-	}
+	// The maintenance services and the check for undecodable jobs wait for every
+	// queue's first claim: started at once, they would take the connections the first
+	// claims need, and the first handler would wait for new connections to open.
+	spawn(func() {
+		for _, q := range queues {
+			select {
+			case <-q.firstClaim:
+			case <-ctx.Done():
+				return
+			}
+		}
+		if err := w.warnUndecodable(ctx); err != nil && ctx.Err() == nil {
+			w.log.WarnContext(ctx, "jobc worker: could not check for undecodable jobs", "err", err)
+		}
+		for _, s := range services {
+			spawn(func() { w.runEvery(ctx, s) })
+		}
+	})
 
 	// The completer outlives ctx too: it records the outcomes of the grace period, and
 	// is stopped only once the handlers are done and it had one more StatementTimeout to
@@ -181,6 +186,23 @@ func (w *Worker) Run(ctx context.Context) error {
 }
 
 var errShutdown = errors.New("jobc: worker shut down")
+
+// prepare reads which queues are paused (a paused queue must not claim even once
+// after a restart) and registers the worker, the two at once on two connections: the
+// first handler runs one round trip (and one connection set-up) sooner.
+func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
+	regErr := make(chan error, 1)
+	go func() { regErr <- w.registerSelf(ctx, queues) }()
+	pauseErr := w.refreshPaused(ctx, queues)
+	if err := <-regErr; err != nil {
+		return err
+	}
+	if pauseErr != nil {
+		w.deregisterSelf(ctx)
+		return pauseErr
+	}
+	return nil
+}
 
 // ownPools opens the worker's connections: own for its statements whose loss in a
 // server crash is harmless, and outcomes for recording what attempts came to.

@@ -29,7 +29,7 @@ type variant struct {
 func main() {
 	var (
 		only       = flag.String("only", "burndown,enqueue,batch,latency", "measurements to run: burndown, enqueue, batch, latency")
-		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms)")
+		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), jobc-async (Config.AsyncOutcomes: outcomes without waiting for the WAL flush), sql (hand-written SQL on a minimal table: the ceiling)")
 		runs       = flag.Int("runs", 5, "runs of each measurement; the table shows medians")
 		jobs       = flag.Int("jobs", 20000, "burn-down: jobs inserted before the worker starts")
 		conc       = flag.Int("concurrency", 100, "burn-down and latency: handlers at once (MaxWorkers of the one queue)")
@@ -37,6 +37,7 @@ func main() {
 		poll       = flag.Duration("poll", time.Second, "fetch poll interval (jobc PollInterval, River FetchPollInterval)")
 		fetchBatch = flag.Int("fetch-batch", 100, "jobc FetchBatch (River has none: it fetches its free slots)")
 		analyze    = flag.Bool("analyze", true, "burn-down: ANALYZE the job tables after the bulk insert")
+		history    = flag.Int("history", 0, "burn-down: finished jobs made up before the insert (jobc: rows of jobc_jobs_finished; River: completed river_job rows)")
 		gs         = flag.String("goroutines", "8,32", "enqueue: concurrent transactions (pool size = goroutines)")
 		dur        = flag.Duration("duration", 5*time.Second, "enqueue: measured time per run")
 		warmup     = flag.Duration("warmup", time.Second, "enqueue: unmeasured time before each run")
@@ -84,11 +85,14 @@ func main() {
 	for _, s := range strings.Split(*systems, ",") {
 		w := base
 		switch s {
-		case "jobc", "river":
+		case "jobc", "river", "sql":
 			vs = append(vs, variant{s, s, w})
 		case "river-fast":
 			w.FetchCooldown = time.Millisecond
 			vs = append(vs, variant{s, "river", w})
+		case "jobc-async":
+			w.AsyncOutcomes = true
+			vs = append(vs, variant{s, "jobc", w})
 		default:
 			fail(fmt.Errorf("unknown system %q", s))
 		}
@@ -114,8 +118,8 @@ func main() {
 		}
 	}
 	t := newTable(vs)
-	fmt.Printf("settings: synchronous_commit=%q runs=%d jobs=%d concurrency=%d pool=%d poll=%s fetch-batch(jobc)=%d goroutines=%v duration=%s batch=%d samples=%d gap=%s\n\n",
-		*syncCommit, *runs, *jobs, *conc, *poolSize, *poll, *fetchBatch, goroutines, *dur, *batch, *samples, *gap)
+	fmt.Printf("settings: synchronous_commit=%q runs=%d jobs=%d history=%d concurrency=%d pool=%d poll=%s fetch-batch(jobc)=%d goroutines=%v duration=%s batch=%d samples=%d gap=%s\n\n",
+		*syncCommit, *runs, *jobs, *history, *conc, *poolSize, *poll, *fetchBatch, goroutines, *dur, *batch, *samples, *gap)
 
 	profile := func(name string, run int, v variant, f func() error) error {
 		if *cpuprof == "" || v.sys != "jobc" {
@@ -145,7 +149,7 @@ func main() {
 					continue
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {
-					o := bench.BurnDownOptions{Jobs: *jobs, Worker: v.wcfg, Analyze: *analyze}
+					o := bench.BurnDownOptions{Jobs: *jobs, Worker: v.wcfg, Analyze: *analyze, History: *history}
 					var start string
 					if *walFlag && run == 1 {
 						o.BeforeStart = func(ctx context.Context) (err error) { start, err = bench.LSN(ctx, e.Pool); return err }
@@ -203,8 +207,8 @@ func main() {
 		if want["enqueue"] {
 			for _, g := range goroutines {
 				for _, v := range order {
-					if v.label == "river-fast" {
-						continue // FetchCooldown also limits insert notifications; "river" covers it
+					if v.label == "river-fast" || v.label == "jobc-async" {
+						continue // worker settings; "river" and "jobc" cover enqueueing
 					}
 					err := withEnv(ctx, v, g, func(e *bench.Env) error {
 						var start string
@@ -229,7 +233,7 @@ func main() {
 						fmt.Fprintf(os.Stderr, "run %d %-10s %s %8.0f\n", run, v.label, name, r.Rate())
 						if start != "" && v.sys != "none" {
 							var n int64
-							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job"}[v.sys]
+							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job", "sql": "sql_jobs"}[v.sys]
 							if err := e.Pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 								return err
 							}
@@ -247,7 +251,7 @@ func main() {
 		}
 		if want["batch"] {
 			for _, v := range order {
-				if v.label == "river-fast" || v.sys == "none" {
+				if v.label == "river-fast" || v.label == "jobc-async" || v.sys == "none" {
 					continue
 				}
 				err := withEnv(ctx, v, *batchG, func(e *bench.Env) error {
@@ -267,8 +271,8 @@ func main() {
 		}
 		if want["latency"] {
 			for _, v := range order {
-				if v.sys == "none" {
-					continue
+				if v.sys == "none" || v.sys == "sql" {
+					continue // sql has no notifications: its idle pickup is its poll interval
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {
 					r, err := bench.Latency(ctx, e, bench.LatencyOptions{Samples: *samples, Gap: *gap, Worker: v.wcfg, Poll: 500 * time.Microsecond})

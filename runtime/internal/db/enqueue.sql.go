@@ -73,6 +73,74 @@ func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (int64, er
 	return id, err
 }
 
+const insertJobs = `-- name: InsertJobs :many
+WITH ins AS (
+    INSERT INTO jobc_jobs (
+        kind, queue, state, priority, payload_version, payload, metadata,
+        available_at, max_attempts
+    )
+    SELECT $1, $2,
+        CASE WHEN coalesce($3::timestamptz, now()) <= now()
+             THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
+        $4, $5, p.payload, $6,
+        coalesce($3::timestamptz, now()), $7
+    FROM unnest($8::jsonb[]) AS p(payload)
+    RETURNING id
+), wake AS MATERIALIZED ( -- evaluated once, however many rows join it
+    SELECT jobc_wake($2) AS woke
+    WHERE coalesce($3::timestamptz, now()) <= now()
+)
+SELECT ins.id
+FROM ins
+LEFT JOIN wake ON true
+ORDER BY ins.id
+`
+
+type InsertJobsParams struct {
+	Kind           string
+	Queue          string
+	AvailableAt    *time.Time
+	Priority       int16
+	PayloadVersion int32
+	Metadata       []byte
+	MaxAttempts    int32
+	Payloads       [][]byte
+}
+
+// Inserts one job per payload, all with the same options, in one round trip, and wakes
+// the queue once (if the jobs are available). For small batches this beats reserving
+// ids, COPY and a notification (three round trips): see EnqueueMany. The ids are
+// returned ascending, which is the payloads' order: identity values are taken in the
+// order the rows are inserted, and the rows are inserted in unnest's order.
+func (q *Queries) InsertJobs(ctx context.Context, arg InsertJobsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, insertJobs,
+		arg.Kind,
+		arg.Queue,
+		arg.AvailableAt,
+		arg.Priority,
+		arg.PayloadVersion,
+		arg.Metadata,
+		arg.MaxAttempts,
+		arg.Payloads,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const insertUniqueJob = `-- name: InsertUniqueJob :many
 WITH k AS (
     INSERT INTO jobc_unique_keys (kind, key, job_id)

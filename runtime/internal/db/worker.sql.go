@@ -20,19 +20,20 @@ SET state = 'running',
     lease_expires_at = now() + make_interval(secs => $2::float8)
 WHERE j.id = ANY(ARRAY(
     SELECT c.id
-    FROM jobc_jobs c
-    WHERE c.state = 'available'
-      AND c.queue = $3
-      AND EXISTS (
-          SELECT 1
-          FROM (SELECT unnest($4::text[]) AS kind,
-                       unnest($5::int[]) AS min_version,
-                       unnest($6::int[]) AS max_version) k
-          WHERE k.kind = c.kind AND c.payload_version BETWEEN k.min_version AND k.max_version
-      )
+    FROM unnest($3::text[]) WITH ORDINALITY AS k(kind, i)
+    CROSS JOIN LATERAL (
+        SELECT x.id, x.priority, x.available_at
+        FROM jobc_jobs x
+        WHERE x.state = 'available'
+          AND x.queue = $4
+          AND x.kind = k.kind
+          AND x.payload_version = ($5::int[])[k.i]
+        ORDER BY x.priority, x.available_at, x.id
+        LIMIT $6
+        FOR UPDATE SKIP LOCKED
+    ) c
     ORDER BY c.priority, c.available_at, c.id
-    LIMIT $7
-    FOR UPDATE SKIP LOCKED
+    LIMIT $6
 ))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
           j.attempt, j.max_attempts, j.created_at,
@@ -44,10 +45,9 @@ RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.met
 type ClaimJobsParams struct {
 	Owner        string
 	LeaseSeconds float64
-	Queue        string
 	Kinds        []string
-	MinVersions  []int32
-	MaxVersions  []int32
+	Queue        string
+	Versions     []int32
 	Max          int32
 }
 
@@ -71,18 +71,22 @@ type ClaimJobsRow struct {
 // state it finishes in; every one that gives work back to a queue wakes it through
 // jobc_wake, which notifies only sleeping workers.
 // Leases up to max available jobs of one queue, most urgent first, taking only the
-// (kind, payload version) pairs this worker can decode: other rows are left for workers
-// that can, so a rolling deploy never fails a job or burns an attempt. The ids are
-// picked by a subquery turned into an array, which keeps the plan an index walk of
-// the claim index even when PostgreSQL switches to a generic plan.
+// (kind, payload version) pairs this worker can decode (kinds[i], versions[i]): other
+// rows are left for workers that can, so a rolling deploy never fails a job or burns
+// an attempt. Each pair is read on its own range of jobc_jobs_claim_version_idx, in
+// claim order, so jobs this worker cannot decode are never read, however many of them
+// wait ahead of its own (a walk of the whole queue that filters them reads every one
+// on every claim). Each range locks at most max rows, skipping rows other workers
+// hold; the most urgent max of them are leased, and the locks on the rest go when the
+// statement commits. The ids are turned into an array, which keeps the plan index
+// walks even when PostgreSQL switches to a generic plan.
 func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimJobs,
 		arg.Owner,
 		arg.LeaseSeconds,
-		arg.Queue,
 		arg.Kinds,
-		arg.MinVersions,
-		arg.MaxVersions,
+		arg.Queue,
+		arg.Versions,
 		arg.Max,
 	)
 	if err != nil {

@@ -1,0 +1,60 @@
+package runtime_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// BenchmarkClaimUndecodableBacklog measures one claim of 100 jobs by a worker that
+// decodes version 1 of 1 or 3 kinds, with 0 or 50,000 jobs of version 2 (written by a
+// newer deploy) ahead of 1,000 decodable ones of each kind in the queue's order (and,
+// for the scale table, 1,000,000 decodable ones). Each
+// claim runs in a transaction that is rolled back, so every iteration sees the same
+// table. With 3 kinds the claim locks up to 100 rows of each kind and leases 100.
+// `go run ./internal/cmd/withpostgres -- go test -run '^$' -bench ClaimUndecodable ./runtime/`.
+func BenchmarkClaimUndecodableBacklog(b *testing.B) {
+	for _, c := range []struct{ kinds, ahead, backlog int }{
+		{1, 0, 1000}, {1, 50000, 1000}, {3, 0, 1000}, {3, 50000, 1000}, {1, 0, 1000000},
+	} {
+		b.Run(fmt.Sprintf("kinds=%d/undecodable=%d/decodable=%d", c.kinds, c.ahead, c.backlog), func(b *testing.B) {
+			pool := pgtest.NewSchema(b, migrated)
+			ctx := context.Background()
+			fill := `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+				SELECT $1, 'bench', 'available', 5, $2, jsonb_build_object('n', i, 'email', 'bench@example.com'), 3,
+				       now() - interval '1 hour' + i * interval '1 microsecond' + $4 * interval '1 second'
+				FROM generate_series(1, $3) i`
+			kinds := map[string][2]int{}
+			for k := range c.kinds {
+				kind := fmt.Sprintf("mail%d", k)
+				kinds[kind] = [2]int{1, 1}
+				if _, err := pool.Exec(ctx, fill, kind, 2, c.ahead/c.kinds, 0); err != nil {
+					b.Fatal(err)
+				}
+				if _, err := pool.Exec(ctx, fill, kind, 1, c.backlog, 1); err != nil {
+					b.Fatal(err)
+				}
+			}
+			if _, err := pool.Exec(ctx, `ANALYZE jobc_jobs`); err != nil {
+				b.Fatal(err)
+			}
+			b.ResetTimer()
+			for range b.N {
+				tx, err := pool.Begin(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				ids, err := runtime.ClaimForTest(ctx, tx, "bench", 100, kinds)
+				if err != nil || len(ids) != 100 {
+					b.Fatalf("claimed %d of 100: %v", len(ids), err)
+				}
+				if err := tx.Rollback(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,82 @@
+package runtime_test
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// The claim takes only (kind, version) pairs the worker decodes, the most urgent ones
+// across all of them, and skips rows another transaction holds. (It returns them in
+// no particular order: the set is what counts.)
+func TestClaimTakesDecodablePairsInOrder(t *testing.T) {
+	pool := newDB(t)
+	ctx := context.Background()
+	insert := func(kind string, version, priority int) int64 {
+		t.Helper()
+		var id int64
+		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+			VALUES ($1, 'q', 'available', $2, $3, '{}', 3) RETURNING id`, kind, priority, version).Scan(&id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	aNew := insert("a", 2, 1) // a newer deploy's version: not decodable here
+	bOld := insert("b", 1, 4)
+	a1 := insert("a", 1, 5)
+	cAny := insert("c", 1, 1) // a kind this worker does not handle
+	b3 := insert("b", 3, 2)
+	a1Late := insert("a", 1, 5)
+	b2 := insert("b", 2, 6)
+	other := insert("b", 3, 1)
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET queue = 'other' WHERE id = $1`, other); err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string][2]int{"a": {1, 1}, "b": {1, 3}}
+
+	// Another worker's claim holds the most urgent decodable job.
+	held, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer held.Rollback(ctx) //nolint:errcheck // released at the end of the test
+	if _, err := held.Exec(ctx, `SELECT 1 FROM jobc_jobs WHERE id = $1 FOR UPDATE`, b3); err != nil {
+		t.Fatal(err)
+	}
+
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read-only check
+	got, err := runtime.ClaimForTest(ctx, tx, "q", 3, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []int64{bOld, a1, a1Late}; !slices.Equal(got, want) {
+		t.Fatalf("claimed %v, want %v (b3=%d held elsewhere, b2=%d after them, a v2=%d and c=%d not decodable)", got, want, b3, b2, aNew, cAny)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+
+	got, err = runtime.ClaimForTest(ctx, pool, "q", 10, kinds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	if want := []int64{bOld, a1, b3, a1Late, b2}; !slices.Equal(got, want) {
+		t.Fatalf("claimed %v, want %v", got, want)
+	}
+	var running int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs WHERE state = 'running'`).Scan(&running); err != nil || running != 5 {
+		t.Fatalf("%d jobs running after the claim, want 5 (%v)", running, err)
+	}
+}
