@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -102,7 +103,7 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 // builds them, and returns the ids it leased in claim order.
 func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kinds map[string][2]int) ([]int64, error) {
 	q := newQueue(queueName, max, max)
-	for _, k := range sortedKeys(kinds) {
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		q.addKind(k, kinds[k][0], kinds[k][1])
 	}
 	rows, err := db.New(dbtx).ClaimJobs(ctx, db.ClaimJobsParams{
@@ -114,15 +115,6 @@ func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kin
 		ids[i] = r.ID
 	}
 	return ids, err
-}
-
-func sortedKeys(m map[string][2]int) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
