@@ -83,6 +83,17 @@ func (p *RelayProc) Stop(t testing.TB, wait time.Duration) {
 	}
 }
 
+// Dump makes the relay print every goroutine's stack (SIGQUIT, which also ends it)
+// and returns its whole output: where a relay that stopped making progress waits.
+func (p *RelayProc) Dump() string {
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+	return p.stderr.String()
+}
+
 // Exited reports whether the process has ended, and how.
 func (p *RelayProc) Exited() (bool, string) {
 	select {
