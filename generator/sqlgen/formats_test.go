@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/jobc-dev/jobc/internal/schemadocs"
 )
 
 // TestFormatsAgreeWithGo checks every format SQL producers check, with each format's
@@ -15,6 +17,7 @@ import (
 // the same reason.
 func TestFormatsAgreeWithGo(t *testing.T) {
 	t.Parallel()
+	formatSamples := schemadocs.FormatSamples()
 	names := make([]string, 0, len(formatSamples))
 	for f := range formatSamples {
 		names = append(names, f)

@@ -23,6 +23,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/generator/sqlgen"
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/schemadocs"
 	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -322,11 +323,11 @@ func TestSQLAgreesWithGo(t *testing.T) {
 				if err := json.Unmarshal([]byte(k.jt.Versions[k.jt.WriteVersion-k.jt.Versions[0].Number].Schema), &tree); err != nil {
 					t.Fatal(err)
 				}
-				g := &gen{root: tree.(map[string]any), rng: rand.New(rand.NewPCG(3, uint64(len(k.name))))}
+				g := schemadocs.New(tree.(map[string]any), rand.New(rand.NewPCG(3, uint64(len(k.name)))))
 				valid, invalid := 0, 0
 				for i := range perKind {
-					g.mutate = i%2 == 1
-					doc, err := json.Marshal(g.value(tree, 0))
+					g.Mutate = i%2 == 1
+					doc, err := json.Marshal(g.Document())
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -373,10 +374,10 @@ func FuzzSQLAgreesWithGo(f *testing.F) {
 		if err := json.Unmarshal([]byte(k.jt.Versions[k.jt.WriteVersion-k.jt.Versions[0].Number].Schema), &tree); err != nil {
 			f.Fatal(err)
 		}
-		g := &gen{root: tree.(map[string]any), rng: rand.New(rand.NewPCG(4, uint64(i)))}
+		g := schemadocs.New(tree.(map[string]any), rand.New(rand.NewPCG(4, uint64(i))))
 		for j := range 2 {
-			g.mutate = j == 1
-			doc, _ := json.Marshal(g.value(tree, 0))
+			g.Mutate = j == 1
+			doc, _ := json.Marshal(g.Document())
 			f.Add(uint16(i), doc)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/internal/schemadocs"
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
 
@@ -191,11 +192,11 @@ func TestAgreesWithLibraryOnGoldenSchemas(t *testing.T) {
 			if err := json.Unmarshal(p.json, &tree); err != nil {
 				t.Fatal(err)
 			}
-			g := &gen{root: tree.(map[string]any), rng: rand.New(rand.NewPCG(1, uint64(len(p.json))))}
+			g := schemadocs.New(tree.(map[string]any), rand.New(rand.NewPCG(1, uint64(len(p.json)))))
 			valid, invalid := 0, 0
 			for i := range 400 {
-				g.mutate = i%2 == 1 // half the documents are built valid, half perturbed
-				data, err := json.Marshal(g.value(tree, 0))
+				g.Mutate = i%2 == 1 // half the documents are built valid, half perturbed
+				data, err := json.Marshal(g.Document())
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -220,221 +221,16 @@ func FuzzAgreesWithLibrary(f *testing.F) {
 		if err := json.Unmarshal(p.json, &tree); err != nil {
 			f.Fatal(err)
 		}
-		g := &gen{root: tree.(map[string]any), rng: rand.New(rand.NewPCG(2, uint64(i)))}
+		g := schemadocs.New(tree.(map[string]any), rand.New(rand.NewPCG(2, uint64(i))))
 		for j := range 4 {
-			g.mutate = j%2 == 1
-			data, _ := json.Marshal(g.value(tree, 0))
+			g.Mutate = j%2 == 1
+			data, _ := json.Marshal(g.Document())
 			f.Add(uint16(i), data)
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint16, data []byte) {
 		compare(t, pairs[int(which)%len(pairs)], data)
 	})
-}
-
-// gen builds documents from a schema: valid ones, and with mutate set, ones that break
-// a rule now and then (a wrong type, a missing or unknown property, a value past a bound).
-type gen struct {
-	root   map[string]any
-	rng    *rand.Rand
-	mutate bool
-}
-
-func (g *gen) chance(p float64) bool { return g.mutate && g.rng.Float64() < p }
-
-func (g *gen) value(s any, depth int) any {
-	m, ok := s.(map[string]any)
-	if !ok {
-		return "x"
-	}
-	if r, ok := m["$ref"].(string); ok {
-		return g.value(g.resolve(r), depth+1)
-	}
-	if g.chance(0.05) {
-		return []any{nil, true, "s", 1.5, json.Number("7"), []any{}, map[string]any{}}[g.rng.IntN(7)]
-	}
-	if c, ok := m["const"]; ok {
-		return c
-	}
-	if e, ok := m["enum"].([]any); ok && len(e) > 0 {
-		if g.chance(0.1) {
-			return "not-in-enum"
-		}
-		return e[g.rng.IntN(len(e))]
-	}
-	typ := ""
-	switch t := m["type"].(type) {
-	case string:
-		typ = t
-	case []any:
-		typ, _ = t[g.rng.IntN(len(t))].(string)
-	}
-	if typ == "" && m["properties"] != nil {
-		typ = "object"
-	}
-	switch typ {
-	case "null":
-		return nil
-	case "boolean":
-		return g.rng.IntN(2) == 0
-	case "string":
-		return g.str(m)
-	case "integer", "number":
-		return g.num(m, typ == "integer")
-	case "array":
-		n := g.count(m, "minItems", "maxItems", 3)
-		if depth > 6 {
-			n = 0
-		}
-		items := make([]any, n)
-		for i := range items {
-			items[i] = g.value(m["items"], depth+1)
-		}
-		if len(items) > 1 && g.chance(0.2) {
-			items[1] = items[0] // a duplicate, for uniqueItems
-		}
-		return items
-	case "object":
-		return g.object(m, depth)
-	}
-	return "any"
-}
-
-func (g *gen) resolve(ref string) any {
-	var v any = g.root
-	for _, tok := range strings.Split(strings.TrimPrefix(ref, "#/"), "/") {
-		v = v.(map[string]any)[tok]
-	}
-	return v
-}
-
-func (g *gen) object(m map[string]any, depth int) any {
-	out := map[string]any{}
-	props, _ := m["properties"].(map[string]any)
-	required := map[string]bool{}
-	for _, r := range asList(m["required"]) {
-		required[r.(string)] = true
-	}
-	names := make([]string, 0, len(props))
-	for name := range props {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if required[name] && !g.chance(0.1) || !required[name] && g.rng.IntN(2) == 0 && depth < 6 {
-			out[name] = g.value(props[name], depth+1)
-		}
-	}
-	if ap, ok := m["additionalProperties"].(map[string]any); ok && depth < 6 {
-		for i := range g.rng.IntN(3) {
-			out[fmt.Sprintf("k%d", i)] = g.value(ap, depth+1)
-		}
-	}
-	if g.chance(0.1) {
-		out["unexpected"] = "x"
-	}
-	return out
-}
-
-func asList(v any) []any {
-	l, _ := v.([]any)
-	return l
-}
-
-func (g *gen) count(m map[string]any, minKey, maxKey string, dflt int) int {
-	lo, hi := 0, dflt
-	if n, ok := m[minKey].(float64); ok {
-		lo = int(n)
-		if hi < lo {
-			hi = lo + 2
-		}
-	}
-	if n, ok := m[maxKey].(float64); ok {
-		hi = int(n)
-	}
-	if g.chance(0.15) {
-		return max(0, []int{lo - 1, hi + 1}[g.rng.IntN(2)])
-	}
-	hi = min(hi, lo+5) // long enough to matter, short enough to be quick
-	if hi < lo {
-		return lo
-	}
-	return lo + g.rng.IntN(hi-lo+1)
-}
-
-var formatSamples = map[string][]string{
-	"date":      {"2024-02-29", "2023-02-29", "2024-13-01"},
-	"date-time": {"2024-01-01T10:00:00Z", "2024-01-01T10:00:00+02:00", "2024-01-01 10:00"},
-	"email":     {"a@example.com", "a.b@c.d", "no-at-sign", "a..b@c.d"},
-	"uuid":      {"123e4567-e89b-12d3-a456-426614174000", "123e4567e89b12d3a456426614174000"},
-	"uri":       {"https://example.com/x?y=1", "relative/path", "mailto:a@b.c"},
-	"ipv4":      {"10.0.0.1", "256.1.1.1", "01.2.3.4"},
-	"time":      {"10:00:00Z", "24:00:00Z", "10:00"},
-	"hostname":  {"example.com", "-bad.com"},
-	"ipv6":      {"::1", "1::2::3"},
-	"duration":  {"P1DT2H", "P1M1Y"},
-	"period":    {"2024-01-01T00:00:00Z/P1D", "P1D"},
-	"semver":    {"1.2.3", "01.2.3"},
-
-	"uri-reference":         {"/a/b?c#d", "http://x/%zz"},
-	"json-pointer":          {"/a/b~0", "a/b"},
-	"relative-json-pointer": {"0/a", "01/a"},
-}
-
-func (g *gen) str(m map[string]any) string {
-	if f, ok := m["format"].(string); ok {
-		if s := formatSamples[f]; len(s) > 0 {
-			if g.mutate {
-				return s[g.rng.IntN(len(s))]
-			}
-			return s[0]
-		}
-	}
-	if p, ok := m["pattern"].(string); ok && !g.chance(0.5) {
-		// Patterns in the golden cases are simple; these candidates cover them.
-		for _, c := range []string{"DE", "2024", "2024-Q3", "INV-2024-000123", "AB-123", "my-bucket.1", "pay_AbCd1234", "EUR", "mug-001"} {
-			if ok, _ := regexpMatch(p, c); ok {
-				return c
-			}
-		}
-	}
-	n := g.count(m, "minLength", "maxLength", 6)
-	runes := []rune("aé€𝄞bZ")
-	var b strings.Builder
-	for range n {
-		b.WriteRune(runes[g.rng.IntN(len(runes))])
-	}
-	return b.String()
-}
-
-func (g *gen) num(m map[string]any, integer bool) any {
-	lo, hi := -50.0, 50.0
-	if v, ok := m["minimum"].(float64); ok {
-		lo = v
-	}
-	if v, ok := m["exclusiveMinimum"].(float64); ok {
-		lo = v + 1
-	}
-	if v, ok := m["maximum"].(float64); ok {
-		hi = v
-	}
-	if v, ok := m["exclusiveMaximum"].(float64); ok {
-		hi = v - 1
-	}
-	if hi < lo {
-		hi = lo
-	}
-	x := lo + g.rng.Float64()*(hi-lo)
-	if g.chance(0.2) {
-		x = []float64{lo - 1, hi + 1, lo, hi, 0.5}[g.rng.IntN(5)]
-	}
-	if v, ok := m["multipleOf"].(float64); ok && !g.chance(0.3) {
-		x = float64(int64(x/v)) * v
-	}
-	if integer && !g.chance(0.1) {
-		return json.Number(fmt.Sprint(int64(x)))
-	}
-	return json.Number(fmt.Sprintf("%g", x))
 }
 
 func regexpMatch(pattern, s string) (bool, error) { return regexp.MatchString(pattern, s) }
