@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -232,5 +231,3 @@ func FuzzAgreesWithLibrary(f *testing.F) {
 		compare(t, pairs[int(which)%len(pairs)], data)
 	})
 }
-
-func regexpMatch(pattern, s string) (bool, error) { return regexp.MatchString(pattern, s) }
