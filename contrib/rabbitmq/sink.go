@@ -191,9 +191,15 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 			fail(i, fmt.Errorf("jobcamqp: event %d: %w", msgs[i].ID, err))
 		}
 	}
+	// The returns channel is closed with the AMQP channel (the broker went away): a
+	// closed channel is drained too.
 	for drained := false; !drained; {
 		select {
-		case r := <-pc.returns:
+		case r, ok := <-pc.returns:
+			if !ok {
+				drained = true
+				break
+			}
 			onReturn(r)
 		default:
 			drained = true
@@ -221,7 +227,20 @@ func waitConfirm(ctx context.Context, dc *amqp.DeferredConfirmation, returns <-c
 				return errors.New("the broker did not confirm it (a nack, or the channel closed)")
 			}
 			return nil
-		case r := <-returns:
+		case r, ok := <-returns:
+			if !ok {
+				// The channel closed (the broker went away, or refused a publish): the
+				// acks it received came before the close, so an unconfirmed message
+				// stays unconfirmed.
+				select {
+				case <-dc.Done():
+					if dc.Acked() {
+						return nil
+					}
+				default:
+				}
+				return errors.New("the channel closed before the broker confirmed it")
+			}
 			onReturn(r)
 		case <-ctx.Done():
 			return fmt.Errorf("no confirmation from the broker: %w", ctx.Err())

@@ -205,3 +205,43 @@ func TestRabbitMQPoison(t *testing.T) {
 		t.Errorf("ListFailed: %+v, %v; want the unroutable event", failed, err)
 	}
 }
+
+// TestRabbitMQChannelClosedMidBatch: publishing to an exchange that does not exist makes
+// the broker close the channel, which closes its returns as well. Publish must come back
+// by its deadline with a retryable error for every event (not spin on the closed
+// returns, not call them poison), and so must the next Publish, on a new channel.
+func TestRabbitMQChannelClosedMidBatch(t *testing.T) {
+	t.Parallel()
+	url := brokertest.AMQPURL(t)
+	prefix := fmt.Sprintf("closed%d", time.Now().UnixNano())
+	sink, err := jobcamqp.Dial(t.Context(), url, jobcamqp.Options{Exchange: prefix + "-missing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	msgs := []relay.Message{
+		{ID: 1, Event: "e", Version: 1, Subject: prefix + ".a", Payload: []byte(`{"n":1}`)},
+		{ID: 2, Event: "e", Version: 1, Subject: prefix + ".b", Payload: []byte(`{"n":2}`)},
+	}
+	const timeout = 2 * time.Second // as a relay's PublishTimeout
+	for attempt := 1; attempt <= 2; attempt++ {
+		ctx, cancel := context.WithTimeout(t.Context(), timeout)
+		done := make(chan []error, 1)
+		go func() { done <- sink.Publish(ctx, msgs) }()
+		var errs []error
+		select {
+		case errs = <-done:
+		case <-time.After(timeout + 5*time.Second):
+			t.Fatalf("attempt %d: Publish to a missing exchange did not return within 5s of its deadline", attempt)
+		}
+		cancel()
+		if len(errs) != len(msgs) {
+			t.Fatalf("attempt %d: Publish returned %d results for %d messages: %v", attempt, len(errs), len(msgs), errs)
+		}
+		for i, err := range errs {
+			if err == nil || relay.IsPoison(err) {
+				t.Errorf("attempt %d, event %d: %v; want a retryable error", attempt, msgs[i].ID, err)
+			}
+		}
+	}
+}
