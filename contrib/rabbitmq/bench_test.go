@@ -1,6 +1,7 @@
 package jobcamqp_test
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"sync"
@@ -99,8 +100,13 @@ func benchBarePublisher(b *testing.B, url, exchange string, n int) {
 					dcs = append(dcs, dc)
 				}
 				for _, dc := range dcs {
-					if ok, err := dc.WaitContext(ctx); err != nil || !ok {
-						errs[c] = fmt.Errorf("a message not confirmed (acked %t): %v", ok, err)
+					ok, err := dc.WaitContext(ctx)
+					switch {
+					case err != nil:
+						errs[c] = fmt.Errorf("wait for a confirm: %w", err)
+						return
+					case !ok:
+						errs[c] = errors.New("the broker nacked a message")
 						return
 					}
 				}

@@ -83,6 +83,17 @@ func (p *RelayProc) Stop(t testing.TB, wait time.Duration) {
 	}
 }
 
+// Goroutines ends the relay with SIGQUIT, which makes the Go runtime print every
+// goroutine's stack (where a stuck relay hangs), and returns its whole output.
+func (p *RelayProc) Goroutines() string {
+	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
+	select {
+	case <-p.done:
+	case <-time.After(5 * time.Second):
+	}
+	return p.stderr.String()
+}
+
 // Exited reports whether the process has ended, and how.
 func (p *RelayProc) Exited() (bool, string) {
 	select {
