@@ -205,14 +205,7 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 			fail(i, fmt.Errorf("jobcamqp: event %d: %w", msgs[i].ID, err))
 		}
 	}
-	for drained := false; !drained; {
-		select {
-		case r := <-pc.returns:
-			onReturn(r)
-		default:
-			drained = true
-		}
-	}
+	drainReturns(pc.returns, onReturn)
 	for i, r := range returned {
 		fail(i, relay.Poison(fmt.Errorf("jobcamqp: event %d: returned by the broker: exchange %q routing key %q: %d %s",
 			msgs[i].ID, r.Exchange, r.RoutingKey, r.ReplyCode, r.ReplyText)))
@@ -247,6 +240,23 @@ func bounded(ctx context.Context, sock net.Conn, f func() error) error {
 	return nil
 }
 
+// drainReturns passes the returns already received to onReturn. amqp091-go closes
+// returns when the channel closes, and a receive from a closed channel succeeds at
+// once, forever: so each receive checks for it.
+func drainReturns(returns <-chan amqp.Return, onReturn func(amqp.Return)) {
+	for {
+		select {
+		case r, ok := <-returns:
+			if !ok {
+				return
+			}
+			onReturn(r)
+		default:
+			return
+		}
+	}
+}
+
 // waitConfirm waits for dc, passing the returns that arrive meanwhile to onReturn.
 func waitConfirm(ctx context.Context, dc *amqp.DeferredConfirmation, returns <-chan amqp.Return, onReturn func(amqp.Return)) error {
 	for {
@@ -256,7 +266,11 @@ func waitConfirm(ctx context.Context, dc *amqp.DeferredConfirmation, returns <-c
 				return errors.New("the broker did not confirm it (a nack, or the channel closed)")
 			}
 			return nil
-		case r := <-returns:
+		case r, ok := <-returns:
+			if !ok {
+				returns = nil // closed with the channel: dc is done or soon will be
+				continue
+			}
 			onReturn(r)
 		case <-ctx.Done():
 			return fmt.Errorf("no confirmation from the broker: %w", ctx.Err())

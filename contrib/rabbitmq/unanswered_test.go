@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	neturl "net/url"
+	"runtime/pprof"
+	"strings"
 	"testing"
 	"time"
 
@@ -68,8 +70,10 @@ func TestRabbitMQUnansweredPublish(t *testing.T) {
 			}
 			t.Logf("publish to a silent broker: %v", errs[0])
 		case <-wait:
-			t.Fatalf("%d of 2 publications to a silent broker still running %s after they began (timeout %s, write timeout %s)",
-				2-n, 2*(publishTimeout+opts.WriteTimeout), publishTimeout, opts.WriteTimeout)
+			var stacks strings.Builder
+			_ = pprof.Lookup("goroutine").WriteTo(&stacks, 1)
+			t.Fatalf("%d of 2 publications to a silent broker still running %s after they began (timeout %s, write timeout %s); goroutines:\n%s",
+				2-n, 2*(publishTimeout+opts.WriteTimeout), publishTimeout, opts.WriteTimeout, stacks.String())
 		}
 	}
 
