@@ -30,12 +30,15 @@ type Options struct {
 	// queue named by the subject. The exchange is the application's: the sink does
 	// not declare it.
 	Exchange string
-	// DialTimeout bounds connecting; default 10s.
+	// DialTimeout bounds connecting, and opening a channel in confirm mode (within the
+	// Publish call's context); default 10s.
 	DialTimeout time.Duration
 	// WriteTimeout bounds each write to the socket; default 10s. A publish is a write,
 	// and a broker that stops reading (a resource alarm blocks publishers, a peer gone
 	// without a FIN) would otherwise hold it, and the relay's shutdown, forever: past
-	// the timeout the connection is closed and the batch retried on a new one.
+	// the timeout the connection is closed and the batch retried on a new one. It also
+	// bounds closing the channel of a Publish whose context ended: a broker that
+	// stopped answering then loses the connection too.
 	WriteTimeout time.Duration
 }
 
@@ -45,18 +48,21 @@ type Sink struct {
 	url  string
 	opts Options
 
-	mu    sync.Mutex // guards conn and idle
+	mu    sync.Mutex // guards conn, sock and idle
 	conn  *amqp.Connection
+	sock  net.Conn // conn's socket
 	idle  []*pubChannel
 	close bool
 }
 
 var _ relay.Sink = (*Sink)(nil)
 
-// pubChannel is a channel in confirm mode with its returned messages.
+// pubChannel is a channel in confirm mode with its returned messages, and the socket
+// of its connection.
 type pubChannel struct {
 	ch      *amqp.Channel
 	returns chan amqp.Return
+	sock    net.Conn
 }
 
 // Dial connects to the broker at url (amqp://user:pass@host:port/vhost) and returns a
@@ -90,18 +96,20 @@ func (s *Sink) connLocked(ctx context.Context) (*amqp.Connection, error) {
 	if d, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(d))
 	}
+	var sock net.Conn
 	dial := func(network, addr string) (net.Conn, error) {
 		c, err := amqp.DefaultDial(timeout)(network, addr)
 		if err != nil {
 			return nil, err
 		}
-		return &writeDeadlineConn{Conn: c, timeout: s.opts.WriteTimeout}, nil
+		sock = &writeDeadlineConn{Conn: c, timeout: s.opts.WriteTimeout}
+		return sock, nil
 	}
 	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: dial, Properties: amqp.Table{"connection_name": "jobc relay"}})
 	if err != nil {
 		return nil, fmt.Errorf("jobcamqp: connect: %w", err)
 	}
-	s.conn = conn
+	s.conn, s.sock = conn, sock
 	return conn, nil
 }
 
@@ -120,17 +128,23 @@ func (s *Sink) take(ctx context.Context) (*pubChannel, error) {
 			return pc, nil
 		}
 	}
-	ch, err := conn.Channel()
+	ctx, cancel := context.WithTimeout(ctx, s.opts.DialTimeout)
+	defer cancel()
+	var ch *amqp.Channel
+	err = bounded(ctx, s.sock, func() (err error) {
+		ch, err = conn.Channel()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("jobcamqp: open a channel: %w", err)
 	}
-	if err := ch.Confirm(false); err != nil {
-		_ = ch.Close()
+	if err := bounded(ctx, s.sock, func() error { return ch.Confirm(false) }); err != nil {
+		_ = bounded(ctx, s.sock, ch.Close)
 		return nil, fmt.Errorf("jobcamqp: put the channel in confirm mode: %w", err)
 	}
 	// Returns arrive before the ack of their message; Publish reads them while it
 	// waits for the acks, so the buffer only smooths bursts.
-	return &pubChannel{ch: ch, returns: ch.NotifyReturn(make(chan amqp.Return, 256))}, nil
+	return &pubChannel{ch: ch, returns: ch.NotifyReturn(make(chan amqp.Return, 256)), sock: s.sock}, nil
 }
 
 // give puts a healthy channel back in the pool.
@@ -191,31 +205,56 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 			fail(i, fmt.Errorf("jobcamqp: event %d: %w", msgs[i].ID, err))
 		}
 	}
-	// The returns channel is closed with the AMQP channel (the broker went away): a
-	// closed channel is drained too.
-	for drained := false; !drained; {
-		select {
-		case r, ok := <-pc.returns:
-			if !ok {
-				drained = true
-				break
-			}
-			onReturn(r)
-		default:
-			drained = true
-		}
-	}
+	drainReturns(pc.returns, onReturn)
 	for i, r := range returned {
 		fail(i, relay.Poison(fmt.Errorf("jobcamqp: event %d: returned by the broker: exchange %q routing key %q: %d %s",
 			msgs[i].ID, r.Exchange, r.RoutingKey, r.ReplyCode, r.ReplyText)))
 	}
 	if ctx.Err() != nil {
 		// Confirmations may still arrive for this channel's messages; it is not reused.
-		_ = pc.ch.Close()
+		// Closing it waits for the broker, which may be the one that stopped answering.
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.opts.WriteTimeout)
+		_ = bounded(cctx, pc.sock, pc.ch.Close)
+		cancel()
 	} else {
 		s.give(pc)
 	}
 	return errs
+}
+
+// bounded runs f, an amqp091-go call that waits for the broker's answer without a
+// timeout of its own (opening, confirm-selecting or closing a channel), and closes the
+// connection's socket if f still runs when ctx ends. The connection then fails, which
+// ends f with an error, and the next Publish dials a new one: a broker that accepts
+// frames and never answers cannot hold the relay (or, through the sink's lock, every
+// other batch) forever.
+func bounded(ctx context.Context, sock net.Conn, f func() error) error {
+	stop := context.AfterFunc(ctx, func() { _ = sock.Close() })
+	defer stop()
+	if err := f(); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("no answer from the broker (the connection was closed): %w", context.Cause(ctx))
+		}
+		return err
+	}
+	return nil
+}
+
+// drainReturns passes the returns already received to onReturn. amqp091-go closes
+// returns when the channel closes, and a receive from a closed channel succeeds at
+// once, forever: so each receive checks for it.
+func drainReturns(returns <-chan amqp.Return, onReturn func(amqp.Return)) {
+	for {
+		select {
+		case r, ok := <-returns:
+			if !ok {
+				return
+			}
+			onReturn(r)
+		default:
+			return
+		}
+	}
 }
 
 // waitConfirm waits for dc, passing the returns that arrive meanwhile to onReturn.
@@ -229,17 +268,8 @@ func waitConfirm(ctx context.Context, dc *amqp.DeferredConfirmation, returns <-c
 			return nil
 		case r, ok := <-returns:
 			if !ok {
-				// The channel closed (the broker went away, or refused a publish): the
-				// acks it received came before the close, so an unconfirmed message
-				// stays unconfirmed.
-				select {
-				case <-dc.Done():
-					if dc.Acked() {
-						return nil
-					}
-				default:
-				}
-				return errors.New("the channel closed before the broker confirmed it")
+				returns = nil // closed with the channel: dc is done or soon will be
+				continue
 			}
 			onReturn(r)
 		case <-ctx.Done():

@@ -24,6 +24,18 @@ import (
 // version 1's here (RabbitMQ 3.10).
 func newQueue(t testing.TB, url, prefix string) (exchange, queue string) {
 	t.Helper()
+	return newQueueOf(t, url, prefix, classicV2)
+}
+
+// The queue types the benchmarks compare, as queue arguments.
+var (
+	classicV2 = amqp.Table{"x-queue-version": 2}
+	quorum    = amqp.Table{"x-queue-type": "quorum"}
+)
+
+// newQueueOf is newQueue with a queue of the given arguments.
+func newQueueOf(t testing.TB, url, prefix string, args amqp.Table) (exchange, queue string) {
+	t.Helper()
 	conn, err := amqp.Dial(url)
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +49,7 @@ func newQueue(t testing.TB, url, prefix string) (exchange, queue string) {
 	if err := ch.ExchangeDeclare(exchange, "topic", true, false, false, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ch.QueueDeclare(queue, true, false, false, false, amqp.Table{"x-queue-version": 2}); err != nil {
+	if _, err := ch.QueueDeclare(queue, true, false, false, false, args); err != nil {
 		t.Fatal(err)
 	}
 	if err := ch.QueueBind(queue, prefix+".#", exchange, false, nil); err != nil {

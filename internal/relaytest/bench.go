@@ -59,12 +59,16 @@ func BenchRelay(b *testing.B, pool *pgxpool.Pool, subject string, cfg relay.Conf
 	b.ResetTimer()
 	began := time.Now()
 	go func() { done <- r.Run(runCtx) }()
+	// The end is polled with the cheapest question, whether any event is pending (one
+	// probe of a partial index): ReadStats counts the pending events, and doing that
+	// every PollInterval kept a PostgreSQL backend busy most of the run, taking CPU
+	// from the relay, the database and the broker it measures.
 	for {
-		s, err := relay.ReadStats(ctx, pool)
-		if err != nil {
+		var pending bool
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobc_events WHERE state = 'pending')`).Scan(&pending); err != nil {
 			b.Fatal(err)
 		}
-		if s.Pending == 0 {
+		if !pending {
 			break
 		}
 		time.Sleep(cfg.PollInterval)

@@ -192,7 +192,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 			last, lastAt = pending, time.Now()
 		}
 		if time.Since(lastAt) > stall {
-			t.Fatalf("the outbox stopped draining: %d pending for %s; %s\nrelay B (with its goroutines after SIGQUIT):\n%s", pending, stall, state(), relayB.Dump())
+			t.Fatalf("the outbox stopped draining: %d pending for %s; %s\nrelay B, with its goroutines after SIGQUIT:\n%s", pending, stall, state(), relayB.Goroutines())
 		}
 		time.Sleep(s.Poll)
 	}

@@ -83,9 +83,9 @@ func (p *RelayProc) Stop(t testing.TB, wait time.Duration) {
 	}
 }
 
-// Dump makes the relay print every goroutine's stack (SIGQUIT, which also ends it)
-// and returns its whole output: where a relay that stopped making progress waits.
-func (p *RelayProc) Dump() string {
+// Goroutines ends the relay with SIGQUIT, which makes the Go runtime print every
+// goroutine's stack (where a stuck relay hangs), and returns its whole output.
+func (p *RelayProc) Goroutines() string {
 	_ = p.cmd.Process.Signal(syscall.SIGQUIT)
 	select {
 	case <-p.done:
