@@ -28,7 +28,11 @@ func TestPauseQueue(t *testing.T) {
 		}); err != nil {
 			t.Fatal(err)
 		}
-		return startWorker(t, w)
+		stop := startWorker(t, w)
+		// A pause is seen at once through the listener; before it is connected, only
+		// by the next poll, which may come after a claim's.
+		waitFor(t, "the worker to be healthy (listening)", 20*cfg.PollInterval, func() bool { return w.Health().Healthy })
+		return stop
 	}
 	enqueue := func() int64 {
 		t.Helper()
