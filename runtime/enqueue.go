@@ -128,14 +128,14 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
 	if key == "" {
-		id, err := q.InsertJob(ctx, db.InsertJobParams{
+		row, err := q.InsertJob(ctx, db.InsertJobParams{
 			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
 			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 		})
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
 		}
-		return Enqueued{ID: id}, nil
+		return Enqueued{ID: row.ID}, nil
 	}
 	// The holder of a key may finish and release it between our conflict and our
 	// lookup; then the insert is tried again.
