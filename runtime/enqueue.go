@@ -258,7 +258,7 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
 	ids, err := q.InsertJobs(ctx, db.InsertJobsParams{
 		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
-		PayloadVersion: int32(jt.WriteVersion), Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+		PayloadVersion: int32(o.version), Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 		Payloads: raws,
 	})
 	if err != nil {
