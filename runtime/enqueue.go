@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -256,7 +257,7 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 
 // insertUnnest inserts raws with one statement that also wakes the queue.
 func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
-	ids, err := q.InsertJobs(ctx, db.InsertJobsParams{
+	rows, err := q.InsertJobs(ctx, db.InsertJobsParams{
 		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
 		PayloadVersion: int32(o.version), Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 		Payloads: raws,
@@ -264,9 +265,15 @@ func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byt
 	if err != nil {
 		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(raws), jt.Kind, describeDBError(err))
 	}
-	if len(ids) != len(raws) {
-		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %d inserted", len(raws), jt.Kind, len(ids))
+	if len(rows) != len(raws) {
+		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %d inserted", len(raws), jt.Kind, len(rows))
 	}
+	// Ascending ids are the payloads' order (InsertJobs).
+	ids := make([]int64, len(rows))
+	for i, r := range rows {
+		ids[i] = r.ID
+	}
+	slices.Sort(ids)
 	return ids, nil
 }
 
