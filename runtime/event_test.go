@@ -279,6 +279,31 @@ func TestPublishMany(t *testing.T) {
 	}
 }
 
+// TestPublishManyOlderVersion: a batch of version 1 events (published by an older
+// build) stores the jobs of the subscriber typed as the event as version 1, like
+// Publish does, although the job type writes version 2: the payloads are version 1's.
+func TestPublishManyOlderVersion(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	ship, _ := shopTypes(t)
+	et := orderPaid(t, 1, runtime.Subscriber{Job: ship, Version: 1})
+	ps, err := runtime.PublishMany(ctx, pool, et, []orderPaidV1Payload{{OrderID: "o-1", Amount: 1}, {OrderID: "o-2", Amount: 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range ps {
+		var version int
+		var payload string
+		if err := pool.QueryRow(ctx, `SELECT payload_version, payload::text FROM jobc_jobs WHERE id = $1`, p.Jobs[0].ID).Scan(&version, &payload); err != nil {
+			t.Fatal(err)
+		}
+		if version != 1 {
+			t.Errorf("event %d's job: payload version %d, want 1 (payload %s)", i, version, payload)
+		}
+	}
+}
+
 func jsonEqual(a, b string) bool {
 	var x, y any
 	if json.Unmarshal([]byte(a), &x) != nil || json.Unmarshal([]byte(b), &y) != nil {

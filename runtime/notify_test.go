@@ -87,3 +87,90 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 		return countRows(t, pool, `SELECT count(*) FROM jobc_sleepers WHERE queue = $1`, queue) == 1
 	})
 }
+
+// TestEnqueueWakesOnlyForAvailableJobs: with a worker of the queue asleep, one job or a
+// batch (one notification for the whole batch) wakes it when the jobs are available,
+// and neither does when they are scheduled for later or nobody sleeps. Notifications
+// arrive in commit order, so an enqueue that must not notify is followed by one of a
+// marker queue, whose notification must be the next one heard.
+func TestEnqueueWakesOnlyForAvailableJobs(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	const queue, marker = "wake_available", "wake_marker"
+	jt := emailType(t, func(jt *runtime.JobType) { jt.Queue = queue })
+	mt := emailType(t, func(jt *runtime.JobType) { jt.Kind, jt.Queue = "marker", marker })
+	listener, err := pgx.Connect(ctx, pgtest.SchemaConnString(t, pgtest.SchemaOf(pool)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close(ctx)
+	if _, err := listener.Exec(ctx, "LISTEN jobc"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ($1, 'w1'), ($2, 'w1')`, queue, marker); err != nil {
+		t.Fatal(err)
+	}
+	var heard []string // every notification of the two queues, for failure messages
+	next := func() string {
+		t.Helper()
+		wctx, cancel := context.WithTimeout(ctx, 10*time.Second) // a guard, not a limit: one arrives at commit
+		defer cancel()
+		for {
+			n, err := listener.WaitForNotification(wctx)
+			if err != nil {
+				t.Fatalf("no notification (heard so far %q): %v", heard, err)
+			}
+			if n.Payload == queue || n.Payload == marker {
+				heard = append(heard, n.Payload)
+				return n.Payload
+			}
+		}
+	}
+	batch := []emailPayload{{N: 1, Email: "a@example.com"}, {N: 2, Email: "b@example.com"}, {N: 3, Email: "c@example.com"}}
+	expectQuiet := func(what string) {
+		t.Helper()
+		if _, err := runtime.Enqueue(ctx, pool, mt, emailPayload{N: 0, Email: "m@example.com"}); err != nil {
+			t.Fatal(err)
+		}
+		if got := next(); got != marker {
+			t.Errorf("%s notified its queue (heard %q)", what, heard)
+			next() // the marker's
+		}
+	}
+
+	if _, err := runtime.Enqueue(ctx, pool, jt, batch[0], runtime.RunAfter(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expectQuiet("a scheduled job")
+	if _, err := runtime.EnqueueMany(ctx, pool, jt, batch, runtime.RunAfter(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	expectQuiet("a scheduled batch")
+
+	if _, err := runtime.Enqueue(ctx, pool, jt, batch[0]); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got != queue {
+		t.Errorf("an available job did not notify its sleeping worker (heard %q)", heard)
+	}
+	if _, err := runtime.EnqueueMany(ctx, pool, jt, batch); err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got != queue {
+		t.Errorf("an available batch did not notify its sleeping worker (heard %q)", heard)
+	}
+	expectQuiet("a batch's second notification") // one per batch: the next is the marker's
+
+	if _, err := pool.Exec(ctx, `DELETE FROM jobc_sleepers WHERE queue = $1`, queue); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Enqueue(ctx, pool, jt, batch[0]); err != nil {
+		t.Fatal(err)
+	}
+	expectQuiet("a job with no worker asleep")
+	if _, err := runtime.EnqueueMany(ctx, pool, jt, batch); err != nil {
+		t.Fatal(err)
+	}
+	expectQuiet("a batch with no worker asleep")
+}

@@ -60,7 +60,7 @@ func objects() []object {
 		// CancelPending, DeleteSelected and the rescuer move rows out: DELETE; enqueue,
 		// the periodic scheduler and RetrySelected (back from jobc_jobs_finished): INSERT.
 		// The producer reads back only what InsertJob and InsertUniqueJob return
-		// (RETURNING id, queue, state), not other jobs' payloads.
+		// (their RETURNING reads id, queue and state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
 			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by

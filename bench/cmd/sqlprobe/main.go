@@ -135,13 +135,22 @@ const completeUpdateSQL = `UPDATE jobc_jobs j SET state = 'completed', lease_own
       AND j.state = 'running' AND j.lease_owner = 'w1'
     RETURNING id`
 
-const insertSQL = `WITH ins AS (
+// insertSQL is InsertJob's shape: a plain INSERT whose RETURNING calls jobc_wake only
+// when a worker of the queue sleeps; insertCTESQL is the shape it replaced, the insert
+// in a CTE joined to a jobc_wake call for every available job.
+const insertSQL = `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)
+    VALUES ('bench_noop', 'default', 'available', 5, 1, '{"n": 1, "email": "user@example.com"}', '{}', now(), 5)
+    RETURNING id, CASE WHEN state = 'available'
+                            AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = jobc_jobs.queue)
+                       THEN jobc_wake(queue) ELSE false END AS woke`
+
+const insertCTESQL = `WITH ins AS (
     INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)
     VALUES ('bench_noop', 'default', 'available', 5, 1, '{"n": 1, "email": "user@example.com"}', '{}', now(), 5)
     RETURNING id, queue, state
 )
 SELECT ins.id FROM ins
-LEFT JOIN LATERAL (SELECT pg_notify('jobc', ins.queue) WHERE ins.state = 'available') n ON true`
+LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true`
 
 const insertQuietSQL = `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)
     VALUES ('bench_noop', 'default', 'available', 5, 1, '{"n": 1, "email": "user@example.com"}', '{}', now(), 5)
@@ -236,7 +245,7 @@ func main() {
 		}
 	}
 	fmt.Println()
-	for _, p := range []probe{{"insert one job (InsertJob, with pg_notify)", insertSQL, false}, {"insert one job without pg_notify", insertQuietSQL, false}} {
+	for _, p := range []probe{{"insert one job (InsertJob)", insertSQL, false}, {"insert one job, CTE joined to jobc_wake", insertCTESQL, false}, {"insert one job without a wake-up", insertQuietSQL, false}} {
 		var ts []float64
 		var wal float64
 		var plan string
