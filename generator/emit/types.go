@@ -132,7 +132,7 @@ func docLines(text string) []Code {
 		return nil
 	}
 	var out []Code
-	for _, l := range strings.Split(wrap(text), "\n") {
+	for _, l := range Wrap(text, 80) {
 		out = append(out, Comment(l))
 	}
 	return out
@@ -146,27 +146,29 @@ func ordered(elems ...Code) *Statement {
 // kv is one key: value element of a composite literal.
 func kv(key string, value Code) Code { return Id(key).Op(":").Add(value) }
 
-// wrap folds text at about 80 columns, keeping paragraph breaks.
-func wrap(s string) string {
+// Wrap folds text at width columns, keeping its paragraph breaks (blank lines): the
+// doc comments of the Go and the TypeScript files alike.
+func Wrap(text string, width int) []string {
 	var out []string
-	for _, para := range strings.Split(strings.TrimSpace(s), "\n\n") {
-		words := strings.Fields(para)
+	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
+		if i > 0 {
+			out = append(out, "")
+		}
 		line := ""
-		for _, w := range words {
-			if line != "" && len(line)+1+len(w) > 80 {
+		for _, word := range strings.Fields(para) {
+			if line != "" && len(line)+1+len(word) > width {
 				out = append(out, line)
-				line = w
+				line = word
 				continue
 			}
 			if line != "" {
 				line += " "
 			}
-			line += w
+			line += word
 		}
 		if line != "" {
 			out = append(out, line)
 		}
-		out = append(out, "")
 	}
-	return strings.Join(out[:len(out)-1], "\n")
+	return out
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/jobc-dev/jobc/generator/emit"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -23,7 +25,7 @@ func (w *writer) line(s string) {
 
 // comment writes text as line comments starting with prefix, wrapped.
 func (w *writer) comment(prefix, text string) {
-	for _, l := range wrap(text, lineWidth-1-len(prefix)) {
+	for _, l := range emit.Wrap(text, lineWidth-1-len(prefix)) {
 		w.line(strings.TrimRight(prefix+" "+l, " "))
 	}
 }
@@ -50,37 +52,11 @@ func (w *writer) jsdoc(indent string, paras ...string) {
 		if i > 0 && !strings.HasPrefix(p, "@") {
 			w.line(indent + " *")
 		}
-		for _, l := range wrap(p, lineWidth-3-len(indent)) {
+		for _, l := range emit.Wrap(p, lineWidth-3-len(indent)) {
 			w.line(strings.TrimRight(indent+" * "+l, " "))
 		}
 	}
 	w.line(indent + " */")
-}
-
-// wrap folds text at width columns, keeping its paragraph breaks (blank lines).
-func wrap(text string, width int) []string {
-	var out []string
-	for i, para := range strings.Split(strings.TrimSpace(text), "\n\n") {
-		if i > 0 {
-			out = append(out, "")
-		}
-		line := ""
-		for _, word := range strings.Fields(para) {
-			if line != "" && len(line)+1+len(word) > width {
-				out = append(out, line)
-				line = word
-				continue
-			}
-			if line != "" {
-				line += " "
-			}
-			line += word
-		}
-		if line != "" {
-			out = append(out, line)
-		}
-	}
-	return out
 }
 
 func join(a, b string) string {
