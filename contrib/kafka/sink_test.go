@@ -6,15 +6,15 @@ import (
 	"encoding/hex"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	"github.com/jobc-dev/jobc/contrib/kafka"
+	jobckafka "github.com/jobc-dev/jobc/contrib/kafka"
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/relaytest"
 	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
@@ -149,18 +149,7 @@ func TestKafkaPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.RunOnce(t.Context())
-	if err != nil || res != (relay.BatchResult{Claimed: 2, Published: 1, Failed: 1}) {
-		t.Fatalf("batch %+v, %v; want 1 published and 1 failed", res, err)
-	}
-	failed, err := relay.ListFailed(t.Context(), pool, 10)
-	if err != nil || len(failed) != 1 || failed[0].ID != ps[1].ID || !strings.Contains(failed[0].Error, "MESSAGE_TOO_LARGE") {
-		t.Fatalf("failed events %+v, %v; want the large one with MESSAGE_TOO_LARGE", failed, err)
-	}
+	relaytest.CheckPoison(t, pool, sink, []int64{ps[0].ID}, ps[1].ID, "MESSAGE_TOO_LARGE")
 }
 
 // incompressible returns n hexadecimal digits of random bytes.

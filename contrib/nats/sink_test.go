@@ -11,7 +11,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/jobc-dev/jobc/contrib/nats"
+	jobcnats "github.com/jobc-dev/jobc/contrib/nats"
 	"github.com/jobc-dev/jobc/internal/brokertest"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/internal/relaytest"
@@ -150,26 +150,7 @@ func TestNATSPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.RunOnce(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res != (relay.BatchResult{Claimed: 3, Published: 2, Failed: 1}) {
-		t.Errorf("batch %+v, want 3 claimed, 2 published, 1 failed", res)
-	}
-	state, attempts, lastErr := relaytest.EventState(t, pool, big[0])
-	if state != "failed" || attempts != 1 || !strings.Contains(lastErr, "maximum payload exceeded") {
-		t.Errorf("too large event: state %s, attempts %d, error %q; want failed after 1 attempt with the max payload error", state, attempts, lastErr)
-	}
-	for _, id := range small {
-		if state, _, _ := relaytest.EventState(t, pool, id); state != "published" {
-			t.Errorf("small event %d: state %s, want published", id, state)
-		}
-	}
+	relaytest.CheckPoison(t, pool, sink, small, big[0], "maximum payload exceeded")
 	info, err := stream.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

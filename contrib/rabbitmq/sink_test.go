@@ -4,13 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
-	"github.com/jobc-dev/jobc/contrib/rabbitmq"
+	jobcamqp "github.com/jobc-dev/jobc/contrib/rabbitmq"
 	"github.com/jobc-dev/jobc/internal/brokertest"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/internal/relaytest"
@@ -192,26 +191,7 @@ func TestRabbitMQPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
-	if err != nil {
-		t.Fatal(err)
-	}
-	res, err := r.RunOnce(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res != (relay.BatchResult{Claimed: 3, Published: 2, Failed: 1}) {
-		t.Errorf("batch %+v, want 3 claimed, 2 published, 1 failed", res)
-	}
-	state, attempts, lastErr := relaytest.EventState(t, pool, lost[0])
-	if state != "failed" || attempts != 1 || !strings.Contains(lastErr, "NO_ROUTE") {
-		t.Errorf("unroutable event: state %s, attempts %d, error %q; want failed after 1 attempt with NO_ROUTE", state, attempts, lastErr)
-	}
-	for _, id := range routable {
-		if state, _, _ := relaytest.EventState(t, pool, id); state != "published" {
-			t.Errorf("routable event %d: state %s, want published", id, state)
-		}
-	}
+	relaytest.CheckPoison(t, pool, sink, routable, lost[0], "NO_ROUTE")
 	failed, err := relay.ListFailed(t.Context(), pool, 10)
 	if err != nil || len(failed) != 1 || failed[0].ID != lost[0] || failed[0].Subject != "nobody.listens" {
 		t.Errorf("ListFailed: %+v, %v; want the unroutable event", failed, err)

@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/jobc-dev/jobc/internal/testkit"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -102,4 +105,36 @@ func (d Delivery) decode() (Payload, error) {
 		return p, fmt.Errorf("event %d: body %q: %w", d.ID, d.Body, err)
 	}
 	return p, nil
+}
+
+// CheckPoison runs one relay batch through sink over the pending events of pool (the
+// ids in ok and the one poisoned id) and checks what a poisoned event comes to: the
+// others are published, it fails for good after one attempt with an error containing
+// wantErr, and relay.ListFailed shows it.
+func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, ok []int64, poisoned int64, wantErr string) {
+	t.Helper()
+	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.RunOnce(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (relay.BatchResult{Claimed: len(ok) + 1, Published: len(ok), Failed: 1}); res != want {
+		t.Errorf("batch %+v, want %+v", res, want)
+	}
+	state, attempts, lastErr := EventState(t, pool, poisoned)
+	if state != "failed" || attempts != 1 || !strings.Contains(lastErr, wantErr) {
+		t.Errorf("poisoned event %d: state %s, attempts %d, error %q; want failed after 1 attempt with %q", poisoned, state, attempts, lastErr, wantErr)
+	}
+	for _, id := range ok {
+		if state, _, _ := EventState(t, pool, id); state != "published" {
+			t.Errorf("event %d: state %s, want published", id, state)
+		}
+	}
+	failed, err := relay.ListFailed(t.Context(), pool, 10)
+	if err != nil || len(failed) != 1 || failed[0].ID != poisoned {
+		t.Errorf("ListFailed: %+v, %v; want the poisoned event %d", failed, err, poisoned)
+	}
 }
