@@ -125,7 +125,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	rows, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
+	rows, err := w.starting().ClaimJobs(ctx, db.ClaimJobsParams{
 		Owner:        w.cfg.ID,
 		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
 		Queue:        q.name,

@@ -89,8 +89,20 @@ func TestHooksSeeEveryStep(t *testing.T) {
 		t.Fatal(err)
 	}
 	startWorker(t, w)
-	waitFor(t, "every job finished", 10*time.Second, func() bool {
-		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished`) == jobs
+	// The maintenance services start after the first claim and report from their first
+	// run on, which may come after the last job finished.
+	ran := func(service string) bool {
+		rec.mu.Lock()
+		defer rec.mu.Unlock()
+		for _, e := range rec.events {
+			if e.Kind == runtime.EventMaintenance && e.Service == service {
+				return true
+			}
+		}
+		return false
+	}
+	waitFor(t, "every job finished, and the scheduler and the rescuer ran", 10*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished`) == jobs && ran("scheduler") && ran("rescuer")
 	})
 
 	rec.mu.Lock()

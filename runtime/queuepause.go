@@ -59,7 +59,7 @@ func (w *Worker) refreshPaused(ctx context.Context, queues []*queue) error {
 	for i, q := range queues {
 		gens[i], names[i] = q.pauseGen.Load(), q.name
 	}
-	paused, err := w.q.PausedQueues(ctx, names)
+	paused, err := w.starting().PausedQueues(ctx, names)
 	if err != nil {
 		return fmt.Errorf("jobc: read paused queues: %w", describeDBError(err))
 	}

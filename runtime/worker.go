@@ -29,6 +29,10 @@ type Worker struct {
 	q *db.Queries
 	// outcomes records the outcomes of attempts, durably unless Config.AsyncOutcomes.
 	outcomes *db.Queries
+	// app runs statements on the application's pool while the worker starts, and
+	// ownReady is closed once the worker's own first connection is open (see starting).
+	app      *db.Queries
+	ownReady chan struct{}
 
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
@@ -39,8 +43,9 @@ type Worker struct {
 	registration db.RegisterWorkerParams
 }
 
-// NewWorker returns a worker that uses pool for claims, outcomes and maintenance; it
-// opens one more connection of its own for notifications.
+// NewWorker returns a worker on the application's pool. Run opens the worker's own
+// connections with pool's configuration (see ownPools), and one more for
+// notifications; while they open, it borrows an idle connection of pool (see starting).
 func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 	cfg = cfg.withDefaults()
 	return &Worker{
@@ -49,6 +54,8 @@ func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 		log:      cfg.Logger.With("worker", cfg.ID),
 		q:        db.New(pool),
 		outcomes: db.New(pool),
+		app:      db.New(pool),
+		ownReady: make(chan struct{}),
 		kinds:    map[string]*registration{},
 		running:  newRunningJobs(),
 	}
@@ -96,6 +103,17 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer own.Close()
 	defer outcomes.Close()
 	w.q, w.outcomes = db.New(own), db.New(outcomes)
+	// The worker's own connections open once the first claims are made (on the
+	// application's pool, see starting): on a small machine, starting server processes
+	// would slow those claims down.
+	var warming sync.WaitGroup
+	defer warming.Wait() // before the pools close
+	warming.Go(func() {
+		if firstClaims(ctx, queues) {
+			warming.Go(func() { w.warmOutcomes(ctx) })
+		}
+		w.warmOwn(ctx, queues)
+	})
 	services, err := w.maintenance(queues)
 	if err != nil {
 		return err
@@ -137,12 +155,8 @@ func (w *Worker) Run(ctx context.Context) error {
 	// queue's first claim: started at once, they would take the connections the first
 	// claims need, and the first handler would wait for new connections to open.
 	spawn(func() {
-		for _, q := range queues {
-			select {
-			case <-q.firstClaim:
-			case <-ctx.Done():
-				return
-			}
+		if !firstClaims(ctx, queues) {
+			return
 		}
 		if err := w.warnUndecodable(ctx); err != nil && ctx.Err() == nil {
 			w.log.WarnContext(ctx, "jobc worker: could not check for undecodable jobs", "err", err)
@@ -188,9 +202,17 @@ func (w *Worker) Run(ctx context.Context) error {
 var errShutdown = errors.New("jobc: worker shut down")
 
 // prepare reads which queues are paused (a paused queue must not claim even once
-// after a restart) and registers the worker, the two at once on two connections: the
-// first handler runs one round trip (and one connection set-up) sooner.
+// after a restart) and registers the worker. On a connection borrowed from the
+// application (see starting) the two run one after the other, each a round trip;
+// otherwise at once on two new connections, so that the first handler waits for one
+// connection set-up rather than two.
 func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
+	if w.starting() == w.app {
+		if err := w.refreshPaused(ctx, queues); err != nil {
+			return err
+		}
+		return w.registerSelf(ctx, queues)
+	}
 	regErr := make(chan error, 1)
 	go func() { regErr <- w.registerSelf(ctx, queues) }()
 	pauseErr := w.refreshPaused(ctx, queues)

@@ -26,7 +26,7 @@ func (w *Worker) registerSelf(ctx context.Context, queues []*queue) error {
 		ID: w.cfg.ID, Host: host, Pid: int32(os.Getpid()), Queues: queueNames(queues), Kinds: b,
 		LeaseSecs: w.cfg.LeaseDuration.Seconds(),
 	}
-	if err := w.q.RegisterWorker(ctx, w.registration); err != nil {
+	if err := w.starting().RegisterWorker(ctx, w.registration); err != nil {
 		return fmt.Errorf("jobc: register worker: %w", describeDBError(err))
 	}
 	return nil

@@ -1,0 +1,79 @@
+package runtime
+
+import (
+	"context"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+)
+
+// A starting worker opens connections of its own (see ownPools). A new connection
+// costs a new server process, which then loads the catalog entries of every table and
+// index its first statements touch: about 7 ms before a cold first claim even starts
+// on the 2-core benchmark machine, and about as long again for that claim. The
+// application's pool usually has an idle connection that has done all of that already.
+// So the worker runs its start-up statements (the pause check, its registry entry, the
+// first claims) on the application's pool, and opens and warms its own connections
+// after that: claims go to them once the first is ready.
+
+// firstClaims waits until every queue has made its first claim (or decided not to,
+// being paused), and says false if ctx ended first.
+func firstClaims(ctx context.Context, queues []*queue) bool {
+	for _, q := range queues {
+		select {
+		case <-q.firstClaim:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
+}
+
+// starting returns where the worker's start-up statements go: the application's pool
+// while the worker's own first connection is not ready and the application's pool has
+// a connection idle (it never waits for one of the application's), the worker's own
+// connections otherwise. A borrowed claim commits with the application's
+// synchronous_commit, which is at least as durable as the worker's own.
+func (w *Worker) starting() *db.Queries {
+	select {
+	case <-w.ownReady:
+		return w.q
+	default:
+	}
+	if w.pool.Stat().IdleConns() > 0 {
+		return w.app
+	}
+	return w.q
+}
+
+// warmOwn opens the worker's first own connection with a claim of no jobs: that
+// prepares the claim and loads the job table's and its indexes' catalog entries, and
+// writes nothing. It closes ownReady when done, whether or not it worked: a failed
+// warm-up only means the next claim opens the connection itself.
+func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
+	defer close(w.ownReady)
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	if len(queues) == 0 {
+		return
+	}
+	// One queue's claim prepares the statement that every queue's claims share.
+	q := queues[0]
+	_, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
+		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
+		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
+	})
+	if err != nil {
+		w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))
+	}
+}
+
+// warmOutcomes opens the connection that records outcomes with a completion of no
+// jobs, so that the first outcomes are not held up by a new server process.
+func (w *Worker) warmOutcomes(ctx context.Context) {
+	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	defer cancel()
+	_, err := w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: []int64{}, Owner: w.cfg.ID, Attempts: []int32{}})
+	if err != nil {
+		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", describeDBError(err))
+	}
+}
