@@ -31,8 +31,9 @@ const (
 // does not follow to the end, which includes, beyond invalid JSON and broken rules:
 // duplicate object keys (Decode keeps the last), invalid UTF-8 (Decode replaces it),
 // a lone UTF-16 surrogate in an escape, an unknown key with an escape, const and enum
-// on an object or array, uniqueItems over anything but scalars written without
-// escapes, a $ref beside other keywords, and more than 64 declared properties.
+// on an object or array, uniqueItems over objects or arrays, a $ref beside other
+// keywords, more than 64 declared properties, and more than maxSpans unknown keys or
+// uniqueItems items in one object or array.
 func (s *Schema) Check(data []byte) Verdict {
 	sc := scanner{data: data, defaults: s.defaults}
 	if !sc.value(s.root, 0) {
