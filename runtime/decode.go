@@ -63,9 +63,15 @@ func (jt *JobType) fillVersionDefaults(n int, payload []byte) ([]byte, error) {
 // version's JSON: it validates the payload against its own version's schema, upcasts it
 // one version at a time (validating the result against the newest schema), and fills
 // in schema defaults for absent properties. A payload of the newest version that has
-// every defaulted property is returned as it was stored: it is parsed only once.
+// every defaulted property is returned as it was stored; when Check vouches for it, it
+// is not decoded here at all, and the caller's json.Unmarshal is its only parse. Any
+// other payload, and any Check is unsure of, is decoded (once if it needs no upcast),
+// which gives the tree validator's errors.
 func (jt *JobType) decode(version int, payload []byte) ([]byte, error) {
 	newest := jt.maxVersion()
+	if version == newest && jt.schemas[newest].Check(payload) == schema.Valid {
+		return payload, nil
+	}
 	doc, payload, err := jt.upcastDoc(version, newest, payload)
 	if err != nil {
 		return nil, err

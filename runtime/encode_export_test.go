@@ -2,7 +2,7 @@ package runtime
 
 // MarshalPayloadForTest is the encoding half of Enqueue: encode, fill defaults, validate.
 func MarshalPayloadForTest(jt *JobType, payload any) ([]byte, error) {
-	raw, _, err := jt.marshalPayload(jt.WriteVersion, payload)
+	raw, _, err := jt.marshalPayload(jt.WriteVersion, payload, jt.Unique != nil)
 	return raw, err
 }
 

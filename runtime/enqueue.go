@@ -82,7 +82,7 @@ func Enqueue(ctx context.Context, dbtx DBTX, jt *JobType, payload any, opts ...E
 	if err != nil {
 		return Enqueued{}, err
 	}
-	raw, doc, err := jt.marshalPayload(jt.WriteVersion, payload)
+	raw, doc, err := jt.marshalPayload(jt.WriteVersion, payload, jt.Unique != nil)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
@@ -183,7 +183,7 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 		docs = make([]any, len(payloads))
 	}
 	for i := range payloads {
-		raw, doc, err := jt.marshalPayload(jt.WriteVersion, payloads[i])
+		raw, doc, err := jt.marshalPayload(jt.WriteVersion, payloads[i], jt.Unique != nil)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: enqueue %s: payload %d: %w", jt.Kind, i, err)
 		}

@@ -98,7 +98,7 @@ func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads 
 	if err != nil {
 		return nil, err
 	}
-	b := eventBatch{raws: make([][]byte, len(payloads)), keys: make([]*string, len(payloads))}
+	b := eventBatch{raws: make([][]byte, len(payloads)), keys: make([]*string, len(payloads)), withDoc: et.needsDoc()}
 	b.subs = make([]subscriberBatch, len(et.Subscribers))
 	for j, s := range et.Subscribers {
 		jo, err := s.Job.options(o.enqueue)
@@ -133,9 +133,10 @@ func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads 
 
 // eventBatch holds the encoded payloads of a publish and, per subscriber, its jobs'.
 type eventBatch struct {
-	raws [][]byte
-	keys []*string
-	subs []subscriberBatch
+	raws    [][]byte
+	keys    []*string
+	subs    []subscriberBatch
+	withDoc bool // the payloads are decoded too (see EventType.needsDoc)
 }
 
 type subscriberBatch struct {
@@ -147,7 +148,7 @@ type subscriberBatch struct {
 // add encodes and validates payload i, takes its ordering key, and builds the payload
 // of each subscriber's job.
 func (b *eventBatch) add(et *EventType, i int, payload any) error {
-	raw, doc, err := et.contract.marshalPayload(et.WriteVersion, payload)
+	raw, doc, err := et.contract.marshalPayload(et.WriteVersion, payload, b.withDoc)
 	if err != nil {
 		return err
 	}
@@ -176,7 +177,7 @@ func (s *Subscriber) payload(raw []byte, doc any) ([]byte, any, error) {
 	case s.same:
 		return raw, doc, nil // validated as the event's: one schema
 	case s.Map == nil:
-		return s.Job.marshalPayload(s.Version, doc)
+		return s.Job.marshalPayload(s.Version, doc, s.Job.Unique != nil)
 	}
 	obj, _ := doc.(map[string]any)
 	mapped := make(map[string]any, len(s.Map))
@@ -185,7 +186,22 @@ func (s *Subscriber) payload(raw []byte, doc any) ([]byte, any, error) {
 			mapped[to] = v
 		}
 	}
-	return s.Job.marshalPayload(s.Version, mapped)
+	return s.Job.marshalPayload(s.Version, mapped, s.Job.Unique != nil)
+}
+
+// needsDoc says whether publishing needs the event's payloads decoded, not only
+// validated: for their ordering keys, for the subscribers whose payloads are built from
+// them, and for the unique keys of the subscribers typed as the event.
+func (et *EventType) needsDoc() bool {
+	if len(et.OrderingKey) > 0 {
+		return true
+	}
+	for _, s := range et.Subscribers {
+		if !s.same || s.Job.Unique != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // write writes the batch through q: locks, outbox rows, subscriber jobs.

@@ -194,17 +194,24 @@ func (e *PayloadError) Error() string {
 }
 
 // marshalPayload encodes a payload, fills in the schema's defaults for properties it
-// leaves out, and checks it against version's schema. The payload is encoded once and
-// decoded once, for validation; the decoded document is returned too, so that the
-// unique key is read from it rather than from another parse. Only when the schema
-// declares defaults is the document encoded again, after filling them in: always then,
-// so the bytes (and any unique key taken from them) are what earlier releases wrote.
-func (jt *JobType) marshalPayload(version int, payload any) ([]byte, any, error) {
+// leaves out, and checks it against version's schema. The payload is encoded once.
+// When the schema declares no defaults and the caller needs no decoded document
+// (withDoc false), Check validates the bytes in place and the document returned is nil;
+// otherwise, or when Check is unsure (which includes every invalid payload, so errors
+// are the tree validator's), the bytes are decoded once, for validation, and the
+// decoded document is returned too, so that the unique key is read from it rather than
+// from another parse. Only when the schema declares defaults is the document encoded
+// again, after filling them in: always then, so the bytes (and any unique key taken
+// from them) are what earlier releases wrote.
+func (jt *JobType) marshalPayload(version int, payload any, withDoc bool) ([]byte, any, error) {
 	raw, err := json.Marshal(payload)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
 	}
 	s := jt.schemas[version]
+	if !withDoc && !s.HasDefaults() && s.Check(raw) == schema.Valid {
+		return raw, nil, nil
+	}
 	doc, err := schema.Decode(raw)
 	if err != nil {
 		return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)

@@ -63,7 +63,7 @@ func TestUniqueKeyFromDocumentMatchesKeyFromBytes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, doc, err := jt.marshalPayload(1, p)
+	raw, doc, err := jt.marshalPayload(1, p, true)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,21 +9,30 @@ import (
 
 // number is a JSON number: an int64 when it is one, else an exact rational.
 type number struct {
-	text  string // as written, for messages
+	text  string // as written, for messages (parseNumber sets it, readNumber does not)
 	i     int64
 	isInt bool // i holds the value
 	r     *big.Rat
 }
 
 func parseNumber(n json.Number) (*number, error) {
-	if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
-		return &number{text: string(n), i: i, isInt: true}, nil
-	}
-	r, ok := new(big.Rat).SetString(string(n))
+	num, ok := readNumber(string(n))
 	if !ok {
 		return nil, fmt.Errorf("%q is not a number", string(n))
 	}
-	return &number{text: string(n), r: r}, nil
+	num.text = string(n)
+	return &num, nil
+}
+
+// readNumber parses a number's text: a string from a decoded document, or the bytes of
+// one that Check reads in place, for which an int64 then costs no allocation (only the
+// big.Rat path copies the bytes into a string).
+func readNumber[T string | []byte](text T) (number, bool) {
+	if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+		return number{i: i, isInt: true}, true
+	}
+	r, ok := new(big.Rat).SetString(string(text))
+	return number{r: r}, ok
 }
 
 func (n *number) rat() *big.Rat {

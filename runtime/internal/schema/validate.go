@@ -86,16 +86,22 @@ func (t typeSet) matches(x any) bool {
 	case string:
 		return t&tString != 0
 	case json.Number:
-		if t&tNumber != 0 {
-			return true
-		}
-		if t&tInteger == 0 {
-			return false
-		}
-		num, err := parseNumber(x)
-		return err == nil && num.integral()
+		return matchesNumber(t, string(x))
 	}
 	return false
+}
+
+// matchesNumber says whether a number, given by its text, is of a type in t: every
+// number is a "number", an integral one (1.0 and 1e2 too) an "integer".
+func matchesNumber[T string | []byte](t typeSet, text T) bool {
+	if t&tNumber != 0 {
+		return true
+	}
+	if t&tInteger == 0 {
+		return false
+	}
+	num, ok := readNumber(text)
+	return ok && num.integral()
 }
 
 func (n *node) inEnum(x any) bool {
@@ -211,7 +217,7 @@ func (v *validator) string(n *node, x string) {
 }
 
 func (v *validator) number(n *node, x json.Number) {
-	if n.minimum == nil && n.maximum == nil && n.exclusiveMinimum == nil && n.exclusiveMaximum == nil && n.multipleOf == nil {
+	if !n.boundsNumbers() {
 		return
 	}
 	num, err := parseNumber(x)
@@ -219,21 +225,57 @@ func (v *validator) number(n *node, x json.Number) {
 		v.addf("%s", err)
 		return
 	}
-	if n.minimum != nil && num.cmp(n.minimum) < 0 {
+	broken := n.numberBreaks(num)
+	if broken&breaksMinimum != 0 {
 		v.addf("minimum: got %s, want %s", num.text, n.minimum.text)
 	}
-	if n.maximum != nil && num.cmp(n.maximum) > 0 {
+	if broken&breaksMaximum != 0 {
 		v.addf("maximum: got %s, want %s", num.text, n.maximum.text)
 	}
-	if n.exclusiveMinimum != nil && num.cmp(n.exclusiveMinimum) <= 0 {
+	if broken&breaksExclusiveMinimum != 0 {
 		v.addf("exclusiveMinimum: got %s, want more than %s", num.text, n.exclusiveMinimum.text)
 	}
-	if n.exclusiveMaximum != nil && num.cmp(n.exclusiveMaximum) >= 0 {
+	if broken&breaksExclusiveMaximum != 0 {
 		v.addf("exclusiveMaximum: got %s, want less than %s", num.text, n.exclusiveMaximum.text)
 	}
-	if n.multipleOf != nil && !num.multipleOf(n.multipleOf) {
+	if broken&breaksMultipleOf != 0 {
 		v.addf("multipleOf: got %s, want a multiple of %s", num.text, n.multipleOf.text)
 	}
+}
+
+// boundsNumbers says whether n has a rule on a number's value.
+func (n *node) boundsNumbers() bool {
+	return n.minimum != nil || n.maximum != nil || n.exclusiveMinimum != nil || n.exclusiveMaximum != nil || n.multipleOf != nil
+}
+
+// The rules on a number's value, as bits of numberBreaks' result.
+const (
+	breaksMinimum = 1 << iota
+	breaksMaximum
+	breaksExclusiveMinimum
+	breaksExclusiveMaximum
+	breaksMultipleOf
+)
+
+// numberBreaks returns the rules on a number's value that num breaks (0: none).
+func (n *node) numberBreaks(num *number) int {
+	broken := 0
+	if n.minimum != nil && num.cmp(n.minimum) < 0 {
+		broken |= breaksMinimum
+	}
+	if n.maximum != nil && num.cmp(n.maximum) > 0 {
+		broken |= breaksMaximum
+	}
+	if n.exclusiveMinimum != nil && num.cmp(n.exclusiveMinimum) <= 0 {
+		broken |= breaksExclusiveMinimum
+	}
+	if n.exclusiveMaximum != nil && num.cmp(n.exclusiveMaximum) >= 0 {
+		broken |= breaksExclusiveMaximum
+	}
+	if n.multipleOf != nil && !num.multipleOf(n.multipleOf) {
+		broken |= breaksMultipleOf
+	}
+	return broken
 }
 
 // equal is JSON equality: numbers by value (1 equals 1.0), objects by members.
