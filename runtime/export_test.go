@@ -133,3 +133,7 @@ func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte
 
 // UnnestMaxBatch is the largest batch EnqueueMany inserts with one statement.
 const UnnestMaxBatch = unnestMaxBatch
+
+// OwnConnectionsReady is closed once a running worker's own first connection is open
+// and its claims no longer borrow the application's pool (warm.go).
+func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }

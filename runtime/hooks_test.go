@@ -200,10 +200,18 @@ func TestHealthHandler(t *testing.T) {
 		t.Fatalf("running: %d %+v, want 200 healthy with no reasons", code, r)
 	}
 	// Every connection of the worker says whose it is: the listener and the worker's
-	// own pool at least (the claims have run by now).
+	// own pool at least, which opens after the first claim (made on a connection
+	// borrowed from the application) within a statement timeout.
 	named := `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`
-	if n := countRows(t, pool, named, "jobc worker "+w.ID()); n < 2 {
-		t.Errorf("%d connections named %q, want the listener's and the worker's own", n, "jobc worker "+w.ID())
+	wait := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
+	for deadline := time.Now().Add(wait); ; time.Sleep(cfg.PollInterval / 5) {
+		n := countRows(t, pool, named, "jobc worker "+w.ID())
+		if n >= 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d connections named %q after %s, want the listener's and the worker's own", n, "jobc worker "+w.ID(), wait)
+		}
 	}
 	stop()
 	if code, r := probe(); code != http.StatusServiceUnavailable || !slices.Contains(r.Reasons, "not running") {
