@@ -94,6 +94,18 @@ type span struct {
 	isInt  bool
 }
 
+// separator reads what follows a member or an element: a comma (end false) or the
+// closing bracket (end true); anything else is not JSON (ok false).
+func (s *scanner) separator(closing byte) (end, ok bool) {
+	s.space()
+	if s.pos == len(s.data) {
+		return false, false
+	}
+	c := s.data[s.pos]
+	s.pos++
+	return c == closing, c == closing || c == ','
+}
+
 func (s *scanner) space() {
 	for s.pos < len(s.data) {
 		switch s.data[s.pos] {
@@ -432,15 +444,10 @@ func (s *scanner) object(n *node, depth int) bool {
 			if !s.value(child, depth+1) {
 				return false
 			}
-			s.space()
-			if s.pos == len(s.data) {
+			if end, ok := s.separator('}'); !ok {
 				return false
-			}
-			s.pos++
-			if c := s.data[s.pos-1]; c == '}' {
+			} else if end {
 				break
-			} else if c != ',' {
-				return false
 			}
 		}
 	}
@@ -525,15 +532,10 @@ func (s *scanner) array(n *node, depth int) bool {
 				return false
 			}
 			count++
-			s.space()
-			if s.pos == len(s.data) {
+			if end, ok := s.separator(']'); !ok {
 				return false
-			}
-			s.pos++
-			if c := s.data[s.pos-1]; c == ']' {
+			} else if end {
 				break
-			} else if c != ',' {
-				return false
 			}
 		}
 	}
