@@ -14,7 +14,8 @@
 -- on every claim). Each range locks at most max rows, skipping rows other workers
 -- hold; the most urgent max of them are leased, and the locks on the rest go when the
 -- statement commits. The ids are turned into an array, which keeps the plan index
--- walks even when PostgreSQL switches to a generic plan.
+-- walks even when PostgreSQL switches to a generic plan. A busy worker claims with
+-- ClaimJobsAfter instead.
 UPDATE jobc_jobs j
 SET state = 'running',
     attempt = j.attempt + 1,
@@ -39,7 +40,73 @@ WHERE j.id = ANY(ARRAY(
     LIMIT sqlc.arg(max)
 ))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
+          -- how long the job waited since it became available, for the wait-time
+          -- metrics; measured by the server's clock, so worker clocks do not matter
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds;
+
+-- name: ClaimJobsAfter :many
+-- ClaimJobs for a busy worker, which starts each pair after the last job of it that it
+-- claimed (runtime/claimranges.go), rather than step over the dead index entries of
+-- the jobs claimed before. It reads, on jobc_jobs_claim_version_idx in claim order:
+--   - pair i (kinds[i] at versions[i]) from just after (from_priorities[i],
+--     from_available_at[i], from_ids[i]);
+--   - one range per priority more urgent than that (urgent_*), read whole.
+-- It costs more to plan and run than ClaimJobs when there is nothing to skip (0.25 +
+-- 0.4 ms against 0.1 + 0.3 for a claim of 100), so an idle worker does not use it.
+-- The row comparison is the walk's starting point, and the bound on payload_version
+-- its end: PostgreSQL starts a walk at a row comparison only on a column without an
+-- equality, and takes no bound after one as the end of the walk, hence the two shapes.
+-- Each range locks at most max rows, skipping rows other workers hold; the most urgent
+-- max of them are leased, and the locks on the rest go when the statement commits. The
+-- ids are turned into an array, which keeps the plan index walks even when PostgreSQL
+-- switches to a generic plan.
+UPDATE jobc_jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = sqlc.arg(owner)::text,
+    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
+WHERE j.id = ANY(ARRAY(
+    SELECT c.id
+    FROM (
+        SELECT f.id, f.priority, f.available_at
+        FROM unnest(sqlc.arg(kinds)::text[]) WITH ORDINALITY AS r(kind, i)
+        CROSS JOIN LATERAL (
+            SELECT x.id, x.priority, x.available_at
+            FROM jobc_jobs x
+            WHERE x.state = 'available'
+              AND x.queue = sqlc.arg(queue)
+              AND x.kind = r.kind
+              AND (x.payload_version, x.priority, x.available_at, x.id)
+                  > ((sqlc.arg(versions)::int[])[r.i], (sqlc.arg(from_priorities)::smallint[])[r.i],
+                     (sqlc.arg(from_available_at)::timestamptz[])[r.i], (sqlc.arg(from_ids)::bigint[])[r.i])
+              AND x.payload_version <= (sqlc.arg(versions)::int[])[r.i]
+            ORDER BY x.payload_version, x.priority, x.available_at, x.id
+            LIMIT sqlc.arg(max)
+            FOR UPDATE SKIP LOCKED
+        ) f
+        UNION ALL
+        SELECT u.id, u.priority, u.available_at
+        FROM unnest(sqlc.arg(urgent_kinds)::text[]) WITH ORDINALITY AS r(kind, i)
+        CROSS JOIN LATERAL (
+            SELECT x.id, x.priority, x.available_at
+            FROM jobc_jobs x
+            WHERE x.state = 'available'
+              AND x.queue = sqlc.arg(queue)
+              AND x.kind = r.kind
+              AND x.payload_version = (sqlc.arg(urgent_versions)::int[])[r.i]
+              AND x.priority = (sqlc.arg(urgent_priorities)::smallint[])[r.i]
+            ORDER BY x.available_at, x.id
+            LIMIT sqlc.arg(max)
+            FOR UPDATE SKIP LOCKED
+        ) u
+    ) c
+    ORDER BY c.priority, c.available_at, c.id
+    LIMIT sqlc.arg(max)
+))
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
           -- how long the job waited since it became available, for the wait-time
           -- metrics; measured by the server's clock, so worker clocks do not matter
           extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds;

@@ -125,14 +125,9 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	rows, err := w.starting().ClaimJobs(ctx, db.ClaimJobsParams{
-		Owner:        w.cfg.ID,
-		LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
-		Queue:        q.name,
-		Kinds:        q.kinds,
-		Versions:     q.versions,
-		Max:          int32(asked),
-	})
+	rows, err := q.claimJobs(ctx, w.starting(), db.ClaimJobsParams{
+		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
+	}, asked)
 	w.status.claimed(err)
 	if err != nil {
 		return 0, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -79,4 +80,49 @@ func TestClaimTakesDecodablePairsInOrder(t *testing.T) {
 	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs WHERE state = 'running'`).Scan(&running); err != nil || running != 5 {
 		t.Fatalf("%d jobs running after the claim, want 5 (%v)", running, err)
 	}
+}
+
+// TestBusyClaimsStartAfterTheirHint: while a queue is busy, its claims start after the
+// last job they claimed, so they do not step over the dead index entries of the jobs
+// claimed before; a job made available since with an earlier available_at waits for a
+// claim that reads from the start, which a short claim makes at once. A more urgent job
+// is never held back.
+func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
+	pool := newDB(t)
+	ctx := context.Background()
+	insert := func(priority int, ago time.Duration) int64 {
+		t.Helper()
+		var id int64
+		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+			VALUES ('a', 'q', 'available', $1, 1, '{}', 3, now() - make_interval(secs => $2)) RETURNING id`, priority, ago.Seconds()).Scan(&id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a1, a2, a3, a4 := insert(5, 40*time.Second), insert(5, 30*time.Second), insert(5, 20*time.Second), insert(5, 10*time.Second)
+	c := runtime.NewClaimQueueForTest("q", map[string][2]int{"a": {1, 1}})
+	claim := func(max int, wantHinted bool, want ...int64) {
+		t.Helper()
+		got, hinted, err := c.Claim(ctx, pool, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if hinted != wantHinted || !slices.Equal(got, want) {
+			t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
+		}
+	}
+
+	claim(2, false, a1, a2)            // full: the queue is busy, and the hint is a2
+	early := insert(5, 35*time.Second) // a scheduled job whose time came: before the hint
+	urgent := insert(1, 0)
+	c.Fresh()
+	claim(2, true, urgent, a3) // the urgent job, and the job after the hint
+	c.Fresh()
+	// After the hint only a4 is left: the claim comes back short, and one from the start
+	// finds the early job before the queue is taken for drained.
+	claim(10, true, a4, early)
+	claim(10, false) // drained
 }

@@ -106,10 +106,7 @@ func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kin
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		q.addKind(k, kinds[k][0], kinds[k][1])
 	}
-	rows, err := db.New(dbtx).ClaimJobs(ctx, db.ClaimJobsParams{
-		Owner: "claim-test", LeaseSeconds: 30, Queue: q.name,
-		Kinds: q.kinds, Versions: q.versions, Max: int32(max),
-	})
+	rows, err := q.claimJobs(ctx, db.New(dbtx), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, max)
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
 		ids[i] = r.ID
@@ -137,3 +134,30 @@ const UnnestMaxBatch = unnestMaxBatch
 // OwnConnectionsReady is closed once a running worker's own first connection is open
 // and its claims no longer borrow the application's pool (warm.go).
 func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }
+
+// ClaimQueueForTest is one queue's claims, with the hints they keep between them
+// (claimranges.go).
+type ClaimQueueForTest struct{ q *queue }
+
+func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueueForTest {
+	q := newQueue(queueName, 1, 1)
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		q.addKind(k, kinds[k][0], kinds[k][1])
+	}
+	return &ClaimQueueForTest{q: q}
+}
+
+// Claim claims up to max jobs as the fetch loop does, and says whether the claim
+// started from hints.
+func (c *ClaimQueueForTest) Claim(ctx context.Context, dbtx DBTX, max int) (ids []int64, hinted bool, err error) {
+	hinted = c.q.claims.hinted(time.Now())
+	rows, err := c.q.claimJobs(ctx, db.New(dbtx), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, max)
+	for _, r := range rows {
+		ids = append(ids, r.ID)
+	}
+	return ids, hinted, err
+}
+
+// Fresh makes the queue's hints as good as new: the next claims start from them (if
+// the queue is busy) however slow the machine running the test is.
+func (c *ClaimQueueForTest) Fresh() { c.q.claims.fullAt = time.Now() }

@@ -510,6 +510,18 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	// The relay, as the worker role, on the events published above.
 	checkRelayGrants(t, workerPool, readerPool)
 
+	// A busy queue's claims start after the last job they claimed (ClaimJobsAfter).
+	busyType := newType("grants_busy", func(jt *runtime.JobType) { jt.Queue = "grants_busy" })
+	enqueue(busyType, 1)
+	enqueue(busyType, 2)
+	busy := runtime.NewClaimQueueForTest("grants_busy", map[string][2]int{busyType.Kind: {1, 1}})
+	for _, wantHinted := range []bool{false, true} {
+		busy.Fresh()
+		if ids, hinted, err := busy.Claim(ctx, workerPool, 1); err != nil || len(ids) != 1 || hinted != wantHinted {
+			t.Errorf("a claim of one as the worker: %v (hinted %v), %v; want one job, hinted %v", ids, hinted, err, wantHinted)
+		}
+	}
+
 	// Every failure of a restricted role's statement is a gap in the grants.
 	for _, l := range []*statementLog{workerLog, producerLog, readerLog} {
 		for _, f := range l.failures() {

@@ -27,6 +27,8 @@ type queue struct {
 	firstClaim chan struct{}
 	notified   atomic.Int64 // notifications received, to tell a trickle from a flood
 
+	claims claimState // where the next claim starts (claimranges.go); the fetch loop's
+
 	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
 	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
 }
@@ -47,6 +49,7 @@ func (q *queue) addKind(kind string, minVersion, maxVersion int) {
 	for v := minVersion; v <= maxVersion; v++ {
 		q.kinds = append(q.kinds, kind)
 		q.versions = append(q.versions, int32(v))
+		q.claims.hints = append(q.claims.hints, claimHint{})
 	}
 }
 

@@ -36,7 +36,7 @@ WHERE j.id = ANY(ARRAY(
     LIMIT $6
 ))
 RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-          j.attempt, j.max_attempts, j.created_at,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
           -- how long the job waited since it became available, for the wait-time
           -- metrics; measured by the server's clock, so worker clocks do not matter
           extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds
@@ -62,6 +62,7 @@ type ClaimJobsRow struct {
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
+	AvailableAt    time.Time
 	WaitedSeconds  float64
 }
 
@@ -79,7 +80,8 @@ type ClaimJobsRow struct {
 // on every claim). Each range locks at most max rows, skipping rows other workers
 // hold; the most urgent max of them are leased, and the locks on the rest go when the
 // statement commits. The ids are turned into an array, which keeps the plan index
-// walks even when PostgreSQL switches to a generic plan.
+// walks even when PostgreSQL switches to a generic plan. A busy worker claims with
+// ClaimJobsAfter instead.
 func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimJobs,
 		arg.Owner,
@@ -107,6 +109,151 @@ func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJo
 			&i.Attempt,
 			&i.MaxAttempts,
 			&i.CreatedAt,
+			&i.AvailableAt,
+			&i.WaitedSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const claimJobsAfter = `-- name: ClaimJobsAfter :many
+UPDATE jobc_jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = $1::text,
+    lease_expires_at = now() + make_interval(secs => $2::float8)
+WHERE j.id = ANY(ARRAY(
+    SELECT c.id
+    FROM (
+        SELECT f.id, f.priority, f.available_at
+        FROM unnest($3::text[]) WITH ORDINALITY AS r(kind, i)
+        CROSS JOIN LATERAL (
+            SELECT x.id, x.priority, x.available_at
+            FROM jobc_jobs x
+            WHERE x.state = 'available'
+              AND x.queue = $4
+              AND x.kind = r.kind
+              AND (x.payload_version, x.priority, x.available_at, x.id)
+                  > (($5::int[])[r.i], ($6::smallint[])[r.i],
+                     ($7::timestamptz[])[r.i], ($8::bigint[])[r.i])
+              AND x.payload_version <= ($5::int[])[r.i]
+            ORDER BY x.payload_version, x.priority, x.available_at, x.id
+            LIMIT $9
+            FOR UPDATE SKIP LOCKED
+        ) f
+        UNION ALL
+        SELECT u.id, u.priority, u.available_at
+        FROM unnest($10::text[]) WITH ORDINALITY AS r(kind, i)
+        CROSS JOIN LATERAL (
+            SELECT x.id, x.priority, x.available_at
+            FROM jobc_jobs x
+            WHERE x.state = 'available'
+              AND x.queue = $4
+              AND x.kind = r.kind
+              AND x.payload_version = ($11::int[])[r.i]
+              AND x.priority = ($12::smallint[])[r.i]
+            ORDER BY x.available_at, x.id
+            LIMIT $9
+            FOR UPDATE SKIP LOCKED
+        ) u
+    ) c
+    ORDER BY c.priority, c.available_at, c.id
+    LIMIT $9
+))
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
+          -- how long the job waited since it became available, for the wait-time
+          -- metrics; measured by the server's clock, so worker clocks do not matter
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds
+`
+
+type ClaimJobsAfterParams struct {
+	Owner            string
+	LeaseSeconds     float64
+	Kinds            []string
+	Queue            string
+	Versions         []int32
+	FromPriorities   []int16
+	FromAvailableAt  []time.Time
+	FromIds          []int64
+	Max              int32
+	UrgentKinds      []string
+	UrgentVersions   []int32
+	UrgentPriorities []int16
+}
+
+type ClaimJobsAfterRow struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	Attempt        int32
+	MaxAttempts    int32
+	CreatedAt      time.Time
+	AvailableAt    time.Time
+	WaitedSeconds  float64
+}
+
+// ClaimJobs for a busy worker, which starts each pair after the last job of it that it
+// claimed (runtime/claimranges.go), rather than step over the dead index entries of
+// the jobs claimed before. It reads, on jobc_jobs_claim_version_idx in claim order:
+//   - pair i (kinds[i] at versions[i]) from just after (from_priorities[i],
+//     from_available_at[i], from_ids[i]);
+//   - one range per priority more urgent than that (urgent_*), read whole.
+//
+// It costs more to plan and run than ClaimJobs when there is nothing to skip (0.25 +
+// 0.4 ms against 0.1 + 0.3 for a claim of 100), so an idle worker does not use it.
+// The row comparison is the walk's starting point, and the bound on payload_version
+// its end: PostgreSQL starts a walk at a row comparison only on a column without an
+// equality, and takes no bound after one as the end of the walk, hence the two shapes.
+// Each range locks at most max rows, skipping rows other workers hold; the most urgent
+// max of them are leased, and the locks on the rest go when the statement commits. The
+// ids are turned into an array, which keeps the plan index walks even when PostgreSQL
+// switches to a generic plan.
+func (q *Queries) ClaimJobsAfter(ctx context.Context, arg ClaimJobsAfterParams) ([]ClaimJobsAfterRow, error) {
+	rows, err := q.db.Query(ctx, claimJobsAfter,
+		arg.Owner,
+		arg.LeaseSeconds,
+		arg.Kinds,
+		arg.Queue,
+		arg.Versions,
+		arg.FromPriorities,
+		arg.FromAvailableAt,
+		arg.FromIds,
+		arg.Max,
+		arg.UrgentKinds,
+		arg.UrgentVersions,
+		arg.UrgentPriorities,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClaimJobsAfterRow{}
+	for rows.Next() {
+		var i ClaimJobsAfterRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.Payload,
+			&i.Metadata,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.CreatedAt,
+			&i.AvailableAt,
 			&i.WaitedSeconds,
 		); err != nil {
 			return nil, err
