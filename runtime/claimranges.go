@@ -18,8 +18,9 @@ import (
 // available since with an earlier available_at (a scheduled job or a retry whose time
 // had come, a job from a transaction that began before the hint's job was claimed) or
 // that another transaction held when the hint's claim ran. Those wait for the next
-// claim that reads every pair from its start: one runs at least every fullClaimEvery,
-// and before a queue is taken for drained. Priority is never inverted.
+// claim that reads every pair from its start: one runs at most fullClaimEvery after
+// the last one ended, and before a queue is taken for drained. Priority is never
+// inverted.
 const fullClaimEvery = 100 * time.Millisecond
 
 // claimHint is where a busy queue's next claim of one pair starts: the claim order key
@@ -46,7 +47,7 @@ func (h claimHint) after(priority int16, availableAt time.Time, id int64) bool {
 type claimState struct {
 	hints  []claimHint // per pair, as queue.kinds and queue.versions
 	busy   bool        // the last claim came back full
-	fullAt time.Time   // when the last claim that read every pair from its start ran
+	fullAt time.Time   // when the last claim that read every pair from its start ended
 }
 
 // hinted says whether the next claim starts from the hints: while the queue is busy,
@@ -96,7 +97,6 @@ func (q *queue) claimJobs(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 // claimOnce runs one claim statement and updates the hints from the jobs it claimed,
 // appending them to got.
 func (q *queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, hinted bool, asked int, got []db.ClaimJobsRow) ([]db.ClaimJobsRow, error) {
-	began := time.Now()
 	var rows []db.ClaimJobsRow
 	var err error
 	if hinted {
@@ -119,7 +119,9 @@ func (q *queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 		return got, err
 	}
 	if !hinted {
-		q.claims.fullAt = began
+		// The window starts when the claim ends: a claim from the start that walks
+		// a long way must not leave no time for the hinted claims it pays for.
+		q.claims.fullAt = time.Now()
 		clear(q.claims.hints) // a pair with nothing claimed has nothing to skip
 	}
 	// Within a pair the jobs claimed from each range are the first of that range in
