@@ -136,7 +136,7 @@ const UnnestMaxBatch = unnestMaxBatch
 func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }
 
 // ClaimQueueForTest is one queue's claims, with the hints they keep between them
-// (claimranges.go).
+// (claimranges.go), used from the first full claim on rather than after hintAfterJobs.
 type ClaimQueueForTest struct{ q *queue }
 
 func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueueForTest {
@@ -144,6 +144,7 @@ func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueue
 	for _, k := range slices.Sorted(maps.Keys(kinds)) {
 		q.addKind(k, kinds[k][0], kinds[k][1])
 	}
+	q.claims.hintAfter = 0 // hints from the first full claim on
 	return &ClaimQueueForTest{q: q}
 }
 

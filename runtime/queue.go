@@ -42,6 +42,7 @@ func newQueue(name string, max, batch int) *queue {
 		slotFreed:  make(chan struct{}, 1),
 		wake:       make(chan struct{}, 1),
 		firstClaim: make(chan struct{}),
+		claims:     claimState{hintAfter: hintAfterJobs},
 	}
 }
 
