@@ -188,6 +188,24 @@ func TestRollingDeploy(t *testing.T) {
 			t.Errorf("%d %s", n, c.what)
 		}
 	}
+	// What went wrong, job by job, when something did.
+	rows, err := pool.Query(ctx, `SELECT id, kind, payload_version, attempt, errors::text FROM jobc_jobs_finished WHERE errors <> '[]' OR attempt <> 1 ORDER BY id LIMIT 10`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		var kind, errs string
+		var version, attempt int
+		if err := rows.Scan(&id, &kind, &version, &attempt, &errs); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("job %d (%s v%d) finished at attempt %d with errors %s", id, kind, version, attempt, errs)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
 	if n := count(t, pool, `SELECT count(*) FROM deliveries WHERE release = 'b' AND payload_version = 1 AND locale = 'en'`); n < 30 {
 		t.Errorf("release B upcast only %d version 1 jobs (want at least the 30 of a3, with the default locale)", n)
 	}
