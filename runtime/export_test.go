@@ -102,10 +102,7 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 // decodable kinds, each with its versions minVersion..maxVersion, as a worker's queue
 // builds them, and returns the ids it leased in claim order.
 func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kinds map[string][2]int) ([]int64, error) {
-	q := newQueue(queueName, max, max)
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		q.addKind(k, kinds[k][0], kinds[k][1])
-	}
+	q := testQueue(queueName, max, kinds)
 	rows, err := q.claimJobs(ctx, db.New(dbtx), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, max)
 	ids := make([]int64, len(rows))
 	for i, r := range rows {
@@ -140,10 +137,7 @@ func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }
 type ClaimQueueForTest struct{ q *queue }
 
 func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueueForTest {
-	q := newQueue(queueName, 1, 1)
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		q.addKind(k, kinds[k][0], kinds[k][1])
-	}
+	q := testQueue(queueName, 1, kinds)
 	q.claims.hintAfter = 0 // hints from the first full claim on
 	return &ClaimQueueForTest{q: q}
 }
@@ -162,3 +156,13 @@ func (c *ClaimQueueForTest) Claim(ctx context.Context, dbtx DBTX, max int) (ids 
 // Fresh makes the queue's hints as good as new: the next claims start from them (if
 // the queue is busy) however slow the machine running the test is.
 func (c *ClaimQueueForTest) Fresh() { c.q.claims.fullAt = time.Now() }
+
+// testQueue is a queue of the given kinds, each with its versions min..max, as a
+// worker that registered them builds it.
+func testQueue(name string, max int, kinds map[string][2]int) *queue {
+	q := newQueue(name, max, max)
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		q.addKind(k, kinds[k][0], kinds[k][1])
+	}
+	return q
+}
