@@ -60,9 +60,15 @@ func TestStalledNetwork(t *testing.T) {
 		PollInterval:     pollA, // after the stall, only a working listener gets A new jobs quickly
 		ShutdownGrace:    time.Second,
 	}})
-	waitFor(t, "worker A to hold every job", within(workerStart), func() (bool, string) {
+	// A's first claim runs on a connection of its application's pool; its own
+	// connections (the ones whose stall it must notice) open right after: then A has
+	// four at least, its application's, the listener's, a claim's and the outcomes'.
+	// They all carry A's name (startInproc).
+	waitFor(t, "worker A to hold every job, with its own connections open", within(workerStart, statementTimeout), func() (bool, string) {
 		n := queryInt(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'running' AND lease_owner = 'stall-A'`)
-		return n == held && runs.total() == held, fmt.Sprintf("%d executions:%s", runs.total(), describeLeases(t, pool, heldIDs))
+		own := queryInt(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'stall-A'`)
+		return n == held && runs.total() == held && own >= 4,
+			fmt.Sprintf("%d executions, %d connections named after A:%s", runs.total(), own, describeLeases(t, pool, heldIDs))
 	})
 
 	proxy.Blackhole()
