@@ -115,7 +115,7 @@ func BenchmarkIdleLatency(b *testing.B) {
 			e := openEnv(b, sys, 20)
 			w := WorkerConfig{Concurrency: 100, PollInterval: time.Second, FetchBatch: 100, FetchCooldown: 100 * time.Millisecond}
 			b.ResetTimer()
-			r, err := Latency(context.Background(), e, LatencyOptions{Samples: b.N, Gap: 150 * time.Millisecond, Worker: w, Poll: 500 * time.Microsecond})
+			r, err := Latency(context.Background(), e, LatencyOptions{Samples: b.N, Gap: 150 * time.Millisecond, Worker: w})
 			if err != nil {
 				b.Fatal(err)
 			}

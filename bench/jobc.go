@@ -94,8 +94,8 @@ func (*Jobc) Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	return n, err
 }
 
-func (*Jobc) Recorded(ctx context.Context, pool *pgxpool.Pool, id int64) (bool, error) {
+func (*Jobc) Recorded(ctx context.Context, db Querier, id int64) (bool, error) {
 	var ok bool
-	err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobc_jobs_finished WHERE id = $1)`, id).Scan(&ok)
+	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobc_jobs_finished WHERE id = $1)`, id).Scan(&ok)
 	return ok, err
 }

@@ -24,5 +24,5 @@ func (*None) BulkInsert(context.Context, *pgxpool.Pool, int) error { return errN
 func (*None) StartWorker(context.Context, *pgxpool.Pool, WorkerConfig, Handler) (func() error, error) {
 	return nil, errNone
 }
-func (*None) Pending(context.Context, *pgxpool.Pool) (int64, error)        { return 0, errNone }
-func (*None) Recorded(context.Context, *pgxpool.Pool, int64) (bool, error) { return false, errNone }
+func (*None) Pending(context.Context, *pgxpool.Pool) (int64, error)  { return 0, errNone }
+func (*None) Recorded(context.Context, Querier, int64) (bool, error) { return false, errNone }

@@ -125,8 +125,8 @@ func (*River) Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	return n, err
 }
 
-func (*River) Recorded(ctx context.Context, pool *pgxpool.Pool, id int64) (bool, error) {
+func (*River) Recorded(ctx context.Context, db Querier, id int64) (bool, error) {
 	var ok bool
-	err := pool.QueryRow(ctx, `SELECT coalesce((SELECT state = 'completed' FROM river_job WHERE id = $1), false)`, id).Scan(&ok)
+	err := db.QueryRow(ctx, `SELECT coalesce((SELECT state = 'completed' FROM river_job WHERE id = $1), false)`, id).Scan(&ok)
 	return ok, err
 }

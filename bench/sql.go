@@ -250,9 +250,9 @@ func (*SQL) Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
 	return n, err
 }
 
-func (*SQL) Recorded(ctx context.Context, pool *pgxpool.Pool, id int64) (bool, error) {
+func (*SQL) Recorded(ctx context.Context, db Querier, id int64) (bool, error) {
 	var ok bool
-	err := pool.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sql_jobs WHERE id = $1)`, id).Scan(&ok)
+	err := db.QueryRow(ctx, `SELECT NOT EXISTS (SELECT 1 FROM sql_jobs WHERE id = $1)`, id).Scan(&ok)
 	return ok, err
 }
 

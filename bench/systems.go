@@ -49,9 +49,15 @@ type System interface {
 	// Pending counts jobs whose completion is not recorded yet.
 	Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error)
 	// Recorded reports whether job id's completion is recorded.
-	Recorded(ctx context.Context, pool *pgxpool.Pool, id int64) (bool, error)
+	Recorded(ctx context.Context, db Querier, id int64) (bool, error)
 	// Tables names the system's job tables, for WAL and size accounting.
 	Tables() []string
+}
+
+// Querier runs the one-row queries that look for a job's outcome: the pool, or one
+// connection held for a run of them.
+type Querier interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
 // NewSystem returns "jobc", "river", "sql" (the hand-written ceiling) or "none".

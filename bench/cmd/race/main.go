@@ -275,7 +275,7 @@ func main() {
 					continue // sql has no notifications: its idle pickup is its poll interval
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {
-					r, err := bench.Latency(ctx, e, bench.LatencyOptions{Samples: *samples, Gap: *gap, Worker: v.wcfg, Poll: 500 * time.Microsecond})
+					r, err := bench.Latency(ctx, e, bench.LatencyOptions{Samples: *samples, Gap: *gap, Worker: v.wcfg})
 					if err != nil {
 						return err
 					}
