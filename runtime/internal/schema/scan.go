@@ -423,7 +423,7 @@ func (s *scanner) object(n *node, depth int) bool {
 					return false // a duplicate key
 				}
 				seen |= 1 << i
-				child = n.properties[n.names[i]]
+				child = n.children[i]
 			} else {
 				if escaped || written(s.spans[unknown:], key) || len(s.spans)-unknown == maxSpans {
 					return false
@@ -459,15 +459,18 @@ func (s *scanner) object(n *node, depth int) bool {
 	if n.minProperties >= 0 && count < n.minProperties || n.maxProperties >= 0 && count > n.maxProperties {
 		return false
 	}
-	for _, r := range n.required {
-		if i := nameIndex(n, r); i >= 0 && seen&(1<<i) == 0 || i < 0 && !written(keys, r) {
+	if seen&n.requiredSeen != n.requiredSeen {
+		return false
+	}
+	for _, r := range n.requiredOther {
+		if !written(keys, r) {
 			return false
 		}
 	}
 	if s.defaults && !s.missing {
-		for i, name := range n.names {
+		for i, child := range n.children {
 			if seen&(1<<i) == 0 {
-				if _, ok := defaultOf(n.properties[name]); ok {
+				if _, ok := defaultOf(child); ok {
 					s.missing = true
 					break
 				}

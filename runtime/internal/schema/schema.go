@@ -126,6 +126,9 @@ type node struct {
 	required                     []string
 	properties                   map[string]*node
 	names                        []string // of properties, sorted
+	children                     []*node  // children[i] = properties[names[i]]: the scan's lookup
+	requiredSeen                 uint64   // bit i: names[i] is required (names[:64])
+	requiredOther                []string // required names that are not among the first 64 properties
 	additional                   *node    // nil: any additional property is allowed
 
 	defaultValue any
@@ -251,6 +254,16 @@ func (c *compiler) compile(ptr string, v any) (*node, error) {
 			n.names = append(n.names, name)
 		}
 		sort.Strings(n.names)
+		for _, name := range n.names {
+			n.children = append(n.children, n.properties[name])
+		}
+	}
+	for _, r := range n.required {
+		if i := nameIndex(n, r); i >= 0 && i < 64 {
+			n.requiredSeen |= 1 << i
+		} else {
+			n.requiredOther = append(n.requiredOther, r)
+		}
 	}
 	if x, ok := m["additionalProperties"]; ok {
 		if n.additional, err = c.compile(ptr+"/additionalProperties", x); err != nil {
