@@ -44,19 +44,46 @@ ORDER BY queue;
 -- name: AgeWaitingJobs :execrows
 -- Starvation protection: available jobs of the given queues that have waited longer
 -- than the bound move to priority 0, ahead of every declared priority, so a stream of
--- urgent jobs cannot hold a low-priority job back indefinitely. Each (queue, priority)
--- is one short range scan of the claim index. The declared priority is kept in
--- declared_priority, for operators.
+-- urgent jobs cannot hold a low-priority job back indefinitely. The declared priority
+-- is kept in declared_priority, for operators.
+--
+-- It reads jobc_jobs_claim_version_idx (queue, kind, payload_version, priority,
+-- available_at, id), the index claims read. pairs lists each queue's (kind, version)
+-- pairs with available jobs by skipping through it: each step is one probe for the
+-- first entry after the previous pair, so it costs a probe per pair however many jobs
+-- wait. Each pair and priority is then one short range of the index, of at most 1,000
+-- jobs per run.
+WITH RECURSIVE pairs AS (
+    SELECT q.queue, f.kind, f.payload_version
+    FROM unnest(sqlc.arg(queues)::text[]) AS q(queue)
+    CROSS JOIN LATERAL (
+        SELECT x.kind, x.payload_version FROM jobc_jobs x
+        WHERE x.state = 'available' AND x.queue = q.queue
+        ORDER BY x.kind, x.payload_version
+        LIMIT 1
+    ) f
+    UNION ALL
+    SELECT p.queue, n.kind, n.payload_version
+    FROM pairs p
+    CROSS JOIN LATERAL (
+        SELECT x.kind, x.payload_version FROM jobc_jobs x
+        WHERE x.state = 'available' AND x.queue = p.queue
+          AND (x.kind, x.payload_version) > (p.kind, p.payload_version)
+        ORDER BY x.kind, x.payload_version
+        LIMIT 1
+    ) n
+)
 UPDATE jobc_jobs SET declared_priority = priority, priority = 0
 WHERE id IN (
     SELECT j.id
-    FROM (SELECT unnest(sqlc.arg(queues)::text[]) AS queue) q
-    CROSS JOIN (SELECT generate_series(1, 9)::smallint AS priority) p
+    FROM pairs p
+    CROSS JOIN (SELECT generate_series(1, 9)::smallint AS priority) pr
     CROSS JOIN LATERAL (
-        SELECT id FROM jobc_jobs
-        WHERE state = 'available' AND queue = q.queue AND priority = p.priority
-          AND available_at < now() - make_interval(secs => sqlc.arg(bound_seconds)::float8)
-        ORDER BY available_at
+        SELECT x.id FROM jobc_jobs x
+        WHERE x.state = 'available' AND x.queue = p.queue AND x.kind = p.kind
+          AND x.payload_version = p.payload_version AND x.priority = pr.priority
+          AND x.available_at < now() - make_interval(secs => sqlc.arg(bound_seconds)::float8)
+        ORDER BY x.available_at
         LIMIT 1000
     ) j
 );

@@ -36,7 +36,7 @@ func (a *starvationAger) service() service {
 	return service{"starvation ager", a.cfg.Interval, withResult(a.runOnce)}
 }
 
-// runOnce ages at most 1,000 jobs per queue and priority (AgeWaitingJobs); whatever
+// runOnce ages at most 1,000 jobs per queue, kind, payload version and priority (AgeWaitingJobs); whatever
 // is left waits for the next run, which comes sooner than the bound.
 func (a *starvationAger) runOnce(ctx context.Context) (agerResult, error) {
 	n, err := a.q.AgeWaitingJobs(ctx, db.AgeWaitingJobsParams{Queues: a.cfg.Queues, BoundSeconds: a.cfg.Bound.Seconds()})

@@ -156,5 +156,6 @@ func ExampleMigrate() {
 	// applied 0006_events
 	// applied 0007_sql_producers
 	// applied 0008_claim_by_version
+	// applied 0009_one_claim_index
 	// 0 <nil>
 }
