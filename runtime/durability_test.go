@@ -15,7 +15,8 @@ import (
 
 // commitModesSQL makes every write to the job tables log the synchronous_commit
 // setting of the transaction that made it, labelled by what the write was: a claim, a
-// heartbeat, a retry, a release (shutdown), or a finish (completed, failed, cancelled).
+// heartbeat, a retry, a release (shutdown), or a finish (completed, failed, cancelled);
+// a claim on a connection that is not the worker's own is a borrowed claim.
 // The setting in force at commit decides whether the commit waits for the WAL flush,
 // and it is the same inside the trigger, so this sees what the worker's connections
 // really do.
@@ -27,6 +28,9 @@ DECLARE
 BEGIN
 	IF TG_TABLE_NAME = 'jobc_jobs_finished' THEN
 		what := NEW.state::text;
+	ELSIF OLD.state = 'available' AND NEW.state = 'running'
+	      AND current_setting('application_name') NOT LIKE 'jobc worker %' THEN
+		what := 'borrowed claim'; -- a starting worker's, on the application's connection
 	ELSIF OLD.state = 'available' AND NEW.state = 'running' THEN
 		what := 'claim';
 	ELSIF OLD.state = 'running' AND NEW.state = 'running' THEN
@@ -81,6 +85,13 @@ func TestOutcomesCommitSynchronously(t *testing.T) {
 					}
 				}
 			}
+			// A claim that began before the worker's own connections were ready may
+			// still find a job enqueued after; it commits as the application does.
+			for _, m := range modes["borrowed claim"] {
+				if m != appMode {
+					t.Errorf("a claim on the application's connection committed with synchronous_commit=%s, want %s", m, appMode)
+				}
+			}
 			for _, m := range modes["heartbeat"] {
 				if m != "off" {
 					t.Errorf("a heartbeat committed with synchronous_commit=%s, want off", m)
@@ -133,7 +144,8 @@ func runOutcomes(t *testing.T, pool *pgxpool.Pool, async bool) map[string][]stri
 	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
 	// The jobs come once the worker claims on its own connections: a claim it makes on
 	// the application's pool while they open commits as the application does
-	// (TestStartBorrowsAnIdleApplicationConnection).
+	// (TestStartBorrowsAnIdleApplicationConnection). One that started just before they
+	// were ready can still take a job; the trigger tells it apart.
 	select {
 	case <-runtime.OwnConnectionsReady(w):
 	case <-time.After(ready):
