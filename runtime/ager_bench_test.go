@@ -31,22 +31,7 @@ func BenchmarkStarvationAger(b *testing.B) {
 	}
 	stmt := strings.NewReplacer("sqlc.arg(queues)", "$1", "sqlc.arg(bound_seconds)", "$2").
 		Replace(querySQL(b, "maintenance.sql", "AgeWaitingJobs"))
-	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) `+stmt, []string{"q0", "q1"}, 3600.0)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			b.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		b.Fatal(err)
-	}
-	b.Log("\n" + strings.Join(plan, "\n"))
+	logPlan(b, pool, stmt, []string{"q0", "q1"}, 3600.0)
 	ager := runtime.NewStarvationAgerForTest(pool, []string{"q0", "q1"}, time.Hour)
 	b.ResetTimer()
 	for range b.N {

@@ -206,7 +206,7 @@ func (h *connHealth) closed(conn *pgx.Conn) {
 // onRetire, if not nil, is called when a failure ends a generation.
 func (h *connHealth) install(cfg *pgxpool.Config, owned bool, onRetire func(context.Context, error)) {
 	h.mu.Lock()
-	if h.dataKey == "" { // a worker installs on two pools, with the same settings
+	if h.dataKey == "" { // a worker installs on each of its pools, with the same settings
 		h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
 		h.owned, h.onRetire = owned, onRetire
 	}

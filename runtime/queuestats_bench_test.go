@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -45,28 +48,27 @@ func BenchmarkQueueStats(b *testing.B) {
 	if len(stats) != 10 || hour < 9900 || hour > 10100 {
 		b.Fatalf("QueueStats: %d queues, %d finished in the last hour; want 10 queues and about 10,000", len(stats), hour)
 	}
-	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) `+querySQL(b, "queues.sql", "QueueStats"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	var plan []string
-	for rows.Next() {
-		var line string
-		if err := rows.Scan(&line); err != nil {
-			b.Fatal(err)
-		}
-		plan = append(plan, line)
-	}
-	if err := rows.Err(); err != nil {
-		b.Fatal(err)
-	}
-	b.Log("\n" + strings.Join(plan, "\n"))
+	logPlan(b, pool, querySQL(b, "queues.sql", "QueueStats"))
 	b.ResetTimer()
 	for range b.N {
 		if _, err := runtime.QueueStats(ctx, pool); err != nil {
 			b.Fatal(err)
 		}
 	}
+}
+
+// logPlan logs the plan of stmt run with args, as EXPLAIN ANALYZE shows it.
+func logPlan(b *testing.B, pool *pgxpool.Pool, stmt string, args ...any) {
+	b.Helper()
+	rows, err := pool.Query(b.Context(), `EXPLAIN (ANALYZE, BUFFERS, COSTS OFF) `+stmt, args...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	plan, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Log("\n" + strings.Join(plan, "\n"))
 }
 
 // querySQL returns the statement named name in queries/file, as sqlc reads it.

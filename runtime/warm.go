@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"sync"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
@@ -45,10 +46,11 @@ func (w *Worker) starting() *db.Queries {
 	return w.q
 }
 
-// warmOwn opens the worker's first own connection with a claim of no jobs: that
-// prepares the claim and loads the job table's and its indexes' catalog entries, and
-// writes nothing. It closes ownReady when done, whether or not it worked: a failed
-// warm-up only means the next claim opens the connection itself.
+// warmOwn opens the worker's first own connection, and the first for idle claims, with
+// a claim of no jobs on each: that prepares the claim and loads the job table's and its
+// indexes' catalog entries, and writes nothing. It closes ownReady when both are done,
+// whether or not they worked: a failed warm-up only means the next claim opens the
+// connection itself.
 func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 	defer close(w.ownReady)
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
@@ -58,13 +60,19 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 	}
 	// One queue's claim prepares the statement that every queue's claims share.
 	q := queues[0]
-	_, err := w.q.ClaimJobs(ctx, db.ClaimJobsParams{
+	p := db.ClaimJobsParams{
 		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
 		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
-	})
-	if err != nil {
-		w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))
 	}
+	var wg sync.WaitGroup
+	for _, on := range []*db.Queries{w.q, w.idleClaims} {
+		wg.Go(func() {
+			if _, err := on.ClaimJobs(ctx, p); err != nil {
+				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // warmOutcomes opens the connection that records outcomes with a completion of no

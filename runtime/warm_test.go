@@ -6,18 +6,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// claimConnsSQL records the application_name of the connection behind every claim.
+// claimConnsSQL records, for every claim, the application_name of the connection
+// behind it and the synchronous_commit and plan_cache_mode it ran with.
 const claimConnsSQL = `
-CREATE TABLE claim_conns (job_id bigint, app text, mode text);
+CREATE TABLE claim_conns (job_id bigint, app text, mode text, plans text);
 CREATE FUNCTION log_claim_conn() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF OLD.state = 'available' AND NEW.state = 'running' THEN
-		INSERT INTO claim_conns VALUES (NEW.id, current_setting('application_name'), current_setting('synchronous_commit'));
+		INSERT INTO claim_conns VALUES (NEW.id, current_setting('application_name'),
+			current_setting('synchronous_commit'), current_setting('plan_cache_mode'));
 	END IF;
 	RETURN NULL;
 END $$;
@@ -75,4 +78,102 @@ func TestStartBorrowsAnIdleApplicationConnection(t *testing.T) {
 	if mode != appMode {
 		t.Errorf("the borrowed claim committed with synchronous_commit=%s, want the application's %s", mode, appMode)
 	}
+}
+
+// TestIdleClaimsUseGenericPlans: once started, a worker claims for a queue that is not
+// busy (here, woken by a lone job) on a connection of its own that uses generic plans,
+// so the claim is not planned again every time; a busy queue's claims keep custom
+// plans on its other connections.
+func TestIdleClaimsUseGenericPlans(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, claimConnsSQL); err != nil {
+		t.Fatal(err)
+	}
+	jt := emailType(t, nil)
+	cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 10}})
+	cfg.FetchBatch = 5
+	w := runtime.NewWorker(pool, cfg)
+	ran := make(chan int64, 100)
+	if err := runtime.Handle(w, jt, func(_ context.Context, job *runtime.Job, _ emailPayload) error {
+		ran <- job.ID
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := startWorker(t, w)
+	defer stop()
+	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
+	select {
+	case <-runtime.OwnConnectionsReady(w):
+	case <-time.After(ready):
+		t.Fatalf("the worker's own connections were not ready after %s", ready)
+	}
+	wait := 10 * (cfg.PollInterval + cfg.LeaseDuration/5)
+	runJobs := func(n int) {
+		t.Helper()
+		for range n {
+			select {
+			case <-ran:
+			case <-time.After(wait):
+				t.Fatalf("a job did not run within %s; claims: %v", wait, claimConns(t, pool))
+			}
+		}
+	}
+	claimOf := func(id int64) (app, plans string) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT app, plans FROM claim_conns WHERE job_id = $1`, id).Scan(&app, &plans); err != nil {
+			t.Fatalf("the claim of job %d: %v", id, err)
+		}
+		return app, plans
+	}
+
+	// A claim that chose the application's connection just before the worker's own were
+	// ready can still take the first lone job (see TestOutcomesCommitSynchronously); the
+	// next one is then claimed by a worker that has started.
+	for attempt := 1; ; attempt++ {
+		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: attempt, Email: "a@b.c"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runJobs(1)
+		app, plans := claimOf(e.ID)
+		if !strings.HasPrefix(app, "jobc worker ") && attempt < 3 {
+			continue
+		}
+		if !strings.HasPrefix(app, "jobc worker ") || plans != "force_generic_plan" {
+			t.Errorf("a woken queue's claim ran on %q with plan_cache_mode %s, want the worker's own connection with force_generic_plan", app, plans)
+		}
+		break
+	}
+
+	// Fifteen jobs at once: the woken claim takes five (a full claim), and the queue is
+	// busy from then on until its claims come back short.
+	ps := make([]emailPayload, 15)
+	for i := range ps {
+		ps[i] = emailPayload{N: 100 + i, Email: "a@b.c"}
+	}
+	if _, err := runtime.EnqueueMany(ctx, pool, jt, ps); err != nil {
+		t.Fatal(err)
+	}
+	runJobs(len(ps))
+	busy := countRows(t, pool, `SELECT count(*) FROM claim_conns WHERE app LIKE 'jobc worker %' AND plans = 'auto'`)
+	if busy < 5 {
+		t.Errorf("%d jobs claimed with custom plans on the worker's connections, want at least the 5 of the claim after the first full one; claims: %v", busy, claimConns(t, pool))
+	}
+}
+
+// claimConns lists the claims claim_conns recorded, for failure messages.
+func claimConns(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `SELECT format('job %s on %s with %s', job_id, app, plans) FROM claim_conns ORDER BY job_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
 }

@@ -29,6 +29,8 @@ type Worker struct {
 	q *db.Queries
 	// outcomes records the outcomes of attempts, durably unless Config.AsyncOutcomes.
 	outcomes *db.Queries
+	// idleClaims runs the claims of queues that are not busy (see claimsOn).
+	idleClaims *db.Queries
 	// app runs statements on the application's pool while the worker starts, and
 	// ownReady is closed once the worker's own first connection is open (see starting).
 	app      *db.Queries
@@ -93,16 +95,15 @@ func (w *Worker) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	own, outcomes, err := w.ownPools(ctx, len(queues))
+	pools, err := w.ownPools(ctx, len(queues))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
 		return err
 	}
-	defer own.Close()
-	defer outcomes.Close()
-	w.q, w.outcomes = db.New(own), db.New(outcomes)
+	defer pools.close()
+	w.q, w.idleClaims, w.outcomes = db.New(pools.own), db.New(pools.idleClaims), db.New(pools.outcomes)
 	// The worker's own connections open once the first claims are made (on the
 	// application's pool, see starting): on a small machine, starting server processes
 	// would slow those claims down.
@@ -226,12 +227,23 @@ func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
 	return nil
 }
 
-// ownPools opens the worker's connections: own for its statements whose loss in a
-// server crash is harmless, and outcomes for recording what attempts came to.
+// workerPools are the worker's own connections (ownPools).
+type workerPools struct {
+	own, idleClaims, outcomes *pgxpool.Pool
+}
+
+func (p workerPools) close() {
+	p.own.Close()
+	p.idleClaims.Close()
+	p.outcomes.Close()
+}
+
+// ownPools opens the worker's connections: own and idleClaims for its statements whose
+// loss in a server crash is harmless, and outcomes for recording what attempts came to.
 //
-// own runs with synchronous_commit off: its commits return without waiting for the WAL
-// flush, and a crash of the server can take back the last few of them. That is
-// harmless for each statement it runs:
+// own and idleClaims run with synchronous_commit off: their commits return without
+// waiting for the WAL flush, and a crash of the server can take back the last few of
+// them. That is harmless for each statement they run:
 //   - a lost claim leaves the job available (or, if the crash came later, leased until
 //     the rescuer hands it out again): the attempt runs again, which delivery at least
 //     once allows, and nobody saw it finish;
@@ -243,21 +255,27 @@ func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
 // Any later synchronous commit on the server flushes the WAL up to itself, and with it
 // every asynchronous commit before it.
 //
+// idleClaims runs only the claims of queues that are not busy, with generic plans
+// (plan_cache_mode force_generic_plan; see claimsOn). Its pool holds a connection per
+// queue, opened when first needed.
+//
 // outcomes commits synchronously, as the application's own transactions do (it copies
 // their settings): once a reader can see a job completed, failed or cancelled, a crash
 // does not take that back and run the job again. Outcomes are written in batches, so
 // one flush serves a whole batch. Config.AsyncOutcomes turns this off. Transactional
 // handlers use the application's pool and commit as it does.
-func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpool.Pool, err error) {
-	cfg := w.pool.Config().Copy()
-	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	cfg.MaxConns = int32(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
-	cfg.MinConns = 0
-	nameConn(cfg.ConnConfig, w.cfg.ID)
-	w.followPrimary(cfg)
-	own, err = pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, nil, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) {
+	var p workerPools
+	var err error
+	cfg := w.ownConfig(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
+	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
+		return p, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+	}
+	icfg := w.ownConfig(queues)
+	icfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
+	if p.idleClaims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
+		p.own.Close()
+		return p, fmt.Errorf("jobc: open the worker's connections for idle claims: %w", describeDBError(err))
 	}
 	ocfg := w.pool.Config().Copy()
 	if w.cfg.AsyncOutcomes {
@@ -267,12 +285,24 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (own, outcomes *pgxpo
 	ocfg.MinConns = 0
 	nameConn(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
-	outcomes, err = pgxpool.NewWithConfig(ctx, ocfg)
-	if err != nil {
-		own.Close()
-		return nil, nil, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
+	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
+		p.own.Close()
+		p.idleClaims.Close()
+		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
 	}
-	return own, outcomes, nil
+	return p, nil
+}
+
+// ownConfig configures a pool of up to maxConns of the worker's connections whose
+// commits do not wait for the WAL flush (see ownPools), opened when first needed.
+func (w *Worker) ownConfig(maxConns int) *pgxpool.Config {
+	cfg := w.pool.Config().Copy()
+	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.MaxConns = int32(maxConns)
+	cfg.MinConns = 0
+	nameConn(cfg.ConnConfig, w.cfg.ID)
+	w.followPrimary(cfg)
+	return cfg
 }
 
 func (w *Worker) buildQueues() ([]*queue, error) {
