@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -281,16 +280,10 @@ type LatencyResult struct {
 // time.Sleep(500µs) between queries, recorded p50 came out 0.6-1.1 ms later than the
 // completion's commit returned to the worker.
 func Latency(ctx context.Context, e *Env, o LatencyOptions) (LatencyResult, error) {
-	var mu sync.Mutex
-	started := map[int64]time.Time{}
-	ran := make(chan int64, 16)
+	ran := make(chan handlerRun, 16)
 	stop, err := e.Sys.StartWorker(ctx, e.Pool, o.Worker, func(id int64) {
-		now := time.Now()
-		mu.Lock()
-		started[id] = now
-		mu.Unlock()
 		select {
-		case ran <- id:
+		case ran <- handlerRun{id, time.Now()}:
 		default: // a run of a job whose sample is over: nobody waits for it
 		}
 	})
@@ -310,62 +303,56 @@ func Latency(ctx context.Context, e *Env, o LatencyOptions) (LatencyResult, erro
 	var res LatencyResult
 	for i := range o.Samples {
 		sleepCtx(ctx, o.Gap+rand.N(o.Gap/2+1))
-		tx, err := e.Pool.Begin(ctx)
+		start, recorded, err := latencySample(ctx, e, conn, ran, i)
 		if err != nil {
 			return res, err
 		}
-		id, err := e.Sys.EnqueueTx(ctx, tx, i)
-		if err != nil {
-			_ = tx.Rollback(ctx)
-			return res, err
-		}
-		if err := tx.Commit(ctx); err != nil {
-			return res, err
-		}
-		t0 := time.Now()
-		deadline := time.NewTimer(30 * time.Second)
-		if err := waitForRun(ctx, ran, id, deadline.C); err != nil {
-			deadline.Stop()
-			return res, fmt.Errorf("job %d: %w", id, err)
-		}
-		for {
-			ok, err := e.Sys.Recorded(ctx, conn, id)
-			if err != nil {
-				deadline.Stop()
-				return res, err
-			}
-			if ok {
-				break
-			}
-			select {
-			case <-deadline.C:
-				return res, fmt.Errorf("job %d: its handler ran but its completion was not recorded after 30s", id)
-			default:
-			}
-		}
-		deadline.Stop()
-		rec := time.Since(t0)
-		mu.Lock()
-		st := started[id]
-		mu.Unlock()
-		res.Start = append(res.Start, st.Sub(t0))
-		res.Recorded = append(res.Recorded, rec)
+		res.Start = append(res.Start, start)
+		res.Recorded = append(res.Recorded, recorded)
 	}
 	return res, stop()
 }
 
-// waitForRun waits until the handler has been called for job id.
-func waitForRun(ctx context.Context, ran <-chan int64, id int64, deadline <-chan time.Time) error {
-	for {
+// handlerRun is a call of the latency run's handler.
+type handlerRun struct {
+	id int64
+	at time.Time
+}
+
+// latencySample enqueues job i in a transaction of its own and measures, from the return
+// of its COMMIT, when its handler ran and when its completion could be read, within 30s.
+func latencySample(ctx context.Context, e *Env, db Querier, ran <-chan handlerRun, i int) (start, recorded time.Duration, err error) {
+	tx, err := e.Pool.Begin(ctx)
+	if err != nil {
+		return 0, 0, err
+	}
+	id, err := e.Sys.EnqueueTx(ctx, tx, i)
+	if err != nil {
+		_ = tx.Rollback(ctx)
+		return 0, 0, err
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return 0, 0, err
+	}
+	t0 := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for run := false; !run; {
 		select {
-		case got := <-ran:
-			if got == id {
-				return nil
-			}
-		case <-deadline:
-			return errors.New("its handler was not called within 30s")
+		case r := <-ran:
+			run = r.id == id
+			start = r.at.Sub(t0)
 		case <-ctx.Done():
-			return ctx.Err()
+			return 0, 0, fmt.Errorf("job %d: its handler was not called within 30s: %w", id, ctx.Err())
+		}
+	}
+	for {
+		ok, err := e.Sys.Recorded(ctx, db, id)
+		if err != nil {
+			return 0, 0, fmt.Errorf("job %d: its handler ran, looking for its completion: %w", id, err)
+		}
+		if ok {
+			return start, time.Since(t0), nil
 		}
 	}
 }
