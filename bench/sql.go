@@ -18,7 +18,13 @@ import (
 // id in batches of up to FetchBatch, on the same pool. Deleting is the least a
 // completion can write (jobc moves the row to jobc_jobs_finished, River updates it
 // in place), and it keeps the table small, as jobc's move does.
-type SQL struct{}
+//
+// With Keep ("sql-keep") it does the rest of the work jobc's rows carry, still by hand
+// and on a minimal table: a claim writes a lease (owner and expiry, in an index a
+// rescuer would walk), and a completion moves the row into sql_jobs_finished, keyed by
+// id, in one statement, so that what ran stays there to be looked up. That is the least
+// a queue that survives a crashed worker and keeps its history writes per job.
+type SQL struct{ Keep bool }
 
 const sqlSchema = `
 CREATE TABLE sql_jobs (
@@ -33,6 +39,19 @@ CREATE TABLE sql_jobs (
 CREATE INDEX sql_jobs_claim_idx ON sql_jobs (priority, available_at, id) WHERE state = 'available';
 `
 
+// sqlKeepSchema is added for SQL.Keep.
+const sqlKeepSchema = `
+ALTER TABLE sql_jobs ADD COLUMN lease_owner text, ADD COLUMN lease_expires_at timestamptz;
+CREATE INDEX sql_jobs_lease_idx ON sql_jobs (lease_expires_at) WHERE state = 'running';
+CREATE TABLE sql_jobs_finished (
+    id          bigint      PRIMARY KEY,
+    kind        text        NOT NULL,
+    payload     jsonb       NOT NULL,
+    attempt     integer     NOT NULL,
+    finished_at timestamptz NOT NULL DEFAULT now()
+);
+`
+
 const (
 	sqlInsert = `INSERT INTO sql_jobs (kind, payload) VALUES ('bench_noop', $1) RETURNING id`
 	sqlClaim  = `UPDATE sql_jobs SET state = 'running', attempt = attempt + 1
@@ -41,14 +60,48 @@ WHERE id = ANY(ARRAY(
     ORDER BY priority, available_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
 RETURNING id, payload`
 	sqlComplete = `DELETE FROM sql_jobs WHERE id = ANY($1) AND state = 'running'`
+
+	sqlKeepClaim = `UPDATE sql_jobs SET state = 'running', attempt = attempt + 1,
+    lease_owner = 'bench', lease_expires_at = now() + interval '30 seconds'
+WHERE id = ANY(ARRAY(
+    SELECT id FROM sql_jobs WHERE state = 'available'
+    ORDER BY priority, available_at, id LIMIT $1 FOR UPDATE SKIP LOCKED))
+RETURNING id, payload`
+	sqlKeepComplete = `WITH done AS (
+    DELETE FROM sql_jobs WHERE id = ANY($1) AND state = 'running' AND lease_owner = 'bench'
+    RETURNING id, kind, payload, attempt)
+INSERT INTO sql_jobs_finished (id, kind, payload, attempt) SELECT id, kind, payload, attempt FROM done`
 )
 
-func (*SQL) Name() string     { return "sql" }
-func (*SQL) Tables() []string { return []string{"sql_jobs"} }
+func (s *SQL) Name() string {
+	if s.Keep {
+		return "sql-keep"
+	}
+	return "sql"
+}
 
-func (*SQL) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := pool.Exec(ctx, sqlSchema)
+func (s *SQL) Tables() []string {
+	if s.Keep {
+		return []string{"sql_jobs", "sql_jobs_finished"}
+	}
+	return []string{"sql_jobs"}
+}
+
+func (s *SQL) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
+	schema := sqlSchema
+	if s.Keep {
+		schema += sqlKeepSchema
+	}
+	_, err := pool.Exec(ctx, schema)
 	return err
+}
+
+// statements returns the claim and the completion.
+func (s *SQL) statements() (claim, complete string) {
+	if s.Keep {
+		return sqlKeepClaim, sqlKeepComplete
+	}
+	return sqlClaim, sqlComplete
 }
 
 func sqlRows(from, k int) ([][]any, error) {
@@ -110,7 +163,8 @@ func (*SQL) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 // ceiling for throughput, not for idle latency. Claims commit without waiting for the
 // WAL flush (a lost claim only leaves a job to run again, and jobc's claims do the
 // same); completions commit as the server is configured, as jobc's and River's do.
-func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
+func (s *SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
+	sqlClaim, sqlComplete := s.statements()
 	ccfg := pool.Config().Copy()
 	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	ccfg.MaxConns = 1
@@ -206,7 +260,7 @@ func (*SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfi
 	}
 
 	completerDone := make(chan struct{})
-	go func() { // completer: one UPDATE per batch of whatever has finished meanwhile
+	go func() { // completer: one statement per batch of whatever has finished meanwhile
 		defer close(completerDone)
 		ids := make([]int64, 0, cfg.FetchBatch)
 		for id := range done {

@@ -60,7 +60,8 @@ type Querier interface {
 	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
 }
 
-// NewSystem returns "jobc", "river", "sql" (the hand-written ceiling) or "none".
+// NewSystem returns "jobc", "river", "sql" (the hand-written ceiling), "sql-keep" (the
+// ceiling with leases and a finished table, see SQL) or "none".
 func NewSystem(name string) System {
 	switch name {
 	case "jobc":
@@ -71,6 +72,8 @@ func NewSystem(name string) System {
 		return &None{}
 	case "sql":
 		return &SQL{}
+	case "sql-keep":
+		return &SQL{Keep: true}
 	}
 	panic("unknown system " + name)
 }

@@ -29,7 +29,7 @@ type variant struct {
 func main() {
 	var (
 		only       = flag.String("only", "burndown,enqueue,batch,latency", "measurements to run: burndown, enqueue, batch, latency")
-		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), jobc-async (Config.AsyncOutcomes: outcomes without waiting for the WAL flush), sql (hand-written SQL on a minimal table: the ceiling)")
+		systems    = flag.String("systems", "jobc,river", "variants: jobc, river (River's default FetchCooldown 100ms), river-fast (FetchCooldown 1ms), jobc-async (Config.AsyncOutcomes: outcomes without waiting for the WAL flush), sql (hand-written SQL on a minimal table: the ceiling), sql-keep (the ceiling with leases and a finished table)")
 		runs       = flag.Int("runs", 5, "runs of each measurement; the table shows medians")
 		jobs       = flag.Int("jobs", 20000, "burn-down: jobs inserted before the worker starts")
 		conc       = flag.Int("concurrency", 100, "burn-down and latency: handlers at once (MaxWorkers of the one queue)")
@@ -49,6 +49,7 @@ func main() {
 		syncCommit = flag.String("synchronous-commit", "", "set synchronous_commit on every connection of both systems (e.g. off: commits stop waiting for the WAL flush)")
 		baseline   = flag.Bool("baseline", true, "enqueue: also measure the business transaction alone (column none)")
 		explain    = flag.String("explain", "", "write auto_explain (ANALYZE, BUFFERS) plans of every statement the systems run to FILE; slows everything down, so use with -runs 1 and small sizes")
+		explainMin = flag.Duration("explain-min", 0, "with -explain, only the plans of statements that ran at least this long (auto_explain.log_min_duration), to find the slow ones in a large run")
 		cpuprof    = flag.String("cpuprofile", "", "write a CPU profile of each jobc burn-down/enqueue run to DIR/<measurement>-<run>.pprof")
 	)
 	flag.Parse()
@@ -69,9 +70,10 @@ func main() {
 			fmt.Fprintf(f, "-- backend %d\n%s\n\n", c.PID(), n.Message)
 		}
 		for k, v := range map[string]string{
-			"session_preload_libraries": "auto_explain", "auto_explain.log_min_duration": "0",
+			"session_preload_libraries": "auto_explain", "auto_explain.log_min_duration": strconv.FormatInt(explainMin.Milliseconds(), 10),
 			"auto_explain.log_analyze": "on", "auto_explain.log_buffers": "on", "auto_explain.log_level": "notice",
 			"auto_explain.log_verbose": "off", "auto_explain.log_wal": "on", "auto_explain.log_timing": "on",
+			"auto_explain.log_nested_statements": "on", // inside jobc_finish
 		} {
 			bench.SessionSettings[k] = v
 		}
@@ -85,7 +87,7 @@ func main() {
 	for _, s := range strings.Split(*systems, ",") {
 		w := base
 		switch s {
-		case "jobc", "river", "sql":
+		case "jobc", "river", "sql", "sql-keep":
 			vs = append(vs, variant{s, s, w})
 		case "river-fast":
 			w.FetchCooldown = time.Millisecond
@@ -233,7 +235,7 @@ func main() {
 						fmt.Fprintf(os.Stderr, "run %d %-10s %s %8.0f\n", run, v.label, name, r.Rate())
 						if start != "" && v.sys != "none" {
 							var n int64
-							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job", "sql": "sql_jobs"}[v.sys]
+							table := map[string]string{"jobc": "jobc_jobs", "river": "river_job", "sql": "sql_jobs", "sql-keep": "sql_jobs"}[v.sys]
 							if err := e.Pool.QueryRow(ctx, "SELECT count(*) FROM "+table).Scan(&n); err != nil {
 								return err
 							}
@@ -271,7 +273,7 @@ func main() {
 		}
 		if want["latency"] {
 			for _, v := range order {
-				if v.sys == "none" || v.sys == "sql" {
+				if v.sys == "none" || isCeiling(v.sys) {
 					continue // sql has no notifications: its idle pickup is its poll interval
 				}
 				err := withEnv(ctx, v, *poolSize, func(e *bench.Env) error {

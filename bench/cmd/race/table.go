@@ -40,7 +40,7 @@ func (t *table) print(w io.Writer) {
 	var labels, rivers []string
 	for _, v := range t.variants {
 		labels = append(labels, v.label)
-		if v.sys == "river" || v.sys == "sql" {
+		if v.sys == "river" || isCeiling(v.sys) {
 			rivers = append(rivers, v.label)
 		}
 	}
@@ -105,3 +105,6 @@ func num(v float64) string {
 		return fmt.Sprintf("%.2f", v)
 	}
 }
+
+// isCeiling reports whether sys is one of the hand-written SQL ceilings.
+func isCeiling(sys string) bool { return sys == "sql" || sys == "sql-keep" }
