@@ -125,7 +125,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	rows, err := q.claimJobs(ctx, w.claimsOn(q), db.ClaimJobsParams{
+	rows, err := q.claimJobs(ctx, w.claimsOn(), db.ClaimJobsParams{
 		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
 	}, asked)
 	w.status.claimed(err)
@@ -143,24 +143,23 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	return len(rows), nil
 }
 
-// claimsOn is where q's next claim runs. While the worker starts, that is where its
-// start-up statements go (starting). Then a busy queue claims on the worker's own
-// connections, and one that is not (a claim after a wake-up, a poll or the start) on
-// idleClaims, whose connections use generic plans. A custom plan of ClaimJobs costs
-// about as much to make as the claim of the job or two a wake-up brings costs to run
-// (0.16 ms to plan, 0.1 ms to run one, EXPLAIN ANALYZE), and PostgreSQL keeps making
-// them, since they look cheaper than the generic plan; with the generic plan the idle
-// pickup p50 went from 0.70-0.72 ms to 0.50-0.51 ms. A queue that is not busy claims
-// with ClaimJobs only, which takes its ids through an array, so that its generic plan
-// walks the claim index as the custom one does (worker.sql). Busy claims keep custom
-// plans: with generic plans for all of them, ClaimJobsAfter's included, a
-// 1,000,000-job backlog burned down at 2,789 jobs/s instead of 42,198.
-func (w *Worker) claimsOn(q *queue) *db.Queries {
-	on := w.starting()
-	if on == w.q && !q.claims.busy {
-		return w.idleClaims
+// claimsOn is where the next claim runs. While the worker starts, that is where its
+// start-up statements go (starting); then it is claims, whose connections use generic
+// plans, so that no claim is planned again. A custom plan of ClaimJobs costs about as
+// much to make as the claim of the job or two a wake-up brings costs to run (0.16 ms to
+// plan, 0.1 ms to run one, EXPLAIN ANALYZE), and a custom plan of ClaimJobsAfter 0.25
+// ms for a claim of 100 that runs in 0.4; PostgreSQL keeps making them, since they
+// look cheaper than the generic plans. Both statements take their ids through an
+// array, so that their generic plans walk the claim index as the custom ones do
+// (worker.sql). With generic plans the idle pickup p50 went from 0.70 to 0.50 ms, and
+// a 100,000-job burn-down from 40,754-42,702 to 48,101-50,019 jobs/s. The generic
+// plans' cost estimates grow with the table, which is why claims run without JIT
+// (noJIT).
+func (w *Worker) claimsOn() *db.Queries {
+	if on := w.starting(); on != w.q {
+		return on
 	}
-	return on
+	return w.claims
 }
 
 // setAsleep adds or removes the worker's jobc_sleepers row for q and returns the state

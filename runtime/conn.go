@@ -32,6 +32,18 @@ func nameConn(cfg *pgx.ConnConfig, workerID string) {
 	}
 }
 
+// noJIT turns JIT compilation off on one of the worker's connections. Every statement
+// the worker runs reads and writes a handful of rows, and JIT never pays for itself on
+// those; but PostgreSQL compiles a statement whose estimated cost passes
+// jit_above_cost (100,000 by default), and the generic plan of a claim is estimated
+// from the table's size, not from the 100 rows it takes. With 1,000,000 jobs waiting,
+// the claim's generic plan came to a cost of 345,737: each claim spent 10-22 ms
+// compiling for 0.5 ms of work, and a burn-down ran at 2,927 jobs/s instead of 46,005
+// (bench/README.md). The application's own connections keep the server's setting.
+func noJIT(cfg *pgx.ConnConfig) {
+	cfg.RuntimeParams["jit"] = "off"
+}
+
 // configureConn applies the socket settings to cfg. It wraps the dial function already
 // there (pgx's default, or the application's own) rather than replacing it, and only
 // tunes TCP connections: a unix socket has nothing in between to fail.

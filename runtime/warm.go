@@ -46,7 +46,7 @@ func (w *Worker) starting() *db.Queries {
 	return w.q
 }
 
-// warmOwn opens the worker's first own connection, and the first for idle claims, with
+// warmOwn opens the worker's first own connection, and the first for claims, with
 // a claim of no jobs on each: that prepares the claim and loads the job table's and its
 // indexes' catalog entries, and writes nothing. It closes ownReady when both are done,
 // whether or not they worked: a failed warm-up only means the next claim opens the
@@ -65,7 +65,7 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
 	}
 	var wg sync.WaitGroup
-	for _, on := range []*db.Queries{w.q, w.idleClaims} {
+	for _, on := range []*db.Queries{w.q, w.claims} {
 		wg.Go(func() {
 			if _, err := on.ClaimJobs(ctx, p); err != nil {
 				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))

@@ -13,18 +13,27 @@ import (
 )
 
 // claimConnsSQL records, for every claim, the application_name of the connection
-// behind it and the synchronous_commit and plan_cache_mode it ran with.
+// behind it and the synchronous_commit, plan_cache_mode and jit it ran with, and for
+// every finished job the jit of the statement that moved it.
 const claimConnsSQL = `
-CREATE TABLE claim_conns (job_id bigint, app text, mode text, plans text);
+CREATE TABLE claim_conns (job_id bigint, app text, mode text, plans text, jit text);
 CREATE FUNCTION log_claim_conn() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
 	IF OLD.state = 'available' AND NEW.state = 'running' THEN
 		INSERT INTO claim_conns VALUES (NEW.id, current_setting('application_name'),
-			current_setting('synchronous_commit'), current_setting('plan_cache_mode'));
+			current_setting('synchronous_commit'), current_setting('plan_cache_mode'),
+			current_setting('jit'));
 	END IF;
 	RETURN NULL;
 END $$;
 CREATE TRIGGER log_claim_conn AFTER UPDATE ON jobc_jobs FOR EACH ROW EXECUTE FUNCTION log_claim_conn();
+CREATE TABLE finish_conns (job_id bigint, app text, jit text);
+CREATE FUNCTION log_finish_conn() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	INSERT INTO finish_conns VALUES (NEW.id, current_setting('application_name'), current_setting('jit'));
+	RETURN NULL;
+END $$;
+CREATE TRIGGER log_finish_conn AFTER INSERT ON jobc_jobs_finished FOR EACH ROW EXECUTE FUNCTION log_finish_conn();
 `
 
 // startAndClaimOne starts a worker over one waiting job and returns the
@@ -80,16 +89,24 @@ func TestStartBorrowsAnIdleApplicationConnection(t *testing.T) {
 	}
 }
 
-// TestIdleClaimsUseGenericPlans: once started, a worker claims for a queue that is not
-// busy (here, woken by a lone job) on a connection of its own that uses generic plans,
-// so the claim is not planned again every time; a busy queue's claims keep custom
-// plans on its other connections.
-func TestIdleClaimsUseGenericPlans(t *testing.T) {
+// TestClaimsUseGenericPlansWithoutJIT: once started, a worker claims on connections of
+// its own that use generic plans, so that no claim is planned again, whether its queue
+// is idle (here, woken by a lone job) or busy; and none of the worker's statements is
+// compiled with JIT, which the server here would otherwise use (a claim's generic plan
+// at a large backlog passes jit_above_cost), claims and outcomes alike.
+func TestClaimsUseGenericPlansWithoutJIT(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
 	if _, err := pool.Exec(ctx, claimConnsSQL); err != nil {
 		t.Fatal(err)
+	}
+	var appJIT string
+	if err := pool.QueryRow(ctx, `SHOW jit`).Scan(&appJIT); err != nil {
+		t.Fatal(err)
+	}
+	if appJIT != "on" {
+		t.Fatalf("the test database runs with jit=%s; this test needs the server default, on", appJIT)
 	}
 	jt := emailType(t, nil)
 	cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 10}})
@@ -103,7 +120,6 @@ func TestIdleClaimsUseGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := startWorker(t, w)
-	defer stop()
 	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
 	select {
 	case <-runtime.OwnConnectionsReady(w):
@@ -121,30 +137,32 @@ func TestIdleClaimsUseGenericPlans(t *testing.T) {
 			}
 		}
 	}
-	claimOf := func(id int64) (app, plans string) {
+	claimOf := func(id int64) (app, plans, jit string) {
 		t.Helper()
-		if err := pool.QueryRow(ctx, `SELECT app, plans FROM claim_conns WHERE job_id = $1`, id).Scan(&app, &plans); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT app, plans, jit FROM claim_conns WHERE job_id = $1`, id).Scan(&app, &plans, &jit); err != nil {
 			t.Fatalf("the claim of job %d: %v", id, err)
 		}
-		return app, plans
+		return app, plans, jit
 	}
 
 	// A claim that chose the application's connection just before the worker's own were
 	// ready can still take the first lone job (see TestOutcomesCommitSynchronously); the
 	// next one is then claimed by a worker that has started.
+	var started int64 // the first job a started worker claimed
 	for attempt := 1; ; attempt++ {
 		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: attempt, Email: "a@b.c"})
 		if err != nil {
 			t.Fatal(err)
 		}
 		runJobs(1)
-		app, plans := claimOf(e.ID)
+		app, plans, jit := claimOf(e.ID)
 		if !strings.HasPrefix(app, "jobc worker ") && attempt < 3 {
 			continue
 		}
-		if !strings.HasPrefix(app, "jobc worker ") || plans != "force_generic_plan" {
-			t.Errorf("a woken queue's claim ran on %q with plan_cache_mode %s, want the worker's own connection with force_generic_plan", app, plans)
+		if !strings.HasPrefix(app, "jobc worker ") || plans != "force_generic_plan" || jit != "off" {
+			t.Errorf("a woken queue's claim ran on %q with plan_cache_mode %s and jit %s, want the worker's own connection with force_generic_plan and off", app, plans, jit)
 		}
+		started = e.ID
 		break
 	}
 
@@ -158,16 +176,23 @@ func TestIdleClaimsUseGenericPlans(t *testing.T) {
 		t.Fatal(err)
 	}
 	runJobs(len(ps))
-	busy := countRows(t, pool, `SELECT count(*) FROM claim_conns WHERE app LIKE 'jobc worker %' AND plans = 'auto'`)
-	if busy < 5 {
-		t.Errorf("%d jobs claimed with custom plans on the worker's connections, want at least the 5 of the claim after the first full one; claims: %v", busy, claimConns(t, pool))
+	stop() // every outcome is recorded
+	other := countRows(t, pool, `SELECT count(*) FROM claim_conns WHERE job_id >= $1 AND (app NOT LIKE 'jobc worker %' OR plans <> 'force_generic_plan' OR jit <> 'off')`, started)
+	claimed := countRows(t, pool, `SELECT count(*) FROM claim_conns WHERE job_id >= $1`, started)
+	if other > 0 || claimed != 1+len(ps) {
+		t.Errorf("%d of %d claims since the worker started ran elsewhere than on its own connections with generic plans and without JIT, want none of %d; claims: %v", other, claimed, 1+len(ps), claimConns(t, pool))
+	}
+	jitted := countRows(t, pool, `SELECT count(*) FROM finish_conns WHERE jit <> 'off'`)
+	finished := countRows(t, pool, `SELECT count(*) FROM finish_conns`)
+	if jitted > 0 || finished < 1+len(ps) {
+		t.Errorf("%d of %d outcomes were recorded with JIT on, want none of at least %d", jitted, finished, 1+len(ps))
 	}
 }
 
 // claimConns lists the claims claim_conns recorded, for failure messages.
 func claimConns(t *testing.T, pool *pgxpool.Pool) []string {
 	t.Helper()
-	rows, err := pool.Query(t.Context(), `SELECT format('job %s on %s with %s', job_id, app, plans) FROM claim_conns ORDER BY job_id`)
+	rows, err := pool.Query(t.Context(), `SELECT format('job %s on %s with %s, jit %s', job_id, app, plans, jit) FROM claim_conns ORDER BY job_id`)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -29,8 +29,8 @@ type Worker struct {
 	q *db.Queries
 	// outcomes records the outcomes of attempts, durably unless Config.AsyncOutcomes.
 	outcomes *db.Queries
-	// idleClaims runs the claims of queues that are not busy (see claimsOn).
-	idleClaims *db.Queries
+	// claims runs the claims of a worker that has started (see claimsOn).
+	claims *db.Queries
 	// app runs statements on the application's pool while the worker starts, and
 	// ownReady is closed once the worker's own first connection is open (see starting).
 	app      *db.Queries
@@ -103,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		return err
 	}
 	defer pools.close()
-	w.q, w.idleClaims, w.outcomes = db.New(pools.own), db.New(pools.idleClaims), db.New(pools.outcomes)
+	w.q, w.claims, w.outcomes = db.New(pools.own), db.New(pools.claims), db.New(pools.outcomes)
 	// The worker's own connections open once the first claims are made (on the
 	// application's pool, see starting): on a small machine, starting server processes
 	// would slow those claims down.
@@ -229,19 +229,20 @@ func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
 
 // workerPools are the worker's own connections (ownPools).
 type workerPools struct {
-	own, idleClaims, outcomes *pgxpool.Pool
+	own, claims, outcomes *pgxpool.Pool
 }
 
 func (p workerPools) close() {
 	p.own.Close()
-	p.idleClaims.Close()
+	p.claims.Close()
 	p.outcomes.Close()
 }
 
-// ownPools opens the worker's connections: own and idleClaims for its statements whose
+// ownPools opens the worker's connections: own and claims for its statements whose
 // loss in a server crash is harmless, and outcomes for recording what attempts came to.
+// None of them compiles statements with JIT (noJIT).
 //
-// own and idleClaims run with synchronous_commit off: their commits return without
+// own and claims run with synchronous_commit off: their commits return without
 // waiting for the WAL flush, and a crash of the server can take back the last few of
 // them. That is harmless for each statement they run:
 //   - a lost claim leaves the job available (or, if the crash came later, leased until
@@ -255,7 +256,7 @@ func (p workerPools) close() {
 // Any later synchronous commit on the server flushes the WAL up to itself, and with it
 // every asynchronous commit before it.
 //
-// idleClaims runs only the claims of queues that are not busy, with generic plans
+// claims runs the claims of a worker that has started, with generic plans
 // (plan_cache_mode force_generic_plan; see claimsOn). Its pool holds a connection per
 // queue, opened when first needed.
 //
@@ -267,27 +268,28 @@ func (p workerPools) close() {
 func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) {
 	var p workerPools
 	var err error
-	cfg := w.ownConfig(queues + 3) // a claim per queue, heartbeats, maintenance, sleepers
+	cfg := w.ownConfig(queues + 3) // a claim per queue while starting, heartbeats, maintenance, sleepers
 	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return p, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
 	}
 	icfg := w.ownConfig(queues)
 	icfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	if p.idleClaims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
+	if p.claims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
 		p.own.Close()
-		return p, fmt.Errorf("jobc: open the worker's connections for idle claims: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", describeDBError(err))
 	}
 	ocfg := w.pool.Config().Copy()
 	if w.cfg.AsyncOutcomes {
 		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
+	noJIT(ocfg.ConnConfig)
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
 	nameConn(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
 	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
 		p.own.Close()
-		p.idleClaims.Close()
+		p.claims.Close()
 		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
 	}
 	return p, nil
@@ -298,6 +300,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 func (w *Worker) ownConfig(maxConns int) *pgxpool.Config {
 	cfg := w.pool.Config().Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	noJIT(cfg.ConnConfig)
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = 0
 	nameConn(cfg.ConnConfig, w.cfg.ID)
