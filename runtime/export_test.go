@@ -133,13 +133,11 @@ const UnnestMaxBatch = unnestMaxBatch
 func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }
 
 // ClaimQueueForTest is one queue's claims, with the hints they keep between them
-// (claimranges.go), used from the first full claim on rather than after hintAfterJobs.
+// (claimranges.go).
 type ClaimQueueForTest struct{ q *queue }
 
 func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueueForTest {
-	q := testQueue(queueName, 1, kinds)
-	q.claims.hintAfter = 0 // hints from the first full claim on
-	return &ClaimQueueForTest{q: q}
+	return &ClaimQueueForTest{q: testQueue(queueName, 1, kinds)}
 }
 
 // Claim claims up to max jobs as the fetch loop does, and says whether the claim

@@ -42,7 +42,6 @@ func newQueue(name string, max, batch int) *queue {
 		slotFreed:  make(chan struct{}, 1),
 		wake:       make(chan struct{}, 1),
 		firstClaim: make(chan struct{}),
-		claims:     claimState{hintAfter: hintAfterJobs},
 	}
 }
 
