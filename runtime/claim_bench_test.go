@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -14,9 +16,11 @@ import (
 // newer deploy) ahead of 1,000 decodable ones of each kind in the queue's order (and,
 // for the scale table, 1,000,000 decodable ones). Each
 // claim runs in a transaction that is rolled back, so every iteration sees the same
-// table. With 3 kinds the claim locks up to 100 rows of each kind and leases 100.
+// table. With 3 kinds the claim locks up to 100 rows of each kind and leases 100. The
+// claim runs as a started worker's do: on a generic plan, without JIT (claimsOn).
 // `go run ./internal/cmd/withpostgres -- go test -run '^$' -bench ClaimUndecodable ./runtime/`.
 func BenchmarkClaimUndecodableBacklog(b *testing.B) {
+	asStartedWorker := pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off"}
 	for _, c := range []struct{ kinds, ahead, backlog int }{
 		{1, 0, 1000}, {1, 50000, 1000}, {3, 0, 1000}, {3, 50000, 1000}, {1, 0, 1000000},
 	} {
@@ -43,7 +47,7 @@ func BenchmarkClaimUndecodableBacklog(b *testing.B) {
 			}
 			b.ResetTimer()
 			for range b.N {
-				tx, err := pool.Begin(ctx)
+				tx, err := pool.BeginTx(ctx, asStartedWorker)
 				if err != nil {
 					b.Fatal(err)
 				}
