@@ -141,16 +141,11 @@ func runOutcomes(t *testing.T, pool *pgxpool.Pool, async bool) map[string][]stri
 		t.Fatal(err)
 	}
 	stop := startWorker(t, w)
-	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
 	// The jobs come once the worker claims on its own connections: a claim it makes on
 	// the application's pool while they open commits as the application does
 	// (TestStartBorrowsAnIdleApplicationConnection). One that started just before they
 	// were ready can still take a job; the trigger tells it apart.
-	select {
-	case <-runtime.OwnConnectionsReady(w):
-	case <-time.After(ready):
-		t.Fatalf("the worker's own connections were not ready after %s", ready)
-	}
+	waitOwnConnections(t, w, cfg)
 	for _, n := range []int{complete, fail, hold} {
 		if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: n, Email: "x@example.com"}); err != nil {
 			t.Fatal(err)

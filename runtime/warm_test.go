@@ -120,12 +120,7 @@ func TestClaimsUseGenericPlansWithoutJIT(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := startWorker(t, w)
-	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
-	select {
-	case <-runtime.OwnConnectionsReady(w):
-	case <-time.After(ready):
-		t.Fatalf("the worker's own connections were not ready after %s", ready)
-	}
+	waitOwnConnections(t, w, cfg)
 	wait := 10 * (cfg.PollInterval + cfg.LeaseDuration/5)
 	runJobs := func(n int) {
 		t.Helper()
@@ -201,4 +196,16 @@ func claimConns(t *testing.T, pool *pgxpool.Pool) []string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// waitOwnConnections waits until a started worker's own connections are ready, and
+// its claims no longer borrow the application's pool.
+func waitOwnConnections(t *testing.T, w *runtime.Worker, cfg runtime.Config) {
+	t.Helper()
+	ready := 10 * (cfg.LeaseDuration / 4) // the warm-up takes at most a StatementTimeout
+	select {
+	case <-runtime.OwnConnectionsReady(w):
+	case <-time.After(ready):
+		t.Fatalf("the worker's own connections were not ready after %s", ready)
+	}
 }
