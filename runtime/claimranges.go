@@ -53,7 +53,7 @@ type claimState struct {
 // hinted says whether the next claim starts from the hints: while the queue is busy,
 // for fullClaimEvery after a claim that read every pair from its start. Claims run on
 // generic plans (claimsOn), so a hinted claim costs no more planning than the other,
-// and hints pay from the first full claim on.
+// and hints cost nothing from the first full claim on (bench/README.md).
 func (c *claimState) hinted(now time.Time) bool {
 	return c.busy && now.Sub(c.fullAt) < fullClaimEvery
 }
