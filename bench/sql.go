@@ -19,12 +19,28 @@ import (
 // completion can write (jobc moves the row to jobc_jobs_finished, River updates it
 // in place), and it keeps the table small, as jobc's move does.
 //
-// With Keep ("sql-keep") it does the rest of the work jobc's rows carry, still by hand
+// newSQL(true) ("sql-keep") does the rest of the work jobc's rows carry, still by hand
 // and on a minimal table: a claim writes a lease (owner and expiry, in an index a
 // rescuer would walk), and a completion moves the row into sql_jobs_finished, keyed by
 // id, in one statement, so that what ran stays there to be looked up. That is the least
 // a queue that survives a crashed worker and keeps its history writes per job.
-type SQL struct{ Keep bool }
+type SQL struct {
+	name            string
+	tables          []string
+	schema          string
+	claim, complete string
+}
+
+// newSQL returns the ceiling "sql", or with keep "sql-keep".
+func newSQL(keep bool) *SQL {
+	if keep {
+		return &SQL{
+			name: "sql-keep", tables: []string{"sql_jobs", "sql_jobs_finished"},
+			schema: sqlSchema + sqlKeepSchema, claim: sqlKeepClaim, complete: sqlKeepComplete,
+		}
+	}
+	return &SQL{name: "sql", tables: []string{"sql_jobs"}, schema: sqlSchema, claim: sqlClaim, complete: sqlComplete}
+}
 
 const sqlSchema = `
 CREATE TABLE sql_jobs (
@@ -39,7 +55,7 @@ CREATE TABLE sql_jobs (
 CREATE INDEX sql_jobs_claim_idx ON sql_jobs (priority, available_at, id) WHERE state = 'available';
 `
 
-// sqlKeepSchema is added for SQL.Keep.
+// sqlKeepSchema is added for sql-keep.
 const sqlKeepSchema = `
 ALTER TABLE sql_jobs ADD COLUMN lease_owner text, ADD COLUMN lease_expires_at timestamptz;
 CREATE INDEX sql_jobs_lease_idx ON sql_jobs (lease_expires_at) WHERE state = 'running';
@@ -73,35 +89,12 @@ RETURNING id, payload`
 INSERT INTO sql_jobs_finished (id, kind, payload, attempt) SELECT id, kind, payload, attempt FROM done`
 )
 
-func (s *SQL) Name() string {
-	if s.Keep {
-		return "sql-keep"
-	}
-	return "sql"
-}
-
-func (s *SQL) Tables() []string {
-	if s.Keep {
-		return []string{"sql_jobs", "sql_jobs_finished"}
-	}
-	return []string{"sql_jobs"}
-}
+func (s *SQL) Name() string     { return s.name }
+func (s *SQL) Tables() []string { return s.tables }
 
 func (s *SQL) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	schema := sqlSchema
-	if s.Keep {
-		schema += sqlKeepSchema
-	}
-	_, err := pool.Exec(ctx, schema)
+	_, err := pool.Exec(ctx, s.schema)
 	return err
-}
-
-// statements returns the claim and the completion.
-func (s *SQL) statements() (claim, complete string) {
-	if s.Keep {
-		return sqlKeepClaim, sqlKeepComplete
-	}
-	return sqlClaim, sqlComplete
 }
 
 func sqlRows(from, k int) ([][]any, error) {
@@ -164,7 +157,6 @@ func (*SQL) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 // WAL flush (a lost claim only leaves a job to run again, and jobc's claims do the
 // same); completions commit as the server is configured, as jobc's and River's do.
 func (s *SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
-	sqlClaim, sqlComplete := s.statements()
 	ccfg := pool.Config().Copy()
 	ccfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	ccfg.MaxConns = 1
@@ -209,7 +201,7 @@ func (s *SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerCon
 					break take
 				}
 			}
-			rows, err := claims.Query(ctx, sqlClaim, n)
+			rows, err := claims.Query(ctx, s.claim, n)
 			if err != nil {
 				fail(fmt.Errorf("claim: %w", err))
 				return
@@ -277,7 +269,7 @@ func (s *SQL) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerCon
 					break fill
 				}
 			}
-			if _, err := pool.Exec(context.WithoutCancel(ctx), sqlComplete, ids); err != nil {
+			if _, err := pool.Exec(context.WithoutCancel(ctx), s.complete, ids); err != nil {
 				fail(fmt.Errorf("complete: %w", err))
 			}
 		}

@@ -71,9 +71,9 @@ func NewSystem(name string) System {
 	case "none":
 		return &None{}
 	case "sql":
-		return &SQL{}
+		return newSQL(false)
 	case "sql-keep":
-		return &SQL{Keep: true}
+		return newSQL(true)
 	}
 	panic("unknown system " + name)
 }
