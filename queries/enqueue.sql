@@ -24,32 +24,17 @@ RETURNING id,
               AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = jobc_jobs.queue)
          THEN jobc_wake(queue) ELSE false END AS woke;
 
--- name: InsertUniqueJob :many
--- Inserts the job only if no other job holds its unique key: the key row and the job
--- row are written by one statement, and the key's primary key makes concurrent inserts
--- of one key wait for each other, so exactly one of them inserts. No row: a duplicate.
-WITH k AS (
-    INSERT INTO jobc_unique_keys (kind, key, job_id)
-    VALUES (sqlc.arg(kind), sqlc.arg(unique_key)::text, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
-    ON CONFLICT (kind, key) DO NOTHING
-    RETURNING job_id
-), ins AS (
-    INSERT INTO jobc_jobs (
-        id, kind, queue, state, priority, payload_version, payload, metadata,
-        available_at, max_attempts, unique_key, unique_finished
-    )
-    SELECT k.job_id, sqlc.arg(kind), sqlc.arg(queue),
-        CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
-             THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-        sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
-        coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
-        sqlc.arg(unique_key)::text, sqlc.arg(unique_finished)::text[]::jobc_state[]
-    FROM k
-    RETURNING id, queue, state
-)
-SELECT ins.id
-FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true;
+-- name: InsertUniqueJob :one
+-- Inserts the job only if no other job holds its unique key, and otherwise returns the
+-- holder's id with inserted false (jobc_enqueue_unique, schema/0010: the key row and
+-- the job row in one statement, so of concurrent inserts of one key exactly one
+-- inserts; it runs with its owner's rights, so a producer role cannot write key rows
+-- or take ids of its own).
+SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted
+FROM jobc_enqueue_unique(sqlc.arg(kind)::text, sqlc.arg(queue)::text, sqlc.arg(priority)::int,
+    sqlc.arg(max_attempts)::int, sqlc.arg(payload_version)::int, sqlc.arg(payload)::jsonb,
+    sqlc.arg(metadata)::jsonb, sqlc.narg(available_at)::timestamptz, sqlc.arg(unique_key)::text,
+    sqlc.arg(unique_finished)::text[]) AS u(job_id, inserted);
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
@@ -77,20 +62,3 @@ FROM unnest(sqlc.arg(payloads)::jsonb[]) AS p(payload)
 RETURNING id,
     coalesce((SELECT jobc_wake(sqlc.arg(queue))
               WHERE coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()), false) AS woke;
-
--- name: ReserveJobIDs :many
--- Takes n ids from the jobs' sequence, so that a COPY can insert rows whose ids the
--- caller already knows.
-SELECT nextval(pg_get_serial_sequence('jobc_jobs', 'id'))::bigint AS id
-FROM generate_series(1, sqlc.arg(n)::int);
-
--- name: CopyJobs :copyfrom
-INSERT INTO jobc_jobs (
-    id, kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts
-) VALUES (
-    $1, $2, $3, $4, $5, $6, $7, $8, $9, $10
-);
-
--- name: NotifyQueue :exec
--- Wakes the queue's sleeping workers, if any.
-SELECT jobc_wake(sqlc.arg(queue)::text);

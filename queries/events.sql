@@ -23,12 +23,14 @@ VALUES (
 )
 RETURNING id;
 
--- name: ReserveEventIDs :many
--- Takes n ids from the events' sequence, in order, so that a COPY can insert rows whose
--- ids the caller already knows (Publish<Event>Many).
-SELECT nextval(pg_get_serial_sequence('jobc_events', 'id'))::bigint AS id
-FROM generate_series(1, sqlc.arg(n)::int);
-
--- name: CopyEvents :copyfrom
-INSERT INTO jobc_events (id, event, version, subject, ordering_key, payload, metadata)
-VALUES ($1, $2, $3, $4, $5, $6, $7);
+-- name: InsertEvents :many
+-- Inserts one outbox row per payload, in one statement. Identity values are taken in
+-- the order the rows are inserted, which is unnest's order, so the ids sorted
+-- ascending are the payloads' order (the caller sorts them); keyed[i] false stands for no ordering key. No id comes from the
+-- caller: a role that publishes cannot take ids ahead of the sequence.
+INSERT INTO jobc_events (event, version, subject, ordering_key, payload, metadata)
+SELECT sqlc.arg(event), sqlc.arg(version), sqlc.arg(subject),
+       CASE WHEN (sqlc.arg(keyed)::boolean[])[e.i] THEN (sqlc.arg(ordering_keys)::text[])[e.i] END,
+       e.payload, sqlc.narg(metadata)
+FROM unnest(sqlc.arg(payloads)::jsonb[]) WITH ORDINALITY AS e(payload, i)
+RETURNING id;

@@ -29,8 +29,10 @@ LEFT JOIN LATERAL (SELECT jobc_wake(q.queue)) n ON true;
 -- name: RescueExpired :many
 -- Returns jobs whose lease expired (their worker died or lost its connection) to the
 -- queue, counting the attempt and recording "lease expired"; fails those out of
--- attempts and cancels those whose cancellation was requested (jobc_rescue).
-SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue(sqlc.arg(max)::int) AS r(id, state);
+-- attempts and cancels those whose cancellation was requested (jobc_rescue_expired).
+-- A job whose rescue fails is failed on its own, with the error as problem.
+SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem
+FROM jobc_rescue_expired(sqlc.arg(max)::int) AS r(id, state, problem);
 
 -- name: CountByQueue :many
 -- How many of the given jobs, unfinished or finished, each queue has: the rescuer

@@ -184,3 +184,46 @@ FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)
 INSERT INTO jobc_idempotency_keys (key, job_id) VALUES (sqlc.arg(key), sqlc.arg(job_id))
 ON CONFLICT (key) DO NOTHING;
 
+
+-- When one job makes a statement fail, it fails alone: the worker falls back from the
+-- statement over a batch to one statement per job, and ends a job whose own statement
+-- still fails with jobc_poison (schema/0010), failed with the reason.
+
+-- name: ClaimCandidates :many
+-- The jobs ClaimJobs would lease, read without locking or computing anything from
+-- them, so that a row that makes the claim fail cannot make this fail: the claim then
+-- takes them one at a time (ClaimJobByID).
+SELECT c.id::bigint AS id
+FROM unnest(sqlc.arg(kinds)::text[]) WITH ORDINALITY AS k(kind, i)
+CROSS JOIN LATERAL (
+    SELECT x.id, x.priority, x.available_at
+    FROM jobc_jobs x
+    WHERE x.state = 'available'
+      AND x.queue = sqlc.arg(queue)
+      AND x.kind = k.kind
+      AND x.payload_version = (sqlc.arg(versions)::int[])[k.i]
+    ORDER BY x.priority, x.available_at, x.id
+    LIMIT sqlc.arg(max)
+) c
+ORDER BY c.priority, c.available_at, c.id
+LIMIT sqlc.arg(max);
+
+-- name: ClaimJobByID :many
+-- ClaimJobs for one job, if it is still available (no row: another worker took it).
+UPDATE jobc_jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = sqlc.arg(owner)::text,
+    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
+WHERE j.id = (SELECT x.id FROM jobc_jobs x WHERE x.id = sqlc.arg(id) AND x.state = 'available' FOR UPDATE SKIP LOCKED)
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds;
+
+-- name: PoisonJob :one
+-- Ends a job whose own statement failed: failed, with the reason (jobc_poison). owner
+-- NULL takes a waiting job, otherwise the attempt owner leases. Its id in
+-- jobc_jobs_finished, or 0 when the job was no longer there to take.
+SELECT coalesce(jobc_poison(sqlc.arg(id)::bigint, sqlc.narg(owner)::text, sqlc.arg(attempt)::int,
+                            sqlc.arg(reason)::text), 0)::bigint AS finished_id;

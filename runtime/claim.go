@@ -125,13 +125,18 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	rows, err := q.claimJobs(ctx, w.claimsOn(), db.ClaimJobsParams{
-		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
-	}, asked)
-	w.status.claimed(err)
-	if err != nil {
-		return 0, err
+	on := w.claimsOn()
+	base := db.ClaimJobsParams{Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds()}
+	rows, err := q.claimJobs(ctx, on, base, asked)
+	if err != nil && rowFault(err) {
+		// One job makes the claim fail: claim the rest one by one (isolate.go).
+		var alone []db.ClaimJobsRow
+		alone, err = w.claimAlone(ctx, on, q, base, asked-len(rows))
+		rows = append(rows, alone...)
 	}
+	w.status.claimed(err)
+	// Jobs leased before an error are handed out all the same: dropped, they would
+	// wait for the rescuer.
 	for _, row := range rows {
 		q.active.Add(1)
 		w.running.add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
@@ -140,7 +145,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	if len(rows) > 0 {
 		w.emit(ctx, Event{Kind: EventClaim, Queue: q.name, Count: len(rows)})
 	}
-	return len(rows), nil
+	return len(rows), err
 }
 
 // claimsOn is where the next claim runs. While the worker starts, that is where its

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"math/rand/v2"
 	"time"
 
@@ -160,6 +161,9 @@ func jitter(d time.Duration) time.Duration {
 
 // record writes the outcomes of rs, one statement per kind of outcome. On error it
 // returns the results not yet written; the kinds written before the error stay written.
+// A statement that fails because of one job's row is run again for each job of its
+// group on its own, and a job whose own statement fails too is poisoned (isolate.go),
+// so that the outcomes of the others are recorded.
 func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 	by := map[outcome][]result{}
 	for _, r := range rs {
@@ -174,43 +178,96 @@ func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 		return out
 	}
 	order := []outcome{outcomeComplete, outcomeFail, outcomeCancel, outcomeRetry, outcomeSnooze, outcomeRelease}
-	owner := w.cfg.ID
 	for i, o := range order {
 		group := by[o]
 		if len(group) == 0 {
 			continue
 		}
-		ids, attempts := idsAttempts(group)
-		var done []int64
-		var err error
-		var name string
-		switch o {
-		case outcomeComplete:
-			name = "completed"
-			done, err = w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
-		case outcomeFail, outcomeCancel:
-			state := db.JobcStateFailed
-			if o == outcomeCancel {
-				state = db.JobcStateCancelled
+		done, err := w.recordGroup(ctx, o, group)
+		if err != nil && rowFault(err) {
+			var rest []result
+			done, rest, err = w.recordAlone(ctx, o, group, err)
+			if err != nil {
+				return append(rest, left(i+1, order)...), err
 			}
-			name = string(state)
-			done, err = w.outcomes.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
-		case outcomeRetry:
-			name = "retried"
-			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
-		case outcomeSnooze: // a retry that records no error and does not count the attempt
-			name = "snoozed"
-			done, err = w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
-		case outcomeRelease:
-			_, err = w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
-			done = ids // a release of a job rescued meanwhile has nothing to say
 		}
 		if err != nil {
 			return left(i, order), err
 		}
-		w.lostLeases(ctx, name, ids, done)
+		ids, _ := idsAttempts(group)
+		w.lostLeases(ctx, o.String(), ids, done)
 	}
 	return nil, nil
+}
+
+// String says what recording the outcome does, for the logs.
+func (o outcome) String() string {
+	switch o {
+	case outcomeComplete:
+		return "completed"
+	case outcomeFail:
+		return "failed"
+	case outcomeCancel:
+		return "cancelled"
+	case outcomeRetry:
+		return "retried"
+	case outcomeSnooze:
+		return "snoozed"
+	case outcomeRelease:
+		return "released"
+	case outcomeRecorded:
+		return "recorded"
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// recordGroup writes the outcomes of group, all of outcome o, with one statement, and
+// returns the ids it recorded.
+func (w *Worker) recordGroup(ctx context.Context, o outcome, group []result) ([]int64, error) {
+	ids, attempts := idsAttempts(group)
+	owner := w.cfg.ID
+	switch o {
+	case outcomeComplete:
+		return w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
+	case outcomeFail, outcomeCancel:
+		state := db.JobcStateFailed
+		if o == outcomeCancel {
+			state = db.JobcStateCancelled
+		}
+		return w.outcomes.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
+	case outcomeRetry:
+		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+	case outcomeSnooze: // a retry that records no error and does not count the attempt
+		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
+	case outcomeRelease:
+		_, err := w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
+		return ids, err // a release of a job rescued meanwhile has nothing to say
+	}
+	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)
+}
+
+// recordAlone writes the outcomes of group one job at a time, after the statement for
+// the whole group failed with batchErr, a row's fault. A job whose own statement fails
+// with a row's fault is poisoned, and counts as recorded if that ended it. On any
+// other error it returns the results not yet written.
+func (w *Worker) recordAlone(ctx context.Context, o outcome, group []result, batchErr error) (done []int64, rest []result, err error) {
+	w.log.WarnContext(ctx, "jobc worker: recording outcomes failed because of a job's row; recording them one by one",
+		"jobs", len(group), "outcome", o.String(), "err", describeDBError(batchErr))
+	owner := w.cfg.ID
+	for j, r := range group {
+		d, err := w.recordGroup(ctx, o, group[j:j+1])
+		switch {
+		case err == nil:
+			done = append(done, d...)
+		case rowFault(err):
+			if w.poison(ctx, w.outcomes, r.id, &owner, r.attempt, "recording the job's outcome ("+o.String()+")", err) {
+				done = append(done, r.id)
+			}
+		default:
+			return done, group[j:], err
+		}
+	}
+	return done, nil, nil
 }
 
 // lostLeases logs the attempts whose outcome was not recorded because this worker no

@@ -138,29 +138,15 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 		}
 		return Enqueued{ID: row.ID}, nil
 	}
-	// The holder of a key may finish and release it between our conflict and our
-	// lookup; then the insert is tried again.
-	for range 5 {
-		ids, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
-			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
-			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
-			UniqueKey: key, UniqueFinished: finished,
-		})
-		if err != nil {
-			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
-		}
-		if len(ids) == 1 {
-			return Enqueued{ID: ids[0]}, nil
-		}
-		holders, err := q.UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: jt.Kind, UniqueKey: key})
-		if err != nil {
-			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: find the job holding unique key %s: %w", jt.Kind, key, describeDBError(err))
-		}
-		if len(holders) == 1 {
-			return Enqueued{ID: holders[0], Duplicate: true}, nil
-		}
+	row, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
+		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int32(o.priority),
+		PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+		UniqueKey: key, UniqueFinished: finished,
+	})
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
 	}
-	return Enqueued{}, fmt.Errorf("jobc: enqueue %s: unique key %s kept changing hands; try again", jt.Kind, key)
+	return Enqueued{ID: row.ID, Duplicate: !row.Inserted}, nil
 }
 
 // EnqueueMany validates every payload, then inserts them all with one statement (COPY
@@ -211,20 +197,10 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 }
 
 // unnestMaxBatch is the largest batch EnqueueMany inserts with one INSERT ... SELECT
-// FROM unnest (InsertJobs: one round trip); larger ones reserve ids, COPY and wake the
-// queue (three round trips). BenchmarkEnqueueManyPaths, µs per job including the
-// transaction, median of 3 (2026-12-01, throwaway cluster, shared 2-core machine):
-//
-//	batch    1: unnest 391   copy 592
-//	batch   10: unnest  43   copy  64
-//	batch  100: unnest  13.2 copy  15.3
-//	batch 1000: unnest   8.4 copy  11.3
-//	batch 5000: unnest   8.5 copy  13.8
-//	batch 20k:  unnest   7.6 copy   9.9
-//
-// The single statement wins at every size measured: reserving ids takes a nextval
-// per row. COPY stays for batches beyond the largest one measured. (Measured before
-// InsertJobs lost its CTE, which made it faster still.)
+// FROM unnest (InsertJobs); larger ones are inserted in statements of that many jobs.
+// One statement per batch beat reserving ids and a COPY at every size measured
+// (bench/README.md), and it takes every id from the sequence, so the role that
+// enqueues never names one (schema/grants.go).
 const unnestMaxBatch = 20000
 
 // insertMany inserts raws, each a validated payload, with the options o; docs holds
@@ -241,13 +217,12 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 		return out, nil
 	}
 	var ids []int64
-	if len(raws) <= unnestMaxBatch {
-		ids, err = jt.insertUnnest(ctx, q, raws, o)
-	} else {
-		ids, err = jt.insertCopy(ctx, q, raws, o)
-	}
-	if err != nil {
-		return nil, err
+	for chunk := range slices.Chunk(raws, unnestMaxBatch) {
+		got, err := jt.insertUnnest(ctx, q, chunk, o)
+		if err != nil {
+			return nil, err
+		}
+		ids = append(ids, got...)
 	}
 	out := make([]Enqueued, len(ids))
 	for i, id := range ids {
@@ -275,35 +250,5 @@ func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byt
 		ids[i] = r.ID
 	}
 	slices.Sort(ids)
-	return ids, nil
-}
-
-// insertCopy reserves ids for raws, inserts them with COPY and wakes the queue.
-func (jt *JobType) insertCopy(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
-	ids, err := q.ReserveJobIDs(ctx, int32(len(raws)))
-	if err != nil {
-		return nil, fmt.Errorf("jobc: enqueue %s: reserve ids: %w", jt.Kind, describeDBError(err))
-	}
-	now := time.Now()
-	at, state := now, db.JobcStateAvailable
-	if o.runAt != nil && o.runAt.After(now) {
-		at, state = *o.runAt, db.JobcStateScheduled
-	}
-	rows := make([]db.CopyJobsParams, len(raws))
-	for i, raw := range raws {
-		rows[i] = db.CopyJobsParams{
-			ID: ids[i], Kind: jt.Kind, Queue: jt.Queue, State: state, Priority: int16(o.priority),
-			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta,
-			AvailableAt: at, MaxAttempts: int32(jt.MaxAttempts),
-		}
-	}
-	if _, err := q.CopyJobs(ctx, rows); err != nil {
-		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(rows), jt.Kind, describeDBError(err))
-	}
-	if state == db.JobcStateAvailable {
-		if err := q.NotifyQueue(ctx, jt.Queue); err != nil {
-			return nil, fmt.Errorf("jobc: enqueue %s: notify: %w", jt.Kind, describeDBError(err))
-		}
-	}
 	return ids, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -234,8 +235,9 @@ func (et *EventType) write(ctx context.Context, q *db.Queries, b *eventBatch, o 
 	return out, nil
 }
 
-// insertEvents writes the outbox rows: one INSERT for a single event, else reserved
-// ids and a COPY. Ids are taken after the ordering keys are locked.
+// insertEvents writes the outbox rows: one INSERT for a single event, else one
+// INSERT ... SELECT FROM unnest per unnestMaxBatch events. Ids are taken after the
+// ordering keys are locked, by the sequence, in the payloads' order.
 func (et *EventType) insertEvents(ctx context.Context, q *db.Queries, b *eventBatch, o publishOptions, out []Published) error {
 	if len(b.raws) == 1 {
 		id, err := q.InsertEvent(ctx, db.InsertEventParams{
@@ -248,20 +250,29 @@ func (et *EventType) insertEvents(ctx context.Context, q *db.Queries, b *eventBa
 		out[0].ID = id
 		return nil
 	}
-	ids, err := q.ReserveEventIDs(ctx, int32(len(b.raws)))
-	if err != nil {
-		return fmt.Errorf("jobc: publish %s: reserve ids: %w", et.Name, describeDBError(err))
-	}
-	rows := make([]db.CopyEventsParams, len(b.raws))
-	for i, raw := range b.raws {
-		rows[i] = db.CopyEventsParams{
-			ID: ids[i], Event: et.Name, Version: int32(et.WriteVersion), Subject: et.Subject,
-			OrderingKey: b.keys[i], Payload: raw, Metadata: o.meta,
+	for start := 0; start < len(b.raws); start += unnestMaxBatch {
+		end := min(start+unnestMaxBatch, len(b.raws))
+		keyed := make([]bool, end-start)
+		keys := make([]string, end-start)
+		for i, k := range b.keys[start:end] {
+			if k != nil {
+				keyed[i], keys[i] = true, *k
+			}
 		}
-		out[i].ID = ids[i]
-	}
-	if _, err := q.CopyEvents(ctx, rows); err != nil {
-		return fmt.Errorf("jobc: publish %d %s events: %w", len(rows), et.Name, describeDBError(err))
+		ids, err := q.InsertEvents(ctx, db.InsertEventsParams{
+			Event: et.Name, Version: int32(et.WriteVersion), Subject: et.Subject,
+			Keyed: keyed, OrderingKeys: keys, Payloads: b.raws[start:end], Metadata: o.meta,
+		})
+		if err != nil {
+			return fmt.Errorf("jobc: publish %d %s events: %w", end-start, et.Name, describeDBError(err))
+		}
+		if len(ids) != end-start {
+			return fmt.Errorf("jobc: publish %d %s events: %d inserted", end-start, et.Name, len(ids))
+		}
+		slices.Sort(ids) // ascending ids are the payloads' order (InsertEvents)
+		for i, id := range ids {
+			out[start+i].ID = id
+		}
 	}
 	return nil
 }

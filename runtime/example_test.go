@@ -157,5 +157,7 @@ func ExampleMigrate() {
 	// applied 0007_sql_producers
 	// applied 0008_claim_by_version
 	// applied 0009_one_claim_index
+	// applied 0010_table_invariants
+	// applied 0011_validate_invariants
 	// 0 <nil>
 }

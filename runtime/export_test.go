@@ -112,17 +112,18 @@ func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kin
 }
 
 // InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
-// jobs that are neither unique nor deduplicated: with one INSERT ... SELECT FROM
-// unnest, or (copy) with reserved ids, COPY and a wake-up.
-func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte, copy bool) ([]int64, error) {
+// jobs that are neither unique nor deduplicated.
+func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte) ([]int64, error) {
 	o, err := jt.options(nil)
 	if err != nil {
 		return nil, err
 	}
-	if copy {
-		return jt.insertCopy(ctx, db.New(dbtx), raws, o)
+	out, err := jt.insertMany(ctx, db.New(dbtx), raws, nil, o)
+	ids := make([]int64, len(out))
+	for i, e := range out {
+		ids[i] = e.ID
 	}
-	return jt.insertUnnest(ctx, db.New(dbtx), raws, o)
+	return ids, err
 }
 
 // UnnestMaxBatch is the largest batch EnqueueMany inserts with one statement.
@@ -163,4 +164,10 @@ func testQueue(name string, max int, kinds map[string][2]int) *queue {
 		q.addKind(k, kinds[k][0], kinds[k][1])
 	}
 	return q
+}
+
+// UniqueKeyHolderForTest runs UniqueKeyHolder, which only RetryJob of a job whose key
+// another job holds reaches, so that the grants test runs it as the worker role.
+func UniqueKeyHolderForTest(ctx context.Context, dbtx DBTX, kind, key string) ([]int64, error) {
+	return db.New(dbtx).UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: kind, UniqueKey: key})
 }

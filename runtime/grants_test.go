@@ -261,7 +261,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Fatalf("EnqueueMany as the producer: %v, %v", many, err)
 	}
 	// The producer publishes a relayed event with an ordering key and a subscriber, once
-	// and as a batch (LockEventKeys, InsertEvent, ReserveEventIDs, CopyEvents).
+	// and as a batch (LockEventKeys, InsertEvent, InsertEvents).
 	eventType, err := runtime.NewEventType(runtime.EventType{
 		Name: "grants_event", Subject: "grants.event", OrderingKey: []string{"email"}, Relay: true,
 		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
@@ -277,11 +277,10 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if ps, err := runtime.PublishMany(ctx, producerPool, eventType, []emailPayload{{N: 2, Email: "a@example.com"}, {N: 3, Email: "b@example.com"}}, later); err != nil || len(ps) != 2 {
 		t.Fatalf("PublishMany as the producer: %+v, %v", ps, err)
 	}
-	// Batches beyond runtime.UnnestMaxBatch reserve ids, COPY and wake the queue.
-	copied, err := runtime.InsertRawForTest(ctx, producerPool, okType, [][]byte{[]byte(`{"n":12,"email":"c@example.com"}`)}, true)
-	if err != nil || len(copied) != 1 {
-		t.Fatalf("EnqueueMany's COPY path as the producer: %v, %v", copied, err)
-	}
+	// A job that makes the claim fail (attempt + 1 overflows; set up by the superuser)
+	// is claimed alone and failed (ClaimCandidates, ClaimJobByID, PoisonJob).
+	poisoned := enqueue(okType, 6)
+	e.exec(t, `UPDATE app.jobc_jobs SET attempt = 2147483647, max_attempts = 2147483647 WHERE id = $1`, poisoned.ID)
 	// Two jobs of a worker that died: one has attempts left, one does not. (Set up by
 	// the superuser: no role of jobc's writes a lease for a worker that does not exist.)
 	snoozer := enqueue(snoozeType, 1)
@@ -338,6 +337,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("retried job completed at attempt %d, want 2", info.Attempt)
 	}
 	waitState("failing job", failed.ID, runtime.StateFailed)
+	if info := waitState("job that made the claim fail", poisoned.ID, runtime.StateFailed); len(info.Errors) == 0 || info.Errors[len(info.Errors)-1].Class != "jobc_poisoned" {
+		t.Errorf("job that made the claim fail: %+v; want its last error of class jobc_poisoned", info.Errors)
+	}
 	waitState("transactional job", inTx.ID, runtime.StateCompleted)
 	waitState("unique job", unique.ID, runtime.StateCompleted)
 	waitState("scheduled job", scheduled.ID, runtime.StateCompleted)
@@ -505,6 +507,10 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 	if ws, err := runtime.Workers(ctx, readerPool, 0); err != nil || len(ws) != 0 {
 		t.Errorf("after shutdown, Workers: %+v, %v; want none", ws, err)
+	}
+
+	if holders, err := runtime.UniqueKeyHolderForTest(ctx, workerPool, uniqueType.Kind, "no such key"); err != nil || len(holders) != 0 {
+		t.Errorf("UniqueKeyHolder as the worker: %v, %v", holders, err)
 	}
 
 	// The relay, as the worker role, on the events published above.

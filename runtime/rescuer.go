@@ -53,6 +53,11 @@ func (r *rescuer) runOnce(ctx context.Context) (rescuerResult, error) {
 		}
 		var batch rescuerResult
 		for _, row := range rows {
+			if row.Problem != "" {
+				// jobc_rescue_expired failed this job alone: its rescue failed.
+				r.log.ErrorContext(ctx, "jobc worker: a job made the rescue of expired leases fail; it is failed alone, with the error, and the others proceed",
+					"job_id", row.ID, "err", row.Problem)
+			}
 			switch row.State {
 			case db.JobcStateAvailable:
 				batch.Retried++

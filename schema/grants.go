@@ -57,21 +57,30 @@ func objects() []object {
 		// ClaimJobs, ExtendLeases, RetryJobs, ReleaseJobs, PromoteScheduled,
 		// RescueExpired, AgeWaitingJobs, RewritePayloads, RetrySelected:
 		// UPDATE (and SELECT FOR UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx,
-		// CancelPending, DeleteSelected and the rescuer move rows out: DELETE; enqueue,
-		// the periodic scheduler and RetrySelected (back from jobc_jobs_finished): INSERT.
-		// The producer reads back only what InsertJob and InsertUniqueJob return
-		// (their RETURNING reads id, queue and state), not other jobs' payloads.
+		// CancelPending, DeleteSelected, PoisonJob and the rescuer move rows out: DELETE;
+		// enqueue, the periodic scheduler and RetrySelected (back from
+		// jobc_jobs_finished): INSERT.
+		// The producer inserts only the columns of a new job (InsertJob, InsertJobs),
+		// never an id, a lease, an attempt count or errors, so it cannot take ids ahead
+		// of the sequence or write a running job (jobc_jobs_running_leased refuses one
+		// without a lease); a unique job goes through jobc_enqueue_unique. It reads back
+		// only what InsertJob returns (id, queue, state), not other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
-			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id, queue, state)", ins}, readOnly: []string{sel}},
+			worker: []string{sel, ins, upd, del},
+			producer: []string{"SELECT (id, queue, state)",
+				"INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)"},
+			readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
 		// PruneFinished, DeleteSelected and RetrySelected (which moves them back to
 		// jobc_jobs), and never updated.
 		{kind: "TABLE", name: "jobc_jobs_finished",
 			worker: []string{sel, ins, del}, readOnly: []string{sel}},
-		// Written by InsertUniqueJob in the same statement as the job, read by
-		// UniqueKeyHolder, deleted when a job finishes or is pruned.
+		// Written by jobc_enqueue_unique in the same statement as the job (with its
+		// owner's rights: the producer holds no privilege here, so it cannot plant a key
+		// that suppresses a job), read by UniqueKeyHolder, deleted when a job finishes
+		// or is pruned; RetrySelected puts back the key of a job it revives.
 		{kind: "TABLE", name: "jobc_unique_keys",
-			worker: []string{sel, ins, del}, producer: []string{sel, ins}, readOnly: []string{sel}},
+			worker: []string{sel, ins, del}, readOnly: []string{sel}},
 		// Sleep, Wake, ForgetSleeper, PruneSleepers; every enqueue reads it to decide
 		// whether to notify.
 		{kind: "TABLE", name: "jobc_sleepers",
@@ -105,15 +114,26 @@ func objects() []object {
 			worker: []string{sel}, readOnly: []string{sel}},
 		// The outbox (migration 0006): Publish<Event> inserts rows in the business
 		// transaction (and reads back their ids); relays claim, mark and prune them.
+		// The producer inserts the columns of a new event only: no id, state, lease or
+		// publication time (the relay checks the rest against the spec).
 		{kind: "TABLE", name: "jobc_events",
-			worker: []string{sel, ins, upd, del}, producer: []string{"SELECT (id)", ins}, readOnly: []string{sel}},
-		// The identity sequence of jobc_jobs.id: InsertUniqueJob and ReserveJobIDs
-		// (EnqueueMany) take ids with nextval.
-		{kind: "SEQUENCE", name: "jobc_jobs_id_seq",
-			worker: []string{"USAGE"}, producer: []string{"USAGE"}},
-		// The identity sequence of jobc_events.id, for Publish<Event>Many's reserved ids.
-		{kind: "SEQUENCE", name: "jobc_events_id_seq",
-			worker: []string{"USAGE"}, producer: []string{"USAGE"}},
+			worker:   []string{sel, ins, upd, del},
+			producer: []string{"SELECT (id)", "INSERT (event, version, subject, ordering_key, payload, metadata)"},
+			readOnly: []string{sel}},
+		// The identity sequence of jobc_jobs.id: jobc_enqueue_unique (as its owner) and
+		// jobc_poison take ids with nextval. Inserts take theirs from the column default,
+		// which needs no privilege on the sequence.
+		{kind: "SEQUENCE", name: "jobc_jobs_id_seq", worker: []string{"USAGE"}},
+		// The identity sequence of jobc_events.id. No statement takes ids from it by
+		// hand any more; the worker role, which claims, marks and prunes the outbox,
+		// keeps USAGE on it as on every other object of the schema.
+		{kind: "SEQUENCE", name: "jobc_events_id_seq", worker: []string{"USAGE"}},
+		// The gate for unique jobs (migration 0010), SECURITY DEFINER; EXECUTE is
+		// revoked from PUBLIC, so only the roles that enqueue may call it.
+		{kind: "FUNCTION", name: "jobc_enqueue_unique",
+			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]",
+			worker:   []string{"EXECUTE"},
+			producer: []string{"EXECUTE"}},
 	}
 }
 

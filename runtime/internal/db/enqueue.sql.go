@@ -10,19 +10,6 @@ import (
 	"time"
 )
 
-type CopyJobsParams struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          JobcState
-	Priority       int16
-	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
-	AvailableAt    time.Time
-	MaxAttempts    int32
-}
-
 const insertJob = `-- name: InsertJob :one
 
 INSERT INTO jobc_jobs (
@@ -152,113 +139,53 @@ func (q *Queries) InsertJobs(ctx context.Context, arg InsertJobsParams) ([]Inser
 	return items, nil
 }
 
-const insertUniqueJob = `-- name: InsertUniqueJob :many
-WITH k AS (
-    INSERT INTO jobc_unique_keys (kind, key, job_id)
-    VALUES ($1, $2::text, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
-    ON CONFLICT (kind, key) DO NOTHING
-    RETURNING job_id
-), ins AS (
-    INSERT INTO jobc_jobs (
-        id, kind, queue, state, priority, payload_version, payload, metadata,
-        available_at, max_attempts, unique_key, unique_finished
-    )
-    SELECT k.job_id, $1, $3,
-        CASE WHEN coalesce($4::timestamptz, now()) <= now()
-             THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-        $5, $6, $7, $8,
-        coalesce($4::timestamptz, now()), $9,
-        $2::text, $10::text[]::jobc_state[]
-    FROM k
-    RETURNING id, queue, state
-)
-SELECT ins.id
-FROM ins
-LEFT JOIN LATERAL (SELECT jobc_wake(ins.queue) WHERE ins.state = 'available') n ON true
+const insertUniqueJob = `-- name: InsertUniqueJob :one
+SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted
+FROM jobc_enqueue_unique($1::text, $2::text, $3::int,
+    $4::int, $5::int, $6::jsonb,
+    $7::jsonb, $8::timestamptz, $9::text,
+    $10::text[]) AS u(job_id, inserted)
 `
 
 type InsertUniqueJobParams struct {
 	Kind           string
-	UniqueKey      string
 	Queue          string
-	AvailableAt    *time.Time
-	Priority       int16
+	Priority       int32
+	MaxAttempts    int32
 	PayloadVersion int32
 	Payload        []byte
 	Metadata       []byte
-	MaxAttempts    int32
+	AvailableAt    *time.Time
+	UniqueKey      string
 	UniqueFinished []string
 }
 
-// Inserts the job only if no other job holds its unique key: the key row and the job
-// row are written by one statement, and the key's primary key makes concurrent inserts
-// of one key wait for each other, so exactly one of them inserts. No row: a duplicate.
-func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, insertUniqueJob,
+type InsertUniqueJobRow struct {
+	ID       int64
+	Inserted bool
+}
+
+// Inserts the job only if no other job holds its unique key, and otherwise returns the
+// holder's id with inserted false (jobc_enqueue_unique, schema/0010: the key row and
+// the job row in one statement, so of concurrent inserts of one key exactly one
+// inserts; it runs with its owner's rights, so a producer role cannot write key rows
+// or take ids of its own).
+func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams) (InsertUniqueJobRow, error) {
+	row := q.db.QueryRow(ctx, insertUniqueJob,
 		arg.Kind,
-		arg.UniqueKey,
 		arg.Queue,
-		arg.AvailableAt,
 		arg.Priority,
+		arg.MaxAttempts,
 		arg.PayloadVersion,
 		arg.Payload,
 		arg.Metadata,
-		arg.MaxAttempts,
+		arg.AvailableAt,
+		arg.UniqueKey,
 		arg.UniqueFinished,
 	)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
-const notifyQueue = `-- name: NotifyQueue :exec
-SELECT jobc_wake($1::text)
-`
-
-// Wakes the queue's sleeping workers, if any.
-func (q *Queries) NotifyQueue(ctx context.Context, queue string) error {
-	_, err := q.db.Exec(ctx, notifyQueue, queue)
-	return err
-}
-
-const reserveJobIDs = `-- name: ReserveJobIDs :many
-SELECT nextval(pg_get_serial_sequence('jobc_jobs', 'id'))::bigint AS id
-FROM generate_series(1, $1::int)
-`
-
-// Takes n ids from the jobs' sequence, so that a COPY can insert rows whose ids the
-// caller already knows.
-func (q *Queries) ReserveJobIDs(ctx context.Context, n int32) ([]int64, error) {
-	rows, err := q.db.Query(ctx, reserveJobIDs, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
+	var i InsertUniqueJobRow
+	err := row.Scan(&i.ID, &i.Inserted)
+	return i, err
 }
 
 const uniqueKeyHolder = `-- name: UniqueKeyHolder :many

@@ -9,16 +9,6 @@ import (
 	"context"
 )
 
-type CopyEventsParams struct {
-	ID          int64
-	Event       string
-	Version     int32
-	Subject     string
-	OrderingKey *string
-	Payload     []byte
-	Metadata    []byte
-}
-
 const insertEvent = `-- name: InsertEvent :one
 INSERT INTO jobc_events (event, version, subject, ordering_key, payload, metadata)
 VALUES (
@@ -51,6 +41,57 @@ func (q *Queries) InsertEvent(ctx context.Context, arg InsertEventParams) (int64
 	return id, err
 }
 
+const insertEvents = `-- name: InsertEvents :many
+INSERT INTO jobc_events (event, version, subject, ordering_key, payload, metadata)
+SELECT $1, $2, $3,
+       CASE WHEN ($4::boolean[])[e.i] THEN ($5::text[])[e.i] END,
+       e.payload, $6
+FROM unnest($7::jsonb[]) WITH ORDINALITY AS e(payload, i)
+RETURNING id
+`
+
+type InsertEventsParams struct {
+	Event        string
+	Version      int32
+	Subject      string
+	Keyed        []bool
+	OrderingKeys []string
+	Metadata     []byte
+	Payloads     [][]byte
+}
+
+// Inserts one outbox row per payload, in one statement. Identity values are taken in
+// the order the rows are inserted, which is unnest's order, so the ids sorted
+// ascending are the payloads' order (the caller sorts them); keyed[i] false stands for no ordering key. No id comes from the
+// caller: a role that publishes cannot take ids ahead of the sequence.
+func (q *Queries) InsertEvents(ctx context.Context, arg InsertEventsParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, insertEvents,
+		arg.Event,
+		arg.Version,
+		arg.Subject,
+		arg.Keyed,
+		arg.OrderingKeys,
+		arg.Metadata,
+		arg.Payloads,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const lockEventKeys = `-- name: LockEventKeys :exec
 
 SELECT pg_advisory_xact_lock(
@@ -77,31 +118,4 @@ type LockEventKeysParams struct {
 func (q *Queries) LockEventKeys(ctx context.Context, arg LockEventKeysParams) error {
 	_, err := q.db.Exec(ctx, lockEventKeys, arg.Event, arg.OrderingKeys)
 	return err
-}
-
-const reserveEventIDs = `-- name: ReserveEventIDs :many
-SELECT nextval(pg_get_serial_sequence('jobc_events', 'id'))::bigint AS id
-FROM generate_series(1, $1::int)
-`
-
-// Takes n ids from the events' sequence, in order, so that a COPY can insert rows whose
-// ids the caller already knows (Publish<Event>Many).
-func (q *Queries) ReserveEventIDs(ctx context.Context, n int32) ([]int64, error) {
-	rows, err := q.db.Query(ctx, reserveEventIDs, n)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []int64{}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, err
-		}
-		items = append(items, id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }

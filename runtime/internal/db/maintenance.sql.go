@@ -224,17 +224,20 @@ func (q *Queries) PruneIdempotencyKeys(ctx context.Context, arg PruneIdempotency
 }
 
 const rescueExpired = `-- name: RescueExpired :many
-SELECT r.id::bigint AS id, r.state::jobc_state AS state FROM jobc_rescue($1::int) AS r(id, state)
+SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem
+FROM jobc_rescue_expired($1::int) AS r(id, state, problem)
 `
 
 type RescueExpiredRow struct {
-	ID    int64
-	State JobcState
+	ID      int64
+	State   JobcState
+	Problem string
 }
 
 // Returns jobs whose lease expired (their worker died or lost its connection) to the
 // queue, counting the attempt and recording "lease expired"; fails those out of
-// attempts and cancels those whose cancellation was requested (jobc_rescue).
+// attempts and cancels those whose cancellation was requested (jobc_rescue_expired).
+// A job whose rescue fails is failed on its own, with the error as problem.
 func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, rescueExpired, max)
 	if err != nil {
@@ -244,7 +247,7 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 	items := []RescueExpiredRow{}
 	for rows.Next() {
 		var i RescueExpiredRow
-		if err := rows.Scan(&i.ID, &i.State); err != nil {
+		if err := rows.Scan(&i.ID, &i.State, &i.Problem); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

@@ -10,6 +10,130 @@ import (
 	"time"
 )
 
+const claimCandidates = `-- name: ClaimCandidates :many
+
+SELECT c.id::bigint AS id
+FROM unnest($1::text[]) WITH ORDINALITY AS k(kind, i)
+CROSS JOIN LATERAL (
+    SELECT x.id, x.priority, x.available_at
+    FROM jobc_jobs x
+    WHERE x.state = 'available'
+      AND x.queue = $2
+      AND x.kind = k.kind
+      AND x.payload_version = ($3::int[])[k.i]
+    ORDER BY x.priority, x.available_at, x.id
+    LIMIT $4
+) c
+ORDER BY c.priority, c.available_at, c.id
+LIMIT $4
+`
+
+type ClaimCandidatesParams struct {
+	Kinds    []string
+	Queue    string
+	Versions []int32
+	Max      int32
+}
+
+// When one job makes a statement fail, it fails alone: the worker falls back from the
+// statement over a batch to one statement per job, and ends a job whose own statement
+// still fails with jobc_poison (schema/0010), failed with the reason.
+// The jobs ClaimJobs would lease, read without locking or computing anything from
+// them, so that a row that makes the claim fail cannot make this fail: the claim then
+// takes them one at a time (ClaimJobByID).
+func (q *Queries) ClaimCandidates(ctx context.Context, arg ClaimCandidatesParams) ([]int64, error) {
+	rows, err := q.db.Query(ctx, claimCandidates,
+		arg.Kinds,
+		arg.Queue,
+		arg.Versions,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []int64{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, err
+		}
+		items = append(items, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const claimJobByID = `-- name: ClaimJobByID :many
+UPDATE jobc_jobs j
+SET state = 'running',
+    attempt = j.attempt + 1,
+    attempted_at = now(),
+    lease_owner = $1::text,
+    lease_expires_at = now() + make_interval(secs => $2::float8)
+WHERE j.id = (SELECT x.id FROM jobc_jobs x WHERE x.id = $3 AND x.state = 'available' FOR UPDATE SKIP LOCKED)
+RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+          j.attempt, j.max_attempts, j.created_at, j.available_at,
+          extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds
+`
+
+type ClaimJobByIDParams struct {
+	Owner        string
+	LeaseSeconds float64
+	ID           int64
+}
+
+type ClaimJobByIDRow struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	Attempt        int32
+	MaxAttempts    int32
+	CreatedAt      time.Time
+	AvailableAt    time.Time
+	WaitedSeconds  float64
+}
+
+// ClaimJobs for one job, if it is still available (no row: another worker took it).
+func (q *Queries) ClaimJobByID(ctx context.Context, arg ClaimJobByIDParams) ([]ClaimJobByIDRow, error) {
+	rows, err := q.db.Query(ctx, claimJobByID, arg.Owner, arg.LeaseSeconds, arg.ID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ClaimJobByIDRow{}
+	for rows.Next() {
+		var i ClaimJobByIDRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.Payload,
+			&i.Metadata,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.CreatedAt,
+			&i.AvailableAt,
+			&i.WaitedSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const claimJobs = `-- name: ClaimJobs :many
 
 UPDATE jobc_jobs j
@@ -400,6 +524,33 @@ func (q *Queries) FinishJobs(ctx context.Context, arg FinishJobsParams) ([]int64
 		return nil, err
 	}
 	return items, nil
+}
+
+const poisonJob = `-- name: PoisonJob :one
+SELECT coalesce(jobc_poison($1::bigint, $2::text, $3::int,
+                            $4::text), 0)::bigint AS finished_id
+`
+
+type PoisonJobParams struct {
+	ID      int64
+	Owner   *string
+	Attempt int32
+	Reason  string
+}
+
+// Ends a job whose own statement failed: failed, with the reason (jobc_poison). owner
+// NULL takes a waiting job, otherwise the attempt owner leases. Its id in
+// jobc_jobs_finished, or 0 when the job was no longer there to take.
+func (q *Queries) PoisonJob(ctx context.Context, arg PoisonJobParams) (int64, error) {
+	row := q.db.QueryRow(ctx, poisonJob,
+		arg.ID,
+		arg.Owner,
+		arg.Attempt,
+		arg.Reason,
+	)
+	var finished_id int64
+	err := row.Scan(&finished_id)
+	return finished_id, err
 }
 
 const recordIdempotencyKey = `-- name: RecordIdempotencyKey :execrows

@@ -1,0 +1,499 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/schema"
+)
+
+// One bad row, written by anyone, must not stop the rest: these tests write the rows
+// that stopped a queue, the outcome writer or the rescuer on f17ea1b (issue 20) and
+// check that the tables refuse them or that the job fails alone.
+
+// wantSQLState asserts that err carries SQLSTATE code.
+func wantSQLState(t *testing.T, what string, err error, code string) {
+	t.Helper()
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != code {
+		t.Errorf("%s: got %v, want SQLSTATE %s", what, err, code)
+	}
+}
+
+// TestTablesRefuseRowsThatBreakTheirInvariants: whoever writes (here the schema's
+// owner, who holds every privilege), a row with a time that is not finite, a running
+// job without a lease, errors that are not a list or metadata that is not an object
+// is refused by the table itself.
+func TestTablesRefuseRowsThatBreakTheirInvariants(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	insert := `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, %s)
+		VALUES ('k', 'q', '%s', 5, 1, '{}', 3, %s)`
+	for _, c := range []struct{ name, state, cols, vals, constraint string }{
+		{"available_at -infinity", "available", "available_at", "'-infinity'", "jobc_jobs_finite_times"},
+		{"available_at infinity", "scheduled", "available_at", "'infinity'", "jobc_jobs_finite_times"},
+		{"created_at infinity", "available", "created_at", "'infinity'", "jobc_jobs_finite_times"},
+		{"running without a lease", "running", "attempt", "1", "jobc_jobs_running_leased"},
+		{"running without an expiry", "running", "lease_owner", "'w'", "jobc_jobs_running_leased"},
+		{"lease expiry infinity", "running", "lease_owner, lease_expires_at", "'w', 'infinity'", "jobc_jobs_finite_times"},
+		{"errors an object", "available", "errors", `'{"error":"x"}'`, "jobc_jobs_errors_list"},
+		{"errors a string", "available", "errors", `'"boom"'`, "jobc_jobs_errors_list"},
+		{"metadata a list", "available", "metadata", `'[1]'`, "jobc_jobs_metadata_object"},
+	} {
+		_, err := pool.Exec(ctx, fmt.Sprintf(insert, c.cols, c.state, c.vals))
+		wantSQLState(t, c.name, err, "23514")
+		if err != nil && !strings.Contains(err.Error(), c.constraint) {
+			t.Errorf("%s: %v does not name %s", c.name, err, c.constraint)
+		}
+	}
+	_, err := pool.Exec(ctx, `INSERT INTO jobc_events (event, version, subject, payload, available_at)
+		VALUES ('e', 1, 's', '{}', '-infinity')`)
+	wantSQLState(t, "event available_at -infinity", err, "23514")
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_all`); n != 0 {
+		t.Errorf("%d jobs were written", n)
+	}
+}
+
+// TestSQLProducerRefusesATimeThatIsNotFinite is failure 1 of issue 20: SELECT
+// jobc_enqueue_<kind>(payload, '-infinity') was accepted, and every claim of the queue
+// failed from then on. The shared insert now refuses it, naming the run time; the
+// queue's other jobs run.
+func TestSQLProducerRefusesATimeThatIsNotFinite(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	for _, at := range []string{"-infinity", "infinity"} {
+		for _, key := range []string{"NULL", "'k1'"} {
+			_, err := pool.Exec(ctx, fmt.Sprintf(`SELECT jobc_enqueue_job('send_email', 'email', 5, 3, 1,
+				'{"n":1,"email":"a@example.com"}', '%s', %s, NULL)`, at, key))
+			wantSQLState(t, at+" with key "+key, err, "22007")
+			if err != nil && !strings.Contains(err.Error(), "not a finite time") {
+				t.Errorf("%s: %v does not say the time is not finite", at, err)
+			}
+		}
+	}
+	jt := emailType(t, nil)
+	done := make(chan int, 10)
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 2}}))
+	if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p emailPayload) error {
+		done <- p.N
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT jobc_enqueue_job('send_email', 'email', 5, 3, 1, '{"n":7,"email":"a@example.com"}', NULL, NULL, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	select {
+	case n := <-done:
+		if n != 7 {
+			t.Errorf("ran job %d, want 7", n)
+		}
+	case <-time.After(20 * testConfig(nil).PollInterval):
+		t.Fatalf("the job did not run within 20 poll intervals; jobs: %v", jobStates(t, pool))
+	}
+}
+
+// jobStates lists every job as "id:state", for failure messages.
+func jobStates(t *testing.T, pool *pgxpool.Pool) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT id || ':' || state FROM jobc_jobs_all ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// countingHandler records how many times each job ran.
+type countingHandler struct {
+	runs [32]atomic.Int32
+}
+
+func (h *countingHandler) handle(_ context.Context, _ *runtime.Job, p emailPayload) error {
+	h.runs[p.N].Add(1)
+	return nil
+}
+
+// enqueueN enqueues jobs 1..n of jt and returns their ids by N.
+func enqueueN(t *testing.T, pool *pgxpool.Pool, jt *runtime.JobType, n int) map[int]int64 {
+	t.Helper()
+	ids := map[int]int64{}
+	for i := 1; i <= n; i++ {
+		e, err := runtime.Enqueue(t.Context(), pool, jt, emailPayload{N: i, Email: "a@example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i] = e.ID
+	}
+	return ids
+}
+
+// finishedState returns the state of job id in jobc_jobs_finished, or "" if it is not
+// there.
+func finishedState(t *testing.T, pool *pgxpool.Pool, id int64) string {
+	t.Helper()
+	var st string
+	err := pool.QueryRow(context.Background(), `SELECT state::text FROM jobc_jobs_finished WHERE id = $1`, id).Scan(&st)
+	if err != nil && !strings.Contains(err.Error(), "no rows") {
+		t.Fatal(err)
+	}
+	return st
+}
+
+// poisonedCopy returns the failed row of jobc_jobs_finished whose last error is
+// jobc_poisoned and names job id, with that error's message.
+func poisonedCopy(t *testing.T, pool *pgxpool.Pool, id int64) (int64, string) {
+	t.Helper()
+	var copyID int64
+	var msg string
+	err := pool.QueryRow(context.Background(), `
+		SELECT id, errors->-1->>'error' FROM jobc_jobs_finished
+		WHERE state = 'failed' AND errors->-1->>'class' = 'jobc_poisoned'
+		  AND (id = $1 OR errors->-1->>'error' LIKE '%id ' || $1 || ',%')`, id).Scan(&copyID, &msg)
+	if err != nil {
+		t.Fatalf("no poisoned failed copy of job %d: %v; jobs: %v", id, err, jobStates(t, pool))
+	}
+	return copyID, msg
+}
+
+// TestOneRowDoesNotStallOutcomes is failure 2 of issue 20: a job in jobc_jobs whose id
+// a finished job already has made jobc_finish fail, the outcome writer retried the
+// whole batch, and ten jobs that ran were never recorded. Now the batch falls back to
+// one statement per job: the ten are completed, the one is failed alone under a new id
+// that its error names with the old one, and the finished job that had the id is
+// untouched.
+func TestOneRowDoesNotStallOutcomes(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	ids := enqueueN(t, pool, jt, 11)
+	bad := ids[6]
+	// The row a finished job already has: written as a role with INSERT could.
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
+		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at)
+		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{"planted":true}', '{}', now(), 1, 1, '[]', now())`, bad); err != nil {
+		t.Fatal(err)
+	}
+	log, rec := newLogRecorder()
+	cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 20}})
+	cfg.Logger = log
+	w := runtime.NewWorker(pool, cfg)
+	h := &countingHandler{}
+	if err := runtime.Handle(w, jt, h.handle); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	waitFor(t, "every job to leave jobc_jobs", 100*cfg.PollInterval, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs`) == 0
+	})
+	for n, id := range ids {
+		if id == bad {
+			continue
+		}
+		if st := finishedState(t, pool, id); st != "completed" {
+			t.Errorf("job %d (n=%d) is %q, want completed; jobs: %v", id, n, st, jobStates(t, pool))
+		}
+		if runs := h.runs[n].Load(); runs != 1 {
+			t.Errorf("job %d ran %d times, want once", id, runs)
+		}
+	}
+	copyID, msg := poisonedCopy(t, pool, bad)
+	if copyID == bad || !strings.Contains(msg, "recording the job's outcome (completed)") || !strings.Contains(msg, "duplicate key") {
+		t.Errorf("poisoned copy %d of job %d: %q; want a new id and the duplicate key named", copyID, bad, msg)
+	}
+	var planted bool
+	if err := pool.QueryRow(ctx, `SELECT (payload->>'planted')::bool FROM jobc_jobs_finished WHERE id = $1`, bad).Scan(&planted); err != nil || !planted {
+		t.Errorf("the finished job that had id %d changed: %v", bad, err)
+	}
+	if lines := rec.matching("failed alone", fmt.Sprint(bad)); len(lines) != 1 {
+		t.Errorf("the log names job %d %d times, want once: %q", bad, len(lines), rec.all())
+	}
+}
+
+// TestOneRowDoesNotStopClaims: a row that makes the claim statement fail (here an
+// attempt count at the integer's limit, so attempt + 1 overflows: no constraint
+// forbids it) made every claim of its queue fail on every poll. Now the claim falls
+// back to one job at a time, the row is failed alone with the error, and the queue's
+// other jobs run once each.
+func TestOneRowDoesNotStopClaims(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	ids := enqueueN(t, pool, jt, 5)
+	bad := ids[1] // the first in claim order
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET attempt = 2147483647, max_attempts = 2147483647 WHERE id = $1`, bad); err != nil {
+		t.Fatal(err)
+	}
+	log, rec := newLogRecorder()
+	cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 10}})
+	cfg.Logger = log
+	w := runtime.NewWorker(pool, cfg)
+	h := &countingHandler{}
+	if err := runtime.Handle(w, jt, h.handle); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	waitFor(t, "every job to leave jobc_jobs", 100*cfg.PollInterval, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs`) == 0
+	})
+	for n := 2; n <= 5; n++ {
+		if st := finishedState(t, pool, ids[n]); st != "completed" || h.runs[n].Load() != 1 {
+			t.Errorf("job %d: %q after %d runs, want completed after 1", ids[n], st, h.runs[n].Load())
+		}
+	}
+	if h.runs[1].Load() != 0 {
+		t.Errorf("the poisoned job ran %d times", h.runs[1].Load())
+	}
+	copyID, msg := poisonedCopy(t, pool, bad)
+	if copyID != bad || !strings.Contains(msg, "claiming queue email") || !strings.Contains(msg, "out of range") {
+		t.Errorf("poisoned job %d: %q", copyID, msg)
+	}
+	if lines := rec.matching("failed alone", fmt.Sprint(bad)); len(lines) != 1 {
+		t.Errorf("the log names job %d %d times, want once: %q", bad, len(lines), rec.all())
+	}
+}
+
+// TestOneRowDoesNotStopTheRescuer is the second half of failure 2: once the job whose
+// id a finished job has was out of attempts, every jobc_rescue failed, so no expired
+// lease anywhere was rescued. Now that job is failed alone and the others are rescued.
+func TestOneRowDoesNotStopTheRescuer(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	ids := enqueueN(t, pool, jt, 4)
+	bad := ids[2]
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', lease_owner = 'dead',
+		lease_expires_at = now() - interval '1 minute',
+		attempt = CASE WHEN id = $1 THEN max_attempts ELSE 1 END`, bad); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
+		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at)
+		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now())`, bad); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT job_id, job_state::text, coalesce(problem, '') FROM jobc_rescue_expired(100) ORDER BY job_id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[int64]string{}
+	var problem string
+	for rows.Next() {
+		var id int64
+		var st, p string
+		if err := rows.Scan(&id, &st, &p); err != nil {
+			t.Fatal(err)
+		}
+		got[id] = st
+		if p != "" {
+			problem = p
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatalf("rescue: %v", err)
+	}
+	if len(got) != 4 || !strings.Contains(problem, "duplicate key") {
+		t.Errorf("rescued %v with problem %q; want all 4, one failed on a duplicate key", got, problem)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'available' AND attempt = 1`); n != 3 {
+		t.Errorf("%d jobs back in their queue, want 3; jobs: %v", n, jobStates(t, pool))
+	}
+	if _, msg := poisonedCopy(t, pool, bad); !strings.Contains(msg, "lease expired") {
+		t.Errorf("poisoned job %d: %q", bad, msg)
+	}
+	// The old function, which binaries of the previous release call, rescues as well.
+	if _, err := pool.Exec(ctx, `SELECT * FROM jobc_rescue(10)`); err != nil {
+		t.Errorf("jobc_rescue: %v", err)
+	}
+}
+
+// TestMigrationRepairsRowsThatBreakTheInvariants applies migrations 0010 and 0011 to
+// a database whose rows break the new constraints, as a database written by an older
+// release could: the rows are repaired, none is lost, every job runs, and the
+// constraints end validated.
+func TestMigrationRepairsRowsThatBreakTheInvariants(t *testing.T) {
+	ms, err := schema.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	const before = 9 // the last migration without the constraints
+	pool := pgtest.NewSchema(t, func(ctx context.Context, p *pgxpool.Pool) error {
+		if _, err := p.Exec(ctx, schema.Bootstrap()); err != nil {
+			return err
+		}
+		for _, m := range ms[:before] {
+			if _, err := p.Exec(ctx, m.SQL); err != nil {
+				return fmt.Errorf("apply %04d_%s: %w", m.Version, m.Name, err)
+			}
+			if _, err := p.Exec(ctx, `INSERT INTO jobc_migrations (version, name) VALUES ($1, $2)`, m.Version, m.Name); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	ctx := t.Context()
+	insert := func(n int, extra string) int64 {
+		t.Helper()
+		var id int64
+		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+			VALUES ('send_email', 'email', 'available', 5, 1, $1, 3) RETURNING id`,
+			fmt.Sprintf(`{"n":%d,"email":"a@example.com"}`, n)).Scan(&id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET `+extra+` WHERE id = $1`, id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	past := insert(1, `available_at = '-infinity'`)
+	never := insert(2, `state = 'scheduled', available_at = 'infinity'`)
+	unleased := insert(3, `state = 'running', attempt = 1`)
+	errorsObject := insert(4, `errors = '{"error":"not a list"}'`)
+	metadataList := insert(5, `metadata = '[1,2]'`)
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		t.Fatalf("migrate over rows that break the invariants: %v", err)
+	}
+	var notValid int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_constraint WHERE conname LIKE 'jobc_%' AND NOT convalidated`).Scan(&notValid); err != nil || notValid != 0 {
+		t.Errorf("%d constraints left not validated (%v)", notValid, err)
+	}
+	check := func(id int64, cond string) {
+		t.Helper()
+		if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE id = $1 AND `+cond, id); n != 1 {
+			var row string
+			_ = pool.QueryRow(ctx, `SELECT row_to_json(j)::text FROM jobc_jobs j WHERE id = $1`, id).Scan(&row)
+			t.Errorf("job %d: want %s, have %s", id, cond, row)
+		}
+	}
+	check(past, `available_at <= now() AND errors->-1->>'error' LIKE '%available_at was -infinity%'`)
+	check(never, `state = 'scheduled' AND available_at = '9999-12-31T00:00:00Z' AND errors->-1->>'class' = 'jobc_repaired'`)
+	check(unleased, `lease_expires_at < now() AND lease_owner = 'jobc:unleased' AND errors->-1->>'error' LIKE '%had no lease%'`)
+	check(errorsObject, `errors = '[{"error":"not a list"}]'`)
+	check(metadataList, `metadata = '{}' AND errors->-1->>'error' LIKE '%metadata was not an object: [1, 2]%'`)
+
+	// Every job but the one scheduled for ever runs; the unleased one is rescued first.
+	jt := emailType(t, nil)
+	cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 5}})
+	cfg.RescueInterval = 20 * time.Millisecond
+	w := runtime.NewWorker(pool, cfg)
+	h := &countingHandler{}
+	if err := runtime.Handle(w, jt, h.handle); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	waitFor(t, "four jobs to complete", 100*cfg.PollInterval, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`) == 4
+	})
+	for _, n := range []int{1, 3, 4, 5} {
+		if h.runs[n].Load() != 1 {
+			t.Errorf("job n=%d ran %d times, want once", n, h.runs[n].Load())
+		}
+	}
+}
+
+// TestProducerRoleCannotForge covers failures 3 and 4 of issue 20 with the real roles:
+// the producer could INSERT into jobc_unique_keys (a planted key made a later
+// legitimate enqueue return a job id that does not exist, for ever) and INSERT jobs
+// with ids ahead of the sequence (the next enqueues of every producer failed with
+// 23505). Now it can do neither, nor write a running job, an attempt count or errors,
+// while every way it enqueues and publishes still works; the read-only role cannot
+// enqueue through the gate for unique jobs.
+func TestProducerRoleCannotForge(t *testing.T) {
+	e := newGrantsEnv(t)
+	ctx := t.Context()
+	owner := e.pool(t, e.migrator, "app", nil)
+	if _, err := runtime.Migrate(ctx, owner); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.ApplyGrants(ctx, owner, runtime.GrantRoles{Worker: e.worker, Producer: e.producer, ReadOnly: e.reader}); err != nil {
+		t.Fatal(err)
+	}
+	producer := e.pool(t, e.producer, "app", nil)
+	reader := e.pool(t, e.reader, "app", nil)
+
+	_, err := producer.Exec(ctx, `INSERT INTO jobc_unique_keys (kind, key, job_id) VALUES ('send_email', '{"n":1}', 999999)`)
+	wantDenied(t, "planting a unique key", err, "jobc_unique_keys")
+	_, err = producer.Exec(ctx, `INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES (nextval('jobc_jobs_id_seq') + 5, 'send_email', 'email', 'available', 5, 1, '{}', 3)`)
+	wantDenied(t, "taking an id ahead of the sequence", err, "jobc_jobs")
+	_, err = producer.Exec(ctx, `INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES (1000, 'send_email', 'email', 'available', 5, 1, '{}', 3)`)
+	wantDenied(t, "inserting an explicit id", err, "jobc_jobs")
+	for col, val := range map[string]string{"lease_owner": "'w'", "attempt": "2", "errors": "'[]'", "unique_key": "'k'"} {
+		_, err = producer.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, `+col+`)
+			VALUES ('send_email', 'email', 'available', 5, 1, '{}', 3, `+val+`)`)
+		wantDenied(t, "writing "+col, err, "jobc_jobs")
+	}
+	_, err = producer.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES ('send_email', 'email', 'running', 5, 1, '{}', 3)`)
+	wantSQLState(t, "writing a running job", err, "23514")
+	_, err = producer.Exec(ctx, `INSERT INTO jobc_events (id, event, version, subject, payload) VALUES (1000, 'e', 1, 's', '{}')`)
+	wantDenied(t, "an event with an explicit id", err, "jobc_events")
+	_, err = producer.Exec(ctx, `INSERT INTO jobc_events (event, version, subject, payload, state) VALUES ('e', 1, 's', '{}', 'published')`)
+	wantDenied(t, "an event in state published", err, "jobc_events")
+	_, err = reader.Exec(ctx, `SELECT * FROM jobc_enqueue_unique('send_email', 'email', 5, 3, 1, '{}', '{}', NULL, 'k', NULL)`)
+	wantDenied(t, "the read-only role calling jobc_enqueue_unique", err, "jobc_enqueue_unique")
+
+	// What the producer may do still works: plain, unique, batched jobs, events.
+	jt := emailType(t, func(jt *runtime.JobType) { jt.Unique = &runtime.Unique{Fields: []string{"n"}} })
+	first, err := runtime.Enqueue(ctx, producer, jt, emailPayload{N: 1, Email: "a@example.com"})
+	if err != nil || first.Duplicate {
+		t.Fatalf("unique enqueue as the producer: %+v, %v", first, err)
+	}
+	again, err := runtime.Enqueue(ctx, producer, jt, emailPayload{N: 1, Email: "b@example.com"})
+	if err != nil || !again.Duplicate || again.ID != first.ID {
+		t.Errorf("second unique enqueue: %+v, %v; want a duplicate of %d", again, err, first.ID)
+	}
+	plain := emailType(t, func(jt *runtime.JobType) { jt.Kind = "plain" })
+	many, err := runtime.EnqueueMany(ctx, producer, plain, []emailPayload{{N: 1, Email: "a@example.com"}, {N: 2, Email: "b@example.com"}})
+	if err != nil || len(many) != 2 || many[0].ID >= many[1].ID {
+		t.Errorf("EnqueueMany as the producer: %+v, %v", many, err)
+	}
+	et, err := runtime.NewEventType(runtime.EventType{
+		Name: "forge_event", Subject: "forge.event", OrderingKey: []string{"email"}, Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	unkeyed, err := runtime.NewEventType(runtime.EventType{
+		Name: "forge_unkeyed", Subject: "forge.unkeyed", Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ps, err := runtime.PublishMany(ctx, producer, et, []emailPayload{{N: 1, Email: "a@example.com"}, {N: 2, Email: "b@example.com"}, {N: 3, Email: "a@example.com"}})
+	if err != nil || len(ps) != 3 {
+		t.Fatalf("PublishMany as the producer: %+v, %v", ps, err)
+	}
+	if ps, err := runtime.PublishMany(ctx, producer, unkeyed, []emailPayload{{N: 4, Email: "a@example.com"}, {N: 5, Email: "b@example.com"}}); err != nil || len(ps) != 2 {
+		t.Fatalf("PublishMany without ordering keys as the producer: %+v, %v", ps, err)
+	}
+	var got string
+	err = owner.QueryRow(ctx, `SELECT json_agg(json_build_array(payload->'n', ordering_key) ORDER BY id)::text FROM jobc_events`).Scan(&got)
+	const want = `[[1, "a@example.com"], [2, "b@example.com"], [3, "a@example.com"], [4, null], [5, null]]`
+	if err != nil || got != want {
+		t.Errorf("outbox rows in id order: %s, %v; want %s", got, err, want)
+	}
+}
