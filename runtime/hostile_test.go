@@ -497,3 +497,77 @@ func TestProducerRoleCannotForge(t *testing.T) {
 		t.Errorf("outbox rows in id order: %s, %v; want %s", got, err, want)
 	}
 }
+
+// TestMalformedErrorsStillList is failure 13 of issue 20: one row whose errors held a
+// value of the wrong shape broke `jobc jobs list`, `jobs show` and the dashboard. The
+// table now holds errors to a list, and the readers show any entry of it, whatever
+// its shape, as text.
+func TestMalformedErrorsStillList(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	ids := enqueueN(t, pool, jt, 2)
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET errors = $2 WHERE id = $1`, ids[1],
+		`[1, "boom", null, {"attempt": "two", "at": 5, "class": 7, "error": {"a": 1}, "worker": "w"}]`); err != nil {
+		t.Fatal(err)
+	}
+	info, err := runtime.GetJob(ctx, pool, ids[1])
+	if err != nil {
+		t.Fatalf("GetJob of the job with malformed errors: %v", err)
+	}
+	want := []string{"malformed error entry: 1", `malformed error entry: "boom"`, "malformed error entry: null",
+		`{"a": 1} (malformed attempt: "two") (malformed time: 5)`}
+	if len(info.Errors) != len(want) {
+		t.Fatalf("errors: %+v, want %d entries", info.Errors, len(want))
+	}
+	for i, w := range want {
+		if info.Errors[i].Error != w {
+			t.Errorf("entry %d: %q, want %q", i, info.Errors[i].Error, w)
+		}
+	}
+	if last := info.Errors[3]; last.Class != "7" || last.Worker != "w" {
+		t.Errorf("entry 3: %+v; want class 7 and worker w", last)
+	}
+	page, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{JobSelection: runtime.JobSelection{Kinds: []string{jt.Kind}}})
+	if err != nil || len(page.Jobs) != 2 {
+		t.Errorf("ListJobs with a malformed row: %d jobs, %v; want both", len(page.Jobs), err)
+	}
+}
+
+// TestOneRowDoesNotStopABulkRetry: a failed job whose id a job in jobc_jobs also has
+// (written with an id from outside the sequence) made RetrySelected fail, so no job of
+// the selection was retried. Now the others are retried, and that one is left failed
+// and listed in Refused with the error.
+func TestOneRowDoesNotStopABulkRetry(t *testing.T) {
+	pool := newDB(t)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	ids := enqueueN(t, pool, jt, 3)
+	if _, err := pool.Exec(ctx, `WITH gone AS (DELETE FROM jobc_jobs RETURNING *)
+		INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload, metadata,
+			available_at, attempt, max_attempts, errors, created_at)
+		SELECT id, kind, queue, 'failed', priority, payload_version, payload, metadata, available_at, 3, 3,
+			'[{"error":"boom"}]', created_at FROM gone`); err != nil {
+		t.Fatal(err)
+	}
+	bad := ids[2]
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+		VALUES ($1, 'other', 'elsewhere', 'scheduled', 5, 1, '{}', 1, now() + interval '1 hour')`, bad); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runtime.RetryJobs(ctx, pool, runtime.JobSelection{Kinds: []string{jt.Kind}, States: []runtime.State{runtime.StateFailed}})
+	if err != nil {
+		t.Fatalf("RetryJobs with one job that makes the statement fail: %v", err)
+	}
+	if res.Changed != 2 || len(res.Refused) != 1 || res.Refused[0].ID != bad || !strings.Contains(res.Refused[0].Reason, "duplicate key") {
+		t.Errorf("RetryJobs: %+v; want 2 retried and job %d refused on a duplicate key", res, bad)
+	}
+	for _, n := range []int{1, 3} {
+		if c := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE id = $1 AND state = 'available'`, ids[n]); c != 1 {
+			t.Errorf("job %d was not retried; jobs: %v", ids[n], jobStates(t, pool))
+		}
+	}
+	if st := finishedState(t, pool, bad); st != "failed" {
+		t.Errorf("the refused job is %q, want still failed", st)
+	}
+}

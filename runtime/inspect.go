@@ -90,8 +90,54 @@ func jobInfo(r db.JobcJobsAll) (*JobInfo, error) {
 	if r.UniqueKey != nil {
 		info.UniqueKey = *r.UniqueKey
 	}
-	if err := json.Unmarshal(r.Errors, &info.Errors); err != nil {
-		return nil, fmt.Errorf("jobc: job %d: decode errors: %w", r.ID, err)
-	}
+	info.Errors = decodeAttemptErrors(r.Errors)
 	return info, nil
+}
+
+// decodeAttemptErrors reads a job's errors column, whatever a writer put there, so
+// that one malformed row cannot break a listing: an entry that is not an object, or a
+// field of the wrong type, is shown as its JSON text rather than refused. The table
+// holds errors to a list (jobc_jobs_errors_list); a value from before that constraint
+// that is not a list is read as a list of one.
+func decodeAttemptErrors(raw []byte) []AttemptError {
+	var entries []json.RawMessage
+	if err := json.Unmarshal(raw, &entries); err != nil {
+		if len(raw) == 0 {
+			return nil
+		}
+		entries = []json.RawMessage{raw}
+	}
+	out := make([]AttemptError, 0, len(entries))
+	for _, e := range entries {
+		var fields map[string]json.RawMessage
+		if err := json.Unmarshal(e, &fields); err != nil || fields == nil {
+			out = append(out, AttemptError{Error: "malformed error entry: " + string(e)})
+			continue
+		}
+		var a AttemptError
+		text := func(key string) string {
+			v, ok := fields[key]
+			if !ok {
+				return ""
+			}
+			var s string
+			if json.Unmarshal(v, &s) == nil {
+				return s
+			}
+			return string(v)
+		}
+		a.Class, a.Error, a.Worker = text("class"), text("error"), text("worker")
+		if v, ok := fields["attempt"]; ok {
+			if json.Unmarshal(v, &a.Attempt) != nil {
+				a.Error += " (malformed attempt: " + string(v) + ")"
+			}
+		}
+		if v, ok := fields["at"]; ok {
+			if json.Unmarshal(v, &a.At) != nil {
+				a.Error += " (malformed time: " + string(v) + ")"
+			}
+		}
+		out = append(out, a)
+	}
+	return out
 }

@@ -92,10 +92,61 @@ func RetryJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, er
 		return BulkResult{}, fmt.Errorf("jobc: retry jobs: %w", err)
 	}
 	res, err := retrySelected(ctx, dbtx, p, limit)
+	if err != nil && rowFault(err) {
+		// One job makes the statement fail: retry the selected jobs one by one.
+		res, err = retryAlone(ctx, dbtx, sel, err)
+	}
 	if err != nil {
 		return BulkResult{}, fmt.Errorf("jobc: retry jobs: %w", err)
 	}
 	return res, nil
+}
+
+// retryAlone retries the jobs sel selects one statement each, after the statement for
+// all of them failed with batchErr, a row's fault (isolate.go): a job whose own retry
+// fails too is left as it is and listed in Refused with the error, and the others are
+// retried. The ids come from ListJobs, a page at a time, newest first, as
+// RetrySelected takes them.
+func retryAlone(ctx context.Context, dbtx DBTX, sel JobSelection, batchErr error) (BulkResult, error) {
+	var res BulkResult
+	f := JobFilter{JobSelection: sel}
+	f.Limit = maxListLimit
+	for budget := sel.Limit; ; {
+		page, err := ListJobs(ctx, dbtx, f)
+		if err != nil {
+			return res, fmt.Errorf("after %v, list the jobs to retry one by one: %w", describeDBError(batchErr), err)
+		}
+		for _, j := range page.Jobs {
+			if sel.Limit > 0 && budget == 0 {
+				return res, nil
+			}
+			switch j.State {
+			case StateFailed, StateCancelled, StateScheduled:
+			default:
+				res.Skipped++
+				continue
+			}
+			one, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{j.ID}}, nil)
+			switch {
+			case err == nil:
+				res.Changed += one.Changed
+				res.Skipped += one.Skipped
+				if len(res.IDs) < 1000 {
+					res.IDs = append(res.IDs, one.IDs...)
+				}
+				budget -= one.Changed
+			case rowFault(err):
+				res.Skipped++
+				res.Refused = append(res.Refused, Refusal{ID: j.ID, Reason: err.Error()})
+			default:
+				return res, err
+			}
+		}
+		if !page.More || len(page.Jobs) == 0 {
+			return res, nil
+		}
+		f.After = page.Jobs[len(page.Jobs)-1].ID
+	}
 }
 
 // retrySelected runs RetrySelected, again if a concurrent insert took a unique key it

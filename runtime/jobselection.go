@@ -29,6 +29,15 @@ type BulkResult struct {
 	Changed int     // jobs changed
 	Skipped int     // matched but left alone (unique key held elsewhere, or state not eligible)
 	IDs     []int64 // the changed ids, at most 1,000 (for display): a retry of a million jobs returns a count, not a million ids
+	// Refused lists the jobs left alone because the statement failed on them (counted
+	// in Skipped): one such job does not stop the others.
+	Refused []Refusal
+}
+
+// Refusal is a job a bulk operation left alone because the statement failed on it.
+type Refusal struct {
+	ID     int64
+	Reason string // the database's error
 }
 
 // allStates lists every State, in the order a job lives through them.
