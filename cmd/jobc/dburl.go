@@ -330,8 +330,11 @@ func (t *dbTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pg
 	what := pgErr.Message // e.g. relation "jobc_jobs" does not exist
 	state := ""
 	if db != nil {
+		where, ok := t.schemaOf(ctx, db)
+		if !ok {
+			return fmt.Sprintf("jobc: %s: %s: create it, then run `jobc migrate up` (%s points at %s)", what, where, t.source, t.where)
+		}
 		if st, err := runtime.Migrations(ctx, db); err == nil {
-			where := t.schemaOf(ctx, db)
 			if len(st.Pending) == 0 {
 				return fmt.Sprintf("jobc: %s, although %s has all %d jobc migrations: check the search_path and the role's privileges (%s points at %s)",
 					what, where, st.Latest, t.source, t.where)
@@ -342,16 +345,17 @@ func (t *dbTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pg
 	return fmt.Sprintf("jobc: %s%s: run `jobc migrate up` (%s points at %s)", what, state, t.source, t.where)
 }
 
-// schemaOf names where db looks for jobc's tables: the first schema of its search_path.
-func (t *dbTarget) schemaOf(ctx context.Context, db runtime.DBTX) string {
+// schemaOf names where db looks for jobc's tables: the first schema of its search_path
+// that exists. ok is false when none exists: migrations would have nowhere to go.
+func (t *dbTarget) schemaOf(ctx context.Context, db runtime.DBTX) (where string, ok bool) {
 	var s *string
 	switch err := db.QueryRow(ctx, "SELECT current_schema()").Scan(&s); {
 	case err != nil:
-		return "the database"
+		return "the database", true
 	case s == nil:
-		return "the database (no schema of its search_path exists)"
+		return "no schema of the search_path exists", false
 	}
-	return "schema " + *s
+	return "schema " + *s, true
 }
 
 // checkSchema fails when the database lacks migrations this binary needs, naming the
@@ -365,8 +369,12 @@ func (t *dbTarget) checkSchema(ctx context.Context, db runtime.DBTX) error {
 	if len(st.Pending) == 0 {
 		return nil
 	}
+	where, ok := t.schemaOf(ctx, db)
+	if !ok {
+		return fmt.Errorf("jobc: %s: create it, then run `jobc migrate up` (%s points at %s)", where, t.source, t.where)
+	}
 	return fmt.Errorf("jobc: %s has %d of the %d jobc migrations this binary needs (next: %04d_%s): run `jobc migrate up` (%s points at %s)",
-		t.schemaOf(ctx, db), len(st.Applied)-len(st.Unknown), st.Latest, st.Pending[0].Version, st.Pending[0].Name, t.source, t.where)
+		where, len(st.Applied)-len(st.Unknown), st.Latest, st.Pending[0].Version, st.Pending[0].Name, t.source, t.where)
 }
 
 // explained is a database error with a message that says what to do; errors.As still

@@ -157,7 +157,7 @@ func eachID(cmd *cobra.Command, db runtime.DBTX, v bulkVerb, ids []int64) error 
 		}
 		if err != nil {
 			failed++
-			fmt.Fprintln(cmd.ErrOrStderr(), esc(err.Error()))
+			fmt.Fprintln(cmd.ErrOrStderr(), esc(message(err)))
 			continue
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), msg)
