@@ -191,15 +191,18 @@ func (t *dbTarget) connect(ctx context.Context) (*pgx.Conn, error) {
 	return conn, nil
 }
 
-// pool opens a pool of at most maxConns connections named app in pg_stat_activity
-// (unless the connection string names it), and checks that the server answers.
+// pool opens a pool of at most maxConns connections (0: pgxpool's default, or the
+// connection string's pool_max_conns) named app in pg_stat_activity (unless the
+// connection string names it), and checks that the server answers.
 func (t *dbTarget) pool(ctx context.Context, app string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(t.url)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: %s: %w", t.source, err)
 	}
 	t.configure(&cfg.ConnConfig.Config)
-	cfg.MaxConns = maxConns
+	if maxConns > 0 {
+		cfg.MaxConns = maxConns
+	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = app
 	}
