@@ -68,12 +68,12 @@ type dbTarget struct {
 	source string // where url came from, for messages: "--database-url" or "$DATABASE_URL"
 	where  string // host:port/database, no user or password: safe to print
 
-	connectTimeout     time.Duration
-	connectFromURL     bool // the connection string's connect_timeout applies
-	statementTimeout   time.Duration
-	statementForced    bool // --statement-timeout was given: it replaces any other
-	statementFromURL   bool // the connection string sets statement_timeout: keep it
-	effectiveStatement atomic.Pointer[string]
+	connectTimeout   time.Duration
+	connectFromURL   bool // the connection string's connect_timeout applies
+	statementTimeout time.Duration
+	statementForced  bool                             // --statement-timeout was given: it replaces any other
+	statementFromURL bool                             // the connection string sets statement_timeout: keep it
+	statementInForce atomic.Pointer[statementTimeout] // of the last connection opened
 }
 
 // target resolves the database of cmd. A missing or unparseable URL and a negative
@@ -143,20 +143,18 @@ func (t *dbTarget) configure(c *pgconn.Config) {
 	// parameter: that way the default replaces none that the role, the database or the
 	// server configure, and the query that sets it is bounded by the connect timeout, so
 	// a server that authenticates and then stops answering is caught there too.
-	set := ""
-	switch {
-	case t.statementForced:
-		set = "true"
-	case !t.statementFromURL:
-		set = "current_setting('statement_timeout') = '0'"
-	}
 	ms := strconv.FormatInt(max(t.statementTimeout.Milliseconds(), 0), 10)
 	if t.statementTimeout > 0 && t.statementTimeout < time.Millisecond {
 		ms = "1" // the server counts milliseconds; 0 would mean no bound
 	}
-	query := "SELECT current_setting('statement_timeout')"
-	if set != "" {
-		query = "SELECT CASE WHEN " + set + " THEN set_config('statement_timeout', '" + ms + "', false) ELSE current_setting('statement_timeout') END"
+	// Each query returns the statement_timeout in force and whether it is the flag's.
+	query := "SELECT current_setting('statement_timeout'), false"
+	switch {
+	case t.statementForced:
+		query = "SELECT set_config('statement_timeout', '" + ms + "', false), true"
+	case !t.statementFromURL:
+		query = "SELECT CASE WHEN s = '0' THEN set_config('statement_timeout', '" + ms + "', false) ELSE s END, s = '0'" +
+			" FROM current_setting('statement_timeout') AS s"
 	}
 	next := c.AfterConnect
 	c.AfterConnect = func(ctx context.Context, pc *pgconn.PgConn) error {
@@ -169,12 +167,19 @@ func (t *dbTarget) configure(c *pgconn.Config) {
 		if res.Err != nil {
 			return fmt.Errorf("set statement_timeout: %w", res.Err)
 		}
-		if len(res.Rows) == 1 && len(res.Rows[0]) == 1 {
-			v := string(res.Rows[0][0])
-			t.effectiveStatement.Store(&v)
+		if len(res.Rows) == 1 && len(res.Rows[0]) == 2 {
+			t.statementInForce.Store(&statementTimeout{value: string(res.Rows[0][0]), flag: string(res.Rows[0][1]) == "t"})
 		}
 		return nil
 	}
+}
+
+// statementTimeout is the statement_timeout of a connection: its value as the server
+// prints it, and whether it is the flag's (given or default) or the connection
+// string's, role's, database's or server's.
+type statementTimeout struct {
+	value string
+	flag  bool
 }
 
 // connect opens one connection.
@@ -278,12 +283,12 @@ func (t *dbTarget) explain(ctx context.Context, db runtime.DBTX, err error) erro
 	}
 	switch {
 	case pgErr.Code == "57014" && strings.Contains(pgErr.Message, "statement timeout"): // query_canceled
-		eff := t.statementTimeout.String()
-		if p := t.effectiveStatement.Load(); p != nil {
-			eff = *p
+		st := statementTimeout{value: t.statementTimeout.String(), flag: true}
+		if p := t.statementInForce.Load(); p != nil {
+			st = *p
 		}
 		return &explained{err: err, msg: fmt.Sprintf("%s: a statement ran longer than the statement timeout (%s, %s) of %s: raise it with --statement-timeout (0: no bound)",
-			oneLine(err.Error()), eff, t.statementTimeoutSource(), t.where)}
+			oneLine(err.Error()), st.value, t.statementTimeoutSource(st.flag), t.where)}
 	case isMissingObject(pgErr):
 		return &explained{err: err, msg: t.missingObject(ctx, db, pgErr)}
 	}
@@ -297,14 +302,14 @@ func (t *dbTarget) connectTimeoutSource() string {
 	return "--connect-timeout"
 }
 
-func (t *dbTarget) statementTimeoutSource() string {
+func (t *dbTarget) statementTimeoutSource(flag bool) string {
 	switch {
-	case t.statementForced:
+	case flag:
 		return "--statement-timeout"
 	case t.statementFromURL:
 		return "statement_timeout of " + t.source
 	}
-	return "--statement-timeout or the server's statement_timeout"
+	return "the statement_timeout of the role, the database or the server"
 }
 
 // isMissingObject reports whether pgErr says that a table, function, type or column

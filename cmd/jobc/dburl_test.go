@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
@@ -272,6 +273,7 @@ func TestStatementTimeout(t *testing.T) {
 		t.Fatal(err)
 	}
 	withURLTimeout := withOption(t, dbURL, "-c statement_timeout=150")
+	roleURL := roleWithStatementTimeout(t, pool, dbURL, "100ms")
 	bound := 10 * defaultStatementTimeout // only a hang reaches it
 	cases := []struct {
 		args []string
@@ -282,6 +284,7 @@ func TestStatementTimeout(t *testing.T) {
 		{[]string{"status", "--database-url", dbURL, "--statement-timeout", "200ms"}, "statement timeout (200ms, --statement-timeout)"},
 		{[]string{"jobs", "list", "--database-url", withURLTimeout}, "statement timeout (150ms, statement_timeout of --database-url)"},
 		{[]string{"jobs", "list", "--database-url", withURLTimeout, "--statement-timeout", "250ms"}, "statement timeout (250ms, --statement-timeout)"},
+		{[]string{"jobs", "list", "--database-url", roleURL}, "statement timeout (100ms, the statement_timeout of the role, the database or the server)"},
 	}
 	for _, c := range cases {
 		_, errOut, code := jobcWithin(t, bound, c.args...)
@@ -297,17 +300,7 @@ func TestStatementTimeout(t *testing.T) {
 // both.
 func TestStatementTimeoutDefault(t *testing.T) {
 	pool, dbURL := migratedDB(t)
-	role := "jobc_cli_" + pgtest.SchemaOf(pool)
-	if _, err := pool.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN SUPERUSER; ALTER ROLE "+role+" SET statement_timeout = '45s'"); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _, _ = pool.Exec(context.WithoutCancel(t.Context()), "DROP ROLE "+role) })
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	u.User = url.User(role)
-	roleURL := u.String()
+	roleURL := roleWithStatementTimeout(t, pool, dbURL, "45s")
 	cases := []struct {
 		url  string
 		args []string
@@ -334,6 +327,27 @@ func TestStatementTimeoutDefault(t *testing.T) {
 			t.Errorf("%v on %s: statement_timeout %q, %v; want %q", c.args, c.url, got, err, c.want)
 		}
 	}
+}
+
+// roleWithStatementTimeout creates a role whose own statement_timeout is d, for this
+// test only, and returns dbURL with that role as the user.
+func roleWithStatementTimeout(t *testing.T, pool *pgxpool.Pool, dbURL, d string) string {
+	t.Helper()
+	role := "jobc_cli_" + pgtest.SchemaOf(pool)
+	if _, err := pool.Exec(t.Context(), "CREATE ROLE "+role+" LOGIN SUPERUSER; ALTER ROLE "+role+" SET statement_timeout = '"+d+"'"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := pool.Exec(context.WithoutCancel(t.Context()), "DROP ROLE "+role); err != nil {
+			t.Errorf("drop role %s: %v", role, err)
+		}
+	})
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	return u.String()
 }
 
 // TestUnmigratedDatabaseSaysMigrateUp: every database command against a schema without
