@@ -128,7 +128,7 @@ func describeTarget(cfg *pgconn.Config) string {
 
 func hostPort(host string, port uint16) string {
 	if strings.HasPrefix(host, "/") { // a Unix socket's directory
-		return host
+		return host + "/.s.PGSQL." + strconv.Itoa(int(port))
 	}
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
