@@ -30,7 +30,8 @@ jobc_jobs{queue,kind,state} for unfinished jobs, jobc_queue_oldest_available_age
 jobc_queue_paused, jobc_workers and jobc_database_up. One exporter is enough for a fleet:
 the workers' own endpoints (contrib/prometheus WorkerCollector) count what each of them
 did. However often it is scraped, it reads the database at most once per --ttl, each
-read bounded by --timeout.`,
+read bounded by --timeout. It exits 1 at start when the database does not answer or
+lacks jobc's migrations, rather than serve jobc_database_up 0 for a mistake.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ttl <= 0 || timeout <= 0 {
