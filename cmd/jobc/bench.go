@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,7 +11,7 @@ import (
 
 func newBench() *cobra.Command {
 	var (
-		url string
+		dbf *dbFlags
 		o   = selfbench.Options{Jobs: 20000, Concurrency: 100, Producers: 8, Duration: 5 * time.Second}
 	)
 	cmd := &cobra.Command{
@@ -25,12 +24,11 @@ from enqueue to handler start for an idle worker. The machine and server setting
 dominate the figures: compare runs on the same machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if url == "" {
-				url = os.Getenv("DATABASE_URL")
+			t, err := dbf.target(cmd)
+			if err != nil {
+				return err
 			}
-			if url == "" {
-				return fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
-			}
+			o.Configure = t.configure
 			var bar progress
 			phase := ""
 			o.Progress = func(p string, done, total int) {
@@ -43,12 +41,12 @@ dominate the figures: compare runs on the same machine.`,
 				}
 				bar.Set(done)
 			}
-			res, err := selfbench.Run(cmd.Context(), url, o)
+			res, err := selfbench.Run(cmd.Context(), t.url, o)
 			if bar != nil {
 				bar.Finish()
 			}
 			if err != nil {
-				return fmt.Errorf("jobc: bench: %w", err)
+				return t.explain(cmd.Context(), nil, fmt.Errorf("jobc: bench: %w", err))
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "transactional enqueue  %10.0f tx/s   (%d producers, %s)\n", res.TxEnqueuePerSec, o.Producers, o.Duration)
@@ -58,7 +56,7 @@ dominate the figures: compare runs on the same machine.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().IntVar(&o.Jobs, "jobs", o.Jobs, "jobs for the COPY and burn-down phases")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "handler slots of the worker")
 	cmd.Flags().IntVar(&o.Producers, "producers", o.Producers, "concurrent transactions in the enqueue phase")

@@ -14,17 +14,16 @@ import (
 )
 
 func newJobs() *cobra.Command {
-	var url string
 	cmd := &cobra.Command{Use: "jobs", Short: "List, show, cancel, retry and delete jobs"}
-	cmd.PersistentFlags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
-	cmd.AddCommand(newJobsList(&url), newJobsShow(&url), newJobsCancel(&url), newJobsRetry(&url), newJobsDelete(&url))
+	dbf := addDBFlags(cmd.PersistentFlags(), defaultStatementTimeout)
+	cmd.AddCommand(newJobsList(dbf), newJobsShow(dbf), newJobsCancel(dbf), newJobsRetry(dbf), newJobsDelete(dbf))
 	return cmd
 }
 
 // maxListLimit is ListJobs' own ceiling.
 const maxListLimit = 10000
 
-func newJobsList(url *string) *cobra.Command {
+func newJobsList(dbf *dbFlags) *cobra.Command {
 	var (
 		sel    selectionFlags
 		after  int64
@@ -49,7 +48,7 @@ func newJobsList(url *string) *cobra.Command {
 				return err
 			}
 			s.Limit = limit
-			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				page, err := runtime.ListJobs(ctx, db, runtime.JobFilter{JobSelection: s, After: after})
 				if err != nil {
 					return err
@@ -101,7 +100,7 @@ func lastError(e runtime.AttemptError) string {
 	return e.Class + ": " + e.Error
 }
 
-func newJobsShow(url *string) *cobra.Command {
+func newJobsShow(dbf *dbFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -112,7 +111,7 @@ func newJobsShow(url *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				j, err := runtime.GetJob(ctx, db, id)
 				if err != nil {
 					return err
@@ -185,7 +184,7 @@ func optTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func newJobsCancel(url *string) *cobra.Command {
+func newJobsCancel(dbf *dbFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job: at once if it has not started, through its handler's context if it runs",
@@ -195,7 +194,7 @@ func newJobsCancel(url *string) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.Cancel(ctx, db, id)
 				if err != nil {
 					return err
@@ -218,16 +217,6 @@ func jobID(cmd *cobra.Command, s string) (int64, error) {
 		return 0, usagef(cmd, "%q is not a job id", s)
 	}
 	return id, nil
-}
-
-func withConn(cmd *cobra.Command, url string, f func(ctx context.Context, db runtime.DBTX) error) error {
-	ctx := cmd.Context()
-	conn, err := connect(ctx, url)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return f(ctx, conn)
 }
 
 func truncate(s string, n int) string {

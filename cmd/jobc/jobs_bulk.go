@@ -24,8 +24,8 @@ type bulkVerb struct {
 	count   func(ctx context.Context, db runtime.DBTX, sel runtime.JobSelection) (int, error)
 }
 
-func newJobsRetry(url *string) *cobra.Command {
-	return newBulk(url, bulkVerb{
+func newJobsRetry(dbf *dbFlags) *cobra.Command {
+	return newBulk(dbf, bulkVerb{
 		name: "retry", past: "retried",
 		eligible: []runtime.State{runtime.StateFailed, runtime.StateCancelled, runtime.StateScheduled},
 		skipped:  "their unique key is held by another job, or they are not failed, cancelled or scheduled",
@@ -48,8 +48,8 @@ command prints how many changed and how many it left alone; at least one filter 
 required, so that no typo retries every job there is.`)
 }
 
-func newJobsDelete(url *string) *cobra.Command {
-	return newBulk(url, bulkVerb{
+func newJobsDelete(dbf *dbFlags) *cobra.Command {
+	return newBulk(dbf, bulkVerb{
 		name: "delete", past: "deleted",
 		eligible: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateCompleted, runtime.StateFailed, runtime.StateCancelled},
 		skipped:  "they are running: cancel them first",
@@ -69,7 +69,7 @@ instead, every matching job that is not running is deleted at once; at least one
 is required.`)
 }
 
-func newBulk(url *string, v bulkVerb, long string) *cobra.Command {
+func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
 	var (
 		sel    selectionFlags
 		limit  int
@@ -108,7 +108,7 @@ func newBulk(url *string, v bulkVerb, long string) *cobra.Command {
 				}
 			}
 			s.Limit = limit
-			return withConn(cmd, *url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				out := cmd.OutOrStdout()
 				if dryRun {
 					if len(ids) > 0 {
@@ -152,9 +152,12 @@ func eachID(cmd *cobra.Command, db runtime.DBTX, v bulkVerb, ids []int64) error 
 	failed := 0
 	for _, id := range ids {
 		msg, err := v.one(cmd.Context(), db, id)
+		if missingObjectErr(err) {
+			return err // the schema, not the job: every other id would fail the same way
+		}
 		if err != nil {
 			failed++
-			fmt.Fprintln(cmd.ErrOrStderr(), esc(err.Error()))
+			fmt.Fprintln(cmd.ErrOrStderr(), esc(message(err)))
 			continue
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), msg)

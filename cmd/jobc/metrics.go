@@ -7,10 +7,8 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
-	"os"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
@@ -20,7 +18,8 @@ import (
 
 func newMetrics() *cobra.Command {
 	var (
-		url, addr    string
+		dbf          *dbFlags
+		addr         string
 		ttl, timeout time.Duration
 	)
 	cmd := &cobra.Command{
@@ -31,18 +30,28 @@ jobc_jobs{queue,kind,state} for unfinished jobs, jobc_queue_oldest_available_age
 jobc_queue_paused, jobc_workers and jobc_database_up. One exporter is enough for a fleet:
 the workers' own endpoints (contrib/prometheus WorkerCollector) count what each of them
 did. However often it is scraped, it reads the database at most once per --ttl, each
-read bounded by --timeout.`,
+read bounded by --timeout. It exits 1 at start when the database does not answer or
+lacks jobc's migrations, rather than serve jobc_database_up 0 for a mistake.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ttl <= 0 || timeout <= 0 {
-				return &exitError{code: 2, err: fmt.Errorf("jobc metrics: --ttl and --timeout must be positive (got %s, %s)", ttl, timeout)}
+				return usagef(cmd, "--ttl and --timeout must be positive (got %s, %s)", ttl, timeout)
 			}
 			ctx := cmd.Context()
-			pool, err := metricsPool(ctx, url)
+			t, err := dbf.target(cmd)
+			if err != nil {
+				return err
+			}
+			pool, err := t.pool(ctx, "jobc metrics", 2) // one read at a time, and a spare
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
+			// A database without jobc's tables would be reported as down on every scrape:
+			// say why once, at start, as the relay does.
+			if err := t.checkSchema(ctx, pool); err != nil {
+				return err
+			}
 			reg := prometheus.NewRegistry()
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			reg.MustRegister(jobcprom.NewDBCollector(pool, jobcprom.DBOptions{TTL: ttl, Timeout: timeout, Logger: logger}))
@@ -69,36 +78,9 @@ read bounded by --timeout.`,
 			return nil
 		},
 	}
-	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9090", "address to serve /metrics on")
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Second, "how long one read of the database serves scrapes")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "bound of one read of the database")
 	return cmd
-}
-
-// metricsPool opens a small pool to url (or $DATABASE_URL) named in pg_stat_activity.
-func metricsPool(ctx context.Context, url string) (*pgxpool.Pool, error) {
-	if url == "" {
-		url = os.Getenv("DATABASE_URL")
-	}
-	if url == "" {
-		return nil, fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
-	}
-	cfg, err := pgxpool.ParseConfig(url)
-	if err != nil {
-		return nil, fmt.Errorf("jobc metrics: --database-url: %w", err)
-	}
-	cfg.MaxConns = 2 // one read at a time, and a spare
-	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "jobc metrics"
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("jobc metrics: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%w): check DATABASE_URL and that the server is running", err)
-	}
-	return pool, nil
 }

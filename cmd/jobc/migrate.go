@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
@@ -39,12 +38,11 @@ func applySQLProducers(cmd *cobra.Command, conn *pgx.Conn, dir string) error {
 }
 
 func newMigrate(o *options) *cobra.Command {
-	var url string
 	cmd := &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply or inspect jobc's database migrations",
 	}
-	cmd.PersistentFlags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	var upDB, statusDB *dbFlags
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Apply every pending migration (safe to run from several processes at once)",
@@ -52,65 +50,66 @@ func newMigrate(o *options) *cobra.Command {
 
 When the project directory (-C) has a jobc.yaml with producers.sql, the SQL producers
 file it names (written by "jobc generate") is applied after the migrations, every time:
-it only replaces functions, so applying it again is harmless.`,
+it only replaces functions, so applying it again is harmless.
+
+Each statement is bounded by --statement-timeout, 10m by default rather than the 30s of
+the other commands: a migration may build an index or validate a constraint over the
+whole jobs table, and a second "migrate up" waits while another applies a migration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			conn, err := connect(cmd.Context(), url)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(cmd.Context()))
-			done, err := runtime.Migrate(cmd.Context(), conn)
-			for _, m := range done {
-				fmt.Fprintf(cmd.OutOrStdout(), "applied %04d_%s\n", m.Version, m.Name)
-			}
-			if err != nil {
-				return err
-			}
-			if len(done) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "already up to date")
-			}
-			return applySQLProducers(cmd, conn, o.dir)
+			return withPGConn(cmd, upDB, false, func(ctx context.Context, conn *pgx.Conn) error {
+				done, err := runtime.Migrate(ctx, conn)
+				for _, m := range done {
+					fmt.Fprintf(cmd.OutOrStdout(), "applied %04d_%s\n", m.Version, m.Name)
+				}
+				if err != nil {
+					return err
+				}
+				if len(done) == 0 {
+					fmt.Fprintln(cmd.OutOrStdout(), "already up to date")
+				}
+				return applySQLProducers(cmd, conn, o.dir)
+			})
 		},
 	}
+	upDB = addDBFlags(up.Flags(), migrateStatementTimeout)
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "List the migrations and whether each is applied; exit 3 when some are pending",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			conn, err := connect(cmd.Context(), url)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(cmd.Context()))
-			st, err := runtime.Migrations(cmd.Context(), conn)
-			if err != nil {
-				return err
-			}
-			out := cmd.OutOrStdout()
-			for _, m := range st.Applied {
-				fmt.Fprintf(out, "applied  %04d_%s\n", m.Version, m.Name)
-			}
-			for _, m := range st.Pending {
-				fmt.Fprintf(out, "pending  %04d_%s\n", m.Version, m.Name)
-			}
-			if len(st.Pending) > 0 {
-				return &exitError{code: 3, err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", len(st.Pending))}
-			}
-			return runtime.CheckSchema(cmd.Context(), conn)
+			return withConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
+				st, err := runtime.Migrations(ctx, db)
+				if err != nil {
+					return err
+				}
+				out := cmd.OutOrStdout()
+				for _, m := range st.Applied {
+					fmt.Fprintf(out, "applied  %04d_%s\n", m.Version, m.Name)
+				}
+				for _, m := range st.Pending {
+					fmt.Fprintf(out, "pending  %04d_%s\n", m.Version, m.Name)
+				}
+				if len(st.Pending) > 0 {
+					return &exitError{code: 3, err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", len(st.Pending))}
+				}
+				return nil
+			})
 		},
 	}
-	cmd.AddCommand(up, status, newMigrateGrants(&url))
+	statusDB = addDBFlags(status.Flags(), defaultStatementTimeout)
+	cmd.AddCommand(up, status, newMigrateGrants())
 	return cmd
 }
 
 // grantsUsage is the synopsis usage errors of `jobc migrate grants` repeat.
 const grantsUsage = "usage: jobc migrate grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]"
 
-func newMigrateGrants(url *string) *cobra.Command {
+func newMigrateGrants() *cobra.Command {
 	var (
 		roles runtime.GrantRoles
 		apply bool
+		dbf   *dbFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]",
@@ -137,29 +136,25 @@ Run it again after "jobc migrate up" applies new migrations.`,
 			if err := checkGrantRoles(roles); err != nil {
 				return err
 			}
-			ctx := cmd.Context()
-			conn, err := connect(ctx, *url)
-			if err != nil {
-				return err
-			}
-			defer conn.Close(context.WithoutCancel(ctx))
-			out := cmd.OutOrStdout()
-			if !apply {
-				stmts, err := runtime.Grants(ctx, conn, roles)
+			return withPGConn(cmd, dbf, false, func(ctx context.Context, conn *pgx.Conn) error {
+				out := cmd.OutOrStdout()
+				if !apply {
+					stmts, err := runtime.Grants(ctx, conn, roles)
+					if err != nil {
+						return err
+					}
+					for _, s := range stmts {
+						fmt.Fprintln(out, s)
+					}
+					return nil
+				}
+				stmts, err := runtime.ApplyGrants(ctx, conn, roles)
 				if err != nil {
 					return err
 				}
-				for _, s := range stmts {
-					fmt.Fprintln(out, s)
-				}
+				fmt.Fprintf(out, "applied %d GRANT statements in one transaction\n", len(stmts))
 				return nil
-			}
-			stmts, err := runtime.ApplyGrants(ctx, conn, roles)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(out, "applied %d GRANT statements in one transaction\n", len(stmts))
-			return nil
+			})
 		},
 	}
 	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return grantsUsageError(err) })
@@ -168,6 +163,7 @@ Run it again after "jobc migrate up" applies new migrations.`,
 	f.StringVar(&roles.Producer, "producer", "", "role that only enqueues (optional)")
 	f.StringVar(&roles.ReadOnly, "readonly", "", "role for jobc status and dashboards (SELECT only)")
 	f.BoolVar(&apply, "apply", false, "apply the statements in one transaction instead of printing them")
+	dbf = addDBFlags(f, defaultStatementTimeout)
 	return cmd
 }
 
@@ -189,21 +185,4 @@ func checkGrantRoles(r runtime.GrantRoles) error {
 // grantsUsageError is a command-line mistake: exit status 2, with the synopsis.
 func grantsUsageError(err error) error {
 	return &exitError{code: 2, err: fmt.Errorf("jobc migrate grants: %w\n%s", err, grantsUsage)}
-}
-
-// connect opens one connection to url, or to $DATABASE_URL when url is empty.
-func connect(ctx context.Context, url string) (*pgx.Conn, error) {
-	if url == "" {
-		url = os.Getenv("DATABASE_URL")
-	}
-	if url == "" {
-		return nil, fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
-	}
-	conn, err := pgx.Connect(ctx, url)
-	if err != nil {
-		// pgx reports each host tried on its own line; keep the message to one.
-		msg := strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " ")
-		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%s): check DATABASE_URL and that the server is running", msg)
-	}
-	return conn, nil
 }

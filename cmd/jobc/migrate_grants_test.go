@@ -40,8 +40,8 @@ func TestMigrateGrantsUsage(t *testing.T) {
 				strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
-	// Valid flags without a database fail as any database command does (exit 1).
-	if _, errOut, code := jobc(t, "migrate", "grants", "--worker", "w", "--readonly", "r"); code != 1 || !strings.Contains(errOut, "DATABASE_URL") {
+	// Valid flags without a database fail as any database command does (exit 2).
+	if _, errOut, code := jobc(t, "migrate", "grants", "--worker", "w", "--readonly", "r"); code != exitUsage || !strings.Contains(errOut, "DATABASE_URL") {
 		t.Errorf("without a database: exit %d, %q", code, errOut)
 	}
 }

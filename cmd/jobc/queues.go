@@ -49,7 +49,7 @@ func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) e
 
 func newQueues() *cobra.Command {
 	var (
-		url    string
+		dbf    *dbFlags
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -57,7 +57,7 @@ func newQueues() *cobra.Command {
 		Short: "List the queues with their jobs by state, oldest available age and pause; pause and resume one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				stats, err := runtime.QueueStats(ctx, db)
 				if err != nil {
 					return err
@@ -69,7 +69,7 @@ func newQueues() *cobra.Command {
 			})
 		},
 	}
-	cmd.PersistentFlags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.PersistentFlags(), defaultStatementTimeout)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
 	pause := &cobra.Command{
 		Use:   "pause QUEUE",
@@ -80,7 +80,7 @@ stored in the database, so it holds across worker restarts and deploys until
 "jobc queues resume". A queue no worker serves yet can be paused; pausing twice is fine.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueOp(cmd, url, args[0], runtime.PauseQueue,
+			return queueOp(cmd, dbf, args[0], runtime.PauseQueue,
 				"queue %s paused: workers stop claiming from it within one poll interval; running jobs finish\n")
 		},
 	}
@@ -89,18 +89,18 @@ stored in the database, so it holds across worker restarts and deploys until
 		Short: "Let workers claim from a paused queue again, at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueOp(cmd, url, args[0], runtime.ResumeQueue, "queue %s resumed\n")
+			return queueOp(cmd, dbf, args[0], runtime.ResumeQueue, "queue %s resumed\n")
 		},
 	}
 	cmd.AddCommand(pause, resume)
 	return cmd
 }
 
-func queueOp(cmd *cobra.Command, url, queue string, op func(context.Context, runtime.DBTX, string) error, done string) error {
+func queueOp(cmd *cobra.Command, dbf *dbFlags, queue string, op func(context.Context, runtime.DBTX, string) error, done string) error {
 	if queue == "" {
 		return asUsage(cmd, runtime.ErrEmptyQueueName)
 	}
-	return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+	return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 		if err := op(ctx, db, queue); err != nil {
 			return err
 		}

@@ -5,12 +5,10 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	jobckafka "github.com/jobc-dev/jobc/contrib/kafka"
@@ -22,9 +20,10 @@ import (
 
 // relayFlags are the flags of `jobc relay`.
 type relayFlags struct {
-	url, to, exchange, msgIDPrefix string
-	batch, concurrency             int
-	lease, retention, logStats     time.Duration
+	db                         *dbFlags
+	to, exchange, msgIDPrefix  string
+	batch, concurrency         int
+	lease, retention, logStats time.Duration
 }
 
 func newRelay() *cobra.Command {
@@ -46,23 +45,28 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.to == "" {
-				return usagef(cmd, "jobc relay: --to is required (nats://, amqp:// or kafka://)")
+				return usagef(cmd, "--to is required (nats://, amqp:// or kafka://)")
 			}
 			if f.batch <= 0 || f.concurrency <= 0 || f.lease <= 0 {
-				return usagef(cmd, "jobc relay: --batch, --concurrency and --lease must be positive")
+				return usagef(cmd, "--batch, --concurrency and --lease must be positive")
 			}
 			ctx := cmd.Context()
 			open, err := sinkFor(f)
 			if err != nil {
-				return usagef(cmd, "jobc relay: --to %s: %v", redact(f.to), err)
+				return usagef(cmd, "--to %s: %v", redact(f.to), err)
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			pool, err := relayPool(ctx, f.url, f.concurrency)
+			t, err := f.db.target(cmd)
+			if err != nil {
+				return err
+			}
+			// A connection per batch in flight and a spare.
+			pool, err := t.pool(ctx, "jobc relay", int32(f.concurrency+2))
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			if err := runtime.CheckSchema(ctx, pool); err != nil {
+			if err := t.checkSchema(ctx, pool); err != nil {
 				return err
 			}
 			sink, err := open(ctx)
@@ -77,19 +81,19 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			}
 			r, err := relay.New(pool, cfg)
 			if err != nil {
-				return usagef(cmd, "jobc relay: %v", err)
+				return usagef(cmd, "%v", err)
 			}
 			logger.InfoContext(ctx, "jobc relay: publishing the outbox", slog.String("to", redact(f.to)),
 				slog.Int("batch", f.batch), slog.Int("concurrency", f.concurrency))
 			if err := r.Run(ctx); err != nil {
-				return err
+				return t.explain(ctx, pool, err)
 			}
 			logger.InfoContext(context.WithoutCancel(ctx), "jobc relay: stopped")
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	f.db = addDBFlags(fl, defaultStatementTimeout)
 	fl.StringVar(&f.to, "to", "", "the broker: nats://…, amqp://… or kafka://…")
 	fl.StringVar(&f.exchange, "exchange", "", "RabbitMQ: the exchange to publish to (default: the default exchange)")
 	fl.StringVar(&f.msgIDPrefix, "msg-id-prefix", "", "NATS: put before the event id in Nats-Msg-Id (several databases, one stream)")
@@ -140,33 +144,6 @@ func redact(to string) string {
 	return u.Redacted()
 }
 
-// relayPool opens a pool with a connection per batch in flight and a spare.
-func relayPool(ctx context.Context, dbURL string, concurrency int) (*pgxpool.Pool, error) {
-	if dbURL == "" {
-		dbURL = os.Getenv("DATABASE_URL")
-	}
-	if dbURL == "" {
-		return nil, fmt.Errorf("jobc: no database: set DATABASE_URL or pass --database-url")
-	}
-	cfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return nil, fmt.Errorf("jobc relay: --database-url: %w", err)
-	}
-	cfg.MaxConns = int32(concurrency + 2)
-	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
-		cfg.ConnConfig.RuntimeParams["application_name"] = "jobc relay"
-	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		return nil, fmt.Errorf("jobc relay: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("jobc: cannot reach PostgreSQL (%w): check DATABASE_URL and that the server is running", err)
-	}
-	return pool, nil
-}
-
 // statsLogger logs the relay's periodic stats (a runtime.Hook).
 type statsLogger struct{ logger *slog.Logger }
 
@@ -179,7 +156,7 @@ func (h statsLogger) OnEvent(ctx context.Context, e runtime.Event) {
 
 func newRelayFailed() *cobra.Command {
 	var (
-		dbURL  string
+		dbf    *dbFlags
 		limit  int
 		asJSON bool
 	)
@@ -189,9 +166,9 @@ func newRelayFailed() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit <= 0 {
-				return usagef(cmd, "jobc relay failed: --limit must be positive")
+				return usagef(cmd, "--limit must be positive")
 			}
-			return withConn(cmd, dbURL, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				failed, err := relay.ListFailed(ctx, db, limit)
 				if err != nil {
 					return err
@@ -203,7 +180,7 @@ func newRelayFailed() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().IntVar(&limit, "limit", 50, "list at most this many")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -211,8 +188,8 @@ func newRelayFailed() *cobra.Command {
 
 func newRelayRetry() *cobra.Command {
 	var (
-		dbURL string
-		all   bool
+		dbf *dbFlags
+		all bool
 	)
 	cmd := &cobra.Command{
 		Use:   "retry {ID... | --all}",
@@ -220,17 +197,17 @@ func newRelayRetry() *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
-				return usagef(cmd, "jobc relay retry: name event ids or pass --all")
+				return usagef(cmd, "name event ids or pass --all")
 			}
 			ids := []int64{}
 			for _, a := range args {
 				id, err := strconv.ParseInt(a, 10, 64)
 				if err != nil || id <= 0 {
-					return usagef(cmd, "jobc relay retry: %q is not an event id", a)
+					return usagef(cmd, "%q is not an event id", a)
 				}
 				ids = append(ids, id)
 			}
-			return withConn(cmd, dbURL, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				n, err := relay.RetryFailed(ctx, db, ids)
 				if err != nil {
 					return err
@@ -243,7 +220,7 @@ func newRelayRetry() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&dbURL, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().BoolVar(&all, "all", false, "retry every failed event")
 	return cmd
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
@@ -43,12 +44,24 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	if err == nil {
 		return exitOK
 	}
-	fmt.Fprintln(stderr, err)
+	fmt.Fprintln(stderr, message(err))
 	var ue *usageError
 	if errors.As(err, &ue) {
 		fmt.Fprint(stderr, "\n"+ue.cmd.UsageString())
 	}
 	return exitCode(err)
+}
+
+// message is err's text with the "jobc: " that the runtime's errors start with said
+// once: wrapping one in another ("jobc: retry job 5: jobc: job not found") repeats it.
+func message(err error) string {
+	msg := err.Error()
+	head, rest, found := strings.Cut(msg, ": jobc: ")
+	for found {
+		msg = head + ": " + rest
+		head, rest, found = strings.Cut(msg, ": jobc: ")
+	}
+	return msg
 }
 
 // exitError carries a specific exit status (1 is the default for any error).

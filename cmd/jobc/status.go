@@ -52,7 +52,7 @@ type unfinishedJSON struct {
 
 func newStatus() *cobra.Command {
 	var (
-		url           string
+		dbf           *dbFlags
 		within        time.Duration
 		failUndecoded bool
 		failOldest    time.Duration
@@ -81,12 +81,9 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 			if failOldest < 0 || failRelayLag < 0 {
 				return usagef(cmd, "--fail-oldest and --fail-relay-lag must not be negative")
 			}
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+			return withMigratedConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.Migrations(ctx, db)
 				if err != nil {
-					return err
-				}
-				if err := runtime.CheckSchema(ctx, db); err != nil {
 					return err
 				}
 				stats, err := runtime.QueueStats(ctx, db)
@@ -150,7 +147,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 			})
 		},
 	}
-	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
 	cmd.Flags().DurationVar(&failOldest, "fail-oldest", 0, "exit 1 when any queue's oldest available job has waited longer than this (e.g. 5m)")

@@ -10,7 +10,7 @@ import (
 // TestUsageErrorsExit2: every kind of command-line mistake, on every command, exits 2
 // with the message and the command's usage on stderr, prints nothing on stdout, and
 // never reaches the database (DATABASE_URL is empty, so a command that tried to connect
-// would exit 1 instead).
+// would say "no database" instead of the message wanted).
 func TestUsageErrorsExit2(t *testing.T) {
 	t.Setenv("DATABASE_URL", "")
 	type usageCase struct {

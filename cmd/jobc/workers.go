@@ -31,7 +31,7 @@ type versionRange struct {
 
 func newWorkers() *cobra.Command {
 	var (
-		url    string
+		dbf    *dbFlags
 		within time.Duration
 		asJSON bool
 	)
@@ -40,7 +40,7 @@ func newWorkers() *cobra.Command {
 		Short: "List the live workers: host, pid, queues, kinds and versions, last heartbeat",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withConn(cmd, url, func(ctx context.Context, db runtime.DBTX) error {
+			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				ws, err := runtime.Workers(ctx, db, within)
 				if err != nil {
 					return err
@@ -58,7 +58,7 @@ func newWorkers() *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
 	return cmd

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime"
@@ -27,6 +28,9 @@ type Options struct {
 	Producers   int           // goroutines in the transactional-enqueue phase
 	Duration    time.Duration // length of the transactional-enqueue phase
 	Progress    func(phase string, done, total int)
+	// Configure, if set, adjusts the configuration of every connection Run opens (the
+	// CLI applies its connect and statement timeouts).
+	Configure func(*pgconn.Config)
 }
 
 // Result holds the measured rates.
@@ -50,7 +54,16 @@ func Run(ctx context.Context, url string, o Options) (Result, error) {
 	suffix := make([]byte, 4)
 	_, _ = rand.Read(suffix)
 	schema := "jobc_bench_" + hex.EncodeToString(suffix)
-	admin, err := pgx.Connect(ctx, url)
+	configure := o.Configure
+	if configure == nil {
+		configure = func(*pgconn.Config) {}
+	}
+	adminCfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return res, err
+	}
+	configure(&adminCfg.Config)
+	admin, err := pgx.ConnectConfig(ctx, adminCfg)
 	if err != nil {
 		return res, fmt.Errorf("connect: %w", err)
 	}
@@ -64,6 +77,7 @@ func Run(ctx context.Context, url string, o Options) (Result, error) {
 	if err != nil {
 		return res, err
 	}
+	configure(&cfg.ConnConfig.Config)
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
 	cfg.MaxConns = int32(max(o.Producers, 4) + 4)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
