@@ -136,6 +136,14 @@ func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
 				if len(res.IDs) > 0 {
 					fmt.Fprintf(out, "ids: %s\n", idList(res.IDs, res.Changed))
 				}
+				// Jobs the statement failed on are left as they were; the others went
+				// through. Each is named, and the command fails, so that a script notices.
+				for _, r := range res.Refused {
+					fmt.Fprintf(cmd.ErrOrStderr(), "jobc: job %d was left alone: %s\n", r.ID, esc(r.Reason))
+				}
+				if len(res.Refused) > 0 {
+					return &exitError{code: exitFailure, err: fmt.Errorf("jobc: %d job(s) not %s", len(res.Refused), v.past)}
+				}
 				return nil
 			})
 		},
