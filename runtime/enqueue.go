@@ -149,11 +149,12 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	return Enqueued{ID: row.ID, Duplicate: !row.Inserted}, nil
 }
 
-// EnqueueMany validates every payload, then inserts them all with one statement (COPY
-// beyond unnestMaxBatch jobs): much faster than one insert each, and atomic. If any payload is invalid,
-// it returns a *PayloadError for the first, naming its index, and inserts nothing. The
-// options apply to every job. Unique jobs (and jobs with a dedup key) are inserted one
-// statement each instead, since COPY cannot skip duplicates.
+// EnqueueMany validates every payload, then inserts them all with one statement per
+// unnestMaxBatch jobs: much faster than one insert each, and atomic in a transaction.
+// If any payload is invalid, it returns a *PayloadError for the first, naming its
+// index, and inserts nothing. The options apply to every job. Unique jobs (and jobs
+// with a dedup key) are inserted one statement each instead, each through the gate
+// that skips duplicates (jobc_enqueue_unique).
 func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []T, opts ...EnqueueOption) ([]Enqueued, error) {
 	if len(payloads) == 0 {
 		return nil, nil

@@ -86,8 +86,8 @@ func Publish(ctx context.Context, dbtx DBTX, et *EventType, payload any, opts ..
 }
 
 // PublishMany is Publish for a batch: every payload is validated first, then the
-// outbox rows go in with one COPY and each subscriber's jobs with one more (one insert
-// each for unique jobs), in one transaction. If any payload is invalid, it returns a
+// outbox rows go in with one statement and each subscriber's jobs with one more (one
+// insert each for unique jobs), in one transaction. If any payload is invalid, it returns a
 // *PayloadError for the first, naming its index, and writes nothing. The options apply
 // to every event. Ordering keys are locked in sorted order, and the events of one key
 // take ids in the order of payloads.
