@@ -24,13 +24,27 @@ MODULES      := $(CODE_MODULES) bench tools
 # select running servers instead, except for the tests that restart their broker).
 TEST_MODULES := $(CODE_MODULES)
 
-.PHONY: all test race lint demo generate sqlc verify bench vet fmt
+.PHONY: all test race lint demo generate sqlc verify bench vet fmt fuzz
 
 all: verify test
 
 ## test: run every test of every module against one real PostgreSQL
 test:
 	$(WITH_PG) sh -c 'rc=0; for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || rc=1; done; exit $$rc'
+
+## fuzz: run every fuzz target of every module for FUZZTIME each (seed corpora live in
+## testdata/fuzz beside each target; a failure writes its input there)
+FUZZTIME ?= 10s
+fuzz:
+	@$(WITH_PG) sh -c 'rc=0; for m in $(CODE_MODULES); do \
+	  for d in $$(cd $$m && grep -rl --include="*_test.go" "^func Fuzz" . | xargs -r -n1 dirname | sort -u); do \
+	    (cd $$m && $(GO) list $$d >/dev/null 2>&1) || continue; \
+	    for f in $$(cd $$m && grep -h "^func Fuzz" $$d/*_test.go | sed "s/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/"); do \
+	      echo "fuzz $$m/$$d $$f ($(FUZZTIME))"; \
+	      (cd $$m && $(GO) test -run "^$$" -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$d) || rc=1; \
+	    done; \
+	  done; \
+	done; exit $$rc'
 
 ## race: the runtime's and jobctest's tests under the race detector
 race:
