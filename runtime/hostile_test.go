@@ -454,6 +454,36 @@ func TestProducerRoleCannotForge(t *testing.T) {
 	_, err = reader.Exec(ctx, `SELECT * FROM jobc_enqueue_unique('send_email', 'email', 5, 3, 1, '{}', '{}', NULL, 'k', NULL)`)
 	wantDenied(t, "the read-only role calling jobc_enqueue_unique", err, "jobc_enqueue_unique")
 
+	// The gate runs with its owner's rights, so it must not find its tables through
+	// the caller's search_path: a producer that puts a table of its own named
+	// jobc_unique_keys first (a temporary one: it may create no other) still gets its
+	// job into the real tables.
+	hijack, err := producer.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{
+		`CREATE TEMP TABLE jobc_unique_keys (kind text, key text, job_id bigint, created_at timestamptz, PRIMARY KEY (kind, key))`,
+		`SET search_path = pg_temp, app`,
+	} {
+		if _, err := hijack.Exec(ctx, s); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	var hijackedID int64
+	if err := hijack.QueryRow(ctx, `SELECT job_id FROM app.jobc_enqueue_unique('send_email', 'email', 5, 3, 1,
+		'{"n":99,"email":"a@example.com"}', '{}', NULL, '{"n":99}', NULL)`).Scan(&hijackedID); err != nil {
+		t.Fatalf("jobc_enqueue_unique with a hostile search_path: %v", err)
+	}
+	var temp int
+	if err := hijack.QueryRow(ctx, `SELECT count(*) FROM pg_temp.jobc_unique_keys`).Scan(&temp); err != nil || temp != 0 {
+		t.Errorf("the gate wrote %d rows into the caller's temporary table (%v)", temp, err)
+	}
+	hijack.Release()
+	if n := countRows(t, owner, `SELECT count(*) FROM jobc_unique_keys WHERE job_id = $1`, hijackedID); n != 1 {
+		t.Errorf("the real key row of job %d: %d rows, want 1", hijackedID, n)
+	}
+
 	// What the producer may do still works: plain, unique, batched jobs, events.
 	jt := emailType(t, func(jt *runtime.JobType) { jt.Unique = &runtime.Unique{Fields: []string{"n"}} })
 	first, err := runtime.Enqueue(ctx, producer, jt, emailPayload{N: 1, Email: "a@example.com"})
