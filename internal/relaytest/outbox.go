@@ -33,15 +33,18 @@ func ChaosEventType(prefix string) *runtime.EventType {
 	})
 }
 
-// PublishCommitted publishes one unordered event of subject per payload, in one
+// ProbeType is the unordered event of subject that PublishCommitted publishes: any
+// object is its payload, and its name is the subject's, dots made underscores.
+func ProbeType(subject string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{Name: "probe_" + strings.ReplaceAll(subject, ".", "_"), Subject: subject,
+		Relay: true, WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+}
+
+// PublishCommitted publishes one ProbeType(subject) event per payload, in one
 // transaction, and returns their ids.
 func PublishCommitted(t testing.TB, pool *pgxpool.Pool, subject string, payloads ...string) []int64 {
 	t.Helper()
-	et, err := runtime.NewEventType(runtime.EventType{Name: "probe", Subject: subject, Relay: true, WriteVersion: 1,
-		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	et := ProbeType(subject)
 	raws := make([]json.RawMessage, len(payloads))
 	for i, p := range payloads {
 		raws[i] = json.RawMessage(p)
@@ -107,13 +110,13 @@ func (d Delivery) decode() (Payload, error) {
 	return p, nil
 }
 
-// CheckPoison runs one relay batch through sink over the pending events of pool (the
-// ids in ok and the one poisoned id) and checks what a poisoned event comes to: the
-// others are published, it fails for good after one attempt with an error containing
-// wantErr, and relay.ListFailed shows it.
-func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, ok []int64, poisoned int64, wantErr string) {
+// CheckPoison runs one relay batch, declaring events, through sink over the pending
+// events of pool (the ids in ok and the one poisoned id) and checks what a poisoned
+// event comes to: the others are published, it fails for good after one attempt with
+// an error containing wantErr, and relay.ListFailed shows it.
+func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, events []*runtime.EventType, ok []int64, poisoned int64, wantErr string) {
 	t.Helper()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
+	r, err := relay.New(pool, relay.Config{Sink: sink, Events: events, Logger: testkit.Config().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
