@@ -141,3 +141,57 @@ func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, events []*ru
 		t.Errorf("ListFailed: %+v, %v; want the poisoned event %d", failed, err, poisoned)
 	}
 }
+
+// Forge writes an outbox row with a plain INSERT, as any role that may insert into
+// jobc_events can, around Publish and its checks; an unordered row.
+func Forge(t testing.TB, pool *pgxpool.Pool, event string, version int, subject, payload string) int64 {
+	t.Helper()
+	var id int64
+	err := pool.QueryRow(t.Context(), `INSERT INTO jobc_events (event, version, subject, payload)
+		VALUES ($1, $2, $3, $4::jsonb) RETURNING id`, event, version, subject, payload).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Drain runs r's batches until one claims nothing, failing the test on an error or
+// when maxBatches do not drain the outbox, and returns their sum.
+func Drain(t testing.TB, pool *pgxpool.Pool, r *relay.Relay, maxBatches int) relay.BatchResult {
+	t.Helper()
+	var sum relay.BatchResult
+	for range maxBatches {
+		res, err := r.RunOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Claimed == 0 {
+			return sum
+		}
+		sum.Claimed += res.Claimed
+		sum.Published += res.Published
+		sum.Retried += res.Retried
+		sum.Failed += res.Failed
+		sum.Lost += res.Lost
+	}
+	t.Fatalf("%d batches did not drain the outbox: %+v; %s", maxBatches, sum, OutboxCounts(t.Context(), pool))
+	return sum
+}
+
+// CheckFailed checks that each event of reasons failed with an error containing its
+// reason, and that relay.ListFailed lists exactly them.
+func CheckFailed(t testing.TB, pool *pgxpool.Pool, reasons map[int64]string) {
+	t.Helper()
+	for id, want := range reasons {
+		if state, _, lastErr := EventState(t, pool, id); state != "failed" || !strings.Contains(lastErr, want) {
+			t.Errorf("event %d: %s with error %q; want failed with %q", id, state, lastErr, want)
+		}
+	}
+	failed, err := relay.ListFailed(t.Context(), pool, len(reasons)+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != len(reasons) {
+		t.Errorf("ListFailed: %+v; want the %d events %v", failed, len(reasons), reasons)
+	}
+}
