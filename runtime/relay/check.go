@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -76,7 +77,7 @@ func (c catalogue) check(m *Message) error {
 			}
 			b.WriteString(p.Message)
 		}
-		return fmt.Errorf("payload invalid for %s v%d: %s", et.Name, m.Version, b.String())
+		return fmt.Errorf("payload invalid for %s v%d: %s", et.Name, m.Version, escapeControls(b.String()))
 	}
 	return nil
 }
@@ -93,4 +94,22 @@ func quote(s string) string {
 		return strconv.Quote(s)
 	}
 	return fmt.Sprintf("%s… (%d bytes)", strconv.Quote(s[:maxQuoted]), len(s))
+}
+
+// escapeControls writes the control characters of s (a schema problem may quote a
+// payload's key or value) as Go escapes, so that a last error stays one line.
+func escapeControls(s string) string {
+	if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if unicode.IsControl(r) {
+			q := strconv.QuoteRune(r)
+			b.WriteString(q[1 : len(q)-1])
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
 }
