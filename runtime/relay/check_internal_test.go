@@ -103,3 +103,61 @@ func TestCheckOneLine(t *testing.T) {
 		t.Errorf("check: %q, want the problem at /a\\nb\\a, escaped", err)
 	}
 }
+
+// BenchmarkCheck: what the relay's check costs per row, for a payload of the relay
+// benchmark's size and for a large one, against validating by decoding the payload
+// first (JobType.Validate, what EventType.Validate did before it read valid payloads
+// in place).
+func BenchmarkCheck(b *testing.B) {
+	const schemaText = `{"type":"object","required":["key","n"],"properties":{"key":{"type":"string"},"n":{"type":"integer"},` +
+		`"note":{"type":"string"},"total_cents":{"type":"integer","minimum":0},"lines":{"type":"array","items":{"type":"object",` +
+		`"properties":{"sku":{"type":"string"},"qty":{"type":"integer"}}}}}}`
+	et, err := runtime.NewEventType(runtime.EventType{Name: "bench_event", Subject: "bench.happened", Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: schemaText}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	jt, err := runtime.NewJobType(runtime.JobType{Kind: "bench_event", Queue: "-", MaxAttempts: 1, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: schemaText}}})
+	if err != nil {
+		b.Fatal(err)
+	}
+	c, err := newCatalogue([]*runtime.EventType{et})
+	if err != nil {
+		b.Fatal(err)
+	}
+	small := []byte(`{"key": "customer-42", "n": 42, "note": "a payload of a realistic size, for a fair count", "total_cents": 294}`)
+	var large bytes.Buffer
+	large.WriteString(`{"key": "customer-42", "n": 42, "lines": [`)
+	for i := range 20_000 {
+		if i > 0 {
+			large.WriteString(", ")
+		}
+		large.WriteString(`{"sku": "sku-000000000000", "qty": 3}`)
+	}
+	large.WriteString(`]}`)
+	for _, p := range []struct {
+		name    string
+		payload []byte
+	}{{"small", small}, {"large", large.Bytes()}} {
+		m := &Message{Event: "bench_event", Version: 1, Subject: "bench.happened", Payload: p.payload}
+		b.Run(p.name+"/check", func(b *testing.B) {
+			b.SetBytes(int64(len(p.payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := c.check(m); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(p.name+"/decode", func(b *testing.B) {
+			b.SetBytes(int64(len(p.payload)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := jt.Validate(1, p.payload); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
