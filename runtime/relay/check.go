@@ -34,13 +34,14 @@ func newCatalogue(events []*runtime.EventType) (catalogue, error) {
 	return c, nil
 }
 
-// check says why m must not be published, or returns nil. An outbox row is data
+// check says why m must not be published, or returns nil; keyed says whether its row
+// has an ordering key (which may be ""). An outbox row is data
 // written by whoever may INSERT into jobc_events, not only by Publish: its event,
 // version, subject and payload are each checked against the declaration, so that a
 // forged row can reach neither a subject nor a consumer the spec does not name. The
 // errors become the failed row's last_error; what they quote from the row is quoted
 // (a forged name may hold anything) and cut to a readable length, saying so.
-func (c catalogue) check(m *Message) error {
+func (c catalogue) check(m *Message, keyed bool) error {
 	et, ok := c[m.Event]
 	if !ok {
 		return fmt.Errorf("undeclared event %s", quote(m.Event))
@@ -57,6 +58,14 @@ func (c catalogue) check(m *Message) error {
 	}
 	if m.Subject != et.Subject {
 		return fmt.Errorf("subject %s is not the declared subject %s of event %s", quote(m.Subject), strconv.Quote(et.Subject), et.Name)
+	}
+	// Publish writes an ordering key exactly when the event declares one; its value is
+	// not derived again here, which would decode every ordered payload.
+	switch {
+	case len(et.OrderingKey) == 0 && keyed:
+		return fmt.Errorf("ordering key %s on event %s, which declares none", quote(m.OrderingKey), et.Name)
+	case len(et.OrderingKey) > 0 && !keyed:
+		return fmt.Errorf("no ordering key on event %s, which declares one (%s)", et.Name, strings.Join(et.OrderingKey, ", "))
 	}
 	if err := et.Validate(m.Version, m.Payload); err != nil {
 		var pe *runtime.PayloadError

@@ -45,36 +45,38 @@ func validOrder(payload []byte) bool {
 }
 
 // FuzzCheck: whatever a row holds, the check never panics, accepts exactly the rows
-// of the relayed event, at a declared version, on its declared subject, whose payload
+// of the relayed event, at a declared version, on its declared subject, without the
+// ordering key the event does not declare, whose payload
 // the schema accepts (the oracle is encoding/json with the schema's rules written out),
 // and names in its error what it quotes from the row within a bounded length.
 func FuzzCheck(f *testing.F) {
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o-1"}`))
-	f.Add("order_paid", 1, "shop.order_paid", []byte(`{"order": "o-1" }`))
-	f.Add("order_paid", 2, "$JS.API.STREAM.DELETE.ORDERS", []byte(`{"order":"o-1"}`))
-	f.Add("order_paid", 3, "shop.order_paid", []byte(`{"order":"o-1"}`))
-	f.Add("order_paid", 0, "shop.order_paid", []byte(`{"order":"o-1"}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o-123456789"}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"ééééééééé"}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":1}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"a","order":"b"}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"a","x":[[[]]]}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`[]`))
-	f.Add("order_kept", 1, "shop.order_kept", []byte(`{}`))
-	f.Add("salary_paid\n", 1, "payroll", []byte(`{}`))
-	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o","a\nb":1}`))
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o-1"}`), false)
+	f.Add("order_paid", 1, "shop.order_paid", []byte(`{"order": "o-1" }`), false)
+	f.Add("order_paid", 2, "$JS.API.STREAM.DELETE.ORDERS", []byte(`{"order":"o-1"}`), false)
+	f.Add("order_paid", 3, "shop.order_paid", []byte(`{"order":"o-1"}`), false)
+	f.Add("order_paid", 0, "shop.order_paid", []byte(`{"order":"o-1"}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o-123456789"}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"ééééééééé"}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":1}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"a","order":"b"}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"a","x":[[[]]]}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`[]`), false)
+	f.Add("order_kept", 1, "shop.order_kept", []byte(`{}`), false)
+	f.Add("salary_paid\n", 1, "payroll", []byte(`{}`), false)
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o","a\nb":1}`), false)
 	c := fuzzCatalogue(f)
-	f.Fuzz(func(t *testing.T, event string, version int, subject string, payload []byte) {
+	f.Add("order_paid", 2, "shop.order_paid", []byte(`{"order":"o-1"}`), true)
+	f.Fuzz(func(t *testing.T, event string, version int, subject string, payload []byte, keyed bool) {
 		// Rows come from jsonb: valid UTF-8, and no escape PostgreSQL would not keep
 		// (it rejects \u0000 and turns the others into the characters they stand for).
 		if !utf8.Valid(payload) || bytes.Contains(payload, []byte(`\u`)) {
 			return
 		}
 		m := &Message{ID: 1, Event: event, Version: version, Subject: subject, Payload: payload}
-		err := c.check(m)
-		want := event == "order_paid" && (version == 1 || version == 2) && subject == "shop.order_paid" && validOrder(payload)
+		err := c.check(m, keyed)
+		want := event == "order_paid" && (version == 1 || version == 2) && subject == "shop.order_paid" && !keyed && validOrder(payload)
 		if (err == nil) != want {
-			t.Fatalf("check(%q v%d %q %q) = %v, want accepted: %v", event, version, subject, payload, err, want)
+			t.Fatalf("check(%q v%d %q keyed %v %q) = %v, want accepted: %v", event, version, subject, keyed, payload, err, want)
 		}
 		if err != nil && strings.Contains(err.Error(), "\n") {
 			t.Fatalf("check(%q v%d %q %q): error %q holds a raw newline", event, version, subject, payload, err)
@@ -98,7 +100,7 @@ func TestCheckOneLine(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = c.check(&Message{Event: "counted", Version: 1, Subject: "counts", Payload: []byte(`{"a\nb\u0007":"x"}`)})
+	err = c.check(&Message{Event: "counted", Version: 1, Subject: "counts", Payload: []byte(`{"a\nb\u0007":"x"}`)}, false)
 	if err == nil || strings.ContainsFunc(err.Error(), func(r rune) bool { return r < 0x20 }) || !strings.Contains(err.Error(), `/a\nb\a: `) {
 		t.Errorf("check: %q, want the problem at /a\\nb\\a, escaped", err)
 	}
@@ -145,7 +147,7 @@ func BenchmarkCheck(b *testing.B) {
 			b.SetBytes(int64(len(p.payload)))
 			b.ReportAllocs()
 			for b.Loop() {
-				if err := c.check(m); err != nil {
+				if err := c.check(m, false); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -90,18 +90,25 @@ func TestRefusesUndeclared(t *testing.T) {
 	badPayload := forge(t, pool, "thing_moved", 1, "things.moved", key("a"), `{"key":"a","n":"one"}`)
 	newer := forge(t, pool, "thing_moved", 2, "things.moved", key("b"), `{"key":"b","n":1}`)
 	long := forge(t, pool, "x\n"+strings.Repeat("y", 1000), 1, "things.noted", nil, `{}`)
+	unkeyed := forge(t, pool, "thing_moved", 1, "things.moved", nil, `{"key":"a","n":1}`)
+	keyedNoted := forge(t, pool, "thing_noted", 1, "things.noted", key("z"), `{}`)
 	n2 := publish(t, pool, noted, thing{N: 2})[0]
 	a2 := publish(t, pool, moved, thing{Key: "a", N: 2})[0]
+	empty, err := runtime.Publish(t.Context(), pool, moved, map[string]any{"key": "", "n": 3}) // a key, though ""
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	sink := &recordSink{}
 	r := newRelay(t, pool, relay.Config{Sink: sink, Events: events})
-	if res := drain(t, r); res.Published != 3 || res.Failed != 6 || res.Retried != 0 {
-		t.Errorf("batches %+v, want 3 published and 6 failed", res)
+	if res := drain(t, r); res.Published != 4 || res.Failed != 8 || res.Retried != 0 {
+		t.Errorf("batches %+v, want 4 published and 8 failed", res)
 	}
-	if got, want := sink.sent(), []int64{a1, n2, a2}; !slices.Equal(got, want) {
-		t.Errorf("the sink was given %v, want only the declared events %v", got, want)
+	declared := []int64{a1, n2, empty.ID, a2}
+	if got := sink.sent(); !slices.Equal(got, declared) {
+		t.Errorf("the sink was given %v, want only the declared events %v", got, declared)
 	}
-	for _, id := range []int64{a1, n2, a2} {
+	for _, id := range declared {
 		if got := readRow(t, pool, id); got.State != "published" {
 			t.Errorf("declared event %d: %+v, want published", id, got)
 		}
@@ -113,6 +120,8 @@ func TestRefusesUndeclared(t *testing.T) {
 		badPayload: "payload invalid for thing_moved v1: /n: ",
 		newer:      "version 2 of event thing_moved is not declared (the spec declares 1..1); if a newer spec declares it",
 		long:       `undeclared event "x\nyyy`,
+		unkeyed:    "no ordering key on event thing_moved, which declares one (key)",
+		keyedNoted: `ordering key "z" on event thing_noted, which declares none`,
 	}
 	checkFailed := func(when string) {
 		t.Helper()
@@ -143,7 +152,7 @@ func TestRefusesUndeclared(t *testing.T) {
 	if res := drain(t, r); res.Failed != len(reasons) || res.Published != 0 {
 		t.Errorf("after RetryFailed: %+v, want every forged event failed again", res)
 	}
-	if got := sink.sent(); len(got) != 3 {
+	if got := sink.sent(); len(got) != len(declared) {
 		t.Errorf("after RetryFailed the sink was given %v, want nothing more", got)
 	}
 	checkFailed("after RetryFailed")
@@ -161,7 +170,7 @@ func TestRefusesUndeclared(t *testing.T) {
 	if res := drain(t, newer2); res != (relay.BatchResult{Claimed: 2, Published: 1, Failed: 1}) {
 		t.Errorf("retry under the newer spec: %+v, want thing_deleted published and the forged subject failed", res)
 	}
-	if got := sink.sent(); !slices.Equal(got, []int64{a1, n2, a2, undeclared}) {
+	if got := sink.sent(); !slices.Equal(got, append(declared, undeclared)) {
 		t.Errorf("the sink was given %v, want thing_deleted (%d) once it is declared", got, undeclared)
 	}
 	if got := readRow(t, pool, apiSubject); got.State != "failed" {

@@ -24,7 +24,8 @@
 // spec (Config.Events) and checks every row it claims before the Sink sees it: its
 // event is declared and relayed, its version is one the event declares, its subject is
 // the event's declared subject (a literal of the spec, never computed from the
-// payload), and its payload is valid for that (event, version). A row that fails the
+// payload), it has an ordering key exactly when the event declares one, and its
+// payload is valid for that (event, version). A row that fails the
 // check is never published: it becomes failed at once, its last error saying why
 // ("undeclared event ...", "subject S is not the declared subject T of event X",
 // "payload invalid for X v2: /field: ..."), the log names it, and `jobc relay failed`

@@ -23,7 +23,8 @@ type Config struct {
 	// Events are the events the relay may publish: the generated package's
 	// EventTypes(), or what jobc relay builds from jobc.yaml; required. A claimed row
 	// of an event not among them, of a version they do not declare, with another
-	// subject than its event's or with a payload its version's schema rejects is
+	// subject than its event's, with an ordering key its event does not declare (or
+	// without the one it does) or with a payload its version's schema rejects is
 	// never handed to the Sink: it fails, with the reason as its last error (see the
 	// package documentation).
 	Events []*runtime.EventType
@@ -285,7 +286,7 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 		if row.OrderingKey != nil {
 			m.OrderingKey = *row.OrderingKey
 		}
-		if err := r.events.check(&m); err != nil {
+		if err := r.events.check(&m, row.OrderingKey != nil); err != nil {
 			failIDs = append(failIDs, m.ID)
 			failErrs = append(failErrs, err.Error())
 			r.cfg.Logger.ErrorContext(ctx, "relay: event refused, not published", slog.Int64("event_id", m.ID),
