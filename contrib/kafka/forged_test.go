@@ -34,10 +34,11 @@ func TestKafkaForgedTopic(t *testing.T) {
 		}
 		return p.ID
 	}
+	orderKey := "o-1"
 	o1 := pub()
-	forgedTopic := relaytest.Forge(t, pool, "order_paid", 1, "payroll", `{"order":"o-1"}`)
-	forgedEvent := relaytest.Forge(t, pool, "salary_paid", 1, "payroll", `{"cents":100000000}`)
-	forgedBody := relaytest.Forge(t, pool, "order_paid", 1, "orders.paid", `{"order":1}`)
+	forgedTopic := relaytest.Forge(t, pool, "order_paid", 1, "payroll", &orderKey, `{"order":"o-1"}`)
+	forgedEvent := relaytest.Forge(t, pool, "salary_paid", 1, "payroll", nil, `{"cents":100000000}`)
+	forgedBody := relaytest.Forge(t, pool, "order_paid", 1, "orders.paid", &orderKey, `{"order":1}`)
 	o2 := pub()
 	o3 := pub()
 

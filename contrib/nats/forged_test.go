@@ -53,9 +53,10 @@ func TestNATSForgedSubject(t *testing.T) {
 		}
 		return p.ID
 	}
+	orderKey := "o-1"
 	o1 := pub(paid, map[string]string{"order": "o-1"})
-	forgedDeclared := relaytest.Forge(t, pool, "order_paid", 1, "$JS.API.STREAM.DELETE.LEDGER", `{"order":"o-1"}`)
-	forgedUndeclared := relaytest.Forge(t, pool, "stream_deleted", 1, "$JS.API.STREAM.DELETE.LEDGER", `{}`)
+	forgedDeclared := relaytest.Forge(t, pool, "order_paid", 1, "$JS.API.STREAM.DELETE.LEDGER", &orderKey, `{"order":"o-1"}`)
+	forgedUndeclared := relaytest.Forge(t, pool, "stream_deleted", 1, "$JS.API.STREAM.DELETE.LEDGER", nil, `{}`)
 	o2 := pub(paid, map[string]string{"order": "o-1"})
 	viaAPI := pub(api, map[string]string{})
 	viaInbox := pub(inbox, map[string]string{})

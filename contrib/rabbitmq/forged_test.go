@@ -79,9 +79,10 @@ func TestRabbitMQForgedRouting(t *testing.T) {
 		return p.ID
 	}
 	const body = `{"employee":"mallory","cents":100000000}`
+	orderKey := "o-1"
 	o1 := pub(paid, map[string]string{"order": "o-1"})
-	forgedSubject := relaytest.Forge(t, pool, "order_paid", 1, payroll, `{"order":"o-1","employee":"mallory"}`)
-	forgedEvent := relaytest.Forge(t, pool, "salary_paid", 1, payroll, body)
+	forgedSubject := relaytest.Forge(t, pool, "order_paid", 1, payroll, &orderKey, `{"order":"o-1","employee":"mallory"}`)
+	forgedEvent := relaytest.Forge(t, pool, "salary_paid", 1, payroll, nil, body)
 	o2 := pub(paid, map[string]string{"order": "o-1"})
 	viaReplyTo := pub(replyTo, map[string]string{})
 	viaWildcard := pub(wildcard, map[string]string{})

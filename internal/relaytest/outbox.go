@@ -143,12 +143,12 @@ func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, events []*ru
 }
 
 // Forge writes an outbox row with a plain INSERT, as any role that may insert into
-// jobc_events can, around Publish and its checks; an unordered row.
-func Forge(t testing.TB, pool *pgxpool.Pool, event string, version int, subject, payload string) int64 {
+// jobc_events can, around Publish and its checks; key nil writes an unordered row.
+func Forge(t testing.TB, pool *pgxpool.Pool, event string, version int, subject string, key *string, payload string) int64 {
 	t.Helper()
 	var id int64
-	err := pool.QueryRow(t.Context(), `INSERT INTO jobc_events (event, version, subject, payload)
-		VALUES ($1, $2, $3, $4::jsonb) RETURNING id`, event, version, subject, payload).Scan(&id)
+	err := pool.QueryRow(t.Context(), `INSERT INTO jobc_events (event, version, subject, ordering_key, payload)
+		VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id`, event, version, subject, key, payload).Scan(&id)
 	if err != nil {
 		t.Fatal(err)
 	}
