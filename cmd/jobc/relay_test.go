@@ -5,7 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +265,42 @@ func TestRelayRefusesForged(t *testing.T) {
 	out, _, code = jobc(t, "status", "--database-url", dbURL)
 	if code != exitOK || !strings.Contains(out, "1 failed") || !strings.Contains(out, "is not the declared subject") {
 		t.Errorf("status: exit %d\n%s", code, out)
+	}
+}
+
+// TestRelayEventsMatchGenerated: the events jobc relay builds from jobc.yaml are the
+// ones the generated code declares: for every golden case with events, each version's
+// schema is the text of the generated MustEventType, with the same subject, so a relay
+// run from the spec and one given the generated EventTypes() check rows alike. (The
+// other golden case with events, events_fanout_mapping, relays none.)
+func TestRelayEventsMatchGenerated(t *testing.T) {
+	schemaLit := regexp.MustCompile("(?m)^\\s*Schema: `(.*)`,$")
+	subjectLit := regexp.MustCompile(`(?m)^\s*Subject:\s*"(.*)",$`)
+	for _, c := range []struct{ dir, out string }{{"events_basic", "shop"}} {
+		dir := filepath.Join("..", "..", "testdata", c.dir)
+		events, err := declaredEvents(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", c.dir, err)
+		}
+		for _, et := range events {
+			gen, err := os.ReadFile(filepath.Join(dir, c.out, et.Name+".event.jobc.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schemas []string
+			for _, m := range schemaLit.FindAllStringSubmatch(string(gen), -1) {
+				schemas = append(schemas, m[1])
+			}
+			var fromSpec []string
+			for _, v := range et.Versions {
+				fromSpec = append(fromSpec, v.Schema)
+			}
+			if !slices.Equal(fromSpec, schemas) {
+				t.Errorf("%s: event %s: schemas from the spec\n%q\nthe generated code's\n%q", c.dir, et.Name, fromSpec, schemas)
+			}
+			if m := subjectLit.FindStringSubmatch(string(gen)); m == nil || m[1] != et.Subject {
+				t.Errorf("%s: event %s: subject %q, the generated code's %q", c.dir, et.Name, et.Subject, m)
+			}
+		}
 	}
 }
