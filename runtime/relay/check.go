@@ -35,12 +35,12 @@ func newCatalogue(events []*runtime.EventType) (catalogue, error) {
 }
 
 // check says why m must not be published, or returns nil; keyed says whether its row
-// has an ordering key (which may be ""). An outbox row is data
-// written by whoever may INSERT into jobc_events, not only by Publish: its event,
-// version, subject and payload are each checked against the declaration, so that a
-// forged row can reach neither a subject nor a consumer the spec does not name. The
-// errors become the failed row's last_error; what they quote from the row is quoted
-// (a forged name may hold anything) and cut to a readable length, saying so.
+// has an ordering key (which may be ""). An outbox row is data written by whoever may
+// INSERT into jobc_events, not only by Publish: its event, version, subject, ordering
+// key and payload are each checked against the declaration, so that a forged row can
+// reach neither a subject nor a consumer the spec does not name. The errors become the
+// failed row's last_error; what they quote from the row is quoted (a forged name may
+// hold anything) and cut to a readable length, saying so.
 func (c catalogue) check(m *Message, keyed bool) error {
 	et, ok := c[m.Event]
 	if !ok {
