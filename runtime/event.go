@@ -143,6 +143,9 @@ func (jt *JobType) schemaOf(n int) string {
 // a payload that check is unsure of (an invalid one among them, whose problems the
 // tree validator then names) is parsed.
 func (et *EventType) Validate(version int, payload []byte) error {
+	if et.contract == nil {
+		return fmt.Errorf("jobc: event type %s was not built with NewEventType, which compiles its schemas", et.Name)
+	}
 	if s, ok := et.contract.schemas[version]; ok && s.Check(payload) != schema.Unsure {
 		return nil
 	}

@@ -26,6 +26,9 @@ func newCatalogue(events []*runtime.EventType) (catalogue, error) {
 		if et == nil {
 			return nil, fmt.Errorf("relay: Config.Events[%d] is nil", i)
 		}
+		if len(et.Versions) == 0 {
+			return nil, fmt.Errorf("relay: Config.Events[%d] (%s) has no payload versions: build it with runtime.NewEventType, as generated code does", i, et.Name)
+		}
 		if _, dup := c[et.Name]; dup {
 			return nil, fmt.Errorf("relay: Config.Events declares event %s twice", et.Name)
 		}

@@ -486,6 +486,9 @@ func TestConfig(t *testing.T) {
 	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: []*runtime.EventType{nil}}); err == nil || !strings.Contains(err.Error(), "Events[0] is nil") {
 		t.Errorf("New with a nil event: %v", err)
 	}
+	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: []*runtime.EventType{{Name: "literal", Subject: "s"}}}); err == nil || !strings.Contains(err.Error(), "build it with runtime.NewEventType") {
+		t.Errorf("New with an event type not built by NewEventType: %v", err)
+	}
 	twice := append(events, unorderedType(t))
 	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: twice}); err == nil || !strings.Contains(err.Error(), "thing_noted twice") {
 		t.Errorf("New with an event declared twice: %v", err)
