@@ -264,7 +264,11 @@ func newRelayRetry() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry {ID... | --all}",
 		Short: "Make failed events pending again, for the relays to send",
-		Args:  cobra.ArbitraryArgs,
+		Long: `Retry makes failed events pending again, for the relays to send. A relay checks each
+again against its spec: an event the spec does not declare (or of another subject, or
+with an invalid payload) fails again without reaching the broker, until the relay runs
+with a spec that declares it.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return usagef(cmd, "jobc relay retry: name event ids or pass --all")
