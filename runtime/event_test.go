@@ -475,3 +475,15 @@ func TestPublishManyKeysDoNotDeadlock(t *testing.T) {
 		t.Errorf("keys saw the batches in different orders: %v", seqs)
 	}
 }
+
+// TestEventValidateUnbuilt: an EventType written as a literal, not built by
+// NewEventType, has no compiled schemas: Validate says so instead of panicking (a
+// relay would otherwise stop on its first row).
+func TestEventValidateUnbuilt(t *testing.T) {
+	t.Parallel()
+	et := &runtime.EventType{Name: "literal", Subject: "s", Relay: true, WriteVersion: 1,
+		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}}
+	if err := et.Validate(1, []byte(`{}`)); err == nil || !strings.Contains(err.Error(), "not built with NewEventType") {
+		t.Errorf("Validate: %v", err)
+	}
+}

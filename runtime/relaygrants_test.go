@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
@@ -35,7 +36,15 @@ func (s *grantsSink) Close() error { return nil }
 func checkRelayGrants(t *testing.T, worker, reader *pgxpool.Pool) {
 	t.Helper()
 	ctx := t.Context()
-	r, err := relay.New(worker, relay.Config{Sink: &grantsSink{}, RetryInitial: time.Hour})
+	// The event grants_test.go publishes, as the relay's catalogue declares it.
+	declared, err := runtime.NewEventType(runtime.EventType{
+		Name: "grants_event", Subject: "grants.event", OrderingKey: []string{"email"}, Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := relay.New(worker, relay.Config{Sink: &grantsSink{}, Events: []*runtime.EventType{declared}, RetryInitial: time.Hour})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/url"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -14,6 +15,7 @@ import (
 	jobckafka "github.com/jobc-dev/jobc/contrib/kafka"
 	jobcnats "github.com/jobc-dev/jobc/contrib/nats"
 	jobcamqp "github.com/jobc-dev/jobc/contrib/rabbitmq"
+	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
@@ -26,7 +28,7 @@ type relayFlags struct {
 	lease, retention, logStats time.Duration
 }
 
-func newRelay() *cobra.Command {
+func newRelay(o *options) *cobra.Command {
 	var f relayFlags
 	cmd := &cobra.Command{
 		Use:   "relay --to URL",
@@ -37,6 +39,12 @@ them to the broker named by --to, marking each published once the broker confirm
   nats://host:4222[,nats://host2:4222]   JetStream; the stream binding the subjects must exist
   amqp://user:pass@host:5672/vhost       RabbitMQ; --exchange names the exchange (default "")
   kafka://host:9092[,host2:9092]         Kafka; the event's subject is the topic
+
+The relay publishes only the events jobc.yaml declares (in the directory -C names, the
+working directory by default): an outbox row of an undeclared event or version, with
+another subject than its event's, or with a payload its version's schema rejects is
+never sent; it is kept as failed with the reason. Run the relay with a spec at least
+as new as the producers'.
 
 Run as many relays as you like: claims never overlap, and each ordering key has one
 event in flight at a time. SIGINT or SIGTERM stops claiming, lets the batches in flight
@@ -54,6 +62,10 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			open, err := sinkFor(f)
 			if err != nil {
 				return usagef(cmd, "--to %s: %v", redact(f.to), err)
+			}
+			events, err := declaredEvents(o.dir)
+			if err != nil {
+				return err
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			t, err := f.db.target(cmd)
@@ -74,7 +86,7 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 				return fmt.Errorf("jobc relay: %w", err)
 			}
 			defer sink.Close()
-			cfg := relay.Config{Sink: sink, Logger: logger, BatchSize: f.batch, Concurrency: f.concurrency,
+			cfg := relay.Config{Sink: sink, Events: events, Logger: logger, BatchSize: f.batch, Concurrency: f.concurrency,
 				LeaseDuration: f.lease, Retention: f.retention}
 			if f.logStats > 0 {
 				cfg.Hooks, cfg.StatsInterval = []runtime.Hook{statsLogger{logger}}, f.logStats
@@ -84,7 +96,7 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 				return usagef(cmd, "%v", err)
 			}
 			logger.InfoContext(ctx, "jobc relay: publishing the outbox", slog.String("to", redact(f.to)),
-				slog.Int("batch", f.batch), slog.Int("concurrency", f.concurrency))
+				slog.Int("batch", f.batch), slog.Int("concurrency", f.concurrency), slog.Int("declared_events", len(events)))
 			if err := r.Run(ctx); err != nil {
 				return t.explain(ctx, pool, err)
 			}
@@ -104,6 +116,41 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 	fl.DurationVar(&f.logStats, "log-stats", time.Minute, "log the relay lag and the pending and failed counts this often (0: never)")
 	cmd.AddCommand(newRelayFailed(), newRelayRetry())
 	return cmd
+}
+
+// declaredEvents loads the spec in dir and describes its events to the relay as the
+// generated code does: runtime.NewEventType over each version's canonical JSON Schema,
+// the text the generator writes into the generated package. Subscribers and upcasts
+// are left out: the relay checks rows, it does not decode or fan them out.
+func declaredEvents(dir string) ([]*runtime.EventType, error) {
+	p, err := spec.Load(dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc relay: the relay publishes only the events the spec declares: %w", err)
+	}
+	var events []*runtime.EventType
+	relayed := 0
+	for _, e := range p.Events {
+		t := runtime.EventType{Name: e.Name, Subject: e.Subject, OrderingKey: e.Key, Relay: e.Relay, WriteVersion: e.Payload.WriteVersion}
+		for _, v := range e.Payload.Versions {
+			canon, err := v.Schema.Canonical()
+			if err != nil {
+				return nil, fmt.Errorf("jobc relay: %s: events.%s version %d: %w", v.Pos, e.Name, v.Number, err)
+			}
+			t.Versions = append(t.Versions, runtime.Version{Number: v.Number, Schema: string(canon)})
+		}
+		et, err := runtime.NewEventType(t)
+		if err != nil {
+			return nil, fmt.Errorf("jobc relay: %s: %w", e.Pos, err)
+		}
+		events = append(events, et)
+		if e.Relay {
+			relayed++
+		}
+	}
+	if relayed == 0 {
+		return nil, fmt.Errorf("jobc relay: %s declares no relayed event (relay: true): there is nothing to publish", filepath.Join(dir, p.File))
+	}
+	return events, nil
 }
 
 // sinkFor returns what opens the sink --to names, or why it names none.
@@ -194,7 +241,11 @@ func newRelayRetry() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry {ID... | --all}",
 		Short: "Make failed events pending again, for the relays to send",
-		Args:  cobra.ArbitraryArgs,
+		Long: `Retry makes failed events pending again, for the relays to send. A relay checks each
+again against its spec: an event the spec does not declare (or of another subject, or
+with an invalid payload) fails again without reaching the broker, until the relay runs
+with a spec that declares it.`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
 				return usagef(cmd, "name event ids or pass --all")

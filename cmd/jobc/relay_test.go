@@ -5,6 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +25,32 @@ import (
 func relayedType(subject string) *runtime.EventType {
 	return runtime.MustEventType(runtime.EventType{Name: "cli_event", Subject: subject, OrderingKey: []string{"key"}, Relay: true,
 		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"key":{"type":"string"}}}`}}})
+}
+
+// relaySpec writes a project whose jobc.yaml declares relayedType(subject) and returns
+// its directory, for jobc relay's -C.
+func relaySpec(t *testing.T, subject string) string {
+	t.Helper()
+	dir := t.TempDir()
+	yaml := `version: 1
+package: jobs
+out: jobs
+events:
+  cli_event:
+    subject: ` + subject + `
+    key: [key]
+    relay: true
+    payload:
+      versions:
+        1:
+          schema:
+            type: object
+            required: [key]
+            properties:
+              key: {type: string}
+`
+	writeFile(t, filepath.Join(dir, "jobc.yaml"), yaml)
+	return dir
 }
 
 // TestRelayUsage: a relay without --to, or with a broker jobc does not know, is a
@@ -79,7 +109,7 @@ func TestRelayToNATS(t *testing.T) {
 	var stdout, stderr bytes.Buffer
 	done := make(chan int)
 	go func() {
-		done <- run(ctx, []string{"relay", "--to", srv.URL, "--database-url", dbURL, "--batch", "10"}, &stdout, &stderr)
+		done <- run(ctx, []string{"relay", "-C", relaySpec(t, "cli.happened"), "--to", srv.URL, "--database-url", dbURL, "--batch", "10"}, &stdout, &stderr)
 	}()
 	const poll = 100 * time.Millisecond // relay.Config's default PollInterval
 	waitFor(t, "the stream to hold every event", slowdown*(poll+time.Second), func() (bool, string) {
@@ -149,5 +179,128 @@ func TestStatusShowsOutbox(t *testing.T) {
 	}
 	if st, err := relay.ReadStats(t.Context(), pool); err != nil || st.Pending != 3 || st.Failed != 0 {
 		t.Errorf("after relay retry: %+v, %v; want 3 pending", st, err)
+	}
+}
+
+// TestRelayRefusesForged: `jobc relay` learns the declared events from jobc.yaml (-C):
+// a row written around Publish with a JetStream API subject, as the producer role can
+// with a plain INSERT, is never sent (the stream it names survives); it is failed with
+// the reason, which `jobc relay failed` and `jobc status` show, while the declared
+// events around it are published. Without a spec, or with one that relays no event,
+// the relay does not start.
+func TestRelayRefusesForged(t *testing.T) {
+	pool, dbURL := migratedDB(t)
+	srv := brokertest.StartNATS(t)
+	nc, err := nats.Connect(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: "FORGED", Subjects: []string{"forged.>"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	et := relayedType("forged.happened")
+	before, err := runtime.Publish(t.Context(), pool, et, map[string]string{"key": "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var forged int64
+	err = pool.QueryRow(t.Context(), `INSERT INTO jobc_events (event, version, subject, payload)
+		VALUES ('cli_event', 1, '$JS.API.STREAM.DELETE.FORGED', '{}') RETURNING id`).Scan(&forged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := runtime.Publish(t.Context(), pool, et, map[string]string{"key": "k"})
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	empty := t.TempDir()
+	if _, errOut, code := jobc(t, "relay", "-C", empty, "--to", srv.URL, "--database-url", dbURL); code != exitFailure || !strings.Contains(errOut, "no jobc.yaml") {
+		t.Errorf("relay without a spec: exit %d, %s", code, errOut)
+	}
+	unrelayed := t.TempDir()
+	writeFile(t, filepath.Join(unrelayed, "jobc.yaml"), "version: 1\npackage: jobs\nout: jobs\njobs:\n  j:\n    payload:\n      versions:\n        1: {schema: {type: object}}\n"+
+		"events:\n  e:\n    subject: e.happened\n    subscribers: [j]\n    payload:\n      versions:\n        1: {schema: {type: object}}\n")
+	if _, errOut, code := jobc(t, "relay", "-C", unrelayed, "--to", srv.URL, "--database-url", dbURL); code != exitFailure || !strings.Contains(errOut, "declares no relayed event") {
+		t.Errorf("relay with a spec that relays nothing: exit %d, %s", code, errOut)
+	}
+
+	ctx, cancel := context.WithCancel(t.Context())
+	var stdout, stderr bytes.Buffer
+	done := make(chan int)
+	go func() {
+		done <- run(ctx, []string{"relay", "-C", relaySpec(t, "forged.happened"), "--to", srv.URL, "--database-url", dbURL}, &stdout, &stderr)
+	}()
+	const poll = 100 * time.Millisecond // relay.Config's default PollInterval
+	waitFor(t, "the outbox to have nothing pending", slowdown*(poll+time.Second), func() (bool, string) {
+		s, err := relay.ReadStats(t.Context(), pool)
+		return err == nil && s.Pending == 0, fmt.Sprintf("%+v %v", s, err)
+	})
+	cancel()
+	if code := <-done; code != exitOK {
+		t.Fatalf("jobc relay exited %d\n%s", code, stderr.String())
+	}
+	info, err := stream.Info(t.Context())
+	if err != nil {
+		t.Fatalf("the stream after the relay ran: %v", err)
+	}
+	if info.State.Msgs != 2 {
+		t.Errorf("the stream holds %d messages, want the 2 declared events (%d, %d)", info.State.Msgs, before.ID, after.ID)
+	}
+	const reason = `subject "$JS.API.STREAM.DELETE.FORGED" is not the declared subject "forged.happened" of event cli_event`
+	if !strings.Contains(stderr.String(), "event refused") || !strings.Contains(stderr.String(), fmt.Sprintf("event_id=%d", forged)) {
+		t.Errorf("the relay's log does not name the refused event %d:\n%s", forged, stderr.String())
+	}
+	out, _, code := jobc(t, "relay", "failed", "--database-url", dbURL, "--json")
+	var failed []failedEventJSON
+	if err := json.Unmarshal([]byte(out), &failed); code != exitOK || err != nil || len(failed) != 1 || failed[0].ID != forged || failed[0].Error != reason {
+		t.Errorf("relay failed --json: exit %d, %v\n%s; want event %d with %q", code, err, out, forged, reason)
+	}
+	out, _, code = jobc(t, "status", "--database-url", dbURL)
+	if code != exitOK || !strings.Contains(out, "1 failed") || !strings.Contains(out, "is not the declared subject") {
+		t.Errorf("status: exit %d\n%s", code, out)
+	}
+}
+
+// TestRelayEventsMatchGenerated: the events jobc relay builds from jobc.yaml are the
+// ones the generated code declares: for every golden case with events, each version's
+// schema is the text of the generated MustEventType, with the same subject, so a relay
+// run from the spec and one given the generated EventTypes() check rows alike. (The
+// other golden case with events, events_fanout_mapping, relays none.)
+func TestRelayEventsMatchGenerated(t *testing.T) {
+	schemaLit := regexp.MustCompile("(?m)^\\s*Schema: `(.*)`,$")
+	subjectLit := regexp.MustCompile(`(?m)^\s*Subject:\s*"(.*)",$`)
+	for _, c := range []struct{ dir, out string }{{"events_basic", "shop"}} {
+		dir := filepath.Join("..", "..", "testdata", c.dir)
+		events, err := declaredEvents(dir)
+		if err != nil {
+			t.Fatalf("%s: %v", c.dir, err)
+		}
+		for _, et := range events {
+			gen, err := os.ReadFile(filepath.Join(dir, c.out, et.Name+".event.jobc.go"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var schemas []string
+			for _, m := range schemaLit.FindAllStringSubmatch(string(gen), -1) {
+				schemas = append(schemas, m[1])
+			}
+			var fromSpec []string
+			for _, v := range et.Versions {
+				fromSpec = append(fromSpec, v.Schema)
+			}
+			if !slices.Equal(fromSpec, schemas) {
+				t.Errorf("%s: event %s: schemas from the spec\n%q\nthe generated code's\n%q", c.dir, et.Name, fromSpec, schemas)
+			}
+			if m := subjectLit.FindStringSubmatch(string(gen)); m == nil || m[1] != et.Subject {
+				t.Errorf("%s: event %s: subject %q, the generated code's %q", c.dir, et.Name, et.Subject, m)
+			}
+		}
 	}
 }

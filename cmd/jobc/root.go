@@ -28,7 +28,7 @@ func newRoot() *cobra.Command {
 	root.AddCommand(newQueues(), newWorkers())
 	root.AddCommand(newUI(o))
 	root.AddCommand(newMetrics())
-	root.AddCommand(newRelay())
+	root.AddCommand(newRelay(o))
 	enforceUsage(root)
 	return root
 }

@@ -68,7 +68,7 @@ func TestKafkaOrderingKey(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger, PollInterval: 10 * time.Millisecond})
+	r, err := relay.New(pool, relay.Config{Sink: sink, Events: []*runtime.EventType{et}, Logger: testkit.Config().Logger, PollInterval: 10 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +149,7 @@ func TestKafkaPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	relaytest.CheckPoison(t, pool, sink, []int64{ps[0].ID}, ps[1].ID, "MESSAGE_TOO_LARGE")
+	relaytest.CheckPoison(t, pool, sink, []*runtime.EventType{et}, []int64{ps[0].ID}, ps[1].ID, "MESSAGE_TOO_LARGE")
 }
 
 // incompressible returns n hexadecimal digits of random bytes.

@@ -10,6 +10,14 @@
 // (relay.Config.LeaseDuration + RetryMax), or a retry after the window is a second
 // message.
 //
+// The relay hands the sink only events its spec declares, each to its declared subject
+// (see runtime/relay). The sink refuses besides, as poison, any subject that no spec
+// should name and that would make a publication more than a message to a stream: one
+// starting with $ (the server's own API: $JS.API.STREAM.DELETE.<stream> deletes a
+// stream, $SYS, $KV and $O are as reserved) or _INBOX. (the replies other clients wait
+// for), one holding a wildcard (* or >), whitespace, a control character or invalid
+// UTF-8, and one with an empty token. CheckSubject is that rule.
+//
 // The stream is the application's: the sink does not create it. A subject no stream
 // binds gets no response and is retried (the stream may be created after the relay
 // starts); a message larger than the server's max_payload, or than the stream's
@@ -20,7 +28,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -100,6 +111,10 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 	futures := make([]jetstream.PubAckFuture, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
+		if err := CheckSubject(m.Subject); err != nil {
+			fail(i, relay.Poison(fmt.Errorf("jobcnats: event %d: %w", m.ID, err)))
+			continue
+		}
 		nm := nats.NewMsg(m.Subject)
 		nm.Data = m.Payload
 		for _, h := range m.Headers() {
@@ -126,6 +141,41 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 		}
 	}
 	return errs
+}
+
+// CheckSubject says why the sink refuses to publish to subject, or returns nil (see
+// the package documentation).
+func CheckSubject(subject string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("refused subject %s: %s", quote(subject), why)
+	}
+	switch {
+	case subject == "":
+		return refuse("empty")
+	case strings.HasPrefix(subject, "$"):
+		return refuse("subjects starting with $ are the server's API ($JS, $SYS, $KV, ...), not a stream's")
+	case subject == "_INBOX" || strings.HasPrefix(subject, "_INBOX."):
+		return refuse("_INBOX subjects carry the replies other clients wait for")
+	case !utf8.ValidString(subject):
+		return refuse("not valid UTF-8")
+	case strings.ContainsAny(subject, "*>"):
+		return refuse("a wildcard (* or >) is not a subject to publish to")
+	case strings.IndexFunc(subject, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return refuse("whitespace or a control character")
+	case strings.HasPrefix(subject, ".") || strings.HasSuffix(subject, ".") || strings.Contains(subject, ".."):
+		return refuse("an empty token")
+	}
+	return nil
+}
+
+// quote quotes s, cut to 200 bytes with its length said: a refused subject comes
+// from an outbox row and may be of any length.
+func quote(s string) string {
+	const maxQuoted = 200
+	if len(s) <= maxQuoted {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
 }
 
 // classify wraps a publication error, marking those that will never pass as poison.

@@ -16,6 +16,7 @@ import (
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/internal/relaytest"
 	"github.com/jobc-dev/jobc/internal/testkit"
+	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
@@ -150,7 +151,8 @@ func TestNATSPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	relaytest.CheckPoison(t, pool, sink, small, big[0], "maximum payload exceeded")
+	events := []*runtime.EventType{relaytest.ProbeType("poison.small"), relaytest.ProbeType("poison.big")}
+	relaytest.CheckPoison(t, pool, sink, events, small, big[0], "maximum payload exceeded")
 	info, err := stream.Info(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -51,7 +51,7 @@ func TestRelayMetrics(t *testing.T) {
 	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET available_at = now() + interval '1 hour' WHERE id = $1`, ps[3].ID); err != nil {
 		t.Fatal(err)
 	}
-	cfg := relay.Config{Sink: poisonFirst{}, Hooks: []runtime.Hook{in}, Logger: testkit.Config().Logger,
+	cfg := relay.Config{Sink: poisonFirst{}, Events: []*runtime.EventType{et}, Hooks: []runtime.Hook{in}, Logger: testkit.Config().Logger,
 		PollInterval: 10 * time.Millisecond, StatsInterval: time.Hour} // one stats read, at the start
 	r, err := relay.New(pool, cfg)
 	if err != nil {

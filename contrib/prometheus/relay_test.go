@@ -38,7 +38,7 @@ func TestRelayCollector(t *testing.T) {
 	c := jobcprom.NewRelayCollector(nil)
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
-	r, err := relay.New(pool, relay.Config{Sink: poisonFirst{}, Hooks: []runtime.Hook{c}, Logger: testkit.Config().Logger})
+	r, err := relay.New(pool, relay.Config{Sink: poisonFirst{}, Events: []*runtime.EventType{et}, Hooks: []runtime.Hook{c}, Logger: testkit.Config().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}

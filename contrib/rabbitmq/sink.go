@@ -6,6 +6,18 @@
 // retried, on a new connection when the old one is gone. See runtime/relay for the
 // message's headers.
 //
+// The relay hands the sink only events its spec declares, each to its declared subject
+// (see runtime/relay): on the default exchange a routing key is the name of the queue
+// it reaches, any queue of the virtual host, so prefer an exchange of the application's
+// whose bindings are the only routes. The sink refuses besides, as poison, a routing
+// key that no spec should name: one starting with amq. (the broker's own names: the
+// direct reply-to pseudo-queue amq.rabbitmq.reply-to, which delivers to another
+// client's channel, and server-named queues amq.gen-...), longer than AMQP's 255 bytes,
+// holding a topic wildcard (* or #), whitespace, a control character or invalid UTF-8.
+// The exchange is the sink's option, never the row's, and the message carries only the
+// headers of runtime/relay: no CC or BCC header can route it to further keys.
+// CheckRoutingKey is that rule.
+//
 // RabbitMQ has no deduplication: a retried event (after a timeout, a reconnect, or a
 // relay killed between the ack and its UPDATE) can reach a queue twice. Consumers
 // deduplicate by the message id, the event's id.
@@ -16,8 +28,11 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
@@ -175,6 +190,10 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 	confirms := make([]*amqp.DeferredConfirmation, len(msgs))
 	for i := range msgs {
 		m := &msgs[i]
+		if err := CheckRoutingKey(m.Subject); err != nil {
+			fail(i, relay.Poison(fmt.Errorf("jobcamqp: event %d: %w", m.ID, err)))
+			continue
+		}
 		headers := amqp.Table{}
 		for _, h := range m.Headers() {
 			headers[h[0]] = h[1]
@@ -220,6 +239,39 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 		s.give(pc)
 	}
 	return errs
+}
+
+// CheckRoutingKey says why the sink refuses to publish with routing key key, or
+// returns nil (see the package documentation).
+func CheckRoutingKey(key string) error {
+	refuse := func(why string) error {
+		return fmt.Errorf("refused routing key %s: %s", quote(key), why)
+	}
+	switch {
+	case key == "":
+		return refuse("empty")
+	case len(key) > 255:
+		return refuse("longer than AMQP's 255 bytes")
+	case strings.HasPrefix(key, "amq."):
+		return refuse("amq. names are the broker's own (amq.rabbitmq.reply-to reaches another client's channel, amq.gen- queues are server-named)")
+	case !utf8.ValidString(key):
+		return refuse("not valid UTF-8")
+	case strings.ContainsAny(key, "*#"):
+		return refuse("a topic wildcard (* or #) is not a routing key to publish with")
+	case strings.IndexFunc(key, func(r rune) bool { return unicode.IsSpace(r) || unicode.IsControl(r) }) >= 0:
+		return refuse("whitespace or a control character")
+	}
+	return nil
+}
+
+// quote quotes s, cut to 200 bytes with its length said: a refused routing key comes
+// from an outbox row and may be of any length.
+func quote(s string) string {
+	const maxQuoted = 200
+	if len(s) <= maxQuoted {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
 }
 
 // bounded runs f, an amqp091-go call that waits for the broker's answer without a

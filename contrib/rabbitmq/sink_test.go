@@ -14,6 +14,7 @@ import (
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/internal/relaytest"
 	"github.com/jobc-dev/jobc/internal/testkit"
+	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
@@ -191,7 +192,8 @@ func TestRabbitMQPoison(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	relaytest.CheckPoison(t, pool, sink, routable, lost[0], "NO_ROUTE")
+	events := []*runtime.EventType{relaytest.ProbeType(prefix + ".ok"), relaytest.ProbeType("nobody.listens")}
+	relaytest.CheckPoison(t, pool, sink, events, routable, lost[0], "NO_ROUTE")
 	failed, err := relay.ListFailed(t.Context(), pool, 10)
 	if err != nil || len(failed) != 1 || failed[0].ID != lost[0] || failed[0].Subject != "nobody.listens" {
 		t.Errorf("ListFailed: %+v, %v; want the unroutable event", failed, err)

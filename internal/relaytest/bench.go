@@ -50,6 +50,9 @@ func BenchRelay(b *testing.B, pool *pgxpool.Pool, subject string, cfg relay.Conf
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE jobc_events"); err != nil {
 		b.Fatal(err)
 	}
+	if cfg.Events == nil {
+		cfg.Events = []*runtime.EventType{et}
+	}
 	r, err := relay.New(pool, cfg)
 	if err != nil {
 		b.Fatal(err)

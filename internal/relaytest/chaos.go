@@ -83,7 +83,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 	}
 
 	et := ChaosEventType(b.Prefix)
-	relayA := StartRelay(t, "A", database, b.URL, b.Target, s)
+	relayA := StartRelay(t, "A", database, b.URL, b.Target, b.Prefix, s)
 
 	var mu sync.Mutex
 	committed := map[int64]Payload{} // by event id
@@ -158,7 +158,7 @@ func Chaos(t *testing.T, pool *pgxpool.Pool, database string, b ChaosBroker, c C
 	})
 	relayA.Kill(t)
 	t.Logf("killed relay A, leaving %d events leased; %s", leased(), state())
-	relayB := StartRelay(t, "B", database, b.URL, b.Target, s)
+	relayB := StartRelay(t, "B", database, b.URL, b.Target, b.Prefix, s)
 
 	// Half published: restart the broker under relay B, down for long enough that
 	// publications time out.

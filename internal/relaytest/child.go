@@ -17,6 +17,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
 
@@ -26,6 +27,7 @@ const (
 	envDatabase = "JOBC_RELAYTEST_DATABASE"
 	envBroker   = "JOBC_RELAYTEST_BROKER"
 	envTarget   = "JOBC_RELAYTEST_TARGET" // sink-specific: a stream, an exchange, ...
+	envPrefix   = "JOBC_RELAYTEST_PREFIX" // of the subject of the one declared event
 	envSettings = "JOBC_RELAYTEST_SETTINGS"
 )
 
@@ -108,7 +110,7 @@ func runChild(newSink NewSink) error {
 	}
 	defer sink.Close()
 	r, err := relay.New(pool, relay.Config{
-		Sink: sink, Logger: logger, BatchSize: settings.BatchSize, Concurrency: settings.Concurrency,
+		Sink: sink, Events: []*runtime.EventType{ChaosEventType(os.Getenv(envPrefix))}, Logger: logger, BatchSize: settings.BatchSize, Concurrency: settings.Concurrency,
 		PollInterval: settings.Poll, LeaseDuration: settings.Lease, PublishTimeout: settings.PublishTimeout,
 		RetryInitial: settings.RetryInitial, RetryMax: settings.RetryMax,
 	})
@@ -120,8 +122,8 @@ func runChild(newSink NewSink) error {
 }
 
 // childEnv is the environment that makes the test binary a relay child.
-func childEnv(database, broker, target string, s ChildSettings) []string {
+func childEnv(database, broker, target, prefix string, s ChildSettings) []string {
 	return append(os.Environ(),
-		envChild+"=1", envDatabase+"="+database, envBroker+"="+broker, envTarget+"="+target,
+		envChild+"=1", envDatabase+"="+database, envBroker+"="+broker, envTarget+"="+target, envPrefix+"="+prefix,
 		envSettings+"="+s.encode(), "JOBC_RELAYTEST_PARENT="+strconv.Itoa(os.Getpid()))
 }

@@ -33,15 +33,18 @@ func ChaosEventType(prefix string) *runtime.EventType {
 	})
 }
 
-// PublishCommitted publishes one unordered event of subject per payload, in one
+// ProbeType is the unordered event of subject that PublishCommitted publishes: any
+// object is its payload, and its name is the subject's, dots made underscores.
+func ProbeType(subject string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{Name: "probe_" + strings.ReplaceAll(subject, ".", "_"), Subject: subject,
+		Relay: true, WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
+}
+
+// PublishCommitted publishes one ProbeType(subject) event per payload, in one
 // transaction, and returns their ids.
 func PublishCommitted(t testing.TB, pool *pgxpool.Pool, subject string, payloads ...string) []int64 {
 	t.Helper()
-	et, err := runtime.NewEventType(runtime.EventType{Name: "probe", Subject: subject, Relay: true, WriteVersion: 1,
-		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	et := ProbeType(subject)
 	raws := make([]json.RawMessage, len(payloads))
 	for i, p := range payloads {
 		raws[i] = json.RawMessage(p)
@@ -107,13 +110,13 @@ func (d Delivery) decode() (Payload, error) {
 	return p, nil
 }
 
-// CheckPoison runs one relay batch through sink over the pending events of pool (the
-// ids in ok and the one poisoned id) and checks what a poisoned event comes to: the
-// others are published, it fails for good after one attempt with an error containing
-// wantErr, and relay.ListFailed shows it.
-func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, ok []int64, poisoned int64, wantErr string) {
+// CheckPoison runs one relay batch, declaring events, through sink over the pending
+// events of pool (the ids in ok and the one poisoned id) and checks what a poisoned
+// event comes to: the others are published, it fails for good after one attempt with
+// an error containing wantErr, and relay.ListFailed shows it.
+func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, events []*runtime.EventType, ok []int64, poisoned int64, wantErr string) {
 	t.Helper()
-	r, err := relay.New(pool, relay.Config{Sink: sink, Logger: testkit.Config().Logger})
+	r, err := relay.New(pool, relay.Config{Sink: sink, Events: events, Logger: testkit.Config().Logger})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,5 +139,59 @@ func CheckPoison(t testing.TB, pool *pgxpool.Pool, sink relay.Sink, ok []int64, 
 	failed, err := relay.ListFailed(t.Context(), pool, 10)
 	if err != nil || len(failed) != 1 || failed[0].ID != poisoned {
 		t.Errorf("ListFailed: %+v, %v; want the poisoned event %d", failed, err, poisoned)
+	}
+}
+
+// Forge writes an outbox row with a plain INSERT, as any role that may insert into
+// jobc_events can, around Publish and its checks; key nil writes an unordered row.
+func Forge(t testing.TB, pool *pgxpool.Pool, event string, version int, subject string, key *string, payload string) int64 {
+	t.Helper()
+	var id int64
+	err := pool.QueryRow(t.Context(), `INSERT INTO jobc_events (event, version, subject, ordering_key, payload)
+		VALUES ($1, $2, $3, $4, $5::jsonb) RETURNING id`, event, version, subject, key, payload).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Drain runs r's batches until one claims nothing, failing the test on an error or
+// when maxBatches do not drain the outbox, and returns their sum.
+func Drain(t testing.TB, pool *pgxpool.Pool, r *relay.Relay, maxBatches int) relay.BatchResult {
+	t.Helper()
+	var sum relay.BatchResult
+	for range maxBatches {
+		res, err := r.RunOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Claimed == 0 {
+			return sum
+		}
+		sum.Claimed += res.Claimed
+		sum.Published += res.Published
+		sum.Retried += res.Retried
+		sum.Failed += res.Failed
+		sum.Lost += res.Lost
+	}
+	t.Fatalf("%d batches did not drain the outbox: %+v; %s", maxBatches, sum, OutboxCounts(t.Context(), pool))
+	return sum
+}
+
+// CheckFailed checks that each event of reasons failed with an error containing its
+// reason, and that relay.ListFailed lists exactly them.
+func CheckFailed(t testing.TB, pool *pgxpool.Pool, reasons map[int64]string) {
+	t.Helper()
+	for id, want := range reasons {
+		if state, _, lastErr := EventState(t, pool, id); state != "failed" || !strings.Contains(lastErr, want) {
+			t.Errorf("event %d: %s with error %q; want failed with %q", id, state, lastErr, want)
+		}
+	}
+	failed, err := relay.ListFailed(t.Context(), pool, len(reasons)+10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(failed) != len(reasons) {
+		t.Errorf("ListFailed: %+v; want the %d events %v", failed, len(reasons), reasons)
 	}
 }

@@ -21,8 +21,9 @@ type RelayProc struct {
 }
 
 // StartRelay starts the test binary as a relay child (see MaybeRunChild) relaying the
-// outbox of database to broker; the test's cleanup kills it if it still runs.
-func StartRelay(t testing.TB, name, database, broker, target string, s ChildSettings) *RelayProc {
+// outbox of database to broker, declaring the event ChaosEventType(prefix); the test's
+// cleanup kills it if it still runs.
+func StartRelay(t testing.TB, name, database, broker, target, prefix string, s ChildSettings) *RelayProc {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
@@ -30,7 +31,7 @@ func StartRelay(t testing.TB, name, database, broker, target string, s ChildSett
 	}
 	p := &RelayProc{name: name, stderr: &lockedBuffer{}, done: make(chan struct{})}
 	p.cmd = exec.Command(self, "-test.run=^$")
-	p.cmd.Env = childEnv(database, broker, target, s)
+	p.cmd.Env = childEnv(database, broker, target, prefix, s)
 	p.cmd.Stdout, p.cmd.Stderr = p.stderr, p.stderr
 	p.cmd.SysProcAttr = childSysProcAttr()
 	if err := p.cmd.Start(); err != nil {

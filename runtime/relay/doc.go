@@ -13,6 +13,41 @@
 // with its error, stays visible to `jobc status` and `jobc relay failed`, and is sent
 // again by RetryFailed. The Pruner deletes published events after a retention.
 //
+// # Only declared events leave
+//
+// The outbox is data, and not only Publish writes it: whoever may INSERT into
+// jobc_events (the producer role, a hand-written fix, an attacker with that role) can
+// put any event name, version, subject and payload in a row, and a relay that trusted
+// the row would publish wherever it says: a NATS subject such as
+// $JS.API.STREAM.DELETE.<stream> is an order to the server, and RabbitMQ's default
+// exchange delivers to whichever queue the routing key names. So a relay knows the
+// spec (Config.Events) and checks every row it claims before the Sink sees it: its
+// event is declared and relayed, its version is one the event declares, its subject is
+// the event's declared subject (a literal of the spec, never computed from the
+// payload), it has an ordering key exactly when the event declares one, and its
+// payload is valid for that (event, version). A row that fails the
+// check is never published: it becomes failed at once, its last error saying why
+// ("undeclared event ...", "subject S is not the declared subject T of event X",
+// "payload invalid for X v2: /field: ..."), the log names it, and `jobc relay failed`
+// and `jobc status` show it. RetryFailed makes it pending again, and the relay checks
+// it again: it reaches the broker only once the spec the relay runs with declares it,
+// for instance after an upgrade that added the event or version. Deploy a relay with a
+// spec at least as new as its producers', or their new events fail until it is.
+//
+// How the relay learns the spec: an application that runs a relay in its own process
+// passes its generated package's EventTypes(), the very *runtime.EventType values its
+// Publish<Event> functions validate with; `jobc relay` loads jobc.yaml (-C names its
+// directory, as for the other commands that read the spec) and builds the same values
+// with runtime.NewEventType from each version's canonical JSON Schema, the text the
+// generator writes into that generated code. Both paths end in one check, here, with
+// the runtime's compiled validators (EventType.Validate, which reads a valid payload
+// in place, without decoding it). The spec, not the database, is the authority: a
+// list of allowed subjects kept in a table could be rewritten by the roles it guards
+// against, and the spec is what the application's code was generated from. The sinks
+// refuse, besides, what no declaration should make them send: NATS subjects that are
+// reserved ($..., _INBOX.) or hold wildcards or whitespace, and RabbitMQ routing keys
+// reserved by the broker (amq.*).
+//
 // Delivery is at least once: a relay that dies between the broker's confirmation and
 // its own UPDATE leaves the event to be sent again when its lease expires. Sinks turn
 // that into exactly once where the broker can (JetStream's duplicate window, keyed by

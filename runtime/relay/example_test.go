@@ -32,7 +32,8 @@ func (printSink) Publish(_ context.Context, msgs []relay.Message) []error {
 func (printSink) Close() error { return nil }
 
 // A relay publishes the events of the outbox in batches and marks them published once
-// the sink confirmed them; Run does so until its context ends.
+// the sink confirmed them; Run does so until its context ends. It publishes only the
+// events it is given: an application passes its generated package's EventTypes().
 func ExampleNew() {
 	pool, _, cleanup := pgtest.ExampleSchema("relay_new", migrated)
 	defer cleanup()
@@ -45,7 +46,7 @@ func ExampleNew() {
 		panic(err)
 	}
 
-	r, err := relay.New(pool, relay.Config{Sink: printSink{}, Logger: slog.New(slog.DiscardHandler)})
+	r, err := relay.New(pool, relay.Config{Sink: printSink{}, Events: []*runtime.EventType{orderPaid}, Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		panic(err)
 	}

@@ -20,6 +20,14 @@ import (
 type Config struct {
 	// Sink publishes to the broker; required.
 	Sink Sink
+	// Events are the events the relay may publish: the generated package's
+	// EventTypes(), or what jobc relay builds from jobc.yaml; required. A claimed row
+	// of an event not among them, of a version they do not declare, with another
+	// subject than its event's, with an ordering key its event does not declare (or
+	// without the one it does) or with a payload its version's schema rejects is
+	// never handed to the Sink: it fails, with the reason as its last error (see the
+	// package documentation).
+	Events []*runtime.EventType
 	// Logger receives the relay's records; default slog.Default().
 	Logger *slog.Logger
 	// Hooks observe the relay through the runtime's hook API: an EventMaintenance with
@@ -113,6 +121,7 @@ type Relay struct {
 	q      *db.Queries
 	pruner *Pruner
 	pipe   pipeline
+	events catalogue
 }
 
 // BatchResult is what one batch did: how many events it claimed, and of those how
@@ -129,11 +138,15 @@ func New(dbtx runtime.DBTX, cfg Config) (*Relay, error) {
 	if cfg.Sink == nil {
 		return nil, errors.New("relay: Config.Sink is nil")
 	}
+	events, err := newCatalogue(cfg.Events)
+	if err != nil {
+		return nil, err
+	}
 	cfg = cfg.withDefaults()
 	if cfg.PublishTimeout >= cfg.LeaseDuration {
 		return nil, fmt.Errorf("relay: PublishTimeout %s must be shorter than LeaseDuration %s, or a batch could be sent twice at once", cfg.PublishTimeout, cfg.LeaseDuration)
 	}
-	r := &Relay{cfg: cfg, dbtx: dbtx, q: db.New(dbtx)}
+	r := &Relay{cfg: cfg, dbtx: dbtx, q: db.New(dbtx), events: events}
 	if cfg.Retention > 0 {
 		r.pruner = NewPruner(dbtx, PrunerConfig{Retention: cfg.Retention, StatementTimeout: cfg.StatementTimeout})
 	}
@@ -264,27 +277,40 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 		return BatchResult{}, err
 	}
 	res := BatchResult{Claimed: len(rows)}
-	msgs := make([]Message, len(rows))
-	for i, row := range rows {
-		msgs[i] = Message{ID: row.ID, Event: row.Event, Version: int(row.Version), Subject: row.Subject,
+	var failIDs []int64
+	var failErrs []string
+	msgs := make([]Message, 0, len(rows))
+	for _, row := range rows {
+		m := Message{ID: row.ID, Event: row.Event, Version: int(row.Version), Subject: row.Subject,
 			Payload: row.Payload, CreatedAt: row.CreatedAt, Attempt: int(row.Attempts)}
 		if row.OrderingKey != nil {
-			msgs[i].OrderingKey = *row.OrderingKey
+			m.OrderingKey = *row.OrderingKey
 		}
+		if err := r.events.check(&m, row.OrderingKey != nil); err != nil {
+			failIDs = append(failIDs, m.ID)
+			failErrs = append(failErrs, err.Error())
+			r.cfg.Logger.ErrorContext(ctx, "relay: event refused, not published", slog.Int64("event_id", m.ID),
+				slog.String("event", m.Event), slog.Any("error", err))
+			continue
+		}
+		msgs = append(msgs, m)
 	}
 
 	// The batch is ours until its lease ends: finish it whatever happens to ctx.
 	bg := context.WithoutCancel(ctx)
-	pubCtx, cancel := context.WithTimeout(bg, r.cfg.PublishTimeout)
-	errs := r.cfg.Sink.Publish(pubCtx, msgs)
-	cancel()
-	if errs != nil && len(errs) != len(msgs) {
-		errs = AllErrors(len(msgs), fmt.Errorf("relay: the sink returned %d results for %d messages", len(errs), len(msgs)))
+	var errs []error
+	if len(msgs) > 0 {
+		pubCtx, cancel := context.WithTimeout(bg, r.cfg.PublishTimeout)
+		errs = r.cfg.Sink.Publish(pubCtx, msgs)
+		cancel()
+		if errs != nil && len(errs) != len(msgs) {
+			errs = AllErrors(len(msgs), fmt.Errorf("relay: the sink returned %d results for %d messages", len(errs), len(msgs)))
+		}
 	}
 
-	var published, retryIDs, failIDs []int64
+	var published, retryIDs []int64
 	var retryDelays []float64
-	var retryErrs, failErrs []string
+	var retryErrs []string
 	for i, m := range msgs {
 		var e error
 		if errs != nil {

@@ -121,6 +121,9 @@ func newRelay(t *testing.T, pool *pgxpool.Pool, cfg relay.Config) *relay.Relay {
 	if cfg.Logger == nil {
 		cfg.Logger = slog.New(slog.DiscardHandler)
 	}
+	if cfg.Events == nil {
+		cfg.Events = []*runtime.EventType{orderedType(t), unorderedType(t)}
+	}
 	r, err := relay.New(pool, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -469,17 +472,32 @@ func TestPrunerRunOnce(t *testing.T) {
 	}
 }
 
-// TestConfig: a relay needs a sink and a publication timeout shorter than its lease.
+// TestConfig: a relay needs a sink, the declared events (each once) and a publication
+// timeout shorter than its lease.
 func TestConfig(t *testing.T) {
 	t.Parallel()
-	if _, err := relay.New(nil, relay.Config{}); err == nil || !strings.Contains(err.Error(), "Sink") {
+	events := []*runtime.EventType{unorderedType(t)}
+	if _, err := relay.New(nil, relay.Config{Events: events}); err == nil || !strings.Contains(err.Error(), "Sink") {
 		t.Errorf("New without a sink: %v", err)
 	}
-	_, err := relay.New(nil, relay.Config{Sink: &recordSink{}, LeaseDuration: time.Second, PublishTimeout: time.Second})
+	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}}); err == nil || !strings.Contains(err.Error(), "Config.Events is empty") {
+		t.Errorf("New without events: %v", err)
+	}
+	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: []*runtime.EventType{nil}}); err == nil || !strings.Contains(err.Error(), "Events[0] is nil") {
+		t.Errorf("New with a nil event: %v", err)
+	}
+	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: []*runtime.EventType{{Name: "literal", Subject: "s"}}}); err == nil || !strings.Contains(err.Error(), "build it with runtime.NewEventType") {
+		t.Errorf("New with an event type not built by NewEventType: %v", err)
+	}
+	twice := append(events, unorderedType(t))
+	if _, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: twice}); err == nil || !strings.Contains(err.Error(), "thing_noted twice") {
+		t.Errorf("New with an event declared twice: %v", err)
+	}
+	_, err := relay.New(nil, relay.Config{Sink: &recordSink{}, Events: events, LeaseDuration: time.Second, PublishTimeout: time.Second})
 	if err == nil || !strings.Contains(err.Error(), "PublishTimeout") {
 		t.Errorf("New with PublishTimeout = LeaseDuration: %v", err)
 	}
-	_, err = relay.New(nil, relay.Config{Sink: &recordSink{}, PublishTimeout: time.Minute}) // the default lease: 30s
+	_, err = relay.New(nil, relay.Config{Sink: &recordSink{}, Events: events, PublishTimeout: time.Minute}) // the default lease: 30s
 	if err == nil || !strings.Contains(err.Error(), "LeaseDuration 30s") {
 		t.Errorf("New with PublishTimeout above the default lease: %v", err)
 	}
