@@ -23,6 +23,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/generator/sqlgen"
@@ -217,7 +218,13 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 	}
 	diags = append(diags, names.Collisions(ids)...)
 	diags = append(diags, typescriptErrors(p, built)...)
-	diags = append(diags, contractErrors(p, base)...)
+	if outs := outputErrors(p); len(outs) > 0 {
+		// The hand-written upcasts that the contract check reads are in out, which
+		// leads outside the project: nothing there is read.
+		diags = append(diags, outs...)
+	} else {
+		diags = append(diags, contractErrors(p, base)...)
+	}
 	if len(diags) > 0 {
 		return nil, nil, diags, nil
 	}
@@ -362,6 +369,32 @@ func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
 	return out
 }
 
+// outputErrors reports the out directory and producers files that lead outside the
+// project through a symbolic link (spec.Load reports those that do by their path).
+// Write and Diff refuse them too; reporting them here gives the position in the spec,
+// and keeps Generate from reading the hand-written files of such an out.
+func outputErrors(p *spec.Project) spec.Diagnostics {
+	var ds spec.Diagnostics
+	for _, o := range []struct {
+		name, field string
+		pos         spec.Pos
+	}{
+		{p.Out, "out", p.OutPos},
+		{p.Producers.SQL, "producers.sql", p.Producers.SQLPos},
+		{p.Producers.TypeScript, "producers.typescript", p.Producers.TypeScriptPos},
+	} {
+		if o.name == "" || !confine.Lexical(o.name) {
+			continue
+		}
+		_, err := confine.Resolve(p.Dir, filepath.FromSlash(o.name))
+		var out *confine.OutsideError
+		if errors.As(err, &out) {
+			ds = append(ds, spec.Diagnostic{Pos: o.pos, Path: o.field, Message: fmt.Sprintf("%v: jobc writes only inside the project", err)})
+		}
+	}
+	return ds
+}
+
 // needsHandWrittenUpcast reports whether version cur needs an upcast the user writes:
 // it declares no changes, and it does not accept every payload its predecessor accepted.
 // `jobc check` decides the same way (contract.Check).
@@ -369,13 +402,14 @@ func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
 	return contract.NeedsHandWrittenUpcast(prev, cur)
 }
 
-// owned reports whether a file in the output directory belongs to the generator.
-func owned(path string) bool {
-	base := filepath.Base(path)
+// owned reports whether a file in the output directory belongs to the generator; name
+// is relative to the project root.
+func owned(root *os.Root, name string) bool {
+	base := filepath.Base(name)
 	if base != CatalogFileName && !strings.HasSuffix(base, ".jobc.go") {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := root.ReadFile(name)
 	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
 }
 
@@ -388,73 +422,119 @@ type WriteOptions struct {
 
 // Write writes the result into the project directory and removes generated files that
 // the spec no longer produces. Files are written only when their content changed.
+// Nothing is written, read or removed outside the project: see openProject.
 func Write(res *Result) error { return WriteWith(res, WriteOptions{}) }
 
 // WriteWith is Write with options.
 func WriteWith(res *Result, o WriteOptions) error {
 	p := res.Project
-	out := filepath.Join(p.Dir, p.Out)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("jobc: create %s: %w", out, err)
-	}
-	want := map[string]bool{}
-	for _, f := range res.Files {
-		path := filepath.Join(p.Dir, f.Path)
-		want[path] = true
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // the producers' directories
-			return fmt.Errorf("jobc: create %s: %w", filepath.Dir(path), err)
-		}
-		if err := writeIfChanged(path, f.Content); err != nil {
-			return err
-		}
-	}
-	extra, err := extraFiles(out, want)
+	root, err := openProject(res)
 	if err != nil {
 		return err
 	}
+	defer root.Close()
+	if err := root.MkdirAll(p.Out, 0o755); err != nil {
+		return fmt.Errorf("jobc: create %s: %w", filepath.Join(p.Dir, p.Out), err)
+	}
+	want := map[string]bool{}
+	for _, f := range res.Files {
+		want[filepath.Clean(f.Path)] = true
+		if dir := filepath.Dir(f.Path); dir != "." {
+			if err := root.MkdirAll(dir, 0o755); err != nil { // the producers' directories
+				return fmt.Errorf("jobc: create %s: %w", filepath.Join(p.Dir, dir), err)
+			}
+		}
+		if err := writeIfChanged(root, p.Dir, f.Path, f.Content); err != nil {
+			return err
+		}
+	}
+	extra, err := extraFiles(root, p.Dir, p.Out, want)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(p.Dir, p.Out)
 	var directive []string // how a tombstone reruns jobc
 	if o.GoGenerate != nil && len(extra) > 0 {
 		// Read before anything is deleted: the running directive may be in a
 		// tombstone that this run deletes.
 		directive = o.GoGenerate.rerun(out, p.Dir)
 	}
-	for _, path := range extra {
-		if g := o.GoGenerate; g != nil && !g.hasRead(path) {
-			if err := writeIfChanged(path, tombstone(p.Package, directive)); err != nil {
+	for _, name := range extra {
+		if g := o.GoGenerate; g != nil && !g.hasRead(filepath.Join(p.Dir, name)) {
+			if err := writeIfChanged(root, p.Dir, name, tombstone(p.Package, directive)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("jobc: remove stale %s: %w", path, err)
+		if err := root.Remove(name); err != nil {
+			return fmt.Errorf("jobc: remove stale %s: %w", filepath.Join(p.Dir, name), err)
 		}
 	}
 	return nil
 }
 
-func writeIfChanged(path string, content []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
+// openProject opens the project directory of res as the root of every path Write and
+// Diff touch. A spec comes from whoever wrote it, and a pull request may commit a
+// symbolic link as well as a jobc.yaml: the out directory or a producers file could be
+// a link to any file of the machine that runs jobc. So the paths are checked first,
+// for an error that names the link, and then used only through the root, which
+// refuses a link that leads out at the moment of each open (a link that points
+// elsewhere inside the project is followed).
+func openProject(res *Result) (*os.Root, error) {
+	p := res.Project
+	for _, name := range append([]string{p.Out}, filePaths(res.Files)...) {
+		if _, err := confine.Resolve(p.Dir, name); err != nil {
+			return nil, fmt.Errorf("jobc: refusing to use %s: %w", filepath.ToSlash(name), err)
+		}
+	}
+	root, err := os.OpenRoot(p.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: %w", err)
+	}
+	return root, nil
+}
+
+func filePaths(files []File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// writeIfChanged writes content to name, relative to root (the project directory dir),
+// unless the file holds it already.
+func writeIfChanged(root *os.Root, dir, name string, content []byte) error {
+	if old, err := root.ReadFile(name); err == nil && bytes.Equal(old, content) {
 		return nil
 	}
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		return fmt.Errorf("jobc: write %s: %w", path, err)
+	if err := root.WriteFile(name, content, 0o644); err != nil {
+		return fmt.Errorf("jobc: write %s: %w", filepath.Join(dir, name), err)
 	}
 	return nil
 }
 
-func extraFiles(out string, want map[string]bool) ([]string, error) {
-	entries, err := os.ReadDir(out)
-	if os.IsNotExist(err) {
+// extraFiles lists the generated files in out (relative to root, the project directory
+// dir) that want does not hold, relative to root.
+func extraFiles(root *os.Root, dir, out string, want map[string]bool) ([]string, error) {
+	f, err := root.Open(out)
+	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jobc: read %s: %w", out, err)
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(dir, out), err)
 	}
+	entries, err := f.ReadDir(-1)
+	f.Close()
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(dir, out), err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var extra []string
 	for _, e := range entries {
-		path := filepath.Join(out, e.Name())
-		if !e.IsDir() && !want[path] && owned(path) {
-			extra = append(extra, path)
+		name := filepath.Join(out, e.Name())
+		if !e.IsDir() && !want[name] && owned(root, name) {
+			extra = append(extra, name)
 		}
 	}
 	return extra, nil

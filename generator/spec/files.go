@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // Limits that keep a hostile or broken file from exhausting the generator.
@@ -21,9 +23,17 @@ const (
 	maxNodes = 100_000
 )
 
-// readFile reads a regular file of at most maxFileSize bytes; name is relative to dir.
-func readFile(dir, name string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(dir, name))
+// readFile reads a regular file of at most maxFileSize bytes; name is relative to the
+// project directory. A name that leads outside the project, by ".." or through a
+// symbolic link, is an *confine.OutsideError: a spec may only read its own project,
+// and the content of a file outside it must never reach a diagnostic.
+func (l *loader) readFile(name string) ([]byte, error) {
+	if _, err := confine.Resolve(l.dir, name); err != nil {
+		return nil, unwrapPathError(err)
+	}
+	// Resolve gives the clear error; the root refuses the same escapes when opening,
+	// so a link that changes in between cannot lead out either.
+	f, err := l.root.Open(name)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
@@ -64,7 +74,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // otherwise; name is relative to l.dir. It reports problems and returns nil for a file
 // that cannot be used. The returned node is the document's root, never an alias.
 func (l *loader) parseFile(name string) *yaml.Node {
-	b, err := readFile(l.dir, name)
+	b, err := l.readFile(name)
 	if err != nil {
 		l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "cannot read: %v", err)
 		return nil

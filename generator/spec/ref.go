@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // Source says where a schema came from: a file relative to the project, the dotted
@@ -186,6 +188,11 @@ func (r *resolver) ref(v *yaml.Node, file, p string, doc *target) {
 			return
 		}
 		t = target{file: filepath.Clean(filepath.Join(filepath.Dir(file), filepath.FromSlash(rel))), ptr: frag}
+		if !confine.Lexical(t.file) {
+			r.l.d.add(at, p, "$ref %q leads outside the project: schema files must be inside the directory of %s", ref, r.l.configName)
+			r.failed = true
+			return
+		}
 	}
 	name, ok := r.inline(t, at, p, ref)
 	if !ok {
@@ -303,7 +310,7 @@ func (l *loader) document(name string) (doc *extDoc, ok bool) {
 	if d, seen := l.docs[name]; seen {
 		return d, d != nil
 	}
-	b, err := readFile(l.dir, name)
+	b, err := l.readFile(name)
 	if err != nil {
 		d := &extDoc{err: err.Error()}
 		l.docs[name] = d
