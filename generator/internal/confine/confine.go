@@ -35,10 +35,8 @@ func (e *OutsideError) Error() string {
 	if e.Link == "" {
 		return fmt.Sprintf("%s is outside the project", filepath.ToSlash(e.Name))
 	}
-	if e.Link == e.Name {
-		return fmt.Sprintf("%s is a symbolic link to a place outside the project", filepath.ToSlash(e.Name))
-	}
-	return fmt.Sprintf("%s: %s is a symbolic link to a place outside the project", filepath.ToSlash(e.Name), filepath.ToSlash(e.Link))
+	// The messages that quote the error name the file already.
+	return fmt.Sprintf("%s is a symbolic link to a place outside the project", filepath.ToSlash(e.Link))
 }
 
 // Lexical reports whether name, relative to the project, stays inside it before any
