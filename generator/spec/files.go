@@ -18,9 +18,11 @@ import (
 // Limits that keep a hostile or broken file from exhausting the generator.
 const (
 	maxFileSize = 8 << 20 // bytes of one spec or schema file
-	// maxNodes bounds the nodes of one file with every YAML alias expanded, so that an
-	// alias bomb ("billion laughs") is an error, not an out-of-memory crash.
-	maxNodes = 100_000
+	// maxAliasNodes bounds the nodes that YAML aliases add to one file when expanded,
+	// so that an alias bomb ("billion laughs") is an error, not an out-of-memory
+	// crash. The file's own nodes are bounded by its size alone: a large spec without
+	// aliases is not an alias bomb.
+	maxAliasNodes = 100_000
 )
 
 // readFile reads a regular file of at most maxFileSize bytes; name is relative to the
@@ -123,10 +125,13 @@ func (l *loader) parseBytes(name string, b []byte) *yaml.Node {
 	return resolveAlias(root)
 }
 
-// checkAliases reports a YAML alias that refers to a node containing it, and documents
-// whose aliases expand to more than maxNodes nodes. Everything after loading may then
-// expand aliases freely.
+// checkAliases reports a YAML alias that refers to a node containing it, and aliases
+// that expand the document by more than maxAliasNodes nodes. Everything after loading
+// may then expand aliases freely.
 func (l *loader) checkAliases(file string, root *yaml.Node) bool {
+	// Without aliases no subtree has more nodes than the file; with them, one that has
+	// more than the file plus maxAliasNodes got those from aliases.
+	limit := literalNodes(root) + maxAliasNodes
 	size := map[*yaml.Node]int{}
 	onStack := map[*yaml.Node]bool{}
 	var count func(n *yaml.Node) (int, bool)
@@ -159,12 +164,12 @@ func (l *loader) checkAliases(file string, root *yaml.Node) bool {
 				return 0, false
 			}
 			total += s
-			if total > maxNodes {
+			if total > limit {
 				break
 			}
 		}
-		if total > maxNodes {
-			l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML aliases expand this to more than %d nodes", maxNodes)
+		if total > limit {
+			l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML aliases expand this to more than %d nodes: the file has %d, and aliases may add at most %d", limit, limit-maxAliasNodes, maxAliasNodes)
 			return 0, false
 		}
 		size[n] = total
@@ -172,6 +177,18 @@ func (l *loader) checkAliases(file string, root *yaml.Node) bool {
 	}
 	_, ok := count(root)
 	return ok
+}
+
+// literalNodes counts the nodes of a document as written, an alias as one node.
+func literalNodes(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	total := 1
+	for _, c := range n.Content {
+		total += literalNodes(c)
+	}
+	return total
 }
 
 // copyTree returns a deep copy of n with every alias replaced by a copy of its target.
