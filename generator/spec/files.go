@@ -27,7 +27,7 @@ const (
 
 // readFile reads a regular file of at most maxFileSize bytes; name is relative to the
 // project directory. A name that leads outside the project, by ".." or through a
-// symbolic link, is an *confine.OutsideError: a spec may only read its own project,
+// symbolic link, is a *confine.OutsideError: a spec may only read its own project,
 // and the content of a file outside it must never reach a diagnostic.
 func (l *loader) readFile(name string) ([]byte, error) {
 	if _, err := confine.Resolve(l.dir, name); err != nil {
