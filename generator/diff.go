@@ -23,16 +23,16 @@ type Change struct {
 // Write, it reads nothing outside the project.
 func Diff(res *Result) ([]Change, error) {
 	p := res.Project
-	root, err := openProject(res)
+	pr, err := openProject(res)
 	if err != nil {
 		return nil, err
 	}
-	defer root.Close()
+	defer pr.close()
 	var out []Change
 	want := map[string]bool{}
 	for _, f := range res.Files {
 		want[filepath.Clean(f.Path)] = true
-		old, err := root.ReadFile(f.Path)
+		old, err := pr.readFile(f.Path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, Change{Path: f.Path, Kind: "missing", Diff: unified(f.Path, nil, f.Content)})
@@ -42,12 +42,12 @@ func Diff(res *Result) ([]Change, error) {
 			out = append(out, Change{Path: f.Path, Kind: "stale", Diff: unified(f.Path, old, f.Content)})
 		}
 	}
-	extra, err := extraFiles(root, p.Dir, p.Out, want)
+	extra, err := extraFiles(pr, p.Out, want)
 	if err != nil {
 		return nil, err
 	}
 	for _, name := range extra {
-		old, err := root.ReadFile(name)
+		old, err := pr.readFile(name)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(p.Dir, name), err)
 		}

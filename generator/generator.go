@@ -403,13 +403,13 @@ func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
 }
 
 // owned reports whether a file in the output directory belongs to the generator; name
-// is relative to the project root.
-func owned(root *os.Root, name string) bool {
+// is relative to the project directory.
+func owned(pr *project, name string) bool {
 	base := filepath.Base(name)
 	if base != CatalogFileName && !strings.HasSuffix(base, ".jobc.go") {
 		return false
 	}
-	b, err := root.ReadFile(name)
+	b, err := pr.readFile(name)
 	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
 }
 
@@ -422,33 +422,33 @@ type WriteOptions struct {
 
 // Write writes the result into the project directory and removes generated files that
 // the spec no longer produces. Files are written only when their content changed.
-// Nothing is written, read or removed outside the project: see openProject.
+// Nothing is written, read or removed outside the project: see project.
 func Write(res *Result) error { return WriteWith(res, WriteOptions{}) }
 
 // WriteWith is Write with options.
 func WriteWith(res *Result, o WriteOptions) error {
 	p := res.Project
-	root, err := openProject(res)
+	pr, err := openProject(res)
 	if err != nil {
 		return err
 	}
-	defer root.Close()
-	if err := root.MkdirAll(p.Out, 0o755); err != nil {
-		return fmt.Errorf("jobc: create %s: %w", filepath.Join(p.Dir, p.Out), err)
+	defer pr.close()
+	if err := pr.mkdirAll(p.Out); err != nil {
+		return err
 	}
 	want := map[string]bool{}
 	for _, f := range res.Files {
 		want[filepath.Clean(f.Path)] = true
 		if dir := filepath.Dir(f.Path); dir != "." {
-			if err := root.MkdirAll(dir, 0o755); err != nil { // the producers' directories
-				return fmt.Errorf("jobc: create %s: %w", filepath.Join(p.Dir, dir), err)
+			if err := pr.mkdirAll(dir); err != nil { // the producers' directories
+				return err
 			}
 		}
-		if err := writeIfChanged(root, p.Dir, f.Path, f.Content); err != nil {
+		if err := pr.writeIfChanged(f.Path, f.Content); err != nil {
 			return err
 		}
 	}
-	extra, err := extraFiles(root, p.Dir, p.Out, want)
+	extra, err := extraFiles(pr, p.Out, want)
 	if err != nil {
 		return err
 	}
@@ -461,37 +461,128 @@ func WriteWith(res *Result, o WriteOptions) error {
 	}
 	for _, name := range extra {
 		if g := o.GoGenerate; g != nil && !g.hasRead(filepath.Join(p.Dir, name)) {
-			if err := writeIfChanged(root, p.Dir, name, tombstone(p.Package, directive)); err != nil {
+			if err := pr.writeIfChanged(name, tombstone(p.Package, directive)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := root.Remove(name); err != nil {
-			return fmt.Errorf("jobc: remove stale %s: %w", filepath.Join(p.Dir, name), err)
+		if err := pr.remove(name); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-// openProject opens the project directory of res as the root of every path Write and
-// Diff touch. A spec comes from whoever wrote it, and a pull request may commit a
-// symbolic link as well as a jobc.yaml: the out directory or a producers file could be
-// a link to any file of the machine that runs jobc. So the paths are checked first,
-// for an error that names the link, and then used only through the root, which
-// refuses a link that leads out at the moment of each open (a link that points
-// elsewhere inside the project is followed).
-func openProject(res *Result) (*os.Root, error) {
+// project is the project directory, the only place Write and Diff touch. A spec comes
+// from whoever wrote it, and a pull request may commit a symbolic link as well as a
+// jobc.yaml: the out directory or a producers file could be a link to any file of the
+// machine that runs jobc. So every name is first resolved (confine.Resolve), which
+// refuses one that leads out with an error naming the link, and the path it resolves
+// to is then opened through an *os.Root, which refuses any link that leads out at the
+// moment of the open (one that changed since the check included). A link that stays
+// inside the project is followed.
+type project struct {
+	dir  string
+	root *os.Root
+}
+
+// openProject checks the paths of res and opens its project directory.
+func openProject(res *Result) (*project, error) {
 	p := res.Project
+	pr := &project{dir: p.Dir}
 	for _, name := range append([]string{p.Out}, filePaths(res.Files)...) {
-		if _, err := confine.Resolve(p.Dir, name); err != nil {
-			return nil, fmt.Errorf("jobc: refusing to use %s: %w", filepath.ToSlash(name), err)
+		if _, err := pr.resolve(name); err != nil {
+			return nil, err
 		}
 	}
 	root, err := os.OpenRoot(p.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: %w", err)
 	}
-	return root, nil
+	pr.root = root
+	return pr, nil
+}
+
+func (pr *project) close() { pr.root.Close() }
+
+// resolve returns the path that name (relative to the project) reaches, with every
+// link on the way resolved, relative to the project.
+func (pr *project) resolve(name string) (string, error) {
+	r, err := confine.Resolve(pr.dir, name)
+	if err != nil {
+		return "", fmt.Errorf("jobc: refusing to use %s: %w", filepath.ToSlash(name), err)
+	}
+	if r == "" {
+		r = "."
+	}
+	return r, nil
+}
+
+func (pr *project) readFile(name string) ([]byte, error) {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return pr.root.ReadFile(r)
+}
+
+// readDir lists directory name; a missing one has no entries.
+func (pr *project) readDir(name string) ([]fs.DirEntry, error) {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := pr.root.Open(r)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+func (pr *project) mkdirAll(name string) error {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return err
+	}
+	if err := pr.root.MkdirAll(r, 0o755); err != nil {
+		return fmt.Errorf("jobc: create %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	return nil
+}
+
+// writeIfChanged writes content to name unless the file holds it already.
+func (pr *project) writeIfChanged(name string, content []byte) error {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return err
+	}
+	if old, err := pr.root.ReadFile(r); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := pr.root.WriteFile(r, content, 0o644); err != nil {
+		return fmt.Errorf("jobc: write %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	return nil
+}
+
+func (pr *project) remove(name string) error {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return err
+	}
+	if err := pr.root.Remove(r); err != nil {
+		return fmt.Errorf("jobc: remove stale %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	return nil
 }
 
 func filePaths(files []File) []string {
@@ -502,38 +593,17 @@ func filePaths(files []File) []string {
 	return out
 }
 
-// writeIfChanged writes content to name, relative to root (the project directory dir),
-// unless the file holds it already.
-func writeIfChanged(root *os.Root, dir, name string, content []byte) error {
-	if old, err := root.ReadFile(name); err == nil && bytes.Equal(old, content) {
-		return nil
-	}
-	if err := root.WriteFile(name, content, 0o644); err != nil {
-		return fmt.Errorf("jobc: write %s: %w", filepath.Join(dir, name), err)
-	}
-	return nil
-}
-
-// extraFiles lists the generated files in out (relative to root, the project directory
-// dir) that want does not hold, relative to root.
-func extraFiles(root *os.Root, dir, out string, want map[string]bool) ([]string, error) {
-	f, err := root.Open(out)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+// extraFiles lists the generated files in out that want does not hold, by their names
+// relative to the project, sorted.
+func extraFiles(pr *project, out string, want map[string]bool) ([]string, error) {
+	entries, err := pr.readDir(out)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(dir, out), err)
+		return nil, err
 	}
-	entries, err := f.ReadDir(-1)
-	f.Close()
-	if err != nil {
-		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(dir, out), err)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
 	var extra []string
 	for _, e := range entries {
 		name := filepath.Join(out, e.Name())
-		if !e.IsDir() && !want[name] && owned(root, name) {
+		if !e.IsDir() && !want[name] && owned(pr, name) {
 			extra = append(extra, name)
 		}
 	}

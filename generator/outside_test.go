@@ -157,12 +157,13 @@ func TestWriteAndDiffRefuseOutputsLinkedOutside(t *testing.T) {
 	}
 }
 
-// TestWriteFollowsLinksInsideTheProject: a link that stays inside the project is an
-// ordinary choice of layout; the generated file goes where it points.
+// TestWriteFollowsLinksInsideTheProject: a link that stays inside the project, by a
+// relative or an absolute path, is an ordinary choice of layout; the generated file
+// goes where it points.
 func TestWriteFollowsLinksInsideTheProject(t *testing.T) {
 	proj, _ := outsideProject(t)
 	symlink(t, "../sql/all.sql", filepath.Join(proj, "db", "producers.sql"))
-	symlink(t, "internal/gen", filepath.Join(proj, "gen"))
+	symlink(t, filepath.Join(proj, "internal", "gen"), filepath.Join(proj, "gen")) // by absolute path
 	if err := os.MkdirAll(filepath.Join(proj, "sql"), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -30,12 +30,16 @@ const (
 // symbolic link, is a *confine.OutsideError: a spec may only read its own project,
 // and the content of a file outside it must never reach a diagnostic.
 func (l *loader) readFile(name string) ([]byte, error) {
-	if _, err := confine.Resolve(l.dir, name); err != nil {
+	real, err := confine.Resolve(l.dir, name)
+	if err != nil {
 		return nil, unwrapPathError(err)
 	}
-	// Resolve gives the clear error; the root refuses the same escapes when opening,
-	// so a link that changes in between cannot lead out either.
-	f, err := l.root.Open(name)
+	if real == "" {
+		real = "."
+	}
+	// Resolve gives the clear error; the root refuses the same escapes when opening
+	// the path it resolved to, so a link that changes in between cannot lead out.
+	f, err := l.root.Open(real)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}

@@ -167,3 +167,17 @@ func TestLoadFollowsLinksInsideTheProject(t *testing.T) {
 		t.Fatalf("jobs = %v, want the one job a", p.Jobs)
 	}
 }
+
+// TestLoadFollowsAbsoluteLinksInsideTheProject: a link by absolute path to a place
+// inside the project is followed too (the open goes to the path it resolves to).
+func TestLoadFollowsAbsoluteLinksInsideTheProject(t *testing.T) {
+	dir := outsideProject(t, map[string]string{
+		"jobc.yaml":             oneJob("$ref: schemas/s.yaml\n"),
+		"shared/schemas/s.yaml": "type: object\nproperties: {x: {type: string}}\n",
+	}, map[string]string{
+		"schemas": "$BASE/proj/shared/schemas",
+	})
+	if _, err := Load(dir); err != nil {
+		t.Fatal(err)
+	}
+}
