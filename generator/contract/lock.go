@@ -163,7 +163,8 @@ func WriteLock(dir string, l *LockFile) error {
 // Like every file of the spec, the lock file is read only inside the project: a lock
 // file that is a link to a file outside is an error, and its content is never quoted.
 func LoadLock(dir string) (*LockFile, error) {
-	if _, err := confine.Resolve(dir, LockName); err != nil {
+	real, err := confine.Resolve(dir, LockName)
+	if err != nil {
 		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
 	}
 	root, err := os.OpenRoot(dir)
@@ -171,7 +172,7 @@ func LoadLock(dir string) (*LockFile, error) {
 		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
 	}
 	defer root.Close()
-	b, err := root.ReadFile(LockName)
+	b, err := root.ReadFile(real)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
 	}
