@@ -4,10 +4,12 @@
 // must not reach the runner's other files, whether by "..", by an absolute path or by
 // a symbolic link committed into the project.
 //
-// Resolve gives the clear error, naming the link that leads out; the reads and writes
-// themselves then go through an *os.Root, which refuses the same escapes at the
-// system-call level, so that nothing that changes between the check and the use can
-// lead out either.
+// Resolve gives the clear error, naming the link that leads out, and the path a name
+// reaches with its links resolved; the reads and writes then open that path through an
+// *os.Root, which refuses any escape at the system-call level, so that a link that
+// changes between the check and the use cannot lead out either. (An *os.Root refuses
+// every link by absolute path; opening the resolved path lets such a link work when
+// it stays inside the project.)
 package confine
 
 import (
