@@ -347,7 +347,7 @@ func baseline(p *spec.Project, o Options) (base *contract.LockFile, unlocked boo
 // decode. A missing hand-written upcast is left to the compiler (and `jobc check`),
 // and the rollout findings (write_version, removed kinds) to `jobc check`.
 func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
-	if filepath.IsAbs(p.Out) || strings.HasPrefix(p.Out, "..") {
+	if !confine.Lexical(p.Out) {
 		// Reported by spec.Load; the hand-written upcasts are looked up in out, and a
 		// directory outside the project is not one to read.
 		return nil

@@ -165,7 +165,7 @@ func (l *loader) config(root node, p *Project) {
 		},
 		"out": func(v node) {
 			if s, ok := l.str(v); ok {
-				if filepath.IsAbs(s) || strings.HasPrefix(filepath.Clean(s), "..") {
+				if !confine.Lexical(s) {
 					l.d.add(v.pos(), v.path, "%q must be a directory inside the project", s)
 				}
 				p.Out, p.OutPos = filepath.Clean(s), v.pos()
@@ -214,7 +214,7 @@ func (l *loader) producers(n node, p *Project) {
 		}
 		clean := filepath.Clean(s)
 		switch {
-		case filepath.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)):
+		case !confine.Lexical(s):
 			l.d.add(v.pos(), v.path, "%q must be a file inside the project", s)
 		case filepath.Ext(clean) != ext:
 			l.d.add(v.pos(), v.path, "%q must be a %s file", s, ext)

@@ -81,3 +81,14 @@ func TestResolve(t *testing.T) {
 		t.Error("Resolve(loop_a/x) followed a loop of links without an error")
 	}
 }
+
+func TestLexical(t *testing.T) {
+	for name, want := range map[string]bool{
+		"": true, ".": true, "gen": true, "..gen": true, "a/..b/c": true, "a/../b": true, "./x": true,
+		"..": false, "../x": false, "a/../../x": false, "/etc": false, "/": false,
+	} {
+		if got := confine.Lexical(filepath.FromSlash(name)); got != want {
+			t.Errorf("Lexical(%q) = %v, want %v", name, got, want)
+		}
+	}
+}
