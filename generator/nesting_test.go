@@ -49,9 +49,10 @@ func BenchmarkNested(b *testing.B) {
 }
 
 // BenchmarkNestedTooDeep: a payload far past the bound is refused at a cost linear in
-// its size.
+// its size. (Past about 5,000 levels the YAML parser refuses the file first, at its
+// own bound of 10,000 nested collections.)
 func BenchmarkNestedTooDeep(b *testing.B) {
-	for _, depth := range []int{1000, 2000, 4000, 8000} {
+	for _, depth := range []int{500, 1000, 2000, 4000} {
 		b.Run(fmt.Sprint(depth), func(b *testing.B) {
 			dir := b.TempDir()
 			writeNested(b, dir, depth)
