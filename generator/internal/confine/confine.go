@@ -63,11 +63,12 @@ func Resolve(dir, name string) (string, error) {
 	if !Lexical(name) {
 		return "", &OutsideError{Name: name}
 	}
-	root, err := filepath.EvalSymlinks(dir)
+	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return "", err
 	}
-	if root, err = filepath.Abs(root); err != nil {
+	root, err := filepath.EvalSymlinks(abs)
+	if err != nil {
 		return "", err
 	}
 	rest := splitPath(filepath.Clean(name))
@@ -96,8 +97,14 @@ func Resolve(dir, name string) (string, error) {
 		}
 		var rel string
 		if filepath.IsAbs(target) {
-			if rel, err = filepath.Rel(root, filepath.Clean(target)); err != nil {
-				rel = ".."
+			// The project by its real path, or by the path jobc was given (which may
+			// go through links of its own, as a home directory does).
+			rel = ".."
+			for _, r := range []string{root, abs} {
+				if x, err := filepath.Rel(r, filepath.Clean(target)); err == nil && Lexical(x) {
+					rel = x
+					break
+				}
 			}
 		} else {
 			rel = filepath.Join(cur, target)

@@ -77,6 +77,18 @@ func TestResolve(t *testing.T) {
 			t.Errorf("Resolve(%s): the error names link %q, want %q (%v)", tc.name, out.Link, want, err)
 		}
 	}
+	// The project reached through a link of its own: an absolute link by that path
+	// stays inside.
+	alias := filepath.Join(base, "alias")
+	if err := os.Symlink("proj", alias); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(filepath.Join(alias, "real", "sub"), filepath.Join(proj, "via_alias")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := confine.Resolve(alias, "via_alias/x.go"); err != nil || filepath.ToSlash(got) != "real/sub/x.go" {
+		t.Errorf("Resolve(via_alias/x.go) in the project reached by a link = %q, %v; want real/sub/x.go", got, err)
+	}
 	if _, err := confine.Resolve(proj, "loop_a/x"); err == nil {
 		t.Error("Resolve(loop_a/x) followed a loop of links without an error")
 	}
