@@ -2,8 +2,9 @@ package generator
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 	"sort"
 
@@ -18,17 +19,22 @@ type Change struct {
 	Diff string // unified diff, disk → generated
 }
 
-// Diff compares the result with the files on disk without writing anything.
+// Diff compares the result with the files on disk without writing anything. Like
+// Write, it reads nothing outside the project.
 func Diff(res *Result) ([]Change, error) {
 	p := res.Project
+	pr, err := openProject(res)
+	if err != nil {
+		return nil, err
+	}
+	defer pr.close()
 	var out []Change
 	want := map[string]bool{}
 	for _, f := range res.Files {
-		path := filepath.Join(p.Dir, f.Path)
-		want[path] = true
-		old, err := os.ReadFile(path)
+		want[filepath.Clean(f.Path)] = true
+		old, err := pr.readFile(f.Path)
 		switch {
-		case os.IsNotExist(err):
+		case errors.Is(err, fs.ErrNotExist):
 			out = append(out, Change{Path: f.Path, Kind: "missing", Diff: unified(f.Path, nil, f.Content)})
 		case err != nil:
 			return nil, fmt.Errorf("jobc: read %s: %w", f.Path, err)
@@ -36,17 +42,16 @@ func Diff(res *Result) ([]Change, error) {
 			out = append(out, Change{Path: f.Path, Kind: "stale", Diff: unified(f.Path, old, f.Content)})
 		}
 	}
-	extra, err := extraFiles(filepath.Join(p.Dir, p.Out), want)
+	extra, err := extraFiles(pr, p.Out, want)
 	if err != nil {
 		return nil, err
 	}
-	for _, path := range extra {
-		old, err := os.ReadFile(path)
+	for _, name := range extra {
+		old, err := pr.readFile(name)
 		if err != nil {
-			return nil, fmt.Errorf("jobc: read %s: %w", path, err)
+			return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(p.Dir, name), err)
 		}
-		rel, _ := filepath.Rel(p.Dir, path)
-		out = append(out, Change{Path: rel, Kind: "extra", Diff: unified(rel, old, nil)})
+		out = append(out, Change{Path: name, Kind: "extra", Diff: unified(name, old, nil)})
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
 	return out, nil

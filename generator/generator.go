@@ -23,6 +23,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/emit"
 	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 	"github.com/jobc-dev/jobc/generator/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/generator/sqlgen"
@@ -217,7 +218,13 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 	}
 	diags = append(diags, names.Collisions(ids)...)
 	diags = append(diags, typescriptErrors(p, built)...)
-	diags = append(diags, contractErrors(p, base)...)
+	if outs := outputErrors(p); len(outs) > 0 {
+		// The hand-written upcasts that the contract check reads are in out, which
+		// leads outside the project: nothing there is read.
+		diags = append(diags, outs...)
+	} else {
+		diags = append(diags, contractErrors(p, base)...)
+	}
 	if len(diags) > 0 {
 		return nil, nil, diags, nil
 	}
@@ -340,7 +347,7 @@ func baseline(p *spec.Project, o Options) (base *contract.LockFile, unlocked boo
 // decode. A missing hand-written upcast is left to the compiler (and `jobc check`),
 // and the rollout findings (write_version, removed kinds) to `jobc check`.
 func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
-	if filepath.IsAbs(p.Out) || strings.HasPrefix(p.Out, "..") {
+	if !confine.Lexical(p.Out) {
 		// Reported by spec.Load; the hand-written upcasts are looked up in out, and a
 		// directory outside the project is not one to read.
 		return nil
@@ -362,6 +369,32 @@ func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
 	return out
 }
 
+// outputErrors reports the out directory and producers files that lead outside the
+// project through a symbolic link (spec.Load reports those that do by their path).
+// Write and Diff refuse them too; reporting them here gives the position in the spec,
+// and keeps Generate from reading the hand-written files of such an out.
+func outputErrors(p *spec.Project) spec.Diagnostics {
+	var ds spec.Diagnostics
+	for _, o := range []struct {
+		name, field string
+		pos         spec.Pos
+	}{
+		{p.Out, "out", p.OutPos},
+		{p.Producers.SQL, "producers.sql", p.Producers.SQLPos},
+		{p.Producers.TypeScript, "producers.typescript", p.Producers.TypeScriptPos},
+	} {
+		if o.name == "" || !confine.Lexical(o.name) {
+			continue
+		}
+		_, err := confine.Resolve(p.Dir, filepath.FromSlash(o.name))
+		var out *confine.OutsideError
+		if errors.As(err, &out) {
+			ds = append(ds, spec.Diagnostic{Pos: o.pos, Path: o.field, Message: fmt.Sprintf("%v: jobc writes only inside the project", err)})
+		}
+	}
+	return ds
+}
+
 // needsHandWrittenUpcast reports whether version cur needs an upcast the user writes:
 // it declares no changes, and it does not accept every payload its predecessor accepted.
 // `jobc check` decides the same way (contract.Check).
@@ -369,13 +402,14 @@ func needsHandWrittenUpcast(prev, cur *spec.Version) bool {
 	return contract.NeedsHandWrittenUpcast(prev, cur)
 }
 
-// owned reports whether a file in the output directory belongs to the generator.
-func owned(path string) bool {
-	base := filepath.Base(path)
+// owned reports whether a file in the output directory belongs to the generator; name
+// is relative to the project directory.
+func owned(pr *project, name string) bool {
+	base := filepath.Base(name)
 	if base != CatalogFileName && !strings.HasSuffix(base, ".jobc.go") {
 		return false
 	}
-	b, err := os.ReadFile(path)
+	b, err := pr.readFile(name)
 	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
 }
 
@@ -388,73 +422,189 @@ type WriteOptions struct {
 
 // Write writes the result into the project directory and removes generated files that
 // the spec no longer produces. Files are written only when their content changed.
+// Nothing is written, read or removed outside the project: see project.
 func Write(res *Result) error { return WriteWith(res, WriteOptions{}) }
 
 // WriteWith is Write with options.
 func WriteWith(res *Result, o WriteOptions) error {
 	p := res.Project
-	out := filepath.Join(p.Dir, p.Out)
-	if err := os.MkdirAll(out, 0o755); err != nil {
-		return fmt.Errorf("jobc: create %s: %w", out, err)
-	}
-	want := map[string]bool{}
-	for _, f := range res.Files {
-		path := filepath.Join(p.Dir, f.Path)
-		want[path] = true
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil { // the producers' directories
-			return fmt.Errorf("jobc: create %s: %w", filepath.Dir(path), err)
-		}
-		if err := writeIfChanged(path, f.Content); err != nil {
-			return err
-		}
-	}
-	extra, err := extraFiles(out, want)
+	pr, err := openProject(res)
 	if err != nil {
 		return err
 	}
+	defer pr.close()
+	if err := pr.mkdirAll(p.Out); err != nil {
+		return err
+	}
+	want := map[string]bool{}
+	for _, f := range res.Files {
+		want[filepath.Clean(f.Path)] = true
+		if dir := filepath.Dir(f.Path); dir != "." {
+			if err := pr.mkdirAll(dir); err != nil { // the producers' directories
+				return err
+			}
+		}
+		if err := pr.writeIfChanged(f.Path, f.Content); err != nil {
+			return err
+		}
+	}
+	extra, err := extraFiles(pr, p.Out, want)
+	if err != nil {
+		return err
+	}
+	out := filepath.Join(p.Dir, p.Out)
 	var directive []string // how a tombstone reruns jobc
 	if o.GoGenerate != nil && len(extra) > 0 {
 		// Read before anything is deleted: the running directive may be in a
 		// tombstone that this run deletes.
 		directive = o.GoGenerate.rerun(out, p.Dir)
 	}
-	for _, path := range extra {
-		if g := o.GoGenerate; g != nil && !g.hasRead(path) {
-			if err := writeIfChanged(path, tombstone(p.Package, directive)); err != nil {
+	for _, name := range extra {
+		if g := o.GoGenerate; g != nil && !g.hasRead(filepath.Join(p.Dir, name)) {
+			if err := pr.writeIfChanged(name, tombstone(p.Package, directive)); err != nil {
 				return err
 			}
 			continue
 		}
-		if err := os.Remove(path); err != nil {
-			return fmt.Errorf("jobc: remove stale %s: %w", path, err)
+		if err := pr.remove(name); err != nil {
+			return err
 		}
 	}
 	return nil
 }
 
-func writeIfChanged(path string, content []byte) error {
-	if old, err := os.ReadFile(path); err == nil && bytes.Equal(old, content) {
-		return nil
+// project is the project directory, the only place Write and Diff touch. A spec comes
+// from whoever wrote it, and a pull request may commit a symbolic link as well as a
+// jobc.yaml: the out directory or a producers file could be a link to any file of the
+// machine that runs jobc. So every name is first resolved (confine.Resolve), which
+// refuses one that leads out with an error naming the link, and the path it resolves
+// to is then opened through an *os.Root, which refuses any link that leads out at the
+// moment of the open (one that changed since the check included). A link that stays
+// inside the project is followed.
+type project struct {
+	dir  string
+	root *os.Root
+}
+
+// openProject checks the paths of res and opens its project directory.
+func openProject(res *Result) (*project, error) {
+	p := res.Project
+	pr := &project{dir: p.Dir}
+	for _, name := range append([]string{p.Out}, filePaths(res.Files)...) {
+		if _, err := pr.resolve(name); err != nil {
+			return nil, err
+		}
 	}
-	if err := os.WriteFile(path, content, 0o644); err != nil {
-		return fmt.Errorf("jobc: write %s: %w", path, err)
+	root, err := os.OpenRoot(p.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: %w", err)
+	}
+	pr.root = root
+	return pr, nil
+}
+
+func (pr *project) close() { pr.root.Close() }
+
+// resolve returns the path that name (relative to the project) reaches, with every
+// link on the way resolved, relative to the project.
+func (pr *project) resolve(name string) (string, error) {
+	r, err := confine.Resolve(pr.dir, name)
+	if err != nil {
+		return "", fmt.Errorf("jobc: refusing to use %s: %w", filepath.ToSlash(name), err)
+	}
+	if r == "" {
+		r = "."
+	}
+	return r, nil
+}
+
+func (pr *project) readFile(name string) ([]byte, error) {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	return pr.root.ReadFile(r)
+}
+
+// readDir lists directory name; a missing one has no entries.
+func (pr *project) readDir(name string) ([]fs.DirEntry, error) {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	f, err := pr.root.Open(r)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	defer f.Close()
+	entries, err := f.ReadDir(-1)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	return entries, nil
+}
+
+func (pr *project) mkdirAll(name string) error {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return err
+	}
+	if err := pr.root.MkdirAll(r, 0o755); err != nil {
+		return fmt.Errorf("jobc: create %s: %w", filepath.Join(pr.dir, name), err)
 	}
 	return nil
 }
 
-func extraFiles(out string, want map[string]bool) ([]string, error) {
-	entries, err := os.ReadDir(out)
-	if os.IsNotExist(err) {
-		return nil, nil
-	}
+// writeIfChanged writes content to name unless the file holds it already.
+func (pr *project) writeIfChanged(name string, content []byte) error {
+	r, err := pr.resolve(name)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: read %s: %w", out, err)
+		return err
+	}
+	if old, err := pr.root.ReadFile(r); err == nil && bytes.Equal(old, content) {
+		return nil
+	}
+	if err := pr.root.WriteFile(r, content, 0o644); err != nil {
+		return fmt.Errorf("jobc: write %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	return nil
+}
+
+func (pr *project) remove(name string) error {
+	r, err := pr.resolve(name)
+	if err != nil {
+		return err
+	}
+	if err := pr.root.Remove(r); err != nil {
+		return fmt.Errorf("jobc: remove stale %s: %w", filepath.Join(pr.dir, name), err)
+	}
+	return nil
+}
+
+func filePaths(files []File) []string {
+	out := make([]string, len(files))
+	for i, f := range files {
+		out[i] = f.Path
+	}
+	return out
+}
+
+// extraFiles lists the generated files in out that want does not hold, by their names
+// relative to the project, sorted.
+func extraFiles(pr *project, out string, want map[string]bool) ([]string, error) {
+	entries, err := pr.readDir(out)
+	if err != nil {
+		return nil, err
 	}
 	var extra []string
 	for _, e := range entries {
-		path := filepath.Join(out, e.Name())
-		if !e.IsDir() && !want[path] && owned(path) {
-			extra = append(extra, path)
+		name := filepath.Join(out, e.Name())
+		if !e.IsDir() && !want[name] && owned(pr, name) {
+			extra = append(extra, name)
 		}
 	}
 	return extra, nil

@@ -108,7 +108,7 @@ func declarations(t *testing.T, dir string) (generated, written map[string]bool)
 			t.Fatal(err)
 		}
 		into := written
-		if owned(path) {
+		if ownedFile(t, path) {
 			into = generated
 		}
 		for _, d := range f.Decls {
@@ -141,4 +141,15 @@ func sortedSet(m map[string]bool) string {
 	}
 	sort.Strings(out)
 	return strings.Join(out, " ")
+}
+
+// ownedFile reports whether the file at path belongs to the generator.
+func ownedFile(t *testing.T, path string) bool {
+	t.Helper()
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer root.Close()
+	return owned(&project{dir: filepath.Dir(path), root: root}, filepath.Base(path))
 }

@@ -1,6 +1,9 @@
 package contract_test
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/jobc-dev/jobc/generator/contract"
@@ -311,5 +314,47 @@ func TestCheck(t *testing.T) {
 			}
 			compareLines(t, lines(t, fs), c.want)
 		})
+	}
+}
+
+// TestCheckReadsNoOutputPackageOutsideTheProject: when the output directory is a link
+// to a directory outside the project, its Go files are not the project's: the check
+// refuses to read them rather than quote their declarations in a finding.
+func TestCheckReadsNoOutputPackageOutsideTheProject(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "proj")
+	const secret = "SECRET_51c0e2"
+	writeFiles(t, base, map[string]string{
+		"outside/upcast.go": "package jobs\n\nfunc UpcastSendEmailV1ToV2(p " + secret + ") SendEmailV2 {\n\treturn SendEmailV2{}\n}\n",
+	})
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../outside", filepath.Join(dir, "jobs")); err != nil {
+		t.Fatal(err)
+	}
+	p := loadIn(t, dir, v1+`        2:
+          schema:
+            type: object
+            additionalProperties: false
+            required: [email]
+            properties:
+              email: {type: string, maxLength: 100}
+              count: {type: integer}
+              tag: {type: string}
+`, nil)
+	fs, err := contract.Check(p)
+	var out strings.Builder
+	if err == nil {
+		out.WriteString(strings.Join(lines(t, fs), "\n"))
+	} else {
+		out.WriteString(err.Error())
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Errorf("the check quotes a file outside the project:\n%s", out.String())
+	}
+	const want = "jobs is a symbolic link to a place outside the project"
+	if err == nil || !strings.Contains(err.Error(), want) {
+		t.Errorf("Check: %v (findings %s), want an error saying %q", err, out.String(), want)
 	}
 }

@@ -24,9 +24,9 @@ const maxBaselineFile = 8 << 20
 // GitBaseline builds the baseline of released contracts from the spec as it was at a
 // git revision, instead of from jobc.lock: it copies the project's YAML and JSON files
 // at ref (the config, included job files, schema files) into a temporary directory,
-// loads the spec there and locks it. When that spec does not load, for a $ref or an
-// include that leaves the project directory, it copies the repository's other YAML and
-// JSON files too and loads it again. Positions in findings about the baseline read
+// loads the spec there and locks it. A spec reads no file outside its project
+// directory (spec.Load refuses a $ref or include that leaves it), so no other file of
+// the repository is copied. Positions in findings about the baseline read
 // "<ref>:<file>:<line>:<col>", the file relative to the project directory. A revision
 // without the project's config file has released nothing: the baseline is empty.
 func GitBaseline(ctx context.Context, dir, ref string) (*LockFile, error) {
@@ -45,12 +45,10 @@ func GitBaseline(ctx context.Context, dir, ref string) (*LockFile, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobc: --against %s: %w", ref, err)
 	}
-	var inProject, outside []blob
+	var inProject []blob
 	for _, f := range files {
 		if strings.HasPrefix(f.path, prefix) {
 			inProject = append(inProject, f)
-		} else {
-			outside = append(outside, f)
 		}
 	}
 	base := &LockFile{Format: lockFormat, Jobs: map[string]*LockedJob{}, Source: ref}
@@ -67,12 +65,6 @@ func GitBaseline(ctx context.Context, dir, ref string) (*LockFile, error) {
 	}
 	projectDir := filepath.Join(tmp, filepath.FromSlash(prefix))
 	p, err := spec.Load(projectDir)
-	if err != nil && len(outside) > 0 {
-		if err := fetchBlobs(ctx, dir, tmp, outside); err != nil {
-			return nil, fmt.Errorf("jobc: --against %s: %w", ref, err)
-		}
-		p, err = spec.Load(projectDir)
-	}
 	if err != nil {
 		var ds spec.Diagnostics
 		if errors.As(err, &ds) {

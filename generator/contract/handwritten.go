@@ -16,6 +16,7 @@ import (
 	"strings"
 
 	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -60,6 +61,11 @@ func (h *handWritten) lookup(name string) (goFunc, bool, error) {
 func scanFuncs(projectDir, out string) (map[string]goFunc, error) {
 	funcs := map[string]goFunc{}
 	dir := filepath.Join(projectDir, out)
+	if _, err := confine.Resolve(projectDir, out); err != nil {
+		// The generator refuses such an out too; the Go files there are not the
+		// project's, and their content must not reach a finding.
+		return nil, fmt.Errorf("read the output package: %w", err)
+	}
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return funcs, nil

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -159,8 +160,19 @@ func WriteLock(dir string, l *LockFile) error {
 
 // LoadLock reads the lock file of the project in dir. A missing file is an error that
 // wraps fs.ErrNotExist; problems with its content are spec.Diagnostics.
+// Like every file of the spec, the lock file is read only inside the project: a lock
+// file that is a link to a file outside is an error, and its content is never quoted.
 func LoadLock(dir string) (*LockFile, error) {
-	b, err := os.ReadFile(filepath.Join(dir, LockName))
+	real, err := confine.Resolve(dir, LockName)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
+	}
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
+	}
+	defer root.Close()
+	b, err := root.ReadFile(real)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: read %s: %w", LockName, err)
 	}

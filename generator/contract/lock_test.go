@@ -163,3 +163,28 @@ func TestParseLockErrors(t *testing.T) {
 		t.Errorf("the good lock file: %v", err)
 	}
 }
+
+// TestLoadLockStaysInsideTheProject: a jobc.lock that is a link to a file outside the
+// project is refused, without quoting that file (a JSON error would: `unknown field`).
+func TestLoadLockStaysInsideTheProject(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "proj")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	const secret = "SECRET_9f1d2a"
+	if err := os.WriteFile(filepath.Join(base, "creds.json"), []byte(`{"`+secret+`": 1}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../creds.json", filepath.Join(dir, contract.LockName)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := contract.LoadLock(dir)
+	const want = "jobc: read jobc.lock: jobc.lock is a symbolic link to a place outside the project"
+	if err == nil || err.Error() != want {
+		t.Errorf("LoadLock: %v, want %s", err, want)
+	}
+	if err != nil && strings.Contains(err.Error(), secret) {
+		t.Errorf("the error quotes the file outside the project: %v", err)
+	}
+}

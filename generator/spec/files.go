@@ -11,19 +11,35 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // Limits that keep a hostile or broken file from exhausting the generator.
 const (
 	maxFileSize = 8 << 20 // bytes of one spec or schema file
-	// maxNodes bounds the nodes of one file with every YAML alias expanded, so that an
-	// alias bomb ("billion laughs") is an error, not an out-of-memory crash.
-	maxNodes = 100_000
+	// maxAliasNodes bounds the nodes that YAML aliases add to one file when expanded,
+	// so that an alias bomb ("billion laughs") is an error, not an out-of-memory
+	// crash. The file's own nodes are bounded by its size alone: a large spec without
+	// aliases is not an alias bomb.
+	maxAliasNodes = 100_000
 )
 
-// readFile reads a regular file of at most maxFileSize bytes; name is relative to dir.
-func readFile(dir, name string) ([]byte, error) {
-	f, err := os.Open(filepath.Join(dir, name))
+// readFile reads a regular file of at most maxFileSize bytes; name is relative to the
+// project directory. A name that leads outside the project, by ".." or through a
+// symbolic link, is a *confine.OutsideError: a spec may only read its own project,
+// and the content of a file outside it must never reach a diagnostic.
+func (l *loader) readFile(name string) ([]byte, error) {
+	real, err := confine.Resolve(l.dir, name)
+	if err != nil {
+		return nil, unwrapPathError(err)
+	}
+	if real == "" {
+		real = "."
+	}
+	// Resolve gives the clear error; the root refuses the same escapes when opening
+	// the path it resolved to, so a link that changes in between cannot lead out.
+	f, err := l.root.Open(real)
 	if err != nil {
 		return nil, unwrapPathError(err)
 	}
@@ -64,7 +80,7 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // otherwise; name is relative to l.dir. It reports problems and returns nil for a file
 // that cannot be used. The returned node is the document's root, never an alias.
 func (l *loader) parseFile(name string) *yaml.Node {
-	b, err := readFile(l.dir, name)
+	b, err := l.readFile(name)
 	if err != nil {
 		l.d.add(Pos{File: name, Line: 1, Col: 1}, "", "cannot read: %v", err)
 		return nil
@@ -113,10 +129,13 @@ func (l *loader) parseBytes(name string, b []byte) *yaml.Node {
 	return resolveAlias(root)
 }
 
-// checkAliases reports a YAML alias that refers to a node containing it, and documents
-// whose aliases expand to more than maxNodes nodes. Everything after loading may then
-// expand aliases freely.
+// checkAliases reports a YAML alias that refers to a node containing it, and aliases
+// that expand the document by more than maxAliasNodes nodes. Everything after loading
+// may then expand aliases freely.
 func (l *loader) checkAliases(file string, root *yaml.Node) bool {
+	// Without aliases no subtree has more nodes than the file; with them, one that has
+	// more than the file plus maxAliasNodes got those from aliases.
+	limit := literalNodes(root) + maxAliasNodes
 	size := map[*yaml.Node]int{}
 	onStack := map[*yaml.Node]bool{}
 	var count func(n *yaml.Node) (int, bool)
@@ -149,12 +168,12 @@ func (l *loader) checkAliases(file string, root *yaml.Node) bool {
 				return 0, false
 			}
 			total += s
-			if total > maxNodes {
+			if total > limit {
 				break
 			}
 		}
-		if total > maxNodes {
-			l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML aliases expand this to more than %d nodes", maxNodes)
+		if total > limit {
+			l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, "", "YAML aliases expand this to more than %d nodes: the file has %d, and aliases may add at most %d", limit, limit-maxAliasNodes, maxAliasNodes)
 			return 0, false
 		}
 		size[n] = total
@@ -162,6 +181,18 @@ func (l *loader) checkAliases(file string, root *yaml.Node) bool {
 	}
 	_, ok := count(root)
 	return ok
+}
+
+// literalNodes counts the nodes of a document as written, an alias as one node.
+func literalNodes(n *yaml.Node) int {
+	if n == nil {
+		return 0
+	}
+	total := 1
+	for _, c := range n.Content {
+		total += literalNodes(c)
+	}
+	return total
 }
 
 // copyTree returns a deep copy of n with every alias replaced by a copy of its target.

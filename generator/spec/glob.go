@@ -1,12 +1,15 @@
 package spec
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"path"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // glob returns the files under dir that pattern matches, relative to dir and sorted.
@@ -23,6 +26,14 @@ func glob(dir, pattern string) ([]string, error) {
 	base := 0
 	for base < len(segs)-1 && !hasMeta(segs[base]) {
 		base++
+	}
+	// The walk starts at the base; a symbolic link on the way there must not lead it
+	// out of the project (the walk itself follows no link).
+	if _, err := confine.Resolve(dir, filepath.FromSlash(path.Join(segs[:base]...))); err != nil {
+		var out *confine.OutsideError
+		if errors.As(err, &out) {
+			return nil, err
+		}
 	}
 	root := filepath.Join(dir, filepath.FromSlash(path.Join(segs[:base]...)))
 	var out []string

@@ -12,6 +12,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // Job defaults, documented in the README's spec reference.
@@ -29,7 +31,11 @@ func DefaultBackoff() Backoff {
 // loader accumulates diagnostics while it reads files.
 type loader struct {
 	dir string
-	d   diags
+	// root opens the project's files; it refuses names that lead outside dir.
+	root *os.Root
+	// configName is the config file's name, which the project is the directory of.
+	configName string
+	d          diags
 	// kinds remembers where each kind and alias was declared, to report clashes.
 	kinds map[string]kindDecl
 	// eventNames remembers where each event was declared.
@@ -55,6 +61,11 @@ func Load(dir string) (*Project, error) {
 	if err != nil {
 		return nil, err
 	}
+	if l.root, err = os.OpenRoot(dir); err != nil {
+		return nil, fmt.Errorf("jobc: %w", err)
+	}
+	defer l.root.Close()
+	l.configName = name
 	p := &Project{Dir: dir, File: name, Types: map[string]GoType{}, Defaults: Defaults{Queue: DefaultQueue}}
 	root, ok := l.parse(name)
 	if !ok {
@@ -79,7 +90,16 @@ func (l *loader) includedFiles(p *Project) []string {
 	var files []string
 	for i, pattern := range p.Include {
 		at := l.includePos[i]
+		if !confine.Lexical(filepath.FromSlash(pattern)) {
+			l.d.add(at.pos(), at.path, "include pattern %q leads outside the project: patterns are relative to the directory of %s and stay inside it", pattern, l.configName)
+			continue
+		}
 		matches, err := glob(l.dir, pattern)
+		var out *confine.OutsideError
+		if errors.As(err, &out) {
+			l.d.add(at.pos(), at.path, "include pattern %q: %v", pattern, err)
+			continue
+		}
 		if err != nil {
 			l.d.add(at.pos(), at.path, "bad glob %q: %v", pattern, err)
 			continue
@@ -145,10 +165,10 @@ func (l *loader) config(root node, p *Project) {
 		},
 		"out": func(v node) {
 			if s, ok := l.str(v); ok {
-				if filepath.IsAbs(s) || strings.HasPrefix(filepath.Clean(s), "..") {
+				if !confine.Lexical(s) {
 					l.d.add(v.pos(), v.path, "%q must be a directory inside the project", s)
 				}
-				p.Out = filepath.Clean(s)
+				p.Out, p.OutPos = filepath.Clean(s), v.pos()
 			}
 		},
 		"include": func(v node) {
@@ -194,7 +214,7 @@ func (l *loader) producers(n node, p *Project) {
 		}
 		clean := filepath.Clean(s)
 		switch {
-		case filepath.IsAbs(s) || clean == ".." || strings.HasPrefix(clean, ".."+string(filepath.Separator)):
+		case !confine.Lexical(s):
 			l.d.add(v.pos(), v.path, "%q must be a file inside the project", s)
 		case filepath.Ext(clean) != ext:
 			l.d.add(v.pos(), v.path, "%q must be a %s file", s, ext)

@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"fmt"
 	"reflect"
 	"strings"
 	"testing"
@@ -124,11 +125,11 @@ f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e,*e]
 	}
 	want := map[string]string{
 		"recursive": "jobc.yaml:1:11: YAML alias *a refers to a node that contains it",
-		"bomb":      "YAML aliases expand this to more than 100000 nodes",
+		"bomb":      "jobc.yaml:5:4: YAML aliases expand this to more than 100073 nodes: the file has 73, and aliases may add at most 100000",
 	}
 	for name, cfg := range cases {
 		got := loadErrors(t, map[string]string{"jobc.yaml": cfg})
-		if !strings.Contains(got, want[name]) {
+		if got != want[name] {
 			t.Errorf("%s: got\n%s\nwant %s", name, got, want[name])
 		}
 	}
@@ -234,5 +235,33 @@ jobs:
 	}
 	if b := p.Jobs[0].Backoff; b.Initial != 2*time.Hour || b.Max != 2*time.Hour {
 		t.Errorf("backoff %+v, want initial and max 2h", b)
+	}
+}
+
+// TestLargeSpecIsNoAliasBomb: a spec whose one file declares 84,000 jobs, with no alias,
+// has far more nodes than aliases may add; it loads. (The alias check used to count the
+// file's own nodes, and refused it as an alias bomb.) Past the size bound, the error is
+// the size, naming the file.
+func TestLargeSpecIsNoAliasBomb(t *testing.T) {
+	const jobs = 84_000
+	var b strings.Builder
+	b.WriteString("version: 1\npackage: jobs\nout: jobs\njobs:\n")
+	for i := range jobs {
+		fmt.Fprintf(&b, "  j%d: {payload: {versions: {1: {schema: {type: object}}}}}\n", i)
+	}
+	p, err := Load(writeProject(t, map[string]string{"jobc.yaml": b.String()}))
+	if err != nil {
+		t.Fatalf("Load: %.500s", err)
+	}
+	if len(p.Jobs) != jobs {
+		t.Fatalf("%d jobs loaded, want %d", len(p.Jobs), jobs)
+	}
+
+	for b.Len() <= maxFileSize {
+		fmt.Fprintf(&b, "  j%d: {payload: {versions: {1: {schema: {type: object}}}}}\n", b.Len())
+	}
+	got := loadErrors(t, map[string]string{"jobc.yaml": b.String()})
+	if want := "jobc.yaml:1:1: cannot read: larger than 8 MiB"; got != want {
+		t.Errorf("a config file past the size bound: got %.500s, want %s", got, want)
 	}
 }

@@ -19,6 +19,7 @@ type Project struct {
 	Version  int
 	Package  string // Go package name of the generated code
 	Out      string // output directory, relative to Dir
+	OutPos   Pos    // where out is set
 	Include  []string
 	Types    map[string]GoType // Go type per JSON-Schema format
 	Classes  []*ErrorClass     // in declaration order

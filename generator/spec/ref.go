@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
 // Source says where a schema came from: a file relative to the project, the dotted
@@ -69,7 +71,17 @@ type resolver struct {
 	inlined map[string]Source
 	visited map[*yaml.Node]bool // schemas walked already: an inlined one is walked once, in its file
 	failed  bool
+	tooDeep bool // a schema nests deeper than MaxSchemaDepth: reported once per version
 }
+
+// MaxSchemaDepth bounds how deeply a schema nests subschemas (properties, items,
+// allOf and the other keywords whose values are schemas), counting the schema under
+// `schema:`, or one taken from a file by $ref, as level 1. Each level of a nested
+// object becomes a Go type named after its parents, so the generated code grows with
+// the square of the depth (and the schema validators with it); past this bound a
+// spec is refused rather than left to exhaust time and memory. A deeper structure
+// can be written with $defs and $ref, whose schemas become types of their own.
+const MaxSchemaDepth = 64
 
 // schema builds the Schema of a payload version from the node under `schema:`.
 func (l *loader) schema(n node) *Schema {
@@ -86,7 +98,7 @@ func (l *loader) schema(n node) *Schema {
 			r.names[defs.Content[i].Value] = true
 		}
 	}
-	r.walk(root, n.file, n.path, nil)
+	r.walk(root, n.file, n.path, nil, 1)
 	if len(r.inlined) > 0 {
 		s.Inlined = r.inlined
 	}
@@ -95,11 +107,24 @@ func (l *loader) schema(n node) *Schema {
 
 // walk resolves the $refs of schema n and its subschemas. doc is the file n was
 // inlined from, nil for a schema written in the spec, whose local refs stay as written.
-func (r *resolver) walk(n *yaml.Node, file, p string, doc *target) {
+// depth is n's level (see MaxSchemaDepth).
+func (r *resolver) walk(n *yaml.Node, file, p string, doc *target, depth int) {
 	if n == nil || n.Kind != yaml.MappingNode || r.visited[n] {
 		return
 	}
 	r.visited[n] = true
+	if depth > MaxSchemaDepth {
+		if !r.tooDeep {
+			r.l.d.add(Pos{File: file, Line: n.Line, Col: n.Column}, p, "the schema nests deeper than %d levels: move the inner schemas into $defs and refer to them with $ref", MaxSchemaDepth)
+			r.tooDeep = true
+		}
+		// n is the resolver's copy: made the schema `true` (any value), it keeps the
+		// later stages (which still run, to report their own problems) from paying
+		// for the depth again, or reporting it twice.
+		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!bool", Value: "true", Line: n.Line, Column: n.Column}
+		r.failed = true
+		return
+	}
 	r.l.checkDuplicateKeys(n, file, p)
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, v := n.Content[i].Value, n.Content[i+1]
@@ -110,19 +135,19 @@ func (r *resolver) walk(n *yaml.Node, file, p string, doc *target) {
 		case schemaKeywords[k]:
 			if v.Kind == yaml.SequenceNode { // items as a list, in older drafts
 				for j, c := range v.Content {
-					r.walk(c, file, join(kp, strconv.Itoa(j)), doc)
+					r.walk(c, file, join(kp, strconv.Itoa(j)), doc, depth+1)
 				}
 				continue
 			}
-			r.walk(v, file, kp, doc)
+			r.walk(v, file, kp, doc, depth+1)
 		case schemaMapKeywords[k] && v.Kind == yaml.MappingNode:
 			r.l.checkDuplicateKeys(v, file, kp)
 			for j := 0; j+1 < len(v.Content); j += 2 {
-				r.walk(v.Content[j+1], file, join(kp, v.Content[j].Value), doc)
+				r.walk(v.Content[j+1], file, join(kp, v.Content[j].Value), doc, depth+1)
 			}
 		case schemaListKeywords[k] && v.Kind == yaml.SequenceNode:
 			for j, c := range v.Content {
-				r.walk(c, file, join(kp, strconv.Itoa(j)), doc)
+				r.walk(c, file, join(kp, strconv.Itoa(j)), doc, depth+1)
 			}
 		}
 	}
@@ -186,6 +211,11 @@ func (r *resolver) ref(v *yaml.Node, file, p string, doc *target) {
 			return
 		}
 		t = target{file: filepath.Clean(filepath.Join(filepath.Dir(file), filepath.FromSlash(rel))), ptr: frag}
+		if !confine.Lexical(t.file) {
+			r.l.d.add(at, p, "$ref %q leads outside the project: schema files must be inside the directory of %s", ref, r.l.configName)
+			r.failed = true
+			return
+		}
 	}
 	name, ok := r.inline(t, at, p, ref)
 	if !ok {
@@ -253,7 +283,7 @@ func (r *resolver) inline(t target, at Pos, p, ref string) (string, bool) {
 	r.defs.Content = append(r.defs.Content, key, def)
 	r.inlined[name] = Source{File: t.file, Path: srcPath, Pointer: t.ptr}
 	r.stack = append(r.stack, t)
-	r.walk(def, t.file, srcPath, &t)
+	r.walk(def, t.file, srcPath, &t, 1)
 	r.stack = r.stack[:len(r.stack)-1]
 	r.done[t] = name
 	return name, true
@@ -303,7 +333,7 @@ func (l *loader) document(name string) (doc *extDoc, ok bool) {
 	if d, seen := l.docs[name]; seen {
 		return d, d != nil
 	}
-	b, err := readFile(l.dir, name)
+	b, err := l.readFile(name)
 	if err != nil {
 		d := &extDoc{err: err.Error()}
 		l.docs[name] = d
