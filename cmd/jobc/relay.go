@@ -63,10 +63,6 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			if err != nil {
 				return usagef(cmd, "--to %s: %v", redact(f.to), err)
 			}
-			events, err := declaredEvents(o.dir)
-			if err != nil {
-				return err
-			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			t, err := f.db.target(cmd)
 			if err != nil {
@@ -79,6 +75,11 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			}
 			defer pool.Close()
 			if err := t.checkSchema(ctx, pool); err != nil {
+				return err
+			}
+			// The database first, as every database command checks it; then the spec.
+			events, err := declaredEvents(o.dir)
+			if err != nil {
 				return err
 			}
 			sink, err := open(ctx)
