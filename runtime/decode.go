@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"reflect"
 
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
@@ -95,15 +99,66 @@ func withDefaults(payload []byte, s *schema.Schema) ([]byte, error) {
 // decoder validates a stored payload of any version jt knows, upcasts it to the newest
 // version and decodes it into T.
 func decoder[T any](jt *JobType) func(version int, payload []byte) (T, error) {
+	unmarshal := unmarshalerFor[T]()
 	return func(version int, payload []byte) (T, error) {
 		var p T
 		newest, err := jt.decode(version, payload)
 		if err != nil {
 			return p, &ClassError{Class: classInvalidPayload, Err: err}
 		}
-		if err := json.Unmarshal(newest, &p); err != nil {
+		if err := unmarshal(newest, &p); err != nil {
 			return p, &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
 		}
 		return p, nil
 	}
+}
+
+// unmarshalerFor returns how a payload is decoded into a T: with json.Unmarshal, or,
+// when T holds an interface anywhere (an untyped value, an open object's
+// map[string]any), with numbers decoded as json.Number. encoding/json would make them
+// float64, which holds integers exactly only up to 2^53, so an id of 2^53+1 would
+// reach the handler as another; a json.Number keeps the number's text as stored.
+// Typed fields (int64, float64) decode as they always do.
+func unmarshalerFor[T any]() func(data []byte, v any) error {
+	if !holdsInterface(reflect.TypeFor[T](), map[reflect.Type]bool{}) {
+		return json.Unmarshal
+	}
+	return func(data []byte, v any) error {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(v); err != nil {
+			return err
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return errors.New("invalid character after top-level value")
+		}
+		return nil
+	}
+}
+
+// holdsInterface says whether a value of type t can hold an interface value that
+// encoding/json fills in (seen breaks cycles).
+func holdsInterface(t reflect.Type, seen map[reflect.Type]bool) bool {
+	if seen[t] {
+		return false
+	}
+	seen[t] = true
+	if t.Implements(reflect.TypeFor[json.Unmarshaler]()) || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		return holdsInterface(t.Elem(), seen)
+	case reflect.Map:
+		return holdsInterface(t.Elem(), seen)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsInterface(f.Type, seen) {
+				return true
+			}
+		}
+	}
+	return false
 }
