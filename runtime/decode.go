@@ -120,7 +120,7 @@ func decoder[T any](jt *JobType) func(version int, payload []byte) (T, error) {
 // reach the handler as another; a json.Number keeps the number's text as stored.
 // Typed fields (int64, float64) decode as they always do.
 func unmarshalerFor[T any]() func(data []byte, v any) error {
-	if !holdsInterface(reflect.TypeFor[T](), map[reflect.Type]bool{}) {
+	if !holdsInterface(reflect.TypeFor[T](), 0) {
 		return json.Unmarshal
 	}
 	return func(data []byte, v any) error {
@@ -137,28 +137,31 @@ func unmarshalerFor[T any]() func(data []byte, v any) error {
 }
 
 // holdsInterface says whether a value of type t can hold an interface value that
-// encoding/json fills in (seen breaks cycles).
-func holdsInterface(t reflect.Type, seen map[reflect.Type]bool) bool {
-	if seen[t] {
+// encoding/json fills in. A type that refers to itself is followed maxTypeDepth deep.
+func holdsInterface(t reflect.Type, depth int) bool {
+	if depth > maxTypeDepth {
 		return false
 	}
-	seen[t] = true
-	if t.Implements(reflect.TypeFor[json.Unmarshaler]()) || reflect.PointerTo(t).Implements(reflect.TypeFor[json.Unmarshaler]()) {
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
 		return false
 	}
 	switch t.Kind() {
 	case reflect.Interface:
 		return true
-	case reflect.Pointer, reflect.Slice, reflect.Array:
-		return holdsInterface(t.Elem(), seen)
-	case reflect.Map:
-		return holdsInterface(t.Elem(), seen)
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return holdsInterface(t.Elem(), depth+1)
 	case reflect.Struct:
 		for i := range t.NumField() {
-			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsInterface(f.Type, seen) {
+			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsInterface(f.Type, depth+1) {
 				return true
 			}
 		}
 	}
 	return false
 }
+
+// maxTypeDepth bounds holdsInterface's walk: generated payload types nest no deeper
+// than their schemas, which payloads' MaxDepth bounds.
+const maxTypeDepth = 2 * schema.MaxDepth
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

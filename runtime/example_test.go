@@ -157,5 +157,6 @@ func ExampleMigrate() {
 	// applied 0007_sql_producers
 	// applied 0008_claim_by_version
 	// applied 0009_one_claim_index
+	// applied 0012_exact_payloads
 	// 0 <nil>
 }
