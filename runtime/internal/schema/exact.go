@@ -54,7 +54,7 @@ const (
 // Malformed JSON is left to Decode: Exact stops at it. s may be nil (no schema:
 // metadata).
 func (s *Schema) Exact(data []byte) []Problem {
-	e := exacter{data: data}
+	e := exacter{data: data, path: make([]token, 0, 8)}
 	var root *node
 	if s != nil {
 		root = s.root
@@ -70,17 +70,30 @@ func (s *Schema) Exact(data []byte) []Problem {
 type exacter struct {
 	data     []byte
 	pos      int
-	bad      bool     // malformed JSON: stop
-	path     []string // tokens of the JSON pointer to the value being read
+	bad      bool    // malformed JSON: stop
+	path     []token // of the JSON pointer to the value being read
 	problems []Problem
 	deep     *string // the smallest pointer of a container nested too deep
 }
 
+// token is one token of a JSON pointer: a property name, or an array index. The
+// pointer is only written out for a problem, so reading a document costs no string.
+type token struct {
+	key   []byte // nil: index
+	index int
+}
+
 func (e *exacter) pointer() string {
-	if len(e.path) == 0 {
-		return ""
+	var b strings.Builder
+	for _, t := range e.path {
+		b.WriteByte('/')
+		if t.key != nil {
+			b.Write(t.key)
+		} else {
+			b.WriteString(strconv.Itoa(t.index))
+		}
 	}
-	return "/" + strings.Join(e.path, "/")
+	return b.String()
 }
 
 func (e *exacter) add(field, msg string) {
@@ -119,7 +132,7 @@ func (e *exacter) value(n *node, depth int) {
 			e.array(n, depth)
 		}
 	case c == '"':
-		if _, msg := e.string(); msg != "" {
+		if _, msg := e.string(false); msg != "" {
 			e.add(e.pointer(), msg)
 		}
 	case c == 't' || c == 'f' || c == 'n':
@@ -145,7 +158,7 @@ func (e *exacter) skip() {
 	for e.pos < len(e.data) {
 		switch e.data[e.pos] {
 		case '"':
-			e.string()
+			e.string(false)
 			continue
 		case '{', '[':
 			open++
@@ -160,9 +173,10 @@ func (e *exacter) skip() {
 	e.bad = true
 }
 
-// string reads a string and returns it decoded (as encoding/json would: invalid
-// UTF-8 replaced) and the first rule it breaks, or "".
-func (e *exacter) string() (string, string) {
+// string reads a string and returns the first rule it breaks, or "", and with
+// decoded, the string as encoding/json decodes it (invalid UTF-8 replaced): a slice
+// of the document when it has no escape.
+func (e *exacter) string(decoded bool) ([]byte, string) {
 	e.pos++ // the opening quote
 	start := e.pos
 	msg := ""
@@ -173,17 +187,20 @@ func (e *exacter) string() (string, string) {
 		case c == '"':
 			e.pos++
 			text := e.data[start-1 : e.pos]
-			if !escaped && utf8.Valid(text) {
-				return string(text[1 : len(text)-1]), msg
+			if !decoded {
+				return nil, msg
+			}
+			if !escaped && msg == "" {
+				return text[1 : len(text)-1], msg
 			}
 			var str string
 			_ = json.Unmarshal(text, &str)
-			return str, msg
+			return []byte(str), msg
 		case c == '\\':
 			escaped = true
 			if e.pos+1 >= len(e.data) {
 				e.bad = true
-				return "", msg
+				return nil, msg
 			}
 			if e.data[e.pos+1] != 'u' {
 				e.pos += 2
@@ -193,7 +210,7 @@ func (e *exacter) string() (string, string) {
 			e.pos += 6
 			if !ok {
 				e.bad = true
-				return "", msg
+				return nil, msg
 			}
 			switch {
 			case r == 0:
@@ -217,7 +234,7 @@ func (e *exacter) string() (string, string) {
 		}
 	}
 	e.bad = true
-	return "", msg
+	return nil, msg
 }
 
 func first(msg, next string) string {
@@ -250,8 +267,8 @@ func (e *exacter) object(n *node, depth int) {
 			e.bad = true
 			return
 		}
-		key, msg := e.string()
-		e.path = append(e.path, key)
+		key, msg := e.string(true)
+		e.path = append(e.path, token{key: key})
 		if msg != "" {
 			if msg == msgInvalidUTF8 {
 				msg = msgInvalidKey
@@ -285,7 +302,7 @@ func (e *exacter) array(n *node, depth int) {
 			e.pos++
 			return
 		}
-		e.path = append(e.path, strconv.Itoa(i))
+		e.path = append(e.path, token{index: i})
 		e.value(items, depth+1)
 		e.path = e.path[:len(e.path)-1]
 		e.space()
@@ -310,9 +327,9 @@ func typesOf(n *node) typeSet {
 }
 
 // member is the subschema of the property key of an object checked against n.
-func member(n *node, key string) *node {
+func member(n *node, key []byte) *node {
 	for hops := 0; n != nil && n.boolean == nil && hops < maxRefs; hops++ {
-		if c, ok := n.properties[key]; ok {
+		if c, ok := n.properties[string(key)]; ok {
 			return c
 		}
 		if n.additional != nil {
@@ -339,6 +356,16 @@ func itemsOf(n *node) *node {
 
 // numberProblem is the rule a number, as written, breaks in a place of types t, or "".
 func numberProblem(t typeSet, text []byte) string {
+	// The common numbers, without an exponent and short, fit float64 and numeric
+	// without rounding to 0, and an int64 as written is one.
+	if len(text) <= 300 && bytes.IndexAny(text, "eE") < 0 {
+		if t&(tNumber|tInteger) != tInteger {
+			return ""
+		}
+		if _, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+			return ""
+		}
+	}
 	parts, ok := splitNumber(text)
 	if !ok {
 		return "" // malformed: Decode says so

@@ -67,3 +67,20 @@ func TestExact(t *testing.T) {
 		t.Errorf("MaxDepth %d: the message and migration 0012 say 64", schema.MaxDepth)
 	}
 }
+
+// Exact reads a document it has nothing to say of with one allocation, the tokens of
+// the pointer it keeps: Enqueue runs it on every payload that takes the decoding path.
+func TestExactDoesNotAllocate(t *testing.T) {
+	s, err := schema.Compile([]byte(`{"type":"object","properties":{"id":{"type":"integer"},"q":{"type":"number"},
+		"tags":{"type":"array","items":{"type":"string"}},"extra":{}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := []byte(`{"id":42,"q":0.85,"tags":["a","b\n"],"extra":{"x":[1,{"y":null}],"z":true},"w":"é"}`)
+	if ps := s.Exact(doc); len(ps) > 0 {
+		t.Fatal(ps)
+	}
+	if n := testing.AllocsPerRun(100, func() { s.Exact(doc) }); n > 1 {
+		t.Errorf("Exact allocates %v times, want 1", n)
+	}
+}
