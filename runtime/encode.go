@@ -44,6 +44,13 @@ func encodeExact(s *schema.Schema, v any) ([]byte, []Problem, error) {
 				return nil, ps, nil
 			}
 		}
+		// encoding/json refuses a json.RawMessage nested past its own bound (10000)
+		// without a pointer: Exact names where it goes too deep.
+		if rm, ok := v.(json.RawMessage); ok {
+			if ps := exactProblems(s, rm); ps != nil {
+				return nil, ps, nil
+			}
+		}
 		return nil, nil, err
 	}
 	return raw, encodedProblems(s, raw, v), nil

@@ -211,3 +211,33 @@ func TestLongUniqueKey(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestPublishRefusesInexactPayloads: Publish refuses, by field, what Enqueue refuses,
+// in the event's payload and its metadata, and writes nothing.
+func TestPublishRefusesInexactPayloads(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	ship, _ := shopTypes(t)
+	et := orderPaid(t, 1, runtime.Subscriber{Job: ship, Version: 1})
+	for _, tc := range []struct {
+		payload any
+		opts    []runtime.PublishOption
+		want    string
+	}{
+		{map[string]any{"order_id": "o-\xff", "amount": 1}, nil,
+			"/order_id: invalid UTF-8, which encoding/json would replace with U+FFFD"},
+		{map[string]any{"order_id": "o-1", "amount": 1}, []runtime.PublishOption{runtime.WithEventMetadata(map[string]any{"trace": []any{"a\x00"}})},
+			`/trace/0: NUL character (\u0000), which PostgreSQL cannot store`},
+		{json.RawMessage(`{"order_id":"o-1","amount":1.0}`), nil,
+			"/amount: integer written with a fractional part, which Go's int64 does not decode"},
+	} {
+		_, err := runtime.Publish(ctx, pool, et, tc.payload, tc.opts...)
+		if got := problems(t, err); !slices.Equal(got, []string{tc.want}) {
+			t.Errorf("%v: got %q, want %q", tc.payload, got, tc.want)
+		}
+	}
+	if n := countRows(t, pool, `SELECT (SELECT count(*) FROM jobc_jobs) + (SELECT count(*) FROM jobc_events)`); n != 0 {
+		t.Errorf("%d rows written, want none", n)
+	}
+}

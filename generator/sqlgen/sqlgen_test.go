@@ -263,6 +263,7 @@ func TestSQLRefusesWhatGoCannotDecode(t *testing.T) {
 		{`{"path":"a","score":1,"revision":1,"x":` + deep[1:len(deep)-1] + `}`, false}, // 64 with the payload's own
 		{`{"path":"a","score":1,"revision":1,"x":[` + deep + `]}`, true},
 		{`{"path":"a","score":1,"revision":1,"b":[` + deep + `],"a":[` + deep + `]}`, true},
+		{`{"path":"a","score":1,"revision":1,"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`, true},
 		// Accepted at the edges (written as Go writes them, which the key is made of).
 		{`{"path":"a","score":5e-324,"revision":-9223372036854775808}`, false},
 		{`{"path":"a","score":1.7976931348623157e+308,"revision":9223372036854775807}`, false},
