@@ -64,7 +64,10 @@ $$;
 -- SHA-256 of its UTF-8 bytes, as Go's Enqueue stores it (runtime/unique.go). A btree
 -- refuses index entries over about 2.7 kB, with an error that names no field; hashed,
 -- a key of any length works. Hashing every key with the prefix keeps a stored key
--- unambiguous: it is a hash if and only if it has the prefix.
+-- unambiguous: it is a hash if and only if it has the prefix. Rows already stored
+-- keep their keys: a key over 1024 bytes held by a job enqueued before this migration
+-- is not matched by its hashed form, so an enqueue of the same key during the upgrade
+-- inserts a second job instead of returning the first.
 CREATE OR REPLACE FUNCTION jobc_bound_unique_key(p_key text) RETURNS text
 LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE
