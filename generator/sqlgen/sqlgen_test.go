@@ -281,7 +281,13 @@ func TestSQLRefusesWhatGoCannotDecode(t *testing.T) {
 	}
 	// A key of any length: Go and SQL store the same hash and find each other's job.
 	at := time.Date(2026, 12, 3, 10, 20, 30, 0, time.UTC)
-	payload := map[string]any{"path": strings.Repeat("long/", 1000), "score": 1.5, "revision": 3}
+	// 4000 bytes that do not compress (a compressible key fits an index entry longer).
+	r := rand.New(rand.NewPCG(5, 6))
+	text := make([]byte, 4000)
+	for i := range text {
+		text[i] = byte('!' + r.IntN(90))
+	}
+	payload := map[string]any{"path": string(text), "score": 1.5, "revision": 3}
 	doc, _ := json.Marshal(payload)
 	goJob, err := runtime.Enqueue(t.Context(), pool, k.jt, payload, runtime.RunAt(at))
 	if err != nil {
@@ -289,7 +295,7 @@ func TestSQLRefusesWhatGoCannotDecode(t *testing.T) {
 	}
 	var sqlID int64
 	if err := pool.QueryRow(t.Context(), "SELECT jobc_enqueue_reindex_document($1::jsonb, run_at => $2)", string(doc), at).Scan(&sqlID); err != nil {
-		t.Fatalf("SQL enqueue of a 5 kB key: %v", err)
+		t.Fatalf("SQL enqueue of a 4 kB key: %v", err)
 	}
 	if sqlID != goJob.ID {
 		t.Errorf("SQL inserted job %d for the long key, Go's is %d", sqlID, goJob.ID)
