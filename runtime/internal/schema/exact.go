@@ -358,7 +358,7 @@ func itemsOf(n *node) *node {
 func numberProblem(t typeSet, text []byte) string {
 	// The common numbers, without an exponent and short, fit float64 and numeric
 	// without rounding to 0, and an int64 as written is one.
-	if len(text) <= 300 && bytes.IndexAny(text, "eE") < 0 {
+	if len(text) <= 300 && !hasExponent(text) {
 		if t&(tNumber|tInteger) != tInteger {
 			return ""
 		}

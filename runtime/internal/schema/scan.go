@@ -188,7 +188,7 @@ func (s *scanner) number(n *node) bool {
 	text, ok := s.numberText()
 	// What Exact has something to say of is left to it: a long number, an exponent,
 	// and where only an integer goes, anything but an int64.
-	if !ok || len(text) > 300 || bytes.IndexAny(text, "eE") >= 0 {
+	if !ok || len(text) > 300 || hasExponent(text) {
 		return false
 	}
 	if n == nil {
@@ -198,8 +198,7 @@ func (s *scanner) number(n *node) bool {
 		if _, err := strconv.ParseInt(string(text), 10, 64); err != nil {
 			return false
 		}
-	}
-	if n.types != 0 && !matchesNumber(n.types, text) {
+	} else if n.types != 0 && !matchesNumber(n.types, text) {
 		return false
 	}
 	// const and enum of numbers are rare: they compare as the tree validator does.
@@ -211,6 +210,16 @@ func (s *scanner) number(n *node) bool {
 		return ok && n.numberBreaks(&num) == 0
 	}
 	return true
+}
+
+// hasExponent says whether a number's text has an exponent.
+func hasExponent(text []byte) bool {
+	for _, c := range text {
+		if c|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }
 
 // numberText reads a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
