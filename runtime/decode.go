@@ -1,8 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"reflect"
 
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
 )
@@ -95,15 +99,69 @@ func withDefaults(payload []byte, s *schema.Schema) ([]byte, error) {
 // decoder validates a stored payload of any version jt knows, upcasts it to the newest
 // version and decodes it into T.
 func decoder[T any](jt *JobType) func(version int, payload []byte) (T, error) {
+	unmarshal := unmarshalerFor[T]()
 	return func(version int, payload []byte) (T, error) {
 		var p T
 		newest, err := jt.decode(version, payload)
 		if err != nil {
 			return p, &ClassError{Class: classInvalidPayload, Err: err}
 		}
-		if err := json.Unmarshal(newest, &p); err != nil {
+		if err := unmarshal(newest, &p); err != nil {
 			return p, &ClassError{Class: classInvalidPayload, Err: fmt.Errorf("decode %s payload (version %d): %w", jt.Kind, version, err)}
 		}
 		return p, nil
 	}
 }
+
+// unmarshalerFor returns how a payload is decoded into a T: with json.Unmarshal, or,
+// when T holds an interface anywhere (an untyped value, an open object's
+// map[string]any), with numbers decoded as json.Number. encoding/json would make them
+// float64, which holds integers exactly only up to 2^53, so an id of 2^53+1 would
+// reach the handler as another; a json.Number keeps the number's text as stored.
+// Typed fields (int64, float64) decode as they always do.
+func unmarshalerFor[T any]() func(data []byte, v any) error {
+	if !holdsInterface(reflect.TypeFor[T](), 0) {
+		return json.Unmarshal
+	}
+	return func(data []byte, v any) error {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(v); err != nil {
+			return err
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return errors.New("invalid character after top-level value")
+		}
+		return nil
+	}
+}
+
+// holdsInterface says whether a value of type t can hold an interface value that
+// encoding/json fills in. A type that refers to itself is followed maxTypeDepth deep.
+func holdsInterface(t reflect.Type, depth int) bool {
+	if depth > maxTypeDepth {
+		return false
+	}
+	if t.Implements(unmarshalerType) || reflect.PointerTo(t).Implements(unmarshalerType) {
+		return false
+	}
+	switch t.Kind() {
+	case reflect.Interface:
+		return true
+	case reflect.Pointer, reflect.Slice, reflect.Array, reflect.Map:
+		return holdsInterface(t.Elem(), depth+1)
+	case reflect.Struct:
+		for i := range t.NumField() {
+			if f := t.Field(i); (f.IsExported() || f.Anonymous) && holdsInterface(f.Type, depth+1) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// maxTypeDepth bounds holdsInterface's walk: generated payload types nest no deeper
+// than their schemas, which payloads' MaxDepth bounds.
+const maxTypeDepth = 2 * schema.MaxDepth
+
+var unmarshalerType = reflect.TypeFor[json.Unmarshaler]()

@@ -10,3 +10,8 @@ func MarshalPayloadForTest(jt *JobType, payload any) ([]byte, error) {
 func DecodeForTest[T any](jt *JobType, version int, payload []byte) (T, error) {
 	return decoder[T](jt)(version, payload)
 }
+
+// DecoderForTest is the decoder a worker builds once per job type.
+func DecoderForTest[T any](jt *JobType) func(version int, payload []byte) (T, error) {
+	return decoder[T](jt)
+}

@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -50,7 +49,8 @@ func WithPriority(p int) EnqueueOption {
 // WithDedupKey sets the job's unique key, replacing the one its job type computes from
 // the payload: while a job of the same kind holds that key (it is unfinished, or
 // finished in a state its unique settings keep the key in), enqueueing another returns
-// it (Enqueued.Duplicate) instead of inserting.
+// it (Enqueued.Duplicate) instead of inserting. A key longer than 1024 bytes (or one
+// starting "sha256:") is stored as "sha256:" and its hex SHA-256, so any length works.
 func WithDedupKey(key string) EnqueueOption {
 	return func(o *enqueueOptions) { o.dedupKey = &key }
 }
@@ -109,8 +109,8 @@ func (jt *JobType) options(opts []EnqueueOption) (enqueueOptions, error) {
 	o.meta = []byte("{}")
 	if len(o.metadata) > 0 {
 		var err error
-		if o.meta, err = json.Marshal(o.metadata); err != nil {
-			return o, fmt.Errorf("jobc: enqueue %s: encode metadata: %w", jt.Kind, err)
+		if o.meta, err = encodeMetadata(jt.Kind, o.metadata); err != nil {
+			return o, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 		}
 	}
 	return o, nil

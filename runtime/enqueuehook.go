@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 )
 
@@ -44,9 +43,9 @@ func (jt *JobType) hooked(ctx context.Context, o *enqueueOptions, count int, ins
 	}
 	run := func(ctx context.Context) error {
 		if len(req.Metadata) > 0 {
-			meta, err := json.Marshal(req.Metadata)
+			meta, err := encodeMetadata(jt.Kind, req.Metadata)
 			if err != nil {
-				return fmt.Errorf("jobc: enqueue %s: encode metadata: %w", jt.Kind, err)
+				return fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 			}
 			o.meta = meta
 		}

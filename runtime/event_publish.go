@@ -2,7 +2,6 @@ package runtime
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -56,8 +55,8 @@ func (et *EventType) options(opts []PublishOption) (publishOptions, error) {
 	}
 	if len(o.metadata) > 0 {
 		var err error
-		if o.meta, err = json.Marshal(o.metadata); err != nil {
-			return o, fmt.Errorf("jobc: publish %s: encode metadata: %w", et.Name, err)
+		if o.meta, err = encodeMetadata(et.Name, o.metadata); err != nil {
+			return o, fmt.Errorf("jobc: publish %s: %w", et.Name, err)
 		}
 		// Subscriber jobs get the event's metadata first; their own options may add.
 		o.enqueue = append([]EnqueueOption{WithMetadata(o.metadata)}, o.enqueue...)

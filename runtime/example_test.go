@@ -159,5 +159,6 @@ func ExampleMigrate() {
 	// applied 0009_one_claim_index
 	// applied 0010_table_invariants
 	// applied 0011_validate_invariants
+	// applied 0012_exact_payloads
 	// 0 <nil>
 }

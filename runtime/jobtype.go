@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -136,10 +137,15 @@ func (jt *JobType) Validate(version int, payload []byte) error {
 }
 
 // parse decodes a payload of version and validates it, returning the decoded document.
+// A payload that would not reach a handler exactly (schema.Exact) is refused first,
+// with those problems alone.
 func (jt *JobType) parse(version int, payload []byte) (any, error) {
 	s, ok := jt.schemas[version]
 	if !ok {
 		return nil, &PayloadError{Kind: jt.Kind, Version: version, Problems: []Problem{{Message: fmt.Sprintf("unknown payload version %d (this build knows %d..%d)", version, jt.minVersion(), jt.maxVersion())}}}
+	}
+	if ps := exactProblems(s, payload); ps != nil {
+		return nil, &PayloadError{Kind: jt.Kind, Version: version, Problems: ps}
 	}
 	doc, err := schema.Decode(payload)
 	if err != nil {
@@ -164,10 +170,16 @@ func (jt *JobType) check(version int, s *schema.Schema, doc any) error {
 	return e
 }
 
-// PayloadError says why a payload does not match its version's schema.
+// PayloadError says why a payload does not match its version's schema, or would not
+// reach a handler exactly as it was given: a string that is not UTF-8 or holds a NUL,
+// a NaN or infinity, a number its Go type cannot hold as PostgreSQL stores it (an
+// integer written with a fraction, or beyond int64; a number beyond float64 or so
+// small that it rounds to 0), nesting deeper than 64 objects and arrays. With
+// Metadata, the problems are in the job's (or event's) metadata instead.
 type PayloadError struct {
 	Kind     string
 	Version  int
+	Metadata bool
 	Problems []Problem
 }
 
@@ -179,7 +191,11 @@ type Problem struct {
 
 func (e *PayloadError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid %s payload (version %d): ", e.Kind, e.Version)
+	if e.Metadata {
+		fmt.Fprintf(&b, "invalid %s metadata: ", e.Kind)
+	} else {
+		fmt.Fprintf(&b, "invalid %s payload (version %d): ", e.Kind, e.Version)
+	}
 	for i, p := range e.Problems {
 		if i > 0 {
 			b.WriteString("; ")
@@ -193,7 +209,8 @@ func (e *PayloadError) Error() string {
 	return b.String()
 }
 
-// marshalPayload encodes a payload, fills in the schema's defaults for properties it
+// marshalPayload encodes a payload, refuses what would not reach a worker exactly
+// (encodeExact), fills in the schema's defaults for properties it
 // leaves out, and checks it against version's schema. The payload is encoded once.
 // When the schema declares no defaults and the caller needs no decoded document
 // (withDoc false), Check validates the bytes in place and the document returned is nil;
@@ -204,13 +221,16 @@ func (e *PayloadError) Error() string {
 // again, after filling them in: always then, so the bytes (and any unique key taken
 // from them) are what earlier releases wrote.
 func (jt *JobType) marshalPayload(version int, payload any, withDoc bool) ([]byte, any, error) {
+	s := jt.schemas[version]
 	raw, err := json.Marshal(payload)
 	if err != nil {
-		return nil, nil, fmt.Errorf("encode %s payload: %w", jt.Kind, err)
+		return nil, nil, jt.encodeError(version, s, payload, err)
 	}
-	s := jt.schemas[version]
-	if !withDoc && !s.HasDefaults() && s.Check(raw) == schema.Valid {
+	if !withDoc && !s.HasDefaults() && s.Check(raw) == schema.Valid && !bytes.Contains(raw, replacedUTF8) {
 		return raw, nil, nil
+	}
+	if ps := encodedProblems(s, raw, payload); ps != nil {
+		return nil, nil, &PayloadError{Kind: jt.Kind, Version: version, Problems: ps}
 	}
 	doc, err := schema.Decode(raw)
 	if err != nil {
@@ -226,4 +246,13 @@ func (jt *JobType) marshalPayload(version int, payload any, withDoc bool) ([]byt
 		return nil, nil, err
 	}
 	return raw, doc, nil
+}
+
+// encodeError is the error of a payload json.Marshal refused: a *PayloadError naming
+// the NaN or infinity that made it refuse, else err with context.
+func (jt *JobType) encodeError(version int, s *schema.Schema, payload any, err error) error {
+	if _, ps, err2 := encodeExact(s, payload); err2 == nil && ps != nil {
+		return &PayloadError{Kind: jt.Kind, Version: version, Problems: ps}
+	}
+	return fmt.Errorf("encode %s payload: %w", jt.Kind, err)
 }

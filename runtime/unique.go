@@ -2,8 +2,11 @@ package runtime
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
@@ -51,7 +54,7 @@ func (jt *JobType) uniqueKey(raw []byte, doc any, o enqueueOptions) (string, []s
 		if o.finished != nil {
 			finished = o.finished
 		}
-		return *o.dedupKey, finished, nil
+		return boundKey(*o.dedupKey), finished, nil
 	}
 	values, err := jt.uniqueValues(raw, doc)
 	if err != nil {
@@ -68,7 +71,29 @@ func (jt *JobType) uniqueKey(raw []byte, doc any, o enqueueOptions) (string, []s
 		}
 		key = fmt.Appendf(key, "@%s", at.UTC().Truncate(p).Format(time.RFC3339))
 	}
-	return string(key), finished, nil
+	return boundKey(string(key)), finished, nil
+}
+
+// maxUniqueKey is the longest unique key stored as it is; a longer one is stored as
+// hashedKeyPrefix and the hex SHA-256 of its bytes. PostgreSQL's btree refuses index
+// entries over about 2.7 kB, so an unbounded key would fail the enqueue with an error
+// that names no field; hashed, a key of any length works and no job is refused. A key
+// that itself starts with hashedKeyPrefix is hashed too, whatever its length, so a
+// stored key stands for one key only: either it has the prefix and is a hash, or it
+// is the key. The SQL producers bound their keys alike (jobc_bound_unique_key,
+// migration 0012), so Go and SQL still find each other's jobs.
+const (
+	maxUniqueKey    = 1024
+	hashedKeyPrefix = "sha256:"
+)
+
+// boundKey is the key stored for key (see maxUniqueKey).
+func boundKey(key string) string {
+	if len(key) <= maxUniqueKey && !strings.HasPrefix(key, hashedKeyPrefix) {
+		return key
+	}
+	sum := sha256.Sum256([]byte(key))
+	return hashedKeyPrefix + hex.EncodeToString(sum[:])
 }
 
 // uniqueValues returns the unique fields' values as compact JSON (null when absent).

@@ -112,9 +112,10 @@ func RemoveField(field string) Change {
 // UpcastFunc adapts a hand-written, typed upcaster to an Upcast: the payload is decoded
 // into From, converted, and encoded from To.
 func UpcastFunc[From, To any](f func(From) (To, error)) Upcast {
+	unmarshal := unmarshalerFor[From]()
 	return func(payload []byte) ([]byte, error) {
 		var in From
-		if err := json.Unmarshal(payload, &in); err != nil {
+		if err := unmarshal(payload, &in); err != nil {
 			return nil, err
 		}
 		out, err := f(in)

@@ -81,10 +81,20 @@ func (c *checker) node(s any, at, v string, p pointer) {
 		return
 	}
 	m, _ := s.(map[string]any)
+	ts := types(m["type"])
+	// A number Go's type for this place cannot hold exactly, whatever else is wrong
+	// with it (runtime/internal/schema.Exact).
+	if goType := numberType(ts); goType != "" {
+		c.line("fe := jobc_exact_number(%s, '%s');", v, goType)
+		c.line("IF fe IS NOT NULL THEN")
+		c.indent++
+		c.line("xf := array_append(xf, %s); xm := array_append(xm, fe);", p.sql())
+		c.indent--
+		c.line("END IF;")
+	}
 	// A value of the wrong type, constant, enum or format gets that one problem only.
 	var chain []string // conditions and their problem
 	var msgs []string
-	ts := types(m["type"])
 	if len(ts) > 0 {
 		chain = append(chain, typeMismatch(ts, v))
 		msgs = append(msgs, "'got ' || jsonb_typeof("+v+") || "+lit(", want "+strings.Join(ts, " or ")))
@@ -146,6 +156,21 @@ func (c *checker) body(m map[string]any, at, v string, p pointer, ts []string) {
 	c.array(m, at, v, p, only)
 	c.string(m, at, v, p, only)
 	c.number(m, v, p, only)
+}
+
+// numberType is the JSON Schema type of the Go number generated for a place of types
+// ts: "number" (float64), "integer" (int64) or "" (none).
+func numberType(ts []string) string {
+	out := ""
+	for _, t := range ts {
+		switch t {
+		case "number":
+			return t
+		case "integer":
+			out = t
+		}
+	}
+	return out
 }
 
 // jsonTypes are the jsonb_typeof names of the JSON Schema types ts (nil: any).

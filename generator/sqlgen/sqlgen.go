@@ -44,9 +44,11 @@ func File(p *spec.Project, jobs []Job) ([]byte, spec.Diagnostics) {
 -- computes the unique key (or takes dedup_key), inserts the job and wakes sleeping
 -- workers. It returns the job's id, or that of the job already holding the key. An
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
--- rule as Go's error does. Apply this file after jobc's migrations (it needs
--- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
--- apply again.
+-- rule as Go's error does, and so does a payload Go's worker could not decode exactly
+-- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
+-- number beyond float64). Apply this file after jobc's migrations (it needs
+-- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
+-- migration tool; it is safe to apply again.
 `, p.File)
 	var diags spec.Diagnostics
 	for _, j := range jobs {
@@ -234,25 +236,37 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 `, name)
 	for d := 1; d <= fn.maxDepth; d++ {
 		fmt.Fprintf(w, "    i%[1]d integer; k%[1]d text; e%[1]d jsonb; -- loop depth %[1]d\n", d)
 	}
-	fmt.Fprintf(w, "BEGIN\n")
+	fmt.Fprintf(w, `BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid(%[1]s, %[2]d, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
+`, lit(j.Kind), v)
 	if fn.fillExpr != "" {
 		fmt.Fprintf(w, "    -- The schema's defaults, for the properties the payload leaves out.\n    p := %s;\n", fn.fillExpr)
 	}
 	fmt.Fprintf(w, "%s", fn.checks)
-	fmt.Fprintf(w, `    IF cardinality(f) > 0 THEN
-        PERFORM jobc_payload_invalid(%s, %d, f, m);
+	fmt.Fprintf(w, `    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid(%[1]s, %[2]d, xf, xm);
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid(%[1]s, %[2]d, f, m);
     END IF;
 `, lit(j.Kind), v)
 	if j.Unique != nil {
 		fmt.Fprintf(w, "    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.\n")
 	}
-	fmt.Fprintf(w, `    ukey := %s;
+	fmt.Fprintf(w, `    ukey := jobc_bound_unique_key(%s);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at, ukey, %s);

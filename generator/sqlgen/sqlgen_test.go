@@ -230,6 +230,78 @@ func TestUniqueKeyMatchesGo(t *testing.T) {
 	t.Logf("%d payloads compared", n)
 }
 
+// TestSQLRefusesWhatGoCannotDecode: the SQL producer refuses, with Go's problems, the
+// payloads Go's Enqueue refuses because its worker could not decode them exactly
+// (issue 20, item 7: these used to become failed jobs, and 1e-400 arrived as 0), and
+// both accept the same numbers at the edges; a unique key past a btree entry's size
+// is stored hashed by both, so each finds the other's job.
+func TestSQLRefusesWhatGoCannotDecode(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join("..", "..", "testdata", "sql_producers")
+	kinds, file, _ := project(t, dir)
+	pool := migrated(t, file)
+	var k kind
+	for _, c := range kinds {
+		if c.job.Kind == "reindex_document" {
+			k = c
+		}
+	}
+	deep := strings.Repeat("[", 64) + strings.Repeat("]", 64)
+	for _, tc := range []struct {
+		doc    string
+		refuse bool
+	}{
+		{`{"path":"a","score":1,"revision":9223372036854775808}`, true},
+		{`{"path":"a","score":1,"revision":-9223372036854775809}`, true},
+		{`{"path":"a","score":1,"revision":1.0}`, true},
+		{`{"path":"a","score":1,"revision":100e-2}`, true},
+		{`{"path":"a","score":1e400,"revision":1}`, true},
+		{`{"path":"a","score":-1e309,"revision":1}`, true},
+		{`{"path":"a","score":1e-400,"revision":1}`, true},
+		{`{"path":"a","score":2.4703282292062327e-324,"revision":1}`, true},            // 2^-1075 and below round to 0
+		{`{"path":"a","score":1.7976931348623159e308,"revision":1}`, true},             // past 2^1024 - 2^970
+		{`{"path":"a","score":1,"revision":1,"x":` + deep[1:len(deep)-1] + `}`, false}, // 64 with the payload's own
+		{`{"path":"a","score":1,"revision":1,"x":[` + deep + `]}`, true},
+		{`{"path":"a","score":1,"revision":1,"b":[` + deep + `],"a":[` + deep + `]}`, true},
+		{`{"path":"a","score":1,"revision":1,"x":` + strings.Repeat("[", 10000) + strings.Repeat("]", 10000) + `}`, true},
+		// Accepted at the edges (written as Go writes them, which the key is made of).
+		{`{"path":"a","score":5e-324,"revision":-9223372036854775808}`, false},
+		{`{"path":"a","score":1.7976931348623157e+308,"revision":9223372036854775807}`, false},
+		{`{"path":"a","score":1.5,"revision":1.5}`, true}, // a type problem, not an exact one
+		{`{"path":"é 𝄞","score":1,"revision":1,"n":123456789012345678901234567890}`, false},
+	} {
+		accepted, err := compare(t.Context(), pool, k, []byte(tc.doc))
+		if err != nil {
+			t.Errorf("%.120s: %v", tc.doc, err)
+			continue
+		}
+		if accepted == tc.refuse {
+			t.Errorf("%.120s: accepted %v by both, want %v", tc.doc, accepted, !tc.refuse)
+		}
+	}
+	// A key of any length: Go and SQL store the same hash and find each other's job.
+	at := time.Date(2026, 12, 3, 10, 20, 30, 0, time.UTC)
+	// 4000 bytes that do not compress (a compressible key fits an index entry longer).
+	r := rand.New(rand.NewPCG(5, 6))
+	text := make([]byte, 4000)
+	for i := range text {
+		text[i] = byte('!' + r.IntN(90))
+	}
+	payload := map[string]any{"path": string(text), "score": 1.5, "revision": 3}
+	doc, _ := json.Marshal(payload)
+	goJob, err := runtime.Enqueue(t.Context(), pool, k.jt, payload, runtime.RunAt(at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sqlID int64
+	if err := pool.QueryRow(t.Context(), "SELECT jobc_enqueue_reindex_document($1::jsonb, run_at => $2)", string(doc), at).Scan(&sqlID); err != nil {
+		t.Fatalf("SQL enqueue of a 4 kB key: %v", err)
+	}
+	if sqlID != goJob.ID {
+		t.Errorf("SQL inserted job %d for the long key, Go's is %d", sqlID, goJob.ID)
+	}
+}
+
 // cases are every job type of the golden cases and examples that SQL producers accept.
 func cases(t testing.TB) map[string][]kind {
 	t.Helper()
@@ -379,6 +451,19 @@ func FuzzSQLAgreesWithGo(f *testing.F) {
 			g.Mutate = j == 1
 			doc, _ := json.Marshal(g.Document())
 			f.Add(uint16(i), doc)
+		}
+	}
+	// What Go's worker cannot decode exactly, in every job type's places: big
+	// integers, exponents, fractions, deep nesting, unicode.
+	deep := strings.Repeat("[", 65) + strings.Repeat("]", 65)
+	for i := range all {
+		for _, doc := range []string{
+			`{"path":"a","score":1e400,"revision":9223372036854775808}`,
+			`{"path":"a","score":1e-400,"revision":1.0}`,
+			`{"path":"é 𝄞","score":5e-324,"revision":1e2,"x":` + deep + `}`,
+			`{"id":1e2,"n":1.0,"amount":123456789012345678901234567890,"data":{"x":1e-400}}`,
+		} {
+			f.Add(uint16(i), []byte(doc))
 		}
 	}
 	f.Fuzz(func(t *testing.T, which uint16, doc []byte) {

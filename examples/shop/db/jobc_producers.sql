@@ -7,9 +7,11 @@
 -- computes the unique key (or takes dedup_key), inserts the job and wakes sleeping
 -- workers. It returns the job's id, or that of the job already holding the key. An
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
--- rule as Go's error does. Apply this file after jobc's migrations (it needs
--- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
--- apply again.
+-- rule as Go's error does, and so does a payload Go's worker could not decode exactly
+-- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
+-- number beyond float64). Apply this file after jobc's migrations (it needs
+-- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
+-- migration tool; it is safe to apply again.
 
 -- jobc_enqueue_award_loyalty_points enqueues a award_loyalty_points job: queue loyalty, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_award_loyalty_points(
@@ -23,9 +25,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('award_loyalty_points', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('points_per_euro', '1'::jsonb) || p
@@ -37,6 +46,10 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'spent_cents', 'points_per_euro']::text[]));
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -46,6 +59,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'points_per_euro' THEN
+            fe := jobc_exact_number(p -> 'points_per_euro', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/points_per_euro'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'points_per_euro') = 'number' AND (p -> 'points_per_euro')::numeric = trunc((p -> 'points_per_euro')::numeric)) THEN
                 f := array_append(f, '/points_per_euro'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'points_per_euro') || ', want integer');
             ELSE
@@ -55,6 +72,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'spent_cents' THEN
+            fe := jobc_exact_number(p -> 'spent_cents', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/spent_cents'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'spent_cents') = 'number' AND (p -> 'spent_cents')::numeric = trunc((p -> 'spent_cents')::numeric)) THEN
                 f := array_append(f, '/spent_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'spent_cents') || ', want integer');
             ELSE
@@ -67,10 +88,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['order_id', 'points_per_euro', 'spent_cents']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('award_loyalty_points', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('award_loyalty_points', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('award_loyalty_points', 'loyalty', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -89,10 +114,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('daily_sales_report', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('format', '"csv"'::jsonb, 'recipients', '["sales@shop.example"]'::jsonb) || p
@@ -139,10 +171,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['day', 'format', 'recipients']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('daily_sales_report', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('daily_sales_report', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('daily_sales_report', 'reports', coalesce(priority, 9), 3, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -161,10 +197,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('delete_objects', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -172,6 +215,10 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['bucket', 'keys', 'reason']::text[]));
         END IF;
         IF p ? 'account_id' THEN
+            fe := jobc_exact_number(p -> 'account_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/account_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'account_id') = 'number' AND (p -> 'account_id')::numeric = trunc((p -> 'account_id')::numeric)) THEN
                 f := array_append(f, '/account_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'account_id') || ', want integer');
             ELSE
@@ -236,10 +283,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['account_id', 'bucket', 'keys', 'reason', 'requested_at']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('delete_objects', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('delete_objects', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('delete_objects', 'maintenance', coalesce(priority, 7), 10, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -259,10 +310,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('deliver_webhook', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -320,14 +378,18 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['data', 'endpoint_url', 'event', 'event_id', 'headers', 'occurred_at']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('deliver_webhook', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('deliver_webhook', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'endpoint_url', false)
         || ',' || jobc_go_json(p -> 'event_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('deliver_webhook', 'webhooks', coalesce(priority, 4), 12, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -347,10 +409,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('generate_invoice_pdf', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('paper_size', '"a4"'::jsonb) || p
@@ -488,6 +557,10 @@ BEGIN
                             END IF;
                         END IF;
                         IF e1 ? 'quantity' THEN
+                            fe := jobc_exact_number(e1 -> 'quantity', 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/lines/' || i1::text || '/quantity'); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
                                 f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'quantity') || ', want integer');
                             ELSE
@@ -497,6 +570,10 @@ BEGIN
                             END IF;
                         END IF;
                         IF e1 ? 'unit_price_cents' THEN
+                            fe := jobc_exact_number(e1 -> 'unit_price_cents', 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/lines/' || i1::text || '/unit_price_cents'); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e1 -> 'unit_price_cents') = 'number' AND (e1 -> 'unit_price_cents')::numeric = trunc((e1 -> 'unit_price_cents')::numeric)) THEN
                                 f := array_append(f, '/lines/' || i1::text || '/unit_price_cents'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price_cents') || ', want integer');
                             ELSE
@@ -513,6 +590,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -532,13 +613,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['bill_to', 'currency', 'invoice_number', 'issue_date', 'lines', 'order_id', 'paper_size']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('generate_invoice_pdf', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('generate_invoice_pdf', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'invoice_number', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('generate_invoice_pdf', 'documents', coalesce(priority, 6), 5, 1, p, run_at, ukey, ARRAY['completed']::text[]);
@@ -558,9 +643,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('payment_confirmed', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -575,6 +667,10 @@ BEGIN
                     f := array_append(f, '/amount'); m := array_append(m, jobc_missing_properties(p -> 'amount', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
                 IF p -> 'amount' ? 'amount_cents' THEN
+                    fe := jobc_exact_number(p -> 'amount' -> 'amount_cents', 'integer');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/amount/amount_cents'); xm := array_append(xm, fe);
+                    END IF;
                     IF NOT (jsonb_typeof(p -> 'amount' -> 'amount_cents') = 'number' AND (p -> 'amount' -> 'amount_cents')::numeric = trunc((p -> 'amount' -> 'amount_cents')::numeric)) THEN
                         f := array_append(f, '/amount/amount_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'amount' -> 'amount_cents') || ', want integer');
                     ELSE
@@ -631,6 +727,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -660,13 +760,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['amount', 'card', 'method', 'order_id', 'paid_at', 'payment_id']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('payment_confirmed', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('payment_confirmed', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'payment_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('payment_confirmed', 'payments', coalesce(priority, 1), 20, 1, p, run_at, ukey, ARRAY['completed']::text[]);
@@ -686,10 +790,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('publish_product', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('channels', '["web"]'::jsonb) || p
@@ -726,6 +837,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'product_id' THEN
+            fe := jobc_exact_number(p -> 'product_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/product_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'product_id') = 'number' AND (p -> 'product_id')::numeric = trunc((p -> 'product_id')::numeric)) THEN
                 f := array_append(f, '/product_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'product_id') || ', want integer');
             ELSE
@@ -746,13 +861,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['channels', 'landing_page', 'product_id', 'publish_at']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('publish_product', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('publish_product', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'product_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('publish_product', 'catalog', coalesce(priority, 5), 10, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -772,9 +891,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('purge_expired_carts', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('batch_size', '500'::jsonb, 'older_than_hours', '72'::jsonb) || p
@@ -786,6 +912,10 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['older_than_hours', 'batch_size']::text[]));
         END IF;
         IF p ? 'batch_size' THEN
+            fe := jobc_exact_number(p -> 'batch_size', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/batch_size'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'batch_size') = 'number' AND (p -> 'batch_size')::numeric = trunc((p -> 'batch_size')::numeric)) THEN
                 f := array_append(f, '/batch_size'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'batch_size') || ', want integer');
             ELSE
@@ -798,6 +928,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'older_than_hours' THEN
+            fe := jobc_exact_number(p -> 'older_than_hours', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/older_than_hours'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'older_than_hours') = 'number' AND (p -> 'older_than_hours')::numeric = trunc((p -> 'older_than_hours')::numeric)) THEN
                 f := array_append(f, '/older_than_hours'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'older_than_hours') || ', want integer');
             ELSE
@@ -810,14 +944,18 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['batch_size', 'older_than_hours']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('purge_expired_carts', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('purge_expired_carts', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'older_than_hours', false)
         || ']'
-        || jobc_unique_period(coalesce(run_at, now()), 3600000000));
+        || jobc_unique_period(coalesce(run_at, now()), 3600000000)));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('purge_expired_carts', 'maintenance', coalesce(priority, 8), 3, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -836,9 +974,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('record_sale', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -846,6 +991,10 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['order_id', 'payment_id', 'amount_cents', 'currency', 'paid_at']::text[]));
         END IF;
         IF p ? 'amount_cents' THEN
+            fe := jobc_exact_number(p -> 'amount_cents', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/amount_cents'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'amount_cents') = 'number' AND (p -> 'amount_cents')::numeric = trunc((p -> 'amount_cents')::numeric)) THEN
                 f := array_append(f, '/amount_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'amount_cents') || ', want integer');
             ELSE
@@ -862,6 +1011,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -887,10 +1040,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['amount_cents', 'currency', 'order_id', 'paid_at', 'payment_id']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('record_sale', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('record_sale', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('record_sale', 'reports', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -910,10 +1067,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('send_order_confirmation', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -961,6 +1125,10 @@ BEGIN
                             END IF;
                         END IF;
                         IF e1 ? 'quantity' THEN
+                            fe := jobc_exact_number(e1 -> 'quantity', 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/items/' || i1::text || '/quantity'); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
                                 f := array_append(f, '/items/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'quantity') || ', want integer');
                             ELSE
@@ -989,6 +1157,10 @@ BEGIN
                                     f := array_append(f, '/items/' || i1::text || '/unit_price'); m := array_append(m, jobc_missing_properties(e1 -> 'unit_price', ARRAY['amount_cents', 'currency']::text[]));
                                 END IF;
                                 IF e1 -> 'unit_price' ? 'amount_cents' THEN
+                                    fe := jobc_exact_number(e1 -> 'unit_price' -> 'amount_cents', 'integer');
+                                    IF fe IS NOT NULL THEN
+                                        xf := array_append(xf, '/items/' || i1::text || '/unit_price/amount_cents'); xm := array_append(xm, fe);
+                                    END IF;
                                     IF NOT (jsonb_typeof(e1 -> 'unit_price' -> 'amount_cents') = 'number' AND (e1 -> 'unit_price' -> 'amount_cents')::numeric = trunc((e1 -> 'unit_price' -> 'amount_cents')::numeric)) THEN
                                         f := array_append(f, '/items/' || i1::text || '/unit_price/amount_cents'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price' -> 'amount_cents') || ', want integer');
                                     ELSE
@@ -1017,6 +1189,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -1041,6 +1217,10 @@ BEGIN
                     f := array_append(f, '/total'); m := array_append(m, jobc_missing_properties(p -> 'total', ARRAY['amount_cents', 'currency']::text[]));
                 END IF;
                 IF p -> 'total' ? 'amount_cents' THEN
+                    fe := jobc_exact_number(p -> 'total' -> 'amount_cents', 'integer');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/total/amount_cents'); xm := array_append(xm, fe);
+                    END IF;
                     IF NOT (jsonb_typeof(p -> 'total' -> 'amount_cents') = 'number' AND (p -> 'total' -> 'amount_cents')::numeric = trunc((p -> 'total' -> 'amount_cents')::numeric)) THEN
                         f := array_append(f, '/total/amount_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'amount_cents') || ', want integer');
                     ELSE
@@ -1070,13 +1250,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['customer_name', 'email', 'items', 'order_id', 'placed_at', 'total', 'tracking_pixel']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('send_order_confirmation', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_order_confirmation', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'order_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('send_order_confirmation', 'email', coalesce(priority, 2), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
@@ -1096,9 +1280,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('send_receipt', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('locale', '"en"'::jsonb) || p
@@ -1132,6 +1323,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -1141,6 +1336,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'total_cents' THEN
+            fe := jobc_exact_number(p -> 'total_cents', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/total_cents'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'total_cents') = 'number' AND (p -> 'total_cents')::numeric = trunc((p -> 'total_cents')::numeric)) THEN
                 f := array_append(f, '/total_cents'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total_cents') || ', want integer');
             ELSE
@@ -1153,13 +1352,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['currency', 'email', 'locale', 'order_id', 'total_cents']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('send_receipt', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'order_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);
@@ -1179,10 +1382,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('sync_inventory', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -1210,10 +1420,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['skus']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('sync_inventory', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('sync_inventory', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('sync_inventory', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);

@@ -27,9 +27,12 @@ const (
 // Check reads a document in place, in one pass over its bytes, with the compiled tree:
 // it is the fast path in front of Decode and Validate for the payloads that pass.
 //
-// It never says Valid (or ValidNeedsDefaults) of a document that Decode or Validate
-// rejects. It says Unsure of every other document it does not follow to the end, which
-// includes, beyond invalid JSON and broken rules: duplicate object keys (Decode keeps
+// It never says Valid (or ValidNeedsDefaults) of a document that Decode, Validate or
+// Exact rejects. It says Unsure of every other document it does not follow to the end,
+// which includes, beyond invalid JSON and broken rules, whatever Exact looks at more
+// closely (nesting beyond MaxDepth, a NUL escape, a number with an exponent or longer
+// than 300 characters, one that is not an int64 where only an integer goes), and:
+// duplicate object keys (Decode keeps
 // the last), invalid UTF-8 (Decode replaces it), a lone UTF-16 surrogate in an escape,
 // an unknown key with an escape, const and enum on an object or array, uniqueItems
 // over objects or arrays, a $ref beside other keywords, more than 64 declared
@@ -54,9 +57,6 @@ func (s *Schema) Check(data []byte) Verdict {
 	}
 	return Valid
 }
-
-// maxDepth bounds the nesting Check follows (encoding/json allows 10000).
-const maxDepth = 1000
 
 // maxRefs bounds the chain of references Check follows from one subschema.
 const maxRefs = 32
@@ -122,7 +122,7 @@ func (s *scanner) space() {
 // the value is well formed and valid.
 func (s *scanner) value(n *node, depth int) bool {
 	n, ok := target(n)
-	if !ok || depth > maxDepth {
+	if !ok {
 		return false
 	}
 	s.space()
@@ -131,9 +131,9 @@ func (s *scanner) value(n *node, depth int) bool {
 	}
 	switch c := s.data[s.pos]; c {
 	case '{':
-		return s.object(n, depth)
+		return depth < MaxDepth && s.object(n, depth)
 	case '[':
-		return s.array(n, depth)
+		return depth < MaxDepth && s.array(n, depth)
 	case '"':
 		return s.string(n)
 	case 't':
@@ -186,10 +186,19 @@ func (s *scanner) literal(word string, v any, n *node) bool {
 
 func (s *scanner) number(n *node) bool {
 	text, ok := s.numberText()
-	if !ok || n == nil {
-		return ok
+	// What Exact has something to say of is left to it: a long number, an exponent,
+	// and where only an integer goes, anything but an int64.
+	if !ok || len(text) > 300 || hasExponent(text) {
+		return false
 	}
-	if n.types != 0 && !matchesNumber(n.types, text) {
+	if n == nil {
+		return true
+	}
+	if n.types&(tNumber|tInteger) == tInteger {
+		if _, err := strconv.ParseInt(string(text), 10, 64); err != nil {
+			return false
+		}
+	} else if n.types != 0 && !matchesNumber(n.types, text) {
 		return false
 	}
 	// const and enum of numbers are rare: they compare as the tree validator does.
@@ -201,6 +210,16 @@ func (s *scanner) number(n *node) bool {
 		return ok && n.numberBreaks(&num) == 0
 	}
 	return true
+}
+
+// hasExponent says whether a number's text has an exponent.
+func hasExponent(text []byte) bool {
+	for _, c := range text {
+		if c|0x20 == 'e' {
+			return true
+		}
+	}
+	return false
 }
 
 // numberText reads a number as JSON writes it: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?
@@ -349,7 +368,7 @@ func (s *scanner) escape() bool {
 		s.buf = append(s.buf, '\t')
 	case 'u':
 		r, ok := s.hex4()
-		if !ok {
+		if !ok || r == 0 { // a NUL is left to Exact, which names it
 			return false
 		}
 		if utf16.IsSurrogate(r) {

@@ -7,9 +7,11 @@
 -- computes the unique key (or takes dedup_key), inserts the job and wakes sleeping
 -- workers. It returns the job's id, or that of the job already holding the key. An
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
--- rule as Go's error does. Apply this file after jobc's migrations (it needs
--- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
--- apply again.
+-- rule as Go's error does, and so does a payload Go's worker could not decode exactly
+-- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
+-- number beyond float64). Apply this file after jobc's migrations (it needs
+-- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
+-- migration tool; it is safe to apply again.
 
 -- jobc_enqueue_purge_carts enqueues a purge_carts job: queue maintenance, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_purge_carts(
@@ -23,9 +25,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('purge_carts', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('older_than_days', '30'::jsonb) || p
@@ -34,15 +43,23 @@ BEGIN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
         IF p ? 'older_than_days' THEN
+            fe := jobc_exact_number(p -> 'older_than_days', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/older_than_days'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'older_than_days') = 'number' AND (p -> 'older_than_days')::numeric = trunc((p -> 'older_than_days')::numeric)) THEN
                 f := array_append(f, '/older_than_days'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'older_than_days') || ', want integer');
             END IF;
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('purge_carts', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('purge_carts', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('purge_carts', 'maintenance', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -62,9 +79,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('reindex_document', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -82,27 +106,39 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'revision' THEN
+            fe := jobc_exact_number(p -> 'revision', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/revision'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'revision') = 'number' AND (p -> 'revision')::numeric = trunc((p -> 'revision')::numeric)) THEN
                 f := array_append(f, '/revision'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'revision') || ', want integer');
             END IF;
         END IF;
         IF p ? 'score' THEN
+            fe := jobc_exact_number(p -> 'score', 'number');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/score'); xm := array_append(xm, fe);
+            END IF;
             IF jsonb_typeof(p -> 'score') <> 'number' THEN
                 f := array_append(f, '/score'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'score') || ', want number');
             END IF;
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('reindex_document', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('reindex_document', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'path', false)
         || ',' || jobc_go_json(p -> 'score', true)
         || ',' || jobc_go_json(p -> 'revision', false)
         || ',' || jobc_go_json(p -> 'draft', false)
         || ']'
-        || jobc_unique_period(coalesce(run_at, now()), 604800000000));
+        || jobc_unique_period(coalesce(run_at, now()), 604800000000)));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('reindex_document', 'search', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -122,10 +158,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('send_receipt', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('kind', '"receipt"'::jsonb) || (
@@ -198,6 +241,10 @@ BEGIN
                 f := array_append(f, '/extra'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'extra') || ', want object');
             ELSE
                 FOR k1, e1 IN SELECT t.key, t.value FROM jsonb_each(p -> 'extra') t WHERE NOT t.key = ANY (ARRAY[]::text[]) ORDER BY t.key COLLATE "C" LOOP
+                    fe := jobc_exact_number(e1, 'integer');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/extra/' || k1); xm := array_append(xm, fe);
+                    END IF;
                     IF NOT (jsonb_typeof(e1) = 'number' AND (e1)::numeric = trunc((e1)::numeric)) THEN
                         f := array_append(f, '/extra/' || k1); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want integer');
                     ELSE
@@ -254,6 +301,10 @@ BEGIN
                             END IF;
                         END IF;
                         IF e1 ? 'quantity' THEN
+                            fe := jobc_exact_number(e1 -> 'quantity', 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/lines/' || i1::text || '/quantity'); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
                                 f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'quantity') || ', want integer');
                             ELSE
@@ -292,6 +343,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -379,6 +434,10 @@ BEGIN
                     f := array_append(f, '/total'); m := array_append(m, jobc_missing_properties(p -> 'total', ARRAY['amount', 'currency']::text[]));
                 END IF;
                 IF p -> 'total' ? 'amount' THEN
+                    fe := jobc_exact_number(p -> 'total' -> 'amount', 'number');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/total/amount'); xm := array_append(xm, fe);
+                    END IF;
                     IF jsonb_typeof(p -> 'total' -> 'amount') <> 'number' THEN
                         f := array_append(f, '/total/amount'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'amount') || ', want number');
                     ELSE
@@ -416,15 +475,19 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['campaign', 'client_ip', 'client_ip6', 'cutoff', 'email', 'extra', 'field', 'keep_for', 'kind', 'lines', 'mail_host', 'note', 'order_id', 'placed_at', 'receipt_id', 'receipt_url', 'relative_field', 'sent_on', 'source', 'tags', 'template_version', 'total', 'unsubscribe']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('send_receipt', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 1, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'order_id', false)
         || ',' || jobc_go_json(p -> 'kind', false)
         || ']'
-        || jobc_unique_period(coalesce(run_at, now()), 3600000000));
+        || jobc_unique_period(coalesce(run_at, now()), 3600000000)));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 3), 8, 1, p, run_at, ukey, ARRAY['completed']::text[]);

@@ -7,9 +7,11 @@
 -- computes the unique key (or takes dedup_key), inserts the job and wakes sleeping
 -- workers. It returns the job's id, or that of the job already holding the key. An
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
--- rule as Go's error does. Apply this file after jobc's migrations (it needs
--- 0007_sql_producers), with jobc migrate up or your own migration tool; it is safe to
--- apply again.
+-- rule as Go's error does, and so does a payload Go's worker could not decode exactly
+-- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
+-- number beyond float64). Apply this file after jobc's migrations (it needs
+-- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
+-- migration tool; it is safe to apply again.
 
 -- jobc_enqueue_rebuild_search_index enqueues a rebuild_search_index job: queue default, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_rebuild_search_index(
@@ -23,9 +25,16 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('rebuild_search_index', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -33,10 +42,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY[]::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('rebuild_search_index', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('rebuild_search_index', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('rebuild_search_index', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -55,11 +68,18 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
     i2 integer; k2 text; e2 jsonb; -- loop depth 2
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('reindex_product', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN jsonb_build_object('full', 'false'::jsonb) || p
@@ -79,6 +99,10 @@ BEGIN
                         f := array_append(f, '/batches/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want array');
                     ELSE
                         FOR i2, e2 IN SELECT t.i - 1, t.e FROM jsonb_array_elements(e1) WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
+                            fe := jobc_exact_number(e2, 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/batches/' || i1::text || '/' || i2::text); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e2) = 'number' AND (e2)::numeric = trunc((e2)::numeric)) THEN
                                 f := array_append(f, '/batches/' || i1::text || '/' || i2::text); m := array_append(m, 'got ' || jsonb_typeof(e2) || ', want integer');
                             ELSE
@@ -97,6 +121,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'product_id' THEN
+            fe := jobc_exact_number(p -> 'product_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/product_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'product_id') = 'number' AND (p -> 'product_id')::numeric = trunc((p -> 'product_id')::numeric)) THEN
                 f := array_append(f, '/product_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'product_id') || ', want integer');
             END IF;
@@ -105,10 +133,14 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['batches', 'full', 'product_id']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('reindex_product', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('reindex_product', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('reindex_product', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
@@ -128,10 +160,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('send_receipt', 2, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     -- The schema's defaults, for the properties the payload leaves out.
     p := CASE jsonb_typeof(p)
         WHEN 'object' THEN (
@@ -177,6 +216,10 @@ BEGIN
                             f := array_append(f, '/lines/' || i1::text); m := array_append(m, jobc_missing_properties(e1, ARRAY['sku', 'quantity']::text[]));
                         END IF;
                         IF e1 ? 'quantity' THEN
+                            fe := jobc_exact_number(e1 -> 'quantity', 'integer');
+                            IF fe IS NOT NULL THEN
+                                xf := array_append(xf, '/lines/' || i1::text || '/quantity'); xm := array_append(xm, fe);
+                            END IF;
                             IF NOT (jsonb_typeof(e1 -> 'quantity') = 'number' AND (e1 -> 'quantity')::numeric = trunc((e1 -> 'quantity')::numeric)) THEN
                                 f := array_append(f, '/lines/' || i1::text || '/quantity'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'quantity') || ', want integer');
                             ELSE
@@ -209,6 +252,10 @@ BEGIN
                                     END IF;
                                 END IF;
                                 IF e1 -> 'unit_price' ? 'minor_units' THEN
+                                    fe := jobc_exact_number(e1 -> 'unit_price' -> 'minor_units', 'integer');
+                                    IF fe IS NOT NULL THEN
+                                        xf := array_append(xf, '/lines/' || i1::text || '/unit_price/minor_units'); xm := array_append(xm, fe);
+                                    END IF;
                                     IF NOT (jsonb_typeof(e1 -> 'unit_price' -> 'minor_units') = 'number' AND (e1 -> 'unit_price' -> 'minor_units')::numeric = trunc((e1 -> 'unit_price' -> 'minor_units')::numeric)) THEN
                                         f := array_append(f, '/lines/' || i1::text || '/unit_price/minor_units'); m := array_append(m, 'got ' || jsonb_typeof(e1 -> 'unit_price' -> 'minor_units') || ', want integer');
                                     END IF;
@@ -244,6 +291,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'order_id' THEN
+            fe := jobc_exact_number(p -> 'order_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/order_id'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'order_id') = 'number' AND (p -> 'order_id')::numeric = trunc((p -> 'order_id')::numeric)) THEN
                 f := array_append(f, '/order_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'order_id') || ', want integer');
             ELSE
@@ -275,6 +326,10 @@ BEGIN
                     END IF;
                 END IF;
                 IF p -> 'total' ? 'minor_units' THEN
+                    fe := jobc_exact_number(p -> 'total' -> 'minor_units', 'integer');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/total/minor_units'); xm := array_append(xm, fe);
+                    END IF;
                     IF NOT (jsonb_typeof(p -> 'total' -> 'minor_units') = 'number' AND (p -> 'total' -> 'minor_units')::numeric = trunc((p -> 'total' -> 'minor_units')::numeric)) THEN
                         f := array_append(f, '/total/minor_units'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'total' -> 'minor_units') || ', want integer');
                     END IF;
@@ -288,13 +343,17 @@ BEGIN
             f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['email', 'gift_wrap', 'lines', 'locale', 'note', 'order_id', 'paid_at', 'total']::text[]));
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('send_receipt', 2, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('send_receipt', 2, f, m);
     END IF;
     -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
-    ukey := coalesce(dedup_key,
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
         '[' || jobc_go_json(p -> 'order_id', false)
-        || ']');
+        || ']'));
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('send_receipt', 'email', coalesce(priority, 5), 25, 2, p, run_at, ukey, ARRAY[]::text[]);
@@ -314,10 +373,17 @@ DECLARE
     p  jsonb  := coalesce(payload, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('sync_contact', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
     IF jsonb_typeof(p) <> 'object' THEN
         f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
     ELSE
@@ -361,6 +427,10 @@ BEGIN
             END IF;
         END IF;
         IF p ? 'priority' THEN
+            fe := jobc_exact_number(p -> 'priority', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/priority'); xm := array_append(xm, fe);
+            END IF;
             IF NOT (jsonb_typeof(p -> 'priority') = 'number' AND (p -> 'priority')::numeric = trunc((p -> 'priority')::numeric)) THEN
                 f := array_append(f, '/priority'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'priority') || ', want integer');
             ELSIF NOT p -> 'priority' = ANY (ARRAY['1'::jsonb, '2'::jsonb, '3'::jsonb]) THEN
@@ -372,6 +442,10 @@ BEGIN
                 f := array_append(f, '/scores'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'scores') || ', want array');
             ELSE
                 FOR i1, e1 IN SELECT t.i - 1, t.e FROM jsonb_array_elements(p -> 'scores') WITH ORDINALITY t(e, i) ORDER BY t.i LOOP
+                    fe := jobc_exact_number(e1, 'number');
+                    IF fe IS NOT NULL THEN
+                        xf := array_append(xf, '/scores/' || i1::text); xm := array_append(xm, fe);
+                    END IF;
                     IF NOT (jsonb_typeof(e1) IN ('null', 'number')) THEN
                         f := array_append(f, '/scores/' || i1::text); m := array_append(m, 'got ' || jsonb_typeof(e1) || ', want null or number');
                     END IF;
@@ -386,10 +460,14 @@ BEGIN
             END IF;
         END IF;
     END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('sync_contact', 1, xf, xm);
+    END IF;
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid('sync_contact', 1, f, m);
     END IF;
-    ukey := dedup_key;
+    ukey := jobc_bound_unique_key(dedup_key);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key.
     RETURN jobc_enqueue_job('sync_contact', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
