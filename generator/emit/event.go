@@ -61,7 +61,7 @@ func EventFile(pkg string, e Event) ([]byte, error) {
 		Return(Qual(rt, "Publish").Call(Id("ctx"), Id("db"), Id(typeVar), Id("e"), Id("opts").Op("..."))),
 	)
 
-	writeDoc(f, fmt.Sprintf("%s publishes many %s events in one transaction, with one COPY per table: all of "+
+	writeDoc(f, fmt.Sprintf("%s publishes many %s events in one transaction, with one statement per table: all of "+
 		"them or, when any payload is invalid, none (the error names its index). The options apply to every event.",
 		n.PublishMany(), s.Name))
 	f.Func().Id(n.PublishMany()).Params(

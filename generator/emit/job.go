@@ -62,8 +62,12 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
 	)
 
-	manyDoc := fmt.Sprintf("%s inserts many %s jobs with one COPY, in one statement: all of them or, "+
-		"when any payload is invalid, none (the error names its index). The options apply to every job.", n.EnqueueMany(), s.Kind)
+	how := "one statement per 20,000 jobs"
+	if s.Unique != nil {
+		how = "one statement per job, each checking its unique key"
+	}
+	manyDoc := fmt.Sprintf("%s inserts many %s jobs, with %s: all of them or, "+
+		"when any payload is invalid, none (the error names its index). The options apply to every job.", n.EnqueueMany(), s.Kind, how)
 	if s.Deprecated != "" {
 		manyDoc = joinDoc(manyDoc, "Deprecated: "+s.Deprecated)
 	}

@@ -44,8 +44,8 @@ func EnqueueLegacyPing(ctx context.Context, db runtime.DBTX, p LegacyPingV1, opt
 	return runtime.Enqueue(ctx, db, legacyPingType, p, opts...)
 }
 
-// EnqueueLegacyPingMany inserts many legacy_ping jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueLegacyPingMany inserts many legacy_ping jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 //
 // Deprecated: do not enqueue new legacy_ping jobs.

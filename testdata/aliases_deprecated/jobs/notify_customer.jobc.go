@@ -48,8 +48,8 @@ func EnqueueNotifyCustomer(ctx context.Context, db runtime.DBTX, p NotifyCustome
 	return runtime.Enqueue(ctx, db, notifyCustomerType, p, opts...)
 }
 
-// EnqueueNotifyCustomerMany inserts many notify_customer jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
+// EnqueueNotifyCustomerMany inserts many notify_customer jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
 func EnqueueNotifyCustomerMany(ctx context.Context, db runtime.DBTX, ps []NotifyCustomerV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, notifyCustomerType, ps, opts...)

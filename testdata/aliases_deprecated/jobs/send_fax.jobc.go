@@ -46,9 +46,9 @@ func EnqueueSendFax(ctx context.Context, db runtime.DBTX, p SendFaxV1, opts ...r
 	return runtime.Enqueue(ctx, db, sendFaxType, p, opts...)
 }
 
-// EnqueueSendFaxMany inserts many send_fax jobs with one COPY, in one statement:
-// all of them or, when any payload is invalid, none (the error names its index).
-// The options apply to every job.
+// EnqueueSendFaxMany inserts many send_fax jobs, with one statement per 20,000
+// jobs: all of them or, when any payload is invalid, none (the error names its
+// index). The options apply to every job.
 //
 // Deprecated: Faxes are no longer sent; use notify_customer.
 func EnqueueSendFaxMany(ctx context.Context, db runtime.DBTX, ps []SendFaxV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {

@@ -69,8 +69,8 @@ func EnqueueImportSheet(ctx context.Context, db runtime.DBTX, p ImportSheetV1, o
 	return runtime.Enqueue(ctx, db, importSheetType, p, opts...)
 }
 
-// EnqueueImportSheetMany inserts many import_sheet jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueImportSheetMany inserts many import_sheet jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueImportSheetMany(ctx context.Context, db runtime.DBTX, ps []ImportSheetV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, importSheetType, ps, opts...)

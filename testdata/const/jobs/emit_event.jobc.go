@@ -50,9 +50,9 @@ func EnqueueEmitEvent(ctx context.Context, db runtime.DBTX, p EmitEventV1, opts 
 	return runtime.Enqueue(ctx, db, emitEventType, p, opts...)
 }
 
-// EnqueueEmitEventMany inserts many emit_event jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueEmitEventMany inserts many emit_event jobs, with one statement per 20,000
+// jobs: all of them or, when any payload is invalid, none (the error names its
+// index). The options apply to every job.
 func EnqueueEmitEventMany(ctx context.Context, db runtime.DBTX, ps []EmitEventV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, emitEventType, ps, opts...)
 }

@@ -75,8 +75,8 @@ func EnqueueResizeImage(ctx context.Context, db runtime.DBTX, p ResizeImageV1, o
 	return runtime.Enqueue(ctx, db, resizeImageType, p, opts...)
 }
 
-// EnqueueResizeImageMany inserts many resize_image jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueResizeImageMany inserts many resize_image jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueResizeImageMany(ctx context.Context, db runtime.DBTX, ps []ResizeImageV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, resizeImageType, ps, opts...)

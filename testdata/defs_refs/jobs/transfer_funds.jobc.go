@@ -75,9 +75,9 @@ func EnqueueTransferFunds(ctx context.Context, db runtime.DBTX, p TransferFundsV
 	return runtime.Enqueue(ctx, db, transferFundsType, p, opts...)
 }
 
-// EnqueueTransferFundsMany inserts many transfer_funds jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueTransferFundsMany inserts many transfer_funds jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueueTransferFundsMany(ctx context.Context, db runtime.DBTX, ps []TransferFundsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, transferFundsType, ps, opts...)
 }

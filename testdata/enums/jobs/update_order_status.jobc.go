@@ -104,9 +104,9 @@ func EnqueueUpdateOrderStatus(ctx context.Context, db runtime.DBTX, p UpdateOrde
 	return runtime.Enqueue(ctx, db, updateOrderStatusType, p, opts...)
 }
 
-// EnqueueUpdateOrderStatusMany inserts many update_order_status jobs with one
-// COPY, in one statement: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every job.
+// EnqueueUpdateOrderStatusMany inserts many update_order_status jobs, with one
+// statement per 20,000 jobs: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every job.
 func EnqueueUpdateOrderStatusMany(ctx context.Context, db runtime.DBTX, ps []UpdateOrderStatusV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, updateOrderStatusType, ps, opts...)
 }

@@ -54,8 +54,8 @@ func EnqueueDeliverWebhook(ctx context.Context, db runtime.DBTX, p DeliverWebhoo
 	return runtime.Enqueue(ctx, db, deliverWebhookType, p, opts...)
 }
 
-// EnqueueDeliverWebhookMany inserts many deliver_webhook jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
+// EnqueueDeliverWebhookMany inserts many deliver_webhook jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
 func EnqueueDeliverWebhookMany(ctx context.Context, db runtime.DBTX, ps []DeliverWebhookV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, deliverWebhookType, ps, opts...)

@@ -56,9 +56,9 @@ func EnqueueShipOrder(ctx context.Context, db runtime.DBTX, p ShipOrderV2, opts 
 	return runtime.Enqueue(ctx, db, shipOrderType, p, opts...)
 }
 
-// EnqueueShipOrderMany inserts many ship_order jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueShipOrderMany inserts many ship_order jobs, with one statement per 20,000
+// jobs: all of them or, when any payload is invalid, none (the error names its
+// index). The options apply to every job.
 func EnqueueShipOrderMany(ctx context.Context, db runtime.DBTX, ps []ShipOrderV2, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, shipOrderType, ps, opts...)
 }

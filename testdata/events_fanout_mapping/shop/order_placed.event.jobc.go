@@ -57,8 +57,8 @@ func PublishOrderPlaced(ctx context.Context, db runtime.DBTX, e OrderPlacedV1, o
 }
 
 // PublishOrderPlacedMany publishes many order_placed events in one transaction,
-// with one COPY per table: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every event.
+// with one statement per table: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every event.
 func PublishOrderPlacedMany(ctx context.Context, db runtime.DBTX, es []OrderPlacedV1, opts ...runtime.PublishOption) ([]runtime.Published, error) {
 	return runtime.PublishMany(ctx, db, orderPlacedEvent, es, opts...)
 }

@@ -45,8 +45,8 @@ func EnqueueReserveStock(ctx context.Context, db runtime.DBTX, p ReserveStockV1,
 	return runtime.Enqueue(ctx, db, reserveStockType, p, opts...)
 }
 
-// EnqueueReserveStockMany inserts many reserve_stock jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueReserveStockMany inserts many reserve_stock jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueReserveStockMany(ctx context.Context, db runtime.DBTX, ps []ReserveStockV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reserveStockType, ps, opts...)

@@ -69,9 +69,9 @@ func EnqueueRefundInvoice(ctx context.Context, db runtime.DBTX, p RefundInvoiceV
 	return runtime.Enqueue(ctx, db, refundInvoiceType, p, opts...)
 }
 
-// EnqueueRefundInvoiceMany inserts many refund_invoice jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueRefundInvoiceMany inserts many refund_invoice jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueueRefundInvoiceMany(ctx context.Context, db runtime.DBTX, ps []RefundInvoiceV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, refundInvoiceType, ps, opts...)
 }

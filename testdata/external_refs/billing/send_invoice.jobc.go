@@ -86,8 +86,8 @@ func EnqueueSendInvoice(ctx context.Context, db runtime.DBTX, p SendInvoiceV1, o
 	return runtime.Enqueue(ctx, db, sendInvoiceType, p, opts...)
 }
 
-// EnqueueSendInvoiceMany inserts many send_invoice jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueSendInvoiceMany inserts many send_invoice jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueSendInvoiceMany(ctx context.Context, db runtime.DBTX, ps []SendInvoiceV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendInvoiceType, ps, opts...)

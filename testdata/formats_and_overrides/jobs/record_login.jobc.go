@@ -53,8 +53,8 @@ func EnqueueRecordLogin(ctx context.Context, db runtime.DBTX, p RecordLoginV1, o
 	return runtime.Enqueue(ctx, db, recordLoginType, p, opts...)
 }
 
-// EnqueueRecordLoginMany inserts many record_login jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueRecordLoginMany inserts many record_login jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueRecordLoginMany(ctx context.Context, db runtime.DBTX, ps []RecordLoginV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, recordLoginType, ps, opts...)

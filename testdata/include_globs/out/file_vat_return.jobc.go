@@ -47,9 +47,9 @@ func EnqueueFileVatReturn(ctx context.Context, db runtime.DBTX, p FileVatReturnV
 	return runtime.Enqueue(ctx, db, fileVatReturnType, p, opts...)
 }
 
-// EnqueueFileVatReturnMany inserts many file_vat_return jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueFileVatReturnMany inserts many file_vat_return jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueueFileVatReturnMany(ctx context.Context, db runtime.DBTX, ps []FileVatReturnV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, fileVatReturnType, ps, opts...)
 }

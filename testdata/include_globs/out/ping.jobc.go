@@ -43,8 +43,8 @@ func EnqueuePing(ctx context.Context, db runtime.DBTX, p PingV1, opts ...runtime
 	return runtime.Enqueue(ctx, db, pingType, p, opts...)
 }
 
-// EnqueuePingMany inserts many ping jobs with one COPY, in one statement: all of
-// them or, when any payload is invalid, none (the error names its index). The
+// EnqueuePingMany inserts many ping jobs, with one statement per 20,000 jobs: all
+// of them or, when any payload is invalid, none (the error names its index). The
 // options apply to every job.
 func EnqueuePingMany(ctx context.Context, db runtime.DBTX, ps []PingV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, pingType, ps, opts...)

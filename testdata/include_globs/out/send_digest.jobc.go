@@ -48,8 +48,8 @@ func EnqueueSendDigest(ctx context.Context, db runtime.DBTX, p SendDigestV1, opt
 	return runtime.Enqueue(ctx, db, sendDigestType, p, opts...)
 }
 
-// EnqueueSendDigestMany inserts many send_digest jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueSendDigestMany inserts many send_digest jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueSendDigestMany(ctx context.Context, db runtime.DBTX, ps []SendDigestV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendDigestType, ps, opts...)

@@ -61,8 +61,8 @@ func EnqueueCallHTTPAPI(ctx context.Context, db runtime.DBTX, p CallHTTPAPIV1, o
 	return runtime.Enqueue(ctx, db, callHTTPAPIType, p, opts...)
 }
 
-// EnqueueCallHTTPAPIMany inserts many call_http_api jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueCallHTTPAPIMany inserts many call_http_api jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueCallHTTPAPIMany(ctx context.Context, db runtime.DBTX, ps []CallHTTPAPIV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, callHTTPAPIType, ps, opts...)

@@ -46,9 +46,9 @@ func EnqueueArchiveOrders(ctx context.Context, db runtime.DBTX, p ArchiveOrdersV
 	return runtime.Enqueue(ctx, db, archiveOrdersType, p, opts...)
 }
 
-// EnqueueArchiveOrdersMany inserts many archive_orders jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueArchiveOrdersMany inserts many archive_orders jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueueArchiveOrdersMany(ctx context.Context, db runtime.DBTX, ps []ArchiveOrdersV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, archiveOrdersType, ps, opts...)
 }

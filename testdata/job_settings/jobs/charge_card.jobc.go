@@ -57,8 +57,8 @@ func EnqueueChargeCard(ctx context.Context, db runtime.DBTX, p ChargeCardV1, opt
 	return runtime.Enqueue(ctx, db, chargeCardType, p, opts...)
 }
 
-// EnqueueChargeCardMany inserts many charge_card jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueChargeCardMany inserts many charge_card jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueChargeCardMany(ctx context.Context, db runtime.DBTX, ps []ChargeCardV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, chargeCardType, ps, opts...)

@@ -56,8 +56,8 @@ func EnqueueRenderTemplate(ctx context.Context, db runtime.DBTX, p RenderTemplat
 	return runtime.Enqueue(ctx, db, renderTemplateType, p, opts...)
 }
 
-// EnqueueRenderTemplateMany inserts many render_template jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
+// EnqueueRenderTemplateMany inserts many render_template jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
 func EnqueueRenderTemplateMany(ctx context.Context, db runtime.DBTX, ps []RenderTemplateV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, renderTemplateType, ps, opts...)

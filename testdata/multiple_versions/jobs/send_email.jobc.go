@@ -91,9 +91,9 @@ func EnqueueSendEmail(ctx context.Context, db runtime.DBTX, p SendEmailV3, opts 
 	return runtime.Enqueue(ctx, db, sendEmailType, p, opts...)
 }
 
-// EnqueueSendEmailMany inserts many send_email jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueSendEmailMany inserts many send_email jobs, with one statement per 20,000
+// jobs: all of them or, when any payload is invalid, none (the error names its
+// index). The options apply to every job.
 func EnqueueSendEmailMany(ctx context.Context, db runtime.DBTX, ps []SendEmailV3, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendEmailType, ps, opts...)
 }

@@ -65,8 +65,8 @@ func EnqueueCreateShipment(ctx context.Context, db runtime.DBTX, p CreateShipmen
 	return runtime.Enqueue(ctx, db, createShipmentType, p, opts...)
 }
 
-// EnqueueCreateShipmentMany inserts many create_shipment jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
+// EnqueueCreateShipmentMany inserts many create_shipment jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
 func EnqueueCreateShipmentMany(ctx context.Context, db runtime.DBTX, ps []CreateShipmentV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, createShipmentType, ps, opts...)

@@ -45,8 +45,8 @@ func EnqueuePurgeCarts(ctx context.Context, db runtime.DBTX, p PurgeCartsV1, opt
 	return runtime.Enqueue(ctx, db, purgeCartsType, p, opts...)
 }
 
-// EnqueuePurgeCartsMany inserts many purge_carts jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueuePurgeCartsMany inserts many purge_carts jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueuePurgeCartsMany(ctx context.Context, db runtime.DBTX, ps []PurgeCartsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeCartsType, ps, opts...)

@@ -49,9 +49,10 @@ func EnqueueReindexDocument(ctx context.Context, db runtime.DBTX, p ReindexDocum
 	return runtime.Enqueue(ctx, db, reindexDocumentType, p, opts...)
 }
 
-// EnqueueReindexDocumentMany inserts many reindex_document jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every job.
+// EnqueueReindexDocumentMany inserts many reindex_document jobs, with one
+// statement per job, each checking its unique key: all of them or, when any
+// payload is invalid, none (the error names its index). The options apply to every
+// job.
 func EnqueueReindexDocumentMany(ctx context.Context, db runtime.DBTX, ps []ReindexDocumentV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reindexDocumentType, ps, opts...)
 }

@@ -45,9 +45,9 @@ func EnqueueRebuildSearchIndex(ctx context.Context, db runtime.DBTX, p RebuildSe
 	return runtime.Enqueue(ctx, db, rebuildSearchIndexType, p, opts...)
 }
 
-// EnqueueRebuildSearchIndexMany inserts many rebuild_search_index jobs with one
-// COPY, in one statement: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every job.
+// EnqueueRebuildSearchIndexMany inserts many rebuild_search_index jobs, with one
+// statement per 20,000 jobs: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every job.
 func EnqueueRebuildSearchIndexMany(ctx context.Context, db runtime.DBTX, ps []RebuildSearchIndexV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, rebuildSearchIndexType, ps, opts...)
 }

@@ -48,8 +48,8 @@ func EnqueueReindexProduct(ctx context.Context, db runtime.DBTX, p ReindexProduc
 	return runtime.Enqueue(ctx, db, reindexProductType, p, opts...)
 }
 
-// EnqueueReindexProductMany inserts many reindex_product jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
+// EnqueueReindexProductMany inserts many reindex_product jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
 func EnqueueReindexProductMany(ctx context.Context, db runtime.DBTX, ps []ReindexProductV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reindexProductType, ps, opts...)

@@ -74,8 +74,8 @@ func EnqueueSyncContact(ctx context.Context, db runtime.DBTX, p SyncContactV1, o
 	return runtime.Enqueue(ctx, db, syncContactType, p, opts...)
 }
 
-// EnqueueSyncContactMany inserts many sync_contact jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueSyncContactMany inserts many sync_contact jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 //
 // Deprecated: Contacts sync through the CRM's webhooks now.

@@ -48,9 +48,9 @@ func EnqueueNightlyReport(ctx context.Context, db runtime.DBTX, p NightlyReportV
 	return runtime.Enqueue(ctx, db, nightlyReportType, p, opts...)
 }
 
-// EnqueueNightlyReportMany inserts many nightly_report jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueNightlyReportMany inserts many nightly_report jobs, with one statement
+// per job, each checking its unique key: all of them or, when any payload is
+// invalid, none (the error names its index). The options apply to every job.
 func EnqueueNightlyReportMany(ctx context.Context, db runtime.DBTX, ps []NightlyReportV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, nightlyReportType, ps, opts...)
 }

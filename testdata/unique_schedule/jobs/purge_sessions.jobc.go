@@ -47,9 +47,9 @@ func EnqueuePurgeSessions(ctx context.Context, db runtime.DBTX, p PurgeSessionsV
 	return runtime.Enqueue(ctx, db, purgeSessionsType, p, opts...)
 }
 
-// EnqueuePurgeSessionsMany inserts many purge_sessions jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueuePurgeSessionsMany inserts many purge_sessions jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueuePurgeSessionsMany(ctx context.Context, db runtime.DBTX, ps []PurgeSessionsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeSessionsType, ps, opts...)
 }

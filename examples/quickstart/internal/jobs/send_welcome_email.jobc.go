@@ -52,9 +52,9 @@ func EnqueueSendWelcomeEmail(ctx context.Context, db runtime.DBTX, p SendWelcome
 	return runtime.Enqueue(ctx, db, sendWelcomeEmailType, p, opts...)
 }
 
-// EnqueueSendWelcomeEmailMany inserts many send_welcome_email jobs with one COPY,
-// in one statement: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every job.
+// EnqueueSendWelcomeEmailMany inserts many send_welcome_email jobs, with one
+// statement per 20,000 jobs: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every job.
 func EnqueueSendWelcomeEmailMany(ctx context.Context, db runtime.DBTX, ps []SendWelcomeEmailV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendWelcomeEmailType, ps, opts...)
 }

@@ -54,9 +54,9 @@ func EnqueueAwardLoyaltyPoints(ctx context.Context, db runtime.DBTX, p AwardLoya
 	return runtime.Enqueue(ctx, db, awardLoyaltyPointsType, p, opts...)
 }
 
-// EnqueueAwardLoyaltyPointsMany inserts many award_loyalty_points jobs with one
-// COPY, in one statement: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every job.
+// EnqueueAwardLoyaltyPointsMany inserts many award_loyalty_points jobs, with one
+// statement per 20,000 jobs: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every job.
 func EnqueueAwardLoyaltyPointsMany(ctx context.Context, db runtime.DBTX, ps []AwardLoyaltyPointsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, awardLoyaltyPointsType, ps, opts...)
 }

@@ -67,9 +67,9 @@ func EnqueueDailySalesReport(ctx context.Context, db runtime.DBTX, p DailySalesR
 	return runtime.Enqueue(ctx, db, dailySalesReportType, p, opts...)
 }
 
-// EnqueueDailySalesReportMany inserts many daily_sales_report jobs with one COPY,
-// in one statement: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every job.
+// EnqueueDailySalesReportMany inserts many daily_sales_report jobs, with one
+// statement per 20,000 jobs: all of them or, when any payload is invalid, none
+// (the error names its index). The options apply to every job.
 func EnqueueDailySalesReportMany(ctx context.Context, db runtime.DBTX, ps []DailySalesReportV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, dailySalesReportType, ps, opts...)
 }

@@ -70,9 +70,9 @@ func EnqueueDeleteObjects(ctx context.Context, db runtime.DBTX, p DeleteObjectsV
 	return runtime.Enqueue(ctx, db, deleteObjectsType, p, opts...)
 }
 
-// EnqueueDeleteObjectsMany inserts many delete_objects jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueDeleteObjectsMany inserts many delete_objects jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 func EnqueueDeleteObjectsMany(ctx context.Context, db runtime.DBTX, ps []DeleteObjectsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, deleteObjectsType, ps, opts...)
 }

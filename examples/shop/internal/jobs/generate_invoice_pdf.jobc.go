@@ -105,9 +105,10 @@ func EnqueueGenerateInvoicePDF(ctx context.Context, db runtime.DBTX, p GenerateI
 	return runtime.Enqueue(ctx, db, generateInvoicePDFType, p, opts...)
 }
 
-// EnqueueGenerateInvoicePDFMany inserts many generate_invoice_pdf jobs with one
-// COPY, in one statement: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every job.
+// EnqueueGenerateInvoicePDFMany inserts many generate_invoice_pdf jobs, with one
+// statement per job, each checking its unique key: all of them or, when any
+// payload is invalid, none (the error names its index). The options apply to every
+// job.
 func EnqueueGenerateInvoicePDFMany(ctx context.Context, db runtime.DBTX, ps []GenerateInvoicePDFV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, generateInvoicePDFType, ps, opts...)
 }

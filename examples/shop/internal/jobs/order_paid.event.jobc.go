@@ -71,8 +71,8 @@ func PublishOrderPaid(ctx context.Context, db runtime.DBTX, e OrderPaidV1, opts 
 }
 
 // PublishOrderPaidMany publishes many order_paid events in one transaction, with
-// one COPY per table: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every event.
+// one statement per table: all of them or, when any payload is invalid, none (the
+// error names its index). The options apply to every event.
 func PublishOrderPaidMany(ctx context.Context, db runtime.DBTX, es []OrderPaidV1, opts ...runtime.PublishOption) ([]runtime.Published, error) {
 	return runtime.PublishMany(ctx, db, orderPaidEvent, es, opts...)
 }

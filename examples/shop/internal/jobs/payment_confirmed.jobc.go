@@ -109,9 +109,10 @@ func EnqueuePaymentConfirmed(ctx context.Context, db runtime.DBTX, p PaymentConf
 	return runtime.Enqueue(ctx, db, paymentConfirmedType, p, opts...)
 }
 
-// EnqueuePaymentConfirmedMany inserts many payment_confirmed jobs with one COPY,
-// in one statement: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every job.
+// EnqueuePaymentConfirmedMany inserts many payment_confirmed jobs, with one
+// statement per job, each checking its unique key: all of them or, when any
+// payload is invalid, none (the error names its index). The options apply to every
+// job.
 func EnqueuePaymentConfirmedMany(ctx context.Context, db runtime.DBTX, ps []PaymentConfirmedV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, paymentConfirmedType, ps, opts...)
 }

@@ -68,9 +68,9 @@ func EnqueuePublishProduct(ctx context.Context, db runtime.DBTX, p PublishProduc
 	return runtime.Enqueue(ctx, db, publishProductType, p, opts...)
 }
 
-// EnqueuePublishProductMany inserts many publish_product jobs with one COPY, in
-// one statement: all of them or, when any payload is invalid, none (the error
-// names its index). The options apply to every job.
+// EnqueuePublishProductMany inserts many publish_product jobs, with one statement
+// per job, each checking its unique key: all of them or, when any payload is
+// invalid, none (the error names its index). The options apply to every job.
 func EnqueuePublishProductMany(ctx context.Context, db runtime.DBTX, ps []PublishProductV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, publishProductType, ps, opts...)
 }

@@ -56,9 +56,10 @@ func EnqueuePurgeExpiredCarts(ctx context.Context, db runtime.DBTX, p PurgeExpir
 	return runtime.Enqueue(ctx, db, purgeExpiredCartsType, p, opts...)
 }
 
-// EnqueuePurgeExpiredCartsMany inserts many purge_expired_carts jobs with one
-// COPY, in one statement: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every job.
+// EnqueuePurgeExpiredCartsMany inserts many purge_expired_carts jobs, with one
+// statement per job, each checking its unique key: all of them or, when any
+// payload is invalid, none (the error names its index). The options apply to every
+// job.
 func EnqueuePurgeExpiredCartsMany(ctx context.Context, db runtime.DBTX, ps []PurgeExpiredCartsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeExpiredCartsType, ps, opts...)
 }

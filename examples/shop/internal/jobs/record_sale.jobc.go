@@ -64,8 +64,8 @@ func EnqueueRecordSale(ctx context.Context, db runtime.DBTX, p RecordSaleV1, opt
 	return runtime.Enqueue(ctx, db, recordSaleType, p, opts...)
 }
 
-// EnqueueRecordSaleMany inserts many record_sale jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueRecordSaleMany inserts many record_sale jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueRecordSaleMany(ctx context.Context, db runtime.DBTX, ps []RecordSaleV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, recordSaleType, ps, opts...)

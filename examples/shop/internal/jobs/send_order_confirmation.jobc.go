@@ -154,9 +154,10 @@ func EnqueueSendOrderConfirmation(ctx context.Context, db runtime.DBTX, p SendOr
 	return runtime.Enqueue(ctx, db, sendOrderConfirmationType, p, opts...)
 }
 
-// EnqueueSendOrderConfirmationMany inserts many send_order_confirmation jobs with
-// one COPY, in one statement: all of them or, when any payload is invalid, none
-// (the error names its index). The options apply to every job.
+// EnqueueSendOrderConfirmationMany inserts many send_order_confirmation jobs, with
+// one statement per job, each checking its unique key: all of them or, when any
+// payload is invalid, none (the error names its index). The options apply to every
+// job.
 func EnqueueSendOrderConfirmationMany(ctx context.Context, db runtime.DBTX, ps []SendOrderConfirmationV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendOrderConfirmationType, ps, opts...)
 }

@@ -80,9 +80,9 @@ func EnqueueSendReceipt(ctx context.Context, db runtime.DBTX, p SendReceiptV1, o
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
-// EnqueueSendReceiptMany inserts many send_receipt jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
+// job, each checking its unique key: all of them or, when any payload is invalid,
+// none (the error names its index). The options apply to every job.
 func EnqueueSendReceiptMany(ctx context.Context, db runtime.DBTX, ps []SendReceiptV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendReceiptType, ps, opts...)
 }

@@ -54,9 +54,9 @@ func EnqueueSyncInventory(ctx context.Context, db runtime.DBTX, p SyncInventoryV
 	return runtime.Enqueue(ctx, db, syncInventoryType, p, opts...)
 }
 
-// EnqueueSyncInventoryMany inserts many sync_inventory jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueSyncInventoryMany inserts many sync_inventory jobs, with one statement
+// per 20,000 jobs: all of them or, when any payload is invalid, none (the error
+// names its index). The options apply to every job.
 //
 // Deprecated: the warehouse pushes stock levels now; remove once no rows are left
 func EnqueueSyncInventoryMany(ctx context.Context, db runtime.DBTX, ps []SyncInventoryV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {

@@ -48,8 +48,8 @@ func EnqueueSendReceipt(ctx context.Context, db runtime.DBTX, p SendReceiptV1, o
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
-// EnqueueSendReceiptMany inserts many send_receipt jobs with one COPY, in one
-// statement: all of them or, when any payload is invalid, none (the error names
+// EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
+// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
 func EnqueueSendReceiptMany(ctx context.Context, db runtime.DBTX, ps []SendReceiptV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendReceiptType, ps, opts...)
