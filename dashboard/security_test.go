@@ -117,7 +117,8 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-// TestHidePayloads keeps payloads off the job page.
+// TestHidePayloads keeps every producer-given value off the job page: the payload, the
+// metadata and the unique key (usually made of the payload).
 func TestHidePayloads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, dashboard.Options{HidePayloads: true})
@@ -128,6 +129,26 @@ func TestHidePayloads(t *testing.T) {
 	if strings.Contains(body, "4111") {
 		t.Errorf("--hide-payloads shows the payload:\n%s", body)
 	}
+	keyed := e.enqueue(map[string]string{"to": "ada@example.com"}, runtime.WithDedupKey("card-4242-4242"),
+		runtime.WithMetadata(map[string]any{"customer": "cust-7777"}))
+	status, body = e.get(fmt.Sprintf("/jobs/%d", keyed))
+	wantStatus(t, "keyed job page", status, http.StatusOK, body)
+	for _, secret := range []string{"ada@example.com", "4242", "cust-7777", "Unique key", "Metadata"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("--hide-payloads shows %q:\n%s", secret, body)
+		}
+	}
+	// The same job on a dashboard that shows payloads: all three are there, so the
+	// test looks for the right strings.
+	w := *e
+	h, err := dashboard.New(e.pool, dashboard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv = newServer(t, h)
+	w.base = w.srv.URL + "/"
+	_, body = w.get(fmt.Sprintf("/jobs/%d", keyed))
+	wantContains(t, "job page showing payloads", body, "ada@example.com", "card-4242-4242", "cust-7777")
 }
 
 // TestAuth: with a bearer token or basic-auth credentials configured, every route
