@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -31,6 +32,14 @@ type jobsData struct {
 
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for _, k := range []string{"state", "kind", "queue", "class", "error", "after"} {
+		// PostgreSQL text holds neither NUL nor invalid UTF-8: say so here, not with a
+		// 500 from the database's refusal.
+		if v := q.Get(k); !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			h.problem(w, r, http.StatusBadRequest, k+": not valid text (NUL or invalid UTF-8): "+strconv.QuoteToASCII(truncate(v, 80)))
+			return
+		}
+	}
 	d := jobsData{Filter: q, Kind: strings.TrimSpace(q.Get("kind")), Queue: strings.TrimSpace(q.Get("queue")),
 		Class: strings.TrimSpace(q.Get("class")), Error: strings.TrimSpace(q.Get("error"))}
 	f := runtime.JobFilter{JobSelection: runtime.JobSelection{Limit: jobsPageSize}}
