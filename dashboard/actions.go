@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -16,9 +17,16 @@ import (
 const maxFormBytes = 1 << 20
 
 // mutation guards an action: read-only dashboards refuse it, and so does a request
-// without this dashboard's CSRF token; both answer 403 before anything changes.
-func (h *handler) mutation(do func(w http.ResponseWriter, r *http.Request)) http.HandlerFunc {
+// without this dashboard's CSRF token; both answer 403 before anything changes. With
+// bound, the whole action gets Options.QueryTimeout; without, the action bounds its
+// own statements.
+func (h *handler) mutation(do func(w http.ResponseWriter, r *http.Request), bound bool) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
+		if bound {
+			ctx, cancel := h.bounded(r.Context())
+			defer cancel()
+			r = r.WithContext(ctx)
+		}
 		if h.opt.ReadOnly {
 			h.problem(w, r, http.StatusForbidden, "this dashboard is read-only: it changes nothing")
 			return
@@ -175,7 +183,7 @@ func truncate(s string, n int) string {
 // field, a batch at a time, and adds up the results. A group is read in id order from
 // where the previous batch ended, so jobs that do leaves failed (skipped ones) are not
 // read twice. It returns the group's kind.
-func (h *handler) eachGroupBatch(r *http.Request, do func(ids []int64) (runtime.BulkResult, error)) (string, runtime.BulkResult, error) {
+func (h *handler) eachGroupBatch(r *http.Request, do func(ctx context.Context, ids []int64) (runtime.BulkResult, error)) (string, runtime.BulkResult, error) {
 	var total runtime.BulkResult
 	kind, msg, err := parseGroupKey(r.PostFormValue(groupField))
 	if err != nil {
@@ -183,23 +191,33 @@ func (h *handler) eachGroupBatch(r *http.Request, do func(ids []int64) (runtime.
 	}
 	var after int64
 	for {
-		ids, err := runtime.FailedGroupIDs(r.Context(), h.db, kind, msg, after, groupBatch)
-		if err != nil || len(ids) == 0 {
-			return kind, total, err
-		}
-		res, err := do(ids)
+		ids, res, err := h.groupBatch(r.Context(), kind, msg, after, do)
 		total.Changed += res.Changed
 		total.Skipped += res.Skipped
-		if err != nil {
+		if err != nil || len(ids) == 0 {
 			return kind, total, err
 		}
 		after = ids[len(ids)-1]
 	}
 }
 
+// groupBatch reads the next batch of a group's ids after after and calls do with them,
+// within Options.QueryTimeout.
+func (h *handler) groupBatch(ctx context.Context, kind, msg string, after int64,
+	do func(ctx context.Context, ids []int64) (runtime.BulkResult, error)) ([]int64, runtime.BulkResult, error) {
+	ctx, cancel := h.bounded(ctx)
+	defer cancel()
+	ids, err := runtime.FailedGroupIDs(ctx, h.db, kind, msg, after, groupBatch)
+	if err != nil || len(ids) == 0 {
+		return nil, runtime.BulkResult{}, err
+	}
+	res, err := do(ctx, ids)
+	return ids, res, err
+}
+
 func (h *handler) retryGroup(w http.ResponseWriter, r *http.Request) {
-	kind, res, err := h.eachGroupBatch(r, func(ids []int64) (runtime.BulkResult, error) {
-		return runtime.RetryJobs(r.Context(), h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
+	kind, res, err := h.eachGroupBatch(r, func(ctx context.Context, ids []int64) (runtime.BulkResult, error) {
+		return runtime.RetryJobs(ctx, h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
 	})
 	if err != nil {
 		h.actionError(w, r, err)
@@ -210,8 +228,8 @@ func (h *handler) retryGroup(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) deleteGroup(w http.ResponseWriter, r *http.Request) {
-	kind, res, err := h.eachGroupBatch(r, func(ids []int64) (runtime.BulkResult, error) {
-		return runtime.DeleteJobs(r.Context(), h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
+	kind, res, err := h.eachGroupBatch(r, func(ctx context.Context, ids []int64) (runtime.BulkResult, error) {
+		return runtime.DeleteJobs(ctx, h.db, runtime.JobSelection{IDs: ids, States: []runtime.State{runtime.StateFailed}})
 	})
 	if err != nil {
 		h.actionError(w, r, err)

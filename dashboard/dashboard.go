@@ -49,9 +49,11 @@ type Options struct {
 	// another site whose name was pointed at 127.0.0.1); once names are given, every
 	// request must name one of them or a loopback host.
 	AllowedHosts []string
-	// QueryTimeout bounds the database work of each request: past it, its statements
-	// are cancelled and the request answers 503 Service Unavailable. Default 10
-	// seconds; negative: no bound.
+	// QueryTimeout bounds the database work of each page and action: past it, its
+	// statements are cancelled and the request answers 503 Service Unavailable. A
+	// group action (Retry group, Delete group) gets it for each batch of 1,000 jobs,
+	// each committed on its own, so a large group is not cut off half-way for being
+	// large. Default 10 seconds; negative: no bound.
 	QueryTimeout time.Duration
 	// MaxSearches is how many error-text searches of the Jobs page (the only reads no
 	// index serves: one can read the whole history) run at once; another one answers
@@ -66,6 +68,14 @@ type Options struct {
 	Refresh time.Duration
 	// Logger receives errors of database reads and writes. Default slog.Default().
 	Logger *slog.Logger
+}
+
+// bounded is ctx with Options.QueryTimeout, if any.
+func (h *handler) bounded(ctx context.Context) (context.Context, context.CancelFunc) {
+	if h.opt.QueryTimeout > 0 {
+		return context.WithTimeout(ctx, h.opt.QueryTimeout)
+	}
+	return context.WithCancel(ctx)
 }
 
 // minSecretLen is the shortest bearer token or basic-auth password accepted: 16 bytes
@@ -170,13 +180,13 @@ func New(db runtime.DBTX, opt Options) (http.Handler, error) {
 	mux.HandleFunc("GET /queues", h.queues)
 	mux.HandleFunc("GET /versions", h.versions)
 	mux.HandleFunc("GET /periodic", h.periodic)
-	mux.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retryJob))
-	mux.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancelJob))
-	mux.HandleFunc("POST /jobs/{id}/delete", h.mutation(h.deleteJob))
-	mux.HandleFunc("POST /queues/{name}/pause", h.mutation(h.pauseQueue))
-	mux.HandleFunc("POST /queues/{name}/resume", h.mutation(h.resumeQueue))
-	mux.HandleFunc("POST /failed/retry", h.mutation(h.retryGroup))
-	mux.HandleFunc("POST /failed/delete", h.mutation(h.deleteGroup))
+	mux.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retryJob, true))
+	mux.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancelJob, true))
+	mux.HandleFunc("POST /jobs/{id}/delete", h.mutation(h.deleteJob, true))
+	mux.HandleFunc("POST /queues/{name}/pause", h.mutation(h.pauseQueue, true))
+	mux.HandleFunc("POST /queues/{name}/resume", h.mutation(h.resumeQueue, true))
+	mux.HandleFunc("POST /failed/retry", h.mutation(h.retryGroup, false)) // bounded per batch
+	mux.HandleFunc("POST /failed/delete", h.mutation(h.deleteGroup, false))
 
 	root := h.secure(mux)
 	if p := strings.TrimSuffix(opt.Prefix, "/"); p != "" {
@@ -208,8 +218,8 @@ func (h *handler) secure(next http.Handler) http.Handler {
 			http.Error(w, "jobc dashboard: authentication required", http.StatusUnauthorized)
 			return
 		}
-		if h.opt.QueryTimeout > 0 {
-			ctx, cancel := context.WithTimeout(r.Context(), h.opt.QueryTimeout)
+		if r.Method != http.MethodPost { // actions bound their own work (see mutation)
+			ctx, cancel := h.bounded(r.Context())
 			defer cancel()
 			r = r.WithContext(ctx)
 		}

@@ -248,15 +248,26 @@ func TestQueryTimeout(t *testing.T) {
 	t.Parallel()
 	const timeout = 200 * time.Millisecond
 	e := newEnv(t, dashboard.Options{QueryTimeout: timeout})
-	e.failed("send_email", "email", "", "boom", `{}`)
+	id := e.failed("send_email", "email", "", "boom", `{}`)
+	tok := e.token("/failed")
 	release := lockFinished(t, e.pool)
 	for _, p := range []string{"/jobs?error=boom", "/jobs", "/failed"} {
 		status, body := e.get(p)
 		wantStatus(t, "GET "+p+" while its table is locked", status, http.StatusServiceUnavailable, body)
 		wantContains(t, p, body, "did not answer within 200ms")
 	}
+	// An action too: a group's batch, and a job's retry.
+	status, body := e.post("/failed/retry", group("send_email", "boom"), tok)
+	wantStatus(t, "Retry group while the table is locked", status, http.StatusServiceUnavailable, body)
+	status, body = e.post(fmt.Sprintf("/jobs/%d/retry", id), nil, tok)
+	wantStatus(t, "Retry while the table is locked", status, http.StatusServiceUnavailable, body)
 	release()
-	status, body := e.get("/jobs?error=boom")
+	if got := e.state(id); got != runtime.StateFailed {
+		t.Errorf("job %d is %s after its timed-out retries, want failed", id, got)
+	}
+	status, body = e.post("/failed/retry", group("send_email", "boom"), tok)
+	wantStatus(t, "Retry group after the lock", status, http.StatusSeeOther, body)
+	status, body = e.get("/jobs?error=boom")
 	wantStatus(t, "GET /jobs?error=boom after the lock", status, http.StatusOK, body)
 	wantContains(t, "search", body, "boom")
 }
