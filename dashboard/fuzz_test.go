@@ -2,7 +2,6 @@ package dashboard_test
 
 import (
 	"fmt"
-	"io"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -37,7 +36,7 @@ func FuzzQueryParams(f *testing.F) {
 		}
 	}
 	h, err := dashboard.New(pool, dashboard.Options{JobTypes: []*runtime.JobType{emailType},
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		f.Fatal(err)
 	}

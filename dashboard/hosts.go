@@ -58,11 +58,9 @@ func (c *hostCheck) refuse(r *http.Request) string {
 		return ""
 	}
 	host := strings.ToLower(r.Host)
-	name, port := host, ""
-	if h, p, err := net.SplitHostPort(host); err == nil {
-		name, port = h, p
-	} else {
-		name = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	name, port, err := net.SplitHostPort(host)
+	if err != nil { // no port
+		name, port = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"), ""
 	}
 	if c.names[name] || c.exact[host] {
 		return ""
