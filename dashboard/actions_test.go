@@ -147,7 +147,7 @@ func TestFailedGroupActions(t *testing.T) {
 	otherKind := e.failed("charge_card", "billing", "", "dial tcp: i/o timeout", `{}`)
 	tok := e.token("/failed")
 
-	status, body := e.post("/failed/retry", url.Values{"kind": {"send_email"}, "message": {"dial tcp: i/o timeout"}}, tok)
+	status, body := e.post("/failed/retry", group("send_email", "dial tcp: i/o timeout"), tok)
 	wantStatus(t, "retry group", status, http.StatusSeeOther, body)
 	for _, id := range timeouts {
 		if got := e.state(id); got != runtime.StateAvailable {
@@ -160,7 +160,7 @@ func TestFailedGroupActions(t *testing.T) {
 		}
 	}
 
-	status, body = e.post("/failed/delete", url.Values{"kind": {"send_email"}, "message": {"a different error"}}, tok)
+	status, body = e.post("/failed/delete", group("send_email", "a different error"), tok)
 	wantStatus(t, "delete group", status, http.StatusSeeOther, body)
 	if _, err := runtime.GetJob(ctx, e.pool, other); !errors.Is(err, runtime.ErrJobNotFound) {
 		t.Errorf("after Delete group, job %d: %v, want not found", other, err)
@@ -169,7 +169,7 @@ func TestFailedGroupActions(t *testing.T) {
 		t.Errorf("job %d of another kind is %s after Delete group, want failed", otherKind, got)
 	}
 	// The retried jobs are not failed any more: a delete of their group changes nothing.
-	status, body = e.post("/failed/delete", url.Values{"kind": {"send_email"}, "message": {"dial tcp: i/o timeout"}}, tok)
+	status, body = e.post("/failed/delete", group("send_email", "dial tcp: i/o timeout"), tok)
 	wantStatus(t, "delete of an emptied group", status, http.StatusSeeOther, body)
 	for _, id := range timeouts {
 		if got := e.state(id); got != runtime.StateAvailable {

@@ -15,7 +15,15 @@
 // or serve it on its own with `jobc ui`. Every mutation is a POST carrying a CSRF
 // token (a double-submitted SameSite=Strict cookie, and the Origin and Sec-Fetch-Site
 // headers must name this site); [Options.ReadOnly] removes every mutation from the
-// pages and refuses them on the server; [Options.HidePayloads] keeps payloads off the
-// pages. The handler does no authentication of its own unless a token or basic-auth
-// credentials are set in [Options]: an application mounting it puts it behind its own.
+// pages and refuses them on the server; [Options.HidePayloads] keeps payloads,
+// metadata and unique keys off the pages. The handler does no authentication of its
+// own unless a token or basic-auth credentials are set in [Options]: an application
+// mounting it puts it behind its own.
+//
+// Against hostile browsers and data: a request that arrived on a loopback address
+// must name a loopback host or one of [Options.AllowedHosts] (DNS rebinding); the
+// banner after an action shows only text the server signed; a failed group's forms
+// carry an opaque key, not its message; each request's database work is bounded by
+// [Options.QueryTimeout] and error-text searches by [Options.MaxSearches]; lists
+// never read payloads.
 package dashboard

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -24,13 +25,21 @@ type jobsData struct {
 	Queue  string
 	Class  string
 	Error  string // text in the last error message
-	Page   runtime.JobPage
+	Page   runtime.JobSummaryPage
 	Next   template.URL // "jobs?<query>" of the next page; "" when there is none
 	Counts map[runtime.State]int64
 }
 
 func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for _, k := range []string{"state", "kind", "queue", "class", "error", "after"} {
+		// PostgreSQL text holds neither NUL nor invalid UTF-8: say so here, not with a
+		// 500 from the database's refusal.
+		if v := q.Get(k); !utf8.ValidString(v) || strings.ContainsRune(v, 0) {
+			h.problem(w, r, http.StatusBadRequest, k+": not valid text (NUL or invalid UTF-8): "+strconv.QuoteToASCII(truncate(v, 80)))
+			return
+		}
+	}
 	d := jobsData{Filter: q, Kind: strings.TrimSpace(q.Get("kind")), Queue: strings.TrimSpace(q.Get("queue")),
 		Class: strings.TrimSpace(q.Get("class")), Error: strings.TrimSpace(q.Get("error"))}
 	f := runtime.JobFilter{JobSelection: runtime.JobSelection{Limit: jobsPageSize}}
@@ -58,12 +67,19 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		}
 		f.After = after
 	}
-	var page runtime.JobPage
+	var page runtime.JobSummaryPage
 	var err error
 	if d.Error != "" {
-		page, err = runtime.ListJobsByError(r.Context(), h.db, d.Error, f)
+		if !h.startSearch() {
+			w.Header().Set("Retry-After", "5")
+			h.problem(w, r, http.StatusServiceUnavailable, fmt.Sprintf(
+				"%d searches by error text are running already (the dashboard's cap): try again in a few seconds", cap(h.searches)))
+			return
+		}
+		defer h.endSearch()
+		page, err = runtime.ListJobSummariesByError(r.Context(), h.db, d.Error, f)
 	} else {
-		page, err = runtime.ListJobs(r.Context(), h.db, f)
+		page, err = runtime.ListJobSummaries(r.Context(), h.db, f)
 	}
 	if err != nil {
 		h.fail(w, r, err)
@@ -93,6 +109,26 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		d.Counts[runtime.StateFailed] += s.FailedLastHour
 	}
 	h.render(w, r, http.StatusOK, "jobs", "Jobs", false, d)
+}
+
+// startSearch takes one of the Options.MaxSearches places of error-text searches,
+// reporting false when they are all taken; endSearch gives it back.
+func (h *handler) startSearch() bool {
+	if h.searches == nil {
+		return true
+	}
+	select {
+	case h.searches <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (h *handler) endSearch() {
+	if h.searches != nil {
+		<-h.searches
+	}
 }
 
 type jobData struct {
@@ -148,6 +184,11 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.fail(w, r, err)
 		return
+	}
+	if h.opt.HidePayloads {
+		// Not merely left out of the template: what the page does not have, no
+		// template change can show.
+		info.Payload, info.Metadata, info.UniqueKey = nil, nil, ""
 	}
 	h.render(w, r, http.StatusOK, "job", "Job "+strconv.FormatInt(id, 10), false, jobData{Job: info, Timeline: timeline(info)})
 }

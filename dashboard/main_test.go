@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -195,4 +196,10 @@ func newServer(t *testing.T, h http.Handler) *httptest.Server {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 	return srv
+}
+
+// group is the form of the Failed page's group actions for the failed jobs of kind
+// whose last error is msg: one "group" field, the base64 of kind, NUL and msg.
+func group(kind, msg string) url.Values {
+	return url.Values{"group": {base64.RawURLEncoding.EncodeToString([]byte(kind + "\x00" + msg))}}
 }

@@ -163,7 +163,10 @@ func TestBadInput(t *testing.T) {
 	wantStatus(t, "retry of a missing job", status, http.StatusNotFound, body)
 	status, body = e.post("/failed/retry", nil, tok)
 	wantStatus(t, "group retry without a kind", status, http.StatusBadRequest, body)
-	wantContains(t, "group retry without a kind", body, "kind is empty")
+	wantContains(t, "group retry without a kind", body, "names no kind")
+	status, body = e.post("/failed/retry", url.Values{"group": {"not base64!"}}, tok)
+	wantStatus(t, "group retry with a mangled key", status, http.StatusBadRequest, body)
+	wantContains(t, "group retry with a mangled key", body, "not a group of the Failed page")
 }
 
 // TestPagination walks the job list by keyset pages and sees every job once.

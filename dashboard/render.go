@@ -2,8 +2,10 @@ package dashboard
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html/template"
 	"io/fs"
@@ -78,7 +80,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, tmp
 		return
 	}
 	p := page{Base: basePath(r), Path: r.URL.Path, Title: title, Nav: tmpl, ReadOnly: h.opt.ReadOnly,
-		HidePayloads: h.opt.HidePayloads, CSRF: token, Flash: r.URL.Query().Get("flash"), Now: time.Now(), Data: data}
+		HidePayloads: h.opt.HidePayloads, CSRF: token, Flash: h.flash.get(r.URL.Query()), Now: time.Now(), Data: data}
 	if refresh && h.opt.Refresh > 0 {
 		p.Refresh = h.opt.Refresh.Milliseconds()
 	}
@@ -93,8 +95,16 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, status int, tmp
 	_, _ = w.Write(buf.Bytes())
 }
 
-// fail logs err and answers 500 without the details, which may name internals.
+// fail logs err and answers 500 without the details, which may name internals; or 503
+// when the request ran out of its Options.QueryTimeout.
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	if errors.Is(err, context.DeadlineExceeded) || errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		h.log.WarnContext(r.Context(), "jobc dashboard: "+r.Method+" "+r.URL.Path+": out of time", "timeout", h.opt.QueryTimeout, "error", err)
+		w.Header().Set("Retry-After", "10")
+		h.problem(w, r.WithContext(context.WithoutCancel(r.Context())), http.StatusServiceUnavailable,
+			fmt.Sprintf("the database did not answer within %s (the dashboard's query timeout): narrow the filter, or try again later", h.opt.QueryTimeout))
+		return
+	}
 	h.log.ErrorContext(r.Context(), "jobc dashboard: "+r.Method+" "+r.URL.Path, "error", err)
 	http.Error(w, "jobc dashboard: internal error (see the server's log)", http.StatusInternalServerError)
 }
@@ -152,7 +162,7 @@ var funcs = template.FuncMap{
 	"deletable":   func(s runtime.State) bool { return s != runtime.StateRunning },
 	"cancellable": func(s runtime.State) bool { return !s.Finished() },
 	"join":        strings.Join,
-	"last":        func(es []runtime.AttemptError) runtime.AttemptError { return es[len(es)-1] },
+	"groupkey":    groupKey,
 }
 
 var allStates = []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning,

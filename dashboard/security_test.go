@@ -44,7 +44,7 @@ func TestCSRFRefusal(t *testing.T) {
 		}
 		status, body := e.do(http.MethodPost, "/queues/email/pause", c.form, c.header)
 		wantStatus(t, c.what+" pause", status, http.StatusForbidden, body)
-		status, body = e.do(http.MethodPost, "/failed/delete", mergeForm(c.form, url.Values{"kind": {"send_email"}, "message": {"boom"}}), c.header)
+		status, body = e.do(http.MethodPost, "/failed/delete", mergeForm(c.form, group("send_email", "boom")), c.header)
 		wantStatus(t, c.what+" group delete", status, http.StatusForbidden, body)
 	}
 	// A fresh client (no cookie) with a token read by someone else is refused too.
@@ -108,7 +108,7 @@ func TestReadOnly(t *testing.T) {
 	tok := w.token(fmt.Sprintf("/jobs/%d", w.failed("send_email", "email", "", "boom", `{}`)))
 	for _, path := range []string{fmt.Sprintf("/jobs/%d/retry", id), fmt.Sprintf("/jobs/%d/delete", id), fmt.Sprintf("/jobs/%d/cancel", id),
 		"/queues/email/pause", "/queues/email/resume", "/failed/retry", "/failed/delete"} {
-		status, body := e.post(path, url.Values{"kind": {"send_email"}, "message": {"boom"}}, tok)
+		status, body := e.post(path, group("send_email", "boom"), tok)
 		wantStatus(t, "read-only POST "+path, status, http.StatusForbidden, body)
 		wantContains(t, path, body, "read-only")
 	}
@@ -117,7 +117,8 @@ func TestReadOnly(t *testing.T) {
 	}
 }
 
-// TestHidePayloads keeps payloads off the job page.
+// TestHidePayloads keeps every producer-given value off the job page: the payload, the
+// metadata and the unique key (usually made of the payload).
 func TestHidePayloads(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t, dashboard.Options{HidePayloads: true})
@@ -128,13 +129,33 @@ func TestHidePayloads(t *testing.T) {
 	if strings.Contains(body, "4111") {
 		t.Errorf("--hide-payloads shows the payload:\n%s", body)
 	}
+	keyed := e.enqueue(map[string]string{"to": "ada@example.com"}, runtime.WithDedupKey("card-4242-4242"),
+		runtime.WithMetadata(map[string]any{"customer": "cust-7777"}))
+	status, body = e.get(fmt.Sprintf("/jobs/%d", keyed))
+	wantStatus(t, "keyed job page", status, http.StatusOK, body)
+	for _, secret := range []string{"ada@example.com", "4242", "cust-7777", "Unique key", "Metadata"} {
+		if strings.Contains(body, secret) {
+			t.Errorf("--hide-payloads shows %q:\n%s", secret, body)
+		}
+	}
+	// The same job on a dashboard that shows payloads: all three are there, so the
+	// test looks for the right strings.
+	w := *e
+	h, err := dashboard.New(e.pool, dashboard.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.srv = newServer(t, h)
+	w.base = w.srv.URL + "/"
+	_, body = w.get(fmt.Sprintf("/jobs/%d", keyed))
+	wantContains(t, "job page showing payloads", body, "ada@example.com", "card-4242-4242", "cust-7777")
 }
 
 // TestAuth: with a bearer token or basic-auth credentials configured, every route
 // refuses a request without them (401), including assets and actions.
 func TestAuth(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t, dashboard.Options{BearerToken: "s3cret-token", BasicUser: "ops", BasicPassword: "hunter2"})
+	e := newEnv(t, dashboard.Options{BearerToken: "s3cret-token-of-32-bytes-or-so", BasicUser: "ops", BasicPassword: "correct horse battery"})
 	basic := func(u, p string) http.Header {
 		return http.Header{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte(u+":"+p))}}
 	}
@@ -144,12 +165,12 @@ func TestAuth(t *testing.T) {
 		want   int
 	}{
 		{"nothing", nil, http.StatusUnauthorized},
-		{"a wrong token", http.Header{"Authorization": {"Bearer s3cret-tokeN"}}, http.StatusUnauthorized},
+		{"a wrong token", http.Header{"Authorization": {"Bearer s3cret-token-of-32-bytes-or-sO"}}, http.StatusUnauthorized},
 		{"a token prefix", http.Header{"Authorization": {"Bearer s3cret"}}, http.StatusUnauthorized},
-		{"a wrong password", basic("ops", "hunter3"), http.StatusUnauthorized},
-		{"a wrong user", basic("root", "hunter2"), http.StatusUnauthorized},
-		{"the token", http.Header{"Authorization": {"Bearer s3cret-token"}}, http.StatusOK},
-		{"the credentials", basic("ops", "hunter2"), http.StatusOK},
+		{"a wrong password", basic("ops", "correct horse battery!"), http.StatusUnauthorized},
+		{"a wrong user", basic("root", "correct horse battery"), http.StatusUnauthorized},
+		{"the token", http.Header{"Authorization": {"Bearer s3cret-token-of-32-bytes-or-so"}}, http.StatusOK},
+		{"the credentials", basic("ops", "correct horse battery"), http.StatusOK},
 	} {
 		for _, p := range []string{"/", "/jobs", "/static/style.css"} {
 			status, body := e.do(http.MethodGet, p, nil, c.header)
@@ -197,10 +218,10 @@ func TestEscaping(t *testing.T) {
 		"&lt;b onmouseover=alert(2)&gt;cls&lt;/b&gt;", `&lt;/pre&gt;&lt;script&gt;alert(\&#34;payload\&#34;)`)
 	_, body = e.get("/failed")
 	wantContains(t, "failed page", body, "&lt;script&gt;alert(&#34;kind&#34;)&lt;/script&gt;",
-		`name="message" value="&lt;/pre&gt;&lt;script&gt;alert(&#34;error&#34;)&lt;/script&gt;"`)
+		`name="group" value="`+group(kind, msg).Get("group")+`"`)
 	// The hostile group can still be acted on: its kind and message round-trip.
 	tok := e.token("/failed")
-	status, body := e.post("/failed/retry", url.Values{"kind": {kind}, "message": {msg}}, tok)
+	status, body := e.post("/failed/retry", group(kind, msg), tok)
 	wantStatus(t, "retry of the hostile group", status, http.StatusSeeOther, body)
 	if got := e.state(id); got != runtime.StateAvailable {
 		t.Errorf("the hostile group's job is %s after Retry group, want available", got)

@@ -55,9 +55,36 @@ LIMIT 1;
 -- (an ILIKE pattern the caller escapes), optionally of some kinds, queues and states,
 -- below an id. No index serves the text: it walks both tables' primary keys backwards
 -- until it has a page, so a text that matches nothing reads every row the other
--- filters leave; the dashboard bounds it with the statement timeout of its pool.
+-- filters leave; the dashboard bounds it with its query timeout and search cap.
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all j
+WHERE (j.errors -> -1 ->> 'error') ILIKE sqlc.arg(pattern)::text
+  AND (cardinality(sqlc.arg(kinds)::text[]) = 0 OR j.kind = ANY(sqlc.arg(kinds)::text[]))
+  AND (cardinality(sqlc.arg(queues)::text[]) = 0 OR j.queue = ANY(sqlc.arg(queues)::text[]))
+  AND (cardinality(sqlc.arg(states)::text[]) = 0 OR j.state::text = ANY(sqlc.arg(states)::text[]))
+  AND (sqlc.arg(after)::bigint = 0 OR j.id < sqlc.arg(after)::bigint)
+ORDER BY j.id DESC
+LIMIT sqlc.arg(max);
+
+-- name: ListJobSummaries :many
+-- ListJobs for a list page: what a row of the list shows and nothing else. No payload,
+-- metadata or error history leaves the database (jobc_selected is inlined, so they are
+-- not even read from TOAST): a page of jobs with 10 MB payloads costs what any page
+-- costs. The last error comes as it is stored (NULL when there is none or the column is
+-- not an array) for the caller to decode.
+SELECT id, kind, queue, state, priority, payload_version, available_at, attempt, max_attempts,
+       (errors -> -1)::jsonb AS last_error, created_at, attempted_at, finished_at, aged
+FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
+    sqlc.narg(states)::text[], sqlc.narg(error_class)::text, sqlc.narg(since)::timestamptz) a
+WHERE (sqlc.narg(after)::bigint IS NULL OR a.id < sqlc.narg(after)::bigint)
+ORDER BY a.id DESC
+LIMIT sqlc.arg(max);
+
+-- name: ListJobSummariesByError :many
+-- ListJobsByError for a list page: the columns of ListJobSummaries.
+SELECT id, kind, queue, state, priority, payload_version, available_at, attempt, max_attempts,
+       (errors -> -1)::jsonb AS last_error, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all j
 WHERE (j.errors -> -1 ->> 'error') ILIKE sqlc.arg(pattern)::text
   AND (cardinality(sqlc.arg(kinds)::text[]) = 0 OR j.kind = ANY(sqlc.arg(kinds)::text[]))

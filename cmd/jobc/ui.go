@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -31,6 +33,10 @@ func newUI(o *options) *cobra.Command {
 	var (
 		url, addr, prefix      string
 		readOnly, hidePayloads bool
+		allowedHosts           []string
+		tlsCert, tlsKey        string
+		queryTimeout           time.Duration
+		maxSearches            int
 	)
 	cmd := &cobra.Command{
 		Use:   "ui",
@@ -42,6 +48,13 @@ other address it needs authentication, from the environment:
   ` + envUIToken + `                    a bearer token ("Authorization: Bearer <token>")
   ` + envUIUser + ` and ` + envUIPassword + `   basic-auth credentials (a browser asks for them)
 
+A token or password must be at least 16 bytes, with no white space at either end.
+
+On loopback it answers only requests for localhost, 127.0.0.1 or [::1] at its port,
+which defeats DNS rebinding (a page of another site pointing its name at 127.0.0.1);
+behind a reverse proxy, allow the name the proxy sends with --allowed-host. With
+--tls-cert and --tls-key it serves HTTPS.
+
 The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -49,9 +62,26 @@ The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 				return usagef(cmd, "--prefix %q must start with /", prefix)
 			}
 			opt := dashboard.Options{Prefix: prefix, ReadOnly: readOnly, HidePayloads: hidePayloads,
-				BearerToken: os.Getenv(envUIToken), BasicUser: os.Getenv(envUIUser), BasicPassword: os.Getenv(envUIPassword)}
+				BearerToken: os.Getenv(envUIToken), BasicUser: os.Getenv(envUIUser), BasicPassword: os.Getenv(envUIPassword),
+				AllowedHosts: allowedHosts, QueryTimeout: queryTimeout, MaxSearches: maxSearches}
 			if (opt.BasicUser == "") != (opt.BasicPassword == "") {
 				return usagef(cmd, "set both %s and %s for basic authentication, or neither", envUIUser, envUIPassword)
+			}
+			if err := opt.Validate(); err != nil {
+				// Name the variables and flags the user set, not the Go fields.
+				msg := strings.NewReplacer("dashboard: ", "", "Options.BearerToken", envUIToken, "Options.BasicPassword", envUIPassword,
+					"Options.AllowedHosts", "--allowed-host").Replace(err.Error())
+				return usagef(cmd, "%s", msg)
+			}
+			if queryTimeout < 0 {
+				return usagef(cmd, "--query-timeout %s is negative: give a duration such as 10s", queryTimeout)
+			}
+			if maxSearches < 0 {
+				return usagef(cmd, "--max-searches %d is negative", maxSearches)
+			}
+			tlsConfig, err := loadTLS(tlsCert, tlsKey)
+			if err != nil {
+				return usagef(cmd, "%v", err)
 			}
 			loopback, err := isLoopback(addr)
 			if err != nil {
@@ -66,15 +96,36 @@ The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 				return err
 			}
 			opt.JobTypes = types
-			return serveUI(cmd.Context(), cmd, url, addr, opt)
+			return serveUI(cmd.Context(), cmd, url, addr, opt, tlsConfig)
 		},
 	}
 	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringVar(&prefix, "prefix", "/", "path to serve the dashboard under, e.g. /jobs/")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "show everything, change nothing (mutations are refused with 403)")
-	cmd.Flags().BoolVar(&hidePayloads, "hide-payloads", false, "never show job payloads")
+	cmd.Flags().BoolVar(&hidePayloads, "hide-payloads", false, "never show job payloads, metadata or unique keys")
+	cmd.Flags().StringArrayVar(&allowedHosts, "allowed-host", nil, "a host name requests may use besides localhost and the loopback addresses, e.g. the one a proxy sends (NAME or NAME:PORT; repeatable)")
+	cmd.Flags().StringVar(&tlsCert, "tls-cert", "", "serve HTTPS with this PEM certificate (chain) file; needs --tls-key")
+	cmd.Flags().StringVar(&tlsKey, "tls-key", "", "the PEM private key of --tls-cert")
+	cmd.Flags().DurationVar(&queryTimeout, "query-timeout", 10*time.Second, "bound on each request's database work; past it the page answers 503")
+	cmd.Flags().IntVar(&maxSearches, "max-searches", 2, "how many searches by error text run at once; more answer 503")
 	return cmd
+}
+
+// loadTLS reads the certificate and key of --tls-cert and --tls-key: both or neither
+// (nil: plain HTTP).
+func loadTLS(certFile, keyFile string) (*tls.Config, error) {
+	if certFile == "" && keyFile == "" {
+		return nil, nil
+	}
+	if certFile == "" || keyFile == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together: give both (HTTPS) or neither (HTTP)")
+	}
+	cert, err := tls.LoadX509KeyPair(certFile, keyFile)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert %s, --tls-key %s: %w", certFile, keyFile, err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 // isLoopback reports whether addr (host:port) listens only on the loopback interface.
@@ -124,7 +175,7 @@ func hasConfig(dir string) bool {
 }
 
 // serveUI serves the dashboard until ctx is cancelled.
-func serveUI(ctx context.Context, cmd *cobra.Command, url, addr string, opt dashboard.Options) error {
+func serveUI(ctx context.Context, cmd *cobra.Command, url, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
 	if url == "" {
 		url = os.Getenv("DATABASE_URL")
 	}
@@ -155,12 +206,16 @@ func serveUI(ctx context.Context, cmd *cobra.Command, url, addr string, opt dash
 	if err != nil {
 		return fmt.Errorf("jobc ui: %w", err)
 	}
+	scheme := "http"
+	if tlsConfig != nil {
+		ln, scheme = tls.NewListener(ln, tlsConfig), "https"
+	}
 	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	mode := ""
 	if opt.ReadOnly {
 		mode = " (read-only)"
 	}
-	fmt.Fprintf(cmd.OutOrStdout(), "jobc ui: serving http://%s%s%s\n", ln.Addr(), opt.Prefix, mode)
+	fmt.Fprintf(cmd.OutOrStdout(), "jobc ui: serving %s://%s%s%s\n", scheme, ln.Addr(), opt.Prefix, mode)
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ln) }()
 	select {

@@ -27,6 +27,7 @@ document.addEventListener("submit", (ev) => {
     try {
       const url = new URL(window.location.href);
       url.searchParams.delete("flash"); // a message is shown once
+      url.searchParams.delete("fs");
       const res = await fetch(url, { credentials: "same-origin", cache: "no-store", headers: { "X-Jobc-Refresh": "1" } });
       if (!res.ok) {
         return;

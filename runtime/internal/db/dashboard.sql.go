@@ -162,6 +162,175 @@ func (q *Queries) LastJobOfKind(ctx context.Context, kind string) ([]JobcJobsAll
 	return items, nil
 }
 
+const listJobSummaries = `-- name: ListJobSummaries :many
+SELECT id, kind, queue, state, priority, payload_version, available_at, attempt, max_attempts,
+       (errors -> -1)::jsonb AS last_error, created_at, attempted_at, finished_at, aged
+FROM jobc_selected($1::bigint[], $2::text[], $3::text[],
+    $4::text[], $5::text, $6::timestamptz) a
+WHERE ($7::bigint IS NULL OR a.id < $7::bigint)
+ORDER BY a.id DESC
+LIMIT $8
+`
+
+type ListJobSummariesParams struct {
+	Ids        []int64
+	Kinds      []string
+	Queues     []string
+	States     []string
+	ErrorClass *string
+	Since      *time.Time
+	After      *int64
+	Max        int32
+}
+
+type ListJobSummariesRow struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	State          JobcState
+	Priority       int16
+	PayloadVersion int32
+	AvailableAt    time.Time
+	Attempt        int32
+	MaxAttempts    int32
+	LastError      []byte
+	CreatedAt      time.Time
+	AttemptedAt    *time.Time
+	FinishedAt     *time.Time
+	Aged           bool
+}
+
+// ListJobs for a list page: what a row of the list shows and nothing else. No payload,
+// metadata or error history leaves the database (jobc_selected is inlined, so they are
+// not even read from TOAST): a page of jobs with 10 MB payloads costs what any page
+// costs. The last error comes as it is stored (NULL when there is none or the column is
+// not an array) for the caller to decode.
+func (q *Queries) ListJobSummaries(ctx context.Context, arg ListJobSummariesParams) ([]ListJobSummariesRow, error) {
+	rows, err := q.db.Query(ctx, listJobSummaries,
+		arg.Ids,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.ErrorClass,
+		arg.Since,
+		arg.After,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListJobSummariesRow{}
+	for rows.Next() {
+		var i ListJobSummariesRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.State,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.Aged,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const listJobSummariesByError = `-- name: ListJobSummariesByError :many
+SELECT id, kind, queue, state, priority, payload_version, available_at, attempt, max_attempts,
+       (errors -> -1)::jsonb AS last_error, created_at, attempted_at, finished_at, aged
+FROM jobc_jobs_all j
+WHERE (j.errors -> -1 ->> 'error') ILIKE $1::text
+  AND (cardinality($2::text[]) = 0 OR j.kind = ANY($2::text[]))
+  AND (cardinality($3::text[]) = 0 OR j.queue = ANY($3::text[]))
+  AND (cardinality($4::text[]) = 0 OR j.state::text = ANY($4::text[]))
+  AND ($5::bigint = 0 OR j.id < $5::bigint)
+ORDER BY j.id DESC
+LIMIT $6
+`
+
+type ListJobSummariesByErrorParams struct {
+	Pattern string
+	Kinds   []string
+	Queues  []string
+	States  []string
+	After   int64
+	Max     int32
+}
+
+type ListJobSummariesByErrorRow struct {
+	ID             int64
+	Kind           string
+	Queue          string
+	State          JobcState
+	Priority       int16
+	PayloadVersion int32
+	AvailableAt    time.Time
+	Attempt        int32
+	MaxAttempts    int32
+	LastError      []byte
+	CreatedAt      time.Time
+	AttemptedAt    *time.Time
+	FinishedAt     *time.Time
+	Aged           bool
+}
+
+// ListJobsByError for a list page: the columns of ListJobSummaries.
+func (q *Queries) ListJobSummariesByError(ctx context.Context, arg ListJobSummariesByErrorParams) ([]ListJobSummariesByErrorRow, error) {
+	rows, err := q.db.Query(ctx, listJobSummariesByError,
+		arg.Pattern,
+		arg.Kinds,
+		arg.Queues,
+		arg.States,
+		arg.After,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListJobSummariesByErrorRow{}
+	for rows.Next() {
+		var i ListJobSummariesByErrorRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Kind,
+			&i.Queue,
+			&i.State,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.AvailableAt,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.LastError,
+			&i.CreatedAt,
+			&i.AttemptedAt,
+			&i.FinishedAt,
+			&i.Aged,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listJobsByError = `-- name: ListJobsByError :many
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
@@ -188,7 +357,7 @@ type ListJobsByErrorParams struct {
 // (an ILIKE pattern the caller escapes), optionally of some kinds, queues and states,
 // below an id. No index serves the text: it walks both tables' primary keys backwards
 // until it has a page, so a text that matches nothing reads every row the other
-// filters leave; the dashboard bounds it with the statement timeout of its pool.
+// filters leave; the dashboard bounds it with its query timeout and search cap.
 func (q *Queries) ListJobsByError(ctx context.Context, arg ListJobsByErrorParams) ([]JobcJobsAll, error) {
 	rows, err := q.db.Query(ctx, listJobsByError,
 		arg.Pattern,
