@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/dashboard"
@@ -31,13 +30,14 @@ const (
 
 func newUI(o *options) *cobra.Command {
 	var (
-		url, addr, prefix      string
+		addr, prefix           string
 		readOnly, hidePayloads bool
 		allowedHosts           []string
 		tlsCert, tlsKey        string
 		queryTimeout           time.Duration
 		maxSearches            int
 	)
+	var db *dbFlags
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web dashboard for the database at $DATABASE_URL",
@@ -96,10 +96,12 @@ The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 				return err
 			}
 			opt.JobTypes = types
-			return serveUI(cmd.Context(), cmd, url, addr, opt, tlsConfig)
+			return serveUI(cmd.Context(), cmd, db, addr, opt, tlsConfig)
 		},
 	}
-	cmd.Flags().StringVar(&url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
+	// A statement bound as every database command has; QueryTimeout bounds each
+	// request's work within it.
+	db = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringVar(&prefix, "prefix", "/", "path to serve the dashboard under, e.g. /jobs/")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "show everything, change nothing (mutations are refused with 403)")
@@ -175,23 +177,20 @@ func hasConfig(dir string) bool {
 }
 
 // serveUI serves the dashboard until ctx is cancelled.
-func serveUI(ctx context.Context, cmd *cobra.Command, url, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
-	if url == "" {
-		url = os.Getenv("DATABASE_URL")
-	}
-	if url == "" {
-		return usagef(cmd, "no database: set DATABASE_URL or pass --database-url")
-	}
-	cfg, err := pgxpool.ParseConfig(url)
+func serveUI(ctx context.Context, cmd *cobra.Command, db *dbFlags, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
+	t, err := db.target(cmd)
 	if err != nil {
-		return usagef(cmd, "--database-url: %v", err)
+		return err
 	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "jobc ui"
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	// Connecting here checks at start that the server answers, within the connect timeout.
+	pool, err := t.pool(ctx, "jobc ui", 0)
 	if err != nil {
-		return fmt.Errorf("jobc ui: connect: %w", err)
+		return err
 	}
 	defer pool.Close()
+	if err := t.checkSchema(ctx, pool); err != nil {
+		return err
+	}
 	opt.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 	h, err := dashboard.New(pool, opt)
 	if err != nil {
