@@ -49,29 +49,37 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 			}
 			s.Limit = limit
 			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				page, err := runtime.ListJobs(ctx, db, runtime.JobFilter{JobSelection: s, After: after})
-				if err != nil {
-					return err
-				}
+				f := runtime.JobFilter{JobSelection: s, After: after}
 				var next int64
-				if page.More && len(page.Jobs) > 0 {
-					next = page.Jobs[len(page.Jobs)-1].ID
-				}
 				if asJSON {
+					// The JSON carries each job whole, payload and metadata included.
+					page, err := runtime.ListJobs(ctx, db, f)
+					if err != nil {
+						return err
+					}
 					out := jobPageJSON{Jobs: make([]jobJSON, len(page.Jobs)), More: page.More}
 					for i, j := range page.Jobs {
 						out.Jobs[i] = toJobJSON(j)
 					}
-					if next > 0 {
+					if page.More && len(page.Jobs) > 0 {
+						next = page.Jobs[len(page.Jobs)-1].ID
 						out.NextAfter = &next
 					}
 					return writeJSON(cmd.OutOrStdout(), out)
 				}
+				// The table shows no payload, so none is read (ListJobSummaries).
+				page, err := runtime.ListJobSummaries(ctx, db, f)
+				if err != nil {
+					return err
+				}
+				if page.More && len(page.Jobs) > 0 {
+					next = page.Jobs[len(page.Jobs)-1].ID
+				}
 				t := newTable(cmd.OutOrStdout(), "ID", "KIND", "QUEUE", "STATE", "PRIORITY", "ATTEMPT", "VERSION", "CREATED", "LAST ERROR")
 				for _, j := range page.Jobs {
 					last := ""
-					if n := len(j.Errors); n > 0 {
-						last = truncate(lastError(j.Errors[n-1]), 60)
+					if j.LastError != nil {
+						last = truncate(lastError(*j.LastError), 60)
 					}
 					t.row(j.ID, j.Kind, j.Queue, string(j.State), j.Priority, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
 						fmt.Sprintf("v%d", j.PayloadVersion), j.CreatedAt.UTC().Format(time.DateTime), last)
