@@ -160,5 +160,6 @@ func ExampleMigrate() {
 	// applied 0010_table_invariants
 	// applied 0011_validate_invariants
 	// applied 0012_exact_payloads
+	// applied 0013_retry_gate
 	// 0 <nil>
 }

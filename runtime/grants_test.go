@@ -509,6 +509,13 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("after shutdown, Workers: %+v, %v; want none", ws, err)
 	}
 
+	// The dashboard's and `jobc jobs list`'s payload-free lists, as the read-only role.
+	if page, err := runtime.ListJobSummaries(ctx, readerPool, runtime.JobFilter{}); err != nil || len(page.Jobs) == 0 {
+		t.Errorf("ListJobSummaries as the read-only role: %d jobs, %v", len(page.Jobs), err)
+	}
+	if _, err := runtime.ListJobSummariesByError(ctx, readerPool, "always fails", runtime.JobFilter{}); err != nil {
+		t.Errorf("ListJobSummariesByError as the read-only role: %v", err)
+	}
 	if holders, err := runtime.UniqueKeyHolderForTest(ctx, workerPool, uniqueType.Kind, "no such key"); err != nil || len(holders) != 0 {
 		t.Errorf("UniqueKeyHolder as the worker: %v, %v", holders, err)
 	}
@@ -696,7 +703,7 @@ func checkForbidden(t *testing.T, e *grantsEnv) {
 	wantDenied(t, "read-only: runtime.PauseQueue", runtime.PauseQueue(ctx, reader, "grants"), "jobc_queues")
 	wantDenied(t, "producer: runtime.PauseQueue", runtime.PauseQueue(ctx, producer, "grants"), "jobc_queues")
 	_, err = runtime.RetryJobs(ctx, reader, runtime.JobSelection{Kinds: []string{"grants_fail"}})
-	wantDenied(t, "read-only: runtime.RetryJobs", err, "jobc_jobs_finished")
+	wantDenied(t, "read-only: runtime.RetryJobs", err, "jobc_retry_selected")
 
 	// The worker role cannot migrate: neither in the migrated schema nor in a fresh
 	// one, where it fails before creating anything.

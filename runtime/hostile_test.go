@@ -411,7 +411,8 @@ func TestMigrationRepairsRowsThatBreakTheInvariants(t *testing.T) {
 	}
 }
 
-// TestProducerRoleCannotForge covers failures 3 and 4 of issue 20 with the real roles:
+// TestProducerRoleCannotForge covers failures 3 and 4 of issue 20 with the real roles
+// (and the worker role, which names no ids either):
 // the producer could INSERT into jobc_unique_keys (a planted key made a later
 // legitimate enqueue return a job id that does not exist, for ever) and INSERT jobs
 // with ids ahead of the sequence (the next enqueues of every producer failed with
@@ -451,6 +452,19 @@ func TestProducerRoleCannotForge(t *testing.T) {
 	wantDenied(t, "an event with an explicit id", err, "jobc_events")
 	_, err = producer.Exec(ctx, `INSERT INTO jobc_events (event, version, subject, payload, state) VALUES ('e', 1, 's', '{}', 'published')`)
 	wantDenied(t, "an event in state published", err, "jobc_events")
+	// The worker role, which runs jobs, names no ids either, nor plants keys.
+	worker := e.pool(t, e.worker, "app", nil)
+	_, err = worker.Exec(ctx, `INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts)
+		VALUES (1000, 'send_email', 'email', 'available', 5, 1, '{}', 3)`)
+	wantDenied(t, "the worker inserting an explicit id", err, "jobc_jobs")
+	_, err = worker.Exec(ctx, `INSERT INTO jobc_unique_keys (kind, key, job_id) VALUES ('send_email', '{"n":1}', 999999)`)
+	wantDenied(t, "the worker planting a unique key", err, "jobc_unique_keys")
+	_, err = worker.Exec(ctx, `INSERT INTO jobc_events (id, event, version, subject, payload) VALUES (1000, 'e', 1, 's', '{}')`)
+	wantDenied(t, "the worker inserting an event with an explicit id", err, "jobc_events")
+	for _, f := range []string{`jobc_retry_selected(NULL, ARRAY['k'], NULL, NULL, NULL, NULL, NULL)`, `jobc_poison(1, NULL, 0, 'x')`} {
+		_, err = producer.Exec(ctx, `SELECT * FROM `+f)
+		wantDenied(t, "the producer calling "+f, err, f[:strings.Index(f, "(")])
+	}
 	_, err = reader.Exec(ctx, `SELECT * FROM jobc_enqueue_unique('send_email', 'email', 5, 3, 1, '{}', '{}', NULL, 'k', NULL)`)
 	wantDenied(t, "the read-only role calling jobc_enqueue_unique", err, "jobc_enqueue_unique")
 

@@ -52,35 +52,39 @@ func objects() []object {
 		ins = "INSERT"
 		upd = "UPDATE"
 		del = "DELETE"
+		// The columns of a new job and of a new event: no id, state of a lease, attempt
+		// count, errors or publication.
+		newJob   = "INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)"
+		newEvent = "INSERT (event, version, subject, ordering_key, payload, metadata)"
 	)
 	return []object{
 		// ClaimJobs, ExtendLeases, RetryJobs, ReleaseJobs, PromoteScheduled,
-		// RescueExpired, AgeWaitingJobs, RewritePayloads, RetrySelected:
-		// UPDATE (and SELECT FOR UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx,
-		// CancelPending, DeleteSelected, PoisonJob and the rescuer move rows out: DELETE;
-		// enqueue, the periodic scheduler and RetrySelected (back from
-		// jobc_jobs_finished): INSERT.
-		// The producer inserts only the columns of a new job (InsertJob, InsertJobs),
-		// never an id, a lease, an attempt count or errors, so it cannot take ids ahead
-		// of the sequence or write a running job (jobc_jobs_running_leased refuses one
-		// without a lease); a unique job goes through jobc_enqueue_unique. It reads back
-		// only what InsertJob returns (id, queue, state), not other jobs' payloads.
+		// RescueExpired, AgeWaitingJobs, RewritePayloads: UPDATE (and SELECT FOR
+		// UPDATE); CompleteJobs, FinishJobs, CompleteJobInTx, CancelPending,
+		// DeleteSelected and the rescuer move rows out: DELETE.
+		// Both roles insert only the columns of a new job (InsertJob, InsertJobs),
+		// never an id, a lease, an attempt count or errors, so neither can take an id
+		// ahead of the sequence or write a running job (jobc_jobs_running_leased refuses
+		// one without a lease). A unique job goes through jobc_enqueue_unique, a retried
+		// finished job back through jobc_retry_selected, and a poisoned job through
+		// jobc_poison: the functions that write ids, which run with the owner's rights.
+		// The producer reads back only what InsertJob returns (id, queue, state), not
+		// other jobs' payloads.
 		{kind: "TABLE", name: "jobc_jobs",
-			worker: []string{sel, ins, upd, del},
-			producer: []string{"SELECT (id, queue, state)",
-				"INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)"},
+			worker:   []string{sel, newJob, upd, del},
+			producer: []string{"SELECT (id, queue, state)", newJob},
 			readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
 		// PruneFinished, DeleteSelected and RetrySelected (which moves them back to
 		// jobc_jobs), and never updated.
 		{kind: "TABLE", name: "jobc_jobs_finished",
 			worker: []string{sel, ins, del}, readOnly: []string{sel}},
-		// Written by jobc_enqueue_unique in the same statement as the job (with its
-		// owner's rights: the producer holds no privilege here, so it cannot plant a key
-		// that suppresses a job), read by UniqueKeyHolder, deleted when a job finishes
-		// or is pruned; RetrySelected puts back the key of a job it revives.
+		// Written by jobc_enqueue_unique in the same statement as the job and by
+		// jobc_retry_selected for a job it revives (both with their owner's rights: no
+		// role plants a key that suppresses a job), read by UniqueKeyHolder, deleted when
+		// a job finishes or is pruned (jobc_finish, PruneFinished, DeleteSelected).
 		{kind: "TABLE", name: "jobc_unique_keys",
-			worker: []string{sel, ins, del}, readOnly: []string{sel}},
+			worker: []string{sel, del}, readOnly: []string{sel}},
 		// Sleep, Wake, ForgetSleeper, PruneSleepers; every enqueue reads it to decide
 		// whether to notify.
 		{kind: "TABLE", name: "jobc_sleepers",
@@ -117,12 +121,13 @@ func objects() []object {
 		// The producer inserts the columns of a new event only: no id, state, lease or
 		// publication time (the relay checks the rest against the spec).
 		{kind: "TABLE", name: "jobc_events",
-			worker:   []string{sel, ins, upd, del},
-			producer: []string{"SELECT (id)", "INSERT (event, version, subject, ordering_key, payload, metadata)"},
+			worker:   []string{sel, newEvent, upd, del},
+			producer: []string{"SELECT (id)", newEvent},
 			readOnly: []string{sel}},
-		// The identity sequence of jobc_jobs.id: jobc_enqueue_unique (as its owner) and
-		// jobc_poison take ids with nextval. Inserts take theirs from the column default,
-		// which needs no privilege on the sequence.
+		// The identity sequence of jobc_jobs.id. Inserts take their ids from the column
+		// default, which needs no privilege on it, and the functions that take ids with
+		// nextval run as its owner; the worker role keeps USAGE on it as on every other
+		// object of the schema (a nextval only skips an id).
 		{kind: "SEQUENCE", name: "jobc_jobs_id_seq", worker: []string{"USAGE"}},
 		// The identity sequence of jobc_events.id. No statement takes ids from it by
 		// hand any more; the worker role, which claims, marks and prunes the outbox,
@@ -134,6 +139,14 @@ func objects() []object {
 			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
+		// RetrySelected (migration 0013) and PoisonJob, with the rescuer (0010):
+		// SECURITY DEFINER, EXECUTE revoked from PUBLIC.
+		{kind: "FUNCTION", name: "jobc_retry_selected",
+			args:   "bigint[], text[], text[], text[], text, timestamptz, bigint",
+			worker: []string{"EXECUTE"}},
+		{kind: "FUNCTION", name: "jobc_poison",
+			args:   "bigint, text, integer, text",
+			worker: []string{"EXECUTE"}},
 	}
 }
 
