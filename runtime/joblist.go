@@ -30,24 +30,9 @@ const (
 // ListJobs returns the newest jobs that match f, unfinished and finished, at most
 // f.Limit of them (default 100, at most 10,000), and whether more match.
 func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) (JobPage, error) {
-	p, err := f.params()
+	args, limit, err := f.listParams()
 	if err != nil {
-		return JobPage{}, fmt.Errorf("jobc: list jobs: %w", err)
-	}
-	limit := f.Limit
-	switch {
-	case limit == 0:
-		limit = defaultListLimit
-	case limit > maxListLimit:
-		return JobPage{}, fmt.Errorf("jobc: list jobs: limit %d is above the maximum of %d: page with After instead", limit, maxListLimit)
-	}
-	if f.After < 0 {
-		return JobPage{}, fmt.Errorf("jobc: list jobs: after %d is negative", f.After)
-	}
-	args := db.ListJobsParams{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
-		ErrorClass: p.ErrorClass, Since: p.Since, Max: int32(limit + 1)} // one more: are there more?
-	if f.After > 0 {
-		args.After = &f.After
+		return JobPage{}, err
 	}
 	rows, err := db.New(dbtx).ListJobs(ctx, args)
 	if err != nil {
@@ -62,4 +47,30 @@ func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) (JobPage, error) {
 		}
 	}
 	return page, nil
+}
+
+// listParams checks f as a page of a listing and returns the statement's parameters,
+// which ask for one job more than the page holds (are there more?), and the page's
+// size: f.Limit, by default defaultListLimit, at most maxListLimit.
+func (f JobFilter) listParams() (db.ListJobsParams, int, error) {
+	p, err := f.params()
+	if err != nil {
+		return db.ListJobsParams{}, 0, fmt.Errorf("jobc: list jobs: %w", err)
+	}
+	limit := f.Limit
+	switch {
+	case limit == 0:
+		limit = defaultListLimit
+	case limit > maxListLimit:
+		return db.ListJobsParams{}, 0, fmt.Errorf("jobc: list jobs: limit %d is above the maximum of %d: page with After instead", limit, maxListLimit)
+	}
+	if f.After < 0 {
+		return db.ListJobsParams{}, 0, fmt.Errorf("jobc: list jobs: after %d is negative", f.After)
+	}
+	args := db.ListJobsParams{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
+		ErrorClass: p.ErrorClass, Since: p.Since, Max: int32(limit + 1)}
+	if f.After > 0 {
+		args.After = &f.After
+	}
+	return args, limit, nil
 }

@@ -42,26 +42,11 @@ type JobSummaryPage struct {
 
 // ListJobSummaries is ListJobs without the payloads: the same filter, order and limits.
 func ListJobSummaries(ctx context.Context, dbtx DBTX, f JobFilter) (JobSummaryPage, error) {
-	p, err := f.params()
+	args, limit, err := f.listParams()
 	if err != nil {
-		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: %w", err)
+		return JobSummaryPage{}, err
 	}
-	limit := f.Limit
-	switch {
-	case limit == 0:
-		limit = defaultListLimit
-	case limit > maxListLimit:
-		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: limit %d is above the maximum of %d: page with After instead", limit, maxListLimit)
-	}
-	if f.After < 0 {
-		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: after %d is negative", f.After)
-	}
-	args := db.ListJobSummariesParams{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
-		ErrorClass: p.ErrorClass, Since: p.Since, Max: int32(limit + 1)} // one more: are there more?
-	if f.After > 0 {
-		args.After = &f.After
-	}
-	rows, err := db.New(dbtx).ListJobSummaries(ctx, args)
+	rows, err := db.New(dbtx).ListJobSummaries(ctx, db.ListJobSummariesParams(args))
 	if err != nil {
 		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: %w", describeDBError(err))
 	}
