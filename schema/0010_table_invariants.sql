@@ -257,12 +257,12 @@ BEGIN
 END
 $$;
 
--- jobc_rescue_ids rescues the given running jobs, whose leases expired and whose rows
--- the caller has locked: the body of jobc_rescue (0002) after its choice of jobs. A job
--- with attempts left goes back to its queue (waking it), with "lease expired" as the
--- attempt's error; one out of attempts fails, and one whose cancellation was requested
--- ends cancelled, both through jobc_finish under the dead worker's lease. It returns each
--- job with the state it went to.
+-- jobc_rescue_ids rescues those of the given running jobs whose leases expired, whose
+-- rows the caller has locked: the body of jobc_rescue (0002) after its choice of jobs.
+-- A job with attempts left goes back to its queue (waking it), with "lease expired" as
+-- the attempt's error; one out of attempts fails, and one whose cancellation was
+-- requested ends cancelled, both through jobc_finish under the dead worker's lease. It
+-- returns each job with the state it went to.
 CREATE OR REPLACE FUNCTION jobc_rescue_ids(p_ids bigint[])
 RETURNS TABLE (job_id bigint, job_state jobc_state)
 LANGUAGE plpgsql VOLATILE AS $$
@@ -283,7 +283,7 @@ BEGIN
                'error', 'lease expired: the worker stopped extending it (crashed, killed or disconnected)')), '{}')
     INTO expired, errs
     FROM jobc_jobs e
-    WHERE e.id = ANY(p_ids) AND e.state = 'running';
+    WHERE e.id = ANY(p_ids) AND e.state = 'running' AND e.lease_expires_at < now();
 
     WITH retried AS (
         UPDATE jobc_jobs j
