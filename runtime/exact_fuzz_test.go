@@ -20,7 +20,7 @@ func FuzzPayloadRoundTrip(f *testing.F) {
 	f.Add("k", int64(1), 0.5, `{"a":1}`)
 	f.Add("inv\xff", int64(math.MaxInt64), math.MaxFloat64, `{"id":9007199254740993}`)
 	f.Add("a\x00b", int64(math.MinInt64), 5e-324, `{"x":1e400,"y":1e-400,"z":-0}`)
-	f.Add("é\uFFFD𝄞", int64(-1), -0.0, `{"u":"\ud83d\ude00","v":"\ufffd","w":[[[[]]]]}`)
+	f.Add("é\uFFFD𝄞", int64(-1), math.Copysign(0, -1), `{"u":"\ud83d\ude00","v":"\ufffd","w":[[[[]]]]}`)
 	f.Add("", int64(0), 1e21, `{"s":"\u0000"}`)
 	f.Add("k", int64(7), 1e-7, `{"n":123456789012345678901234567890,"f":1.50}`)
 	f.Fuzz(func(t *testing.T, key string, n int64, x float64, extra string) {

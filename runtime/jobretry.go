@@ -114,7 +114,7 @@ func retryAlone(ctx context.Context, dbtx DBTX, sel JobSelection, batchErr error
 	for budget := sel.Limit; ; {
 		page, err := ListJobs(ctx, dbtx, f)
 		if err != nil {
-			return res, fmt.Errorf("after %v, list the jobs to retry one by one: %w", describeDBError(batchErr), err)
+			return res, fmt.Errorf("list the jobs to retry one by one after %w: %w", describeDBError(batchErr), err)
 		}
 		for _, j := range page.Jobs {
 			if sel.Limit > 0 && budget == 0 {
