@@ -44,7 +44,7 @@ func newInit(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create jobc.yaml with one job, an empty jobc.lock, and the go:generate directive",
-		Long: `Init writes jobc.yaml (one example job type), an empty jobc.lock (nothing is
+		Long: `jobc init writes jobc.yaml (one example job type), an empty jobc.lock (nothing is
 released yet: ` + "`jobc lock`" + ` records the versions of a release), and
 internal/jobs/generate.go, which holds "//go:generate go tool jobc generate": add jobc
 as a tool of your module with ` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `,

@@ -33,7 +33,7 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the newest jobs, unfinished and finished, a page at a time",
-		Long: `List prints the newest jobs that match the filters, newest first. When more match than
+		Long: `jobc jobs list prints the newest jobs that match the filters, newest first. When more match than
 --limit shows, it says so on stderr and names the --after to pass for the next page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -74,7 +74,7 @@ func newQueues() *cobra.Command {
 	pause := &cobra.Command{
 		Use:   "pause QUEUE",
 		Short: "Stop every worker claiming from a queue (persisted: it survives restarts); running jobs finish",
-		Long: `Pause stops every worker of the fleet claiming jobs from the queue: at once through a
+		Long: `jobc queues pause stops every worker of the fleet claiming jobs from the queue: at once through a
 notification, within one poll interval at the latest. Running jobs finish. The pause is
 stored in the database, so it holds across worker restarts and deploys until
 "jobc queues resume". A queue no worker serves yet can be paused; pausing twice is fine.`,

@@ -33,7 +33,7 @@ func newRelay(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "relay --to URL",
 		Short: "Publish the outbox's events to NATS JetStream, RabbitMQ or Kafka until stopped",
-		Long: `Relay claims the events Publish<Event> wrote to the outbox (jobc_events) and publishes
+		Long: `jobc relay claims the events Publish<Event> wrote to the outbox (jobc_events) and publishes
 them to the broker named by --to, marking each published once the broker confirmed it:
 
   nats://host:4222[,nats://host2:4222]   JetStream; the stream binding the subjects must exist
@@ -242,7 +242,7 @@ func newRelayRetry() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry {ID... | --all}",
 		Short: "Make failed events pending again, for the relays to send",
-		Long: `Retry makes failed events pending again, for the relays to send. A relay checks each
+		Long: `jobc relay retry makes failed events pending again, for the relays to send. A relay checks each
 again against its spec: an event the spec does not declare (or of another subject, or
 with an invalid payload) fails again without reaching the broker, until the relay runs
 with a spec that declares it.`,

@@ -62,7 +62,7 @@ func newStatus() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show queues, live workers, and unfinished jobs by kind, version and state",
-		Long: `Status shows what an operator needs first: per queue the jobs available, scheduled and
+		Long: `jobc status shows what an operator needs first: per queue the jobs available, scheduled and
 running, how long the oldest available job has waited, the jobs completed and failed in
 the last hour, and whether the queue is paused; then which workers are alive and which
 payload versions each decodes, and how many unfinished jobs there are of each kind,
