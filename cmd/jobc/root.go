@@ -25,7 +25,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&o.dir, "dir", "C", ".", "project directory (where jobc.yaml is)")
 	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(o), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
-	root.AddCommand(newQueues(), newWorkers())
+	root.AddCommand(newQueues(o), newWorkers())
 	root.AddCommand(newUI(o))
 	root.AddCommand(newMetrics())
 	root.AddCommand(newRelay(o))
