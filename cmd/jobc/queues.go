@@ -38,8 +38,13 @@ func toQueueJSON(stats []runtime.QueueStat) []queueJSON {
 	return out
 }
 
-// printQueues prints the queue table of jobc queues and jobc status.
+// printQueues prints the queue table of jobc queues and jobc status, or a sentence
+// when there is no queue.
 func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) error {
+	if len(stats) == 0 {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no queues: no queue has unfinished jobs, jobs finished in the last hour, a pause or a live worker")
+		return err
+	}
 	t := newTable(cmd.OutOrStdout(), indent+"QUEUE", "AVAILABLE", "SCHEDULED", "RUNNING", "OLDEST AVAILABLE", "COMPLETED 1H", "FAILED 1H", "PAUSED", "WORKERS")
 	for _, q := range stats {
 		paused := "no"

@@ -316,6 +316,10 @@ func toFailedEventsJSON(failed []relay.FailedEvent) []failedEventJSON {
 }
 
 func printFailedEvents(cmd *cobra.Command, failed []relay.FailedEvent, indent string) error {
+	if len(failed) == 0 {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no failed events")
+		return err
+	}
 	t := newTable(cmd.OutOrStdout(), indent+"ID", "EVENT", "VERSION", "SUBJECT", "KEY", "ATTEMPTS", "CREATED", "ERROR")
 	for _, f := range failed {
 		t.row(indent+strconv.FormatInt(f.ID, 10), esc(f.Event), f.Version, esc(f.Subject), esc(f.OrderingKey), f.Attempts,

@@ -189,6 +189,10 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 		return err
 	}
 	fmt.Fprintln(out, "\nunfinished jobs:")
+	if len(counts) == 0 {
+		_, err := fmt.Fprintln(out, "  none")
+		return err
+	}
 	t = newTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
 	for _, c := range counts {
 		by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
