@@ -45,7 +45,9 @@ The relay publishes only the events jobc.yaml declares (in the directory -C name
 working directory by default): an outbox row of an undeclared event or version, with
 another subject than its event's, or with a payload its version's schema rejects is
 never sent; it is kept as failed with the reason. Run the relay with a spec at least
-as new as the producers'.
+as new as the producers'. The relay connects before it claims anything: a NATS or
+RabbitMQ broker that does not answer, or a relayed subject no JetStream stream binds,
+exits 1 at once.
 
 Run as many relays as you like: claims never overlap, and each ordering key has one
 event in flight at a time. SIGINT or SIGTERM stops claiming, lets the batches in flight
