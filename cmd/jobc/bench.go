@@ -17,7 +17,7 @@ func newBench() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
 		Short: "Measure enqueue, burn-down and pickup latency on a database",
-		Long: `Bench measures jobc on the database at $DATABASE_URL, in a schema of its own that it
+		Long: `jobc bench measures jobc on the database at $DATABASE_URL, in a schema of its own that it
 drops afterwards: transactional enqueue (each transaction inserts a business row and one
 job), bulk enqueue with COPY, burn-down (claim, no-op handler, record), and the latency
 from enqueue to handler start for an idle worker. The machine and server settings

@@ -20,7 +20,7 @@ func newCheck(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "check",
 		Short: "Check the payload contracts for safe rolling deploys; exit 1 on errors",
-		Long: `Check loads jobc.yaml and checks that every payload version can be read by the
+		Long: `jobc check loads jobc.yaml and checks that every payload version can be read by the
 workers that will meet it:
 
   - each version after the first is reached from its predecessor: its declared changes

@@ -407,8 +407,18 @@ func TestRetryNotFoundSaysJobcOnce(t *testing.T) {
 			t.Errorf("jobs %s 999999: exit %d:\n%s\nwant one \"jobc: \" a line", verb, code, errOut)
 		}
 	}
-	if got := message(errors.New("jobc: a: jobc: b: jobc: c")); got != "jobc: a: b: c" {
-		t.Errorf("message: %q", got)
+	for in, want := range map[string]string{
+		"jobc: a: jobc: b: jobc: c":                   "jobc: a: b: c",
+		"jobc relay: jobc relay: x":                   "jobc relay: x",
+		"jobc relay: jobc: x: jobc relay retry: y":    "jobc relay: x: y",
+		"jobc migrate grants: jobc migrate grants: z": "jobc migrate grants: z",
+		"jobc relay: jobcnats: x":                     "jobc relay: jobcnats: x",
+		"jobc: run `jobc migrate up`: jobc: x":        "jobc: run `jobc migrate up`: x",
+		"jobc ui: a: jobc Ui: b":                      "jobc ui: a: jobc Ui: b",
+	} {
+		if got := message(errors.New(in)); got != want {
+			t.Errorf("message(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
 

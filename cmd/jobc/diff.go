@@ -12,7 +12,7 @@ func newDiff(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "diff",
 		Short: "Exit 1 with a unified diff when generated files are stale, missing or extra",
-		Long: `Diff generates the code in memory and compares it with the files on disk. It prints
+		Long: `jobc diff generates the code in memory and compares it with the files on disk. It prints
 a unified diff and exits 1 when any generated file is stale, missing, or no longer
 produced by the spec (the producers files of producers: {sql, typescript} included);
 it exits 0 and prints nothing when everything is up to date.

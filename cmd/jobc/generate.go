@@ -14,7 +14,7 @@ func newGenerate(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "generate",
 		Short: "Write the Go code of the job types declared in jobc.yaml",
-		Long: `Generate reads jobc.yaml (and the job files it includes), checks it, and writes
+		Long: `jobc generate reads jobc.yaml (and the job files it includes), checks it, and writes
 one Go file per job type plus jobc.go into the configured output directory. Generated
 files that the spec no longer produces are removed (under go generate, one that go
 generate has yet to read is emptied instead, and deleted when go generate reaches

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -44,11 +45,12 @@ func newInit(o *options) *cobra.Command {
 	return &cobra.Command{
 		Use:   "init",
 		Short: "Create jobc.yaml with one job, an empty jobc.lock, and the go:generate directive",
-		Long: `Init writes jobc.yaml (one example job type), an empty jobc.lock (nothing is
+		Long: `jobc init writes jobc.yaml (one example job type), an empty jobc.lock (nothing is
 released yet: ` + "`jobc lock`" + ` records the versions of a release), and
 internal/jobs/generate.go, which holds "//go:generate go tool jobc generate": add jobc
-as a tool of your module with ` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `,
-then run ` + "`go generate ./...`" + `. It never overwrites a file.`,
+as a tool of your module with ` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `
+(unless go.mod already names it), then run ` + "`go generate ./...`" + `. It never
+overwrites a file.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := filepath.Join(o.dir, "jobc.yaml")
@@ -60,6 +62,10 @@ then run ` + "`go generate ./...`" + `. It never overwrites a file.`,
 				} else if !errors.Is(err, fs.ErrNotExist) {
 					return fmt.Errorf("jobc: %w", err)
 				}
+			}
+			isTool, err := jobcIsTool(o.dir)
+			if err != nil {
+				return err
 			}
 			if err := os.WriteFile(cfg, []byte(initConfig), 0o644); err != nil {
 				return fmt.Errorf("jobc: %w", err)
@@ -76,13 +82,73 @@ then run ` + "`go generate ./...`" + `. It never overwrites a file.`,
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "created %s, %s and %s\n", cfg, lock, gen)
-			fmt.Fprintln(out, strings.TrimSpace(`
-next:
-  go get -tool github.com/jobc-dev/jobc/cmd/jobc
-  go generate ./...
+			fmt.Fprintln(out, "next:")
+			if !isTool {
+				fmt.Fprintln(out, "  go get -tool "+toolPath)
+			}
+			fmt.Fprint(out, `  go generate ./...
   jobc migrate up   # with DATABASE_URL set
-  jobc lock         # when you release: records the released versions`))
+  jobc lock         # when you release: records the released versions
+`)
 			return nil
 		},
 	}
+}
+
+// toolPath is the package `go get -tool` adds for `go tool jobc`.
+const toolPath = "github.com/jobc-dev/jobc/cmd/jobc"
+
+// jobcIsTool reports whether the go.mod of the module holding dir (the first one in
+// dir or above it) names jobc as a tool, in a tool directive of its own or in a tool
+// block; false without a go.mod.
+func jobcIsTool(dir string) (bool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return false, fmt.Errorf("jobc: %w", err)
+	}
+	for {
+		b, err := os.ReadFile(filepath.Join(abs, "go.mod"))
+		if err == nil {
+			return namesTool(string(b), toolPath), nil
+		}
+		if !errors.Is(err, fs.ErrNotExist) {
+			return false, fmt.Errorf("jobc: %w", err)
+		}
+		parent := filepath.Dir(abs)
+		if parent == abs {
+			return false, nil
+		}
+		abs = parent
+	}
+}
+
+// namesTool reports whether the go.mod text gomod has a tool directive for path:
+// "tool path" or a line "path" inside "tool ( ... )". Comments are ignored.
+func namesTool(gomod, path string) bool {
+	inBlock := false
+	for line := range strings.Lines(gomod) {
+		if i := strings.Index(line, "//"); i >= 0 {
+			line = line[:i]
+		}
+		f := strings.Fields(line)
+		switch {
+		case inBlock && len(f) == 1 && f[0] == ")":
+			inBlock = false
+		case inBlock && len(f) == 1 && unquote(f[0]) == path:
+			return true
+		case !inBlock && len(f) == 2 && f[0] == "tool" && f[1] == "(":
+			inBlock = true
+		case !inBlock && len(f) == 2 && f[0] == "tool" && unquote(f[1]) == path:
+			return true
+		}
+	}
+	return false
+}
+
+// unquote removes the quotes go.mod allows around a path.
+func unquote(s string) string {
+	if u, err := strconv.Unquote(s); err == nil {
+		return u
+	}
+	return s
 }

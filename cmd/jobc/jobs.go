@@ -33,7 +33,7 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "list",
 		Short: "List the newest jobs, unfinished and finished, a page at a time",
-		Long: `List prints the newest jobs that match the filters, newest first. When more match than
+		Long: `jobc jobs list prints the newest jobs that match the filters, newest first. When more match than
 --limit shows, it says so on stderr and names the --after to pass for the next page.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,9 +75,18 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 				if page.More && len(page.Jobs) > 0 {
 					next = page.Jobs[len(page.Jobs)-1].ID
 				}
+				if len(page.Jobs) == 0 {
+					// A sentence, not a table of headings only.
+					if sel.any() || after > 0 {
+						fmt.Fprintln(cmd.OutOrStdout(), "no jobs match")
+					} else {
+						fmt.Fprintln(cmd.OutOrStdout(), "no jobs")
+					}
+					return nil
+				}
 				t := newTable(cmd.OutOrStdout(), "ID", "KIND", "QUEUE", "STATE", "PRIORITY", "ATTEMPT", "VERSION", "CREATED", "LAST ERROR")
 				for _, j := range page.Jobs {
-					last := ""
+					last := "-"
 					if j.LastError != nil {
 						last = truncate(lastError(*j.LastError), 60)
 					}
@@ -171,7 +180,7 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 		fmt.Fprintln(out, "errors:")
 		t = newTable(out, "  ATTEMPT", "AT", "CLASS", "WORKER", "ERROR")
 		for _, e := range j.Errors {
-			t.row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), e.Class, e.Worker, e.Error)
+			t.row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), orDash(e.Class), orDash(e.Worker), orDash(e.Error))
 		}
 		return t.flush()
 	}

@@ -38,7 +38,7 @@ func newJobsRetry(dbf *dbFlags) *cobra.Command {
 		},
 		many:  runtime.RetryJobs,
 		count: runtime.CountRetryable,
-	}, `Retry makes failed, cancelled or scheduled jobs available now. Each keeps the errors of its
+	}, `jobc jobs retry makes failed, cancelled or scheduled jobs available now. Each keeps the errors of its
 earlier attempts; one whose attempts are used up gets one more. A job whose unique key
 another job holds now is not retried: the message names that job.
 
@@ -61,7 +61,7 @@ func newJobsDelete(dbf *dbFlags) *cobra.Command {
 		},
 		many:  runtime.DeleteJobs,
 		count: runtime.CountDeletable,
-	}, `Delete removes finished, available or scheduled jobs, with their unique keys. A running
+	}, `jobc jobs delete removes finished, available or scheduled jobs, with their unique keys. A running
 job is refused: cancel it first.
 
 With ids, each job is deleted on its own (exit 1 if any could not be). With filters

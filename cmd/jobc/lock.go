@@ -17,7 +17,7 @@ func newLock(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "lock",
 		Short: "Record the payload contracts of jobc.yaml as released, in jobc.lock",
-		Long: `Lock runs the checks of ` + "`jobc check`" + ` against the current jobc.lock and, when they
+		Long: `jobc lock runs the checks of ` + "`jobc check`" + ` against the current jobc.lock and, when they
 pass, rewrites jobc.lock with every kind of the spec: its aliases, its write_version,
 and each version's canonical schema with its SHA-256. Run it when you release, and
 commit jobc.lock: from then on ` + "`jobc check`" + ` fails when a released version changes.

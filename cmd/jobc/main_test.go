@@ -15,10 +15,23 @@ import (
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // jobc runs the CLI in-process, as main does, and returns its output and exit status.
+// Whatever a test runs, no line of stderr may say the command prefix twice
+// ("jobc relay: jobc relay: ...", "jobc: retry job 5: jobc: ...").
 func jobc(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
 	code = run(t.Context(), args, &out, &errOut)
+	for line := range strings.Lines(errOut.String()) {
+		prefixes := 0
+		for _, seg := range strings.Split(line, ": ") {
+			if isCommandPrefix(seg) {
+				prefixes++
+			}
+		}
+		if prefixes > 1 {
+			t.Errorf("jobc %s: stderr says the command prefix %d times: %s", strings.Join(args, " "), prefixes, line)
+		}
+	}
 	return out.String(), errOut.String(), code
 }
 

@@ -25,7 +25,7 @@ func newMetrics() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "metrics",
 		Short: "Serve the database-side Prometheus gauges of the whole fleet on /metrics",
-		Long: `Metrics serves, on http://ADDR/metrics, what the database says about every queue:
+		Long: `jobc metrics serves, on http://ADDR/metrics, what the database says about every queue:
 jobc_jobs{queue,kind,state} for unfinished jobs, jobc_queue_oldest_available_age_seconds,
 jobc_queue_paused, jobc_workers and jobc_database_up. One exporter is enough for a fleet:
 the workers' own endpoints (contrib/prometheus WorkerCollector) count what each of them

@@ -114,7 +114,7 @@ func newMigrateGrants() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]",
 		Short: "Print, or apply, the privileges that let workers, producers and dashboards run without owning the tables",
-		Long: `Grants prints the GRANT statements, one per line, that give existing roles what jobc's
+		Long: `jobc migrate grants prints the GRANT statements, one per line, that give existing roles what jobc's
 statements need on the jobc tables of the database's search_path, and nothing more:
 
   --worker    runs workers, and may enqueue and cancel: row privileges (SELECT, INSERT,

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -34,8 +38,13 @@ func toQueueJSON(stats []runtime.QueueStat) []queueJSON {
 	return out
 }
 
-// printQueues prints the queue table of jobc queues and jobc status.
+// printQueues prints the queue table of jobc queues and jobc status, or a sentence
+// when there is no queue.
 func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) error {
+	if len(stats) == 0 {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no queues: no queue has unfinished jobs, jobs finished in the last hour, a pause or a live worker")
+		return err
+	}
 	t := newTable(cmd.OutOrStdout(), indent+"QUEUE", "AVAILABLE", "SCHEDULED", "RUNNING", "OLDEST AVAILABLE", "COMPLETED 1H", "FAILED 1H", "PAUSED", "WORKERS")
 	for _, q := range stats {
 		paused := "no"
@@ -47,7 +56,7 @@ func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) e
 	return t.flush()
 }
 
-func newQueues() *cobra.Command {
+func newQueues(o *options) *cobra.Command {
 	var (
 		dbf    *dbFlags
 		asJSON bool
@@ -74,14 +83,28 @@ func newQueues() *cobra.Command {
 	pause := &cobra.Command{
 		Use:   "pause QUEUE",
 		Short: "Stop every worker claiming from a queue (persisted: it survives restarts); running jobs finish",
-		Long: `Pause stops every worker of the fleet claiming jobs from the queue: at once through a
+		Long: `jobc queues pause stops every worker of the fleet claiming jobs from the queue: at once through a
 notification, within one poll interval at the latest. Running jobs finish. The pause is
 stored in the database, so it holds across worker restarts and deploys until
-"jobc queues resume". A queue no worker serves yet can be paused; pausing twice is fine.`,
+"jobc queues resume". A queue no worker serves yet can be paused; pausing twice is fine.
+When no job type of jobc.yaml (in the directory -C names) and no live worker uses the
+queue, a warning on stderr says so and names the queues in use: a misspelt name pauses
+nothing that runs.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueOp(cmd, dbf, args[0], runtime.PauseQueue,
-				"queue %s paused: workers stop claiming from it within one poll interval; running jobs finish\n")
+			var warning string
+			check := func(ctx context.Context, db runtime.DBTX) (err error) {
+				warning, err = unusedQueue(ctx, db, o.dir, args[0])
+				return err
+			}
+			if err := queueOp(cmd, dbf, args[0], check, runtime.PauseQueue,
+				"queue %s paused: workers stop claiming from it within one poll interval; running jobs finish\n"); err != nil {
+				return err
+			}
+			if warning != "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), warning)
+			}
+			return nil
 		},
 	}
 	resume := &cobra.Command{
@@ -89,18 +112,26 @@ stored in the database, so it holds across worker restarts and deploys until
 		Short: "Let workers claim from a paused queue again, at once",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return queueOp(cmd, dbf, args[0], runtime.ResumeQueue, "queue %s resumed\n")
+			return queueOp(cmd, dbf, args[0], nil, runtime.ResumeQueue, "queue %s resumed\n")
 		},
 	}
 	cmd.AddCommand(pause, resume)
 	return cmd
 }
 
-func queueOp(cmd *cobra.Command, dbf *dbFlags, queue string, op func(context.Context, runtime.DBTX, string) error, done string) error {
+// queueOp runs op on queue and prints done; check, when not nil, runs first on the
+// same connection.
+func queueOp(cmd *cobra.Command, dbf *dbFlags, queue string, check func(context.Context, runtime.DBTX) error,
+	op func(context.Context, runtime.DBTX, string) error, done string) error {
 	if queue == "" {
 		return asUsage(cmd, runtime.ErrEmptyQueueName)
 	}
 	return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+		if check != nil {
+			if err := check(ctx, db); err != nil {
+				return err
+			}
+		}
 		if err := op(ctx, db, queue); err != nil {
 			return err
 		}
@@ -118,4 +149,44 @@ func oldestOver(stats []runtime.QueueStat, max time.Duration) []runtime.QueueSta
 		}
 	}
 	return out
+}
+
+// unusedQueue returns a warning when neither a job type of the spec in dir (when dir
+// has one) nor a live worker uses queue, naming the queues that are used and the
+// closest of them; "" when one does.
+func unusedQueue(ctx context.Context, db runtime.DBTX, dir, queue string) (string, error) {
+	ws, err := runtime.Workers(ctx, db, 0)
+	if err != nil {
+		return "", err
+	}
+	var used []string
+	for _, w := range ws {
+		used = append(used, w.Queues...)
+	}
+	who := "no live worker"
+	if hasConfig(dir) {
+		// A spec with problems still holds the job types it could read; the pause is
+		// not about the spec, so its problems are left to jobc generate.
+		if p, _ := spec.Load(dir); p != nil {
+			for _, j := range p.Jobs {
+				used = append(used, j.Queue)
+			}
+			who = "no job type of " + filepath.Join(dir, p.File) + " and no live worker"
+		}
+	}
+	slices.Sort(used)
+	used = slices.Compact(used)
+	if slices.Contains(used, queue) {
+		return "", nil
+	}
+	msg := fmt.Sprintf("jobc: warning: %s uses queue %q", who, queue)
+	if s := spec.Suggest(queue, used); s != "" {
+		msg += fmt.Sprintf(": did you mean %q?", s)
+	}
+	if len(used) == 0 {
+		msg += " (none uses any queue)"
+	} else {
+		msg += " (queues in use: " + esc(strings.Join(used, ", ")) + ")"
+	}
+	return msg + fmt.Sprintf("; it is paused all the same: `jobc queues resume %s` undoes it", esc(queue)), nil
 }

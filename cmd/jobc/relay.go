@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net/url"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,10 +34,10 @@ func newRelay(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "relay --to URL",
 		Short: "Publish the outbox's events to NATS JetStream, RabbitMQ or Kafka until stopped",
-		Long: `Relay claims the events Publish<Event> wrote to the outbox (jobc_events) and publishes
+		Long: `jobc relay claims the events Publish<Event> wrote to the outbox (jobc_events) and publishes
 them to the broker named by --to, marking each published once the broker confirmed it:
 
-  nats://host:4222[,nats://host2:4222]   JetStream; the stream binding the subjects must exist
+  nats://host:4222[,nats://host2:4222]   JetStream; a stream must bind each relayed subject
   amqp://user:pass@host:5672/vhost       RabbitMQ; --exchange names the exchange (default "")
   kafka://host:9092[,host2:9092]         Kafka; the event's subject is the topic
 
@@ -44,7 +45,9 @@ The relay publishes only the events jobc.yaml declares (in the directory -C name
 working directory by default): an outbox row of an undeclared event or version, with
 another subject than its event's, or with a payload its version's schema rejects is
 never sent; it is kept as failed with the reason. Run the relay with a spec at least
-as new as the producers'.
+as new as the producers'. The relay connects before it claims anything: a NATS or
+RabbitMQ broker that does not answer, or a relayed subject no JetStream stream binds,
+exits 1 at once.
 
 Run as many relays as you like: claims never overlap, and each ordering key has one
 event in flight at a time. SIGINT or SIGTERM stops claiming, lets the batches in flight
@@ -82,7 +85,13 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			if err != nil {
 				return err
 			}
-			sink, err := open(ctx)
+			var subjects []string
+			for _, e := range events {
+				if e.Relay && !slices.Contains(subjects, e.Subject) {
+					subjects = append(subjects, e.Subject)
+				}
+			}
+			sink, err := open(ctx, subjects)
 			if err != nil {
 				return fmt.Errorf("jobc relay: %w", err)
 			}
@@ -154,19 +163,30 @@ func declaredEvents(dir string) ([]*runtime.EventType, error) {
 	return events, nil
 }
 
-// sinkFor returns what opens the sink --to names, or why it names none.
-func sinkFor(f relayFlags) (func(context.Context) (relay.Sink, error), error) {
+// sinkFor returns what opens the sink --to names, or why it names none. Opening it
+// connects, so that a broker that does not answer stops the relay before it starts
+// rather than leaving it retrying; for NATS it also checks that a stream binds each
+// of the subjects the relay publishes to.
+func sinkFor(f relayFlags) (func(ctx context.Context, subjects []string) (relay.Sink, error), error) {
 	u, err := url.Parse(strings.SplitN(f.to, ",", 2)[0])
 	if err != nil {
 		return nil, err
 	}
 	switch u.Scheme {
 	case "nats", "tls":
-		return func(context.Context) (relay.Sink, error) {
-			return jobcnats.Connect(f.to, jobcnats.Options{MsgIDPrefix: f.msgIDPrefix})
+		return func(ctx context.Context, subjects []string) (relay.Sink, error) {
+			sink, err := jobcnats.Connect(f.to, jobcnats.Options{MsgIDPrefix: f.msgIDPrefix})
+			if err != nil {
+				return nil, err
+			}
+			if err := sink.CheckStreams(ctx, subjects...); err != nil {
+				sink.Close()
+				return nil, err
+			}
+			return sink, nil
 		}, nil
 	case "amqp", "amqps":
-		return func(ctx context.Context) (relay.Sink, error) {
+		return func(ctx context.Context, _ []string) (relay.Sink, error) {
 			return jobcamqp.Dial(ctx, f.to, jobcamqp.Options{Exchange: f.exchange})
 		}, nil
 	case "kafka":
@@ -178,7 +198,7 @@ func sinkFor(f relayFlags) (func(context.Context) (relay.Sink, error), error) {
 			}
 			seeds = append(seeds, s)
 		}
-		return func(context.Context) (relay.Sink, error) { return jobckafka.Connect(seeds) }, nil
+		return func(context.Context, []string) (relay.Sink, error) { return jobckafka.Connect(seeds) }, nil
 	}
 	return nil, fmt.Errorf("unknown scheme %q: want nats://, amqp:// or kafka://", u.Scheme)
 }
@@ -242,7 +262,7 @@ func newRelayRetry() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "retry {ID... | --all}",
 		Short: "Make failed events pending again, for the relays to send",
-		Long: `Retry makes failed events pending again, for the relays to send. A relay checks each
+		Long: `jobc relay retry makes failed events pending again, for the relays to send. A relay checks each
 again against its spec: an event the spec does not declare (or of another subject, or
 with an invalid payload) fails again without reaching the broker, until the relay runs
 with a spec that declares it.`,
@@ -298,6 +318,10 @@ func toFailedEventsJSON(failed []relay.FailedEvent) []failedEventJSON {
 }
 
 func printFailedEvents(cmd *cobra.Command, failed []relay.FailedEvent, indent string) error {
+	if len(failed) == 0 {
+		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no failed events")
+		return err
+	}
 	t := newTable(cmd.OutOrStdout(), indent+"ID", "EVENT", "VERSION", "SUBJECT", "KEY", "ATTEMPTS", "CREATED", "ERROR")
 	for _, f := range failed {
 		t.row(indent+strconv.FormatInt(f.ID, 10), esc(f.Event), f.Version, esc(f.Subject), esc(f.OrderingKey), f.Attempts,

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -70,6 +71,42 @@ func TestRelayUsage(t *testing.T) {
 		_, errOut, code := jobc(t, c.args...)
 		if code != exitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("jobc %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
+		}
+	}
+}
+
+// closedPort returns a loopback port on which nothing listens: one the kernel gave a
+// listener that is closed again.
+func closedPort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return port
+}
+
+// TestRelayFailsAtStart: a relay whose broker does not answer, or whose JetStream
+// has no stream for a relayed subject, exits 1 before it starts publishing, saying
+// so (and hiding the URL's password), instead of retrying every batch forever.
+func TestRelayFailsAtStart(t *testing.T) {
+	_, dbURL := migratedDB(t)
+	dir := relaySpec(t, "cli.nostream")
+	srv := brokertest.StartNATS(t) // JetStream without any stream
+	port := closedPort(t)
+	for _, c := range []struct{ to, want string }{
+		{fmt.Sprintf("nats://127.0.0.1:%d", port), fmt.Sprintf("jobc relay: jobcnats: cannot connect to nats://127.0.0.1:%d: ", port)},
+		{fmt.Sprintf("nats://relay:s3cret@127.0.0.1:%d", port), fmt.Sprintf("cannot connect to nats://relay:xxxxx@127.0.0.1:%d: ", port)},
+		{fmt.Sprintf("amqp://relay:s3cret@127.0.0.1:%d/", port), fmt.Sprintf("jobc relay: jobcamqp: cannot connect to amqp://relay:xxxxx@127.0.0.1:%d/: ", port)},
+		{srv.URL, `jobc relay: jobcnats: no stream binds subject "cli.nostream"`},
+	} {
+		_, errOut, code := jobc(t, "relay", "-C", dir, "--to", c.to, "--database-url", dbURL)
+		if code != exitFailure || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "publishing") || strings.Contains(errOut, "s3cret") {
+			t.Errorf("jobc relay --to %s: exit %d, stderr:\n%s\nwant exit 1 with %q before publishing, no password", c.to, code, errOut, c.want)
 		}
 	}
 }

@@ -25,7 +25,7 @@ func newRoot() *cobra.Command {
 	}
 	root.PersistentFlags().StringVarP(&o.dir, "dir", "C", ".", "project directory (where jobc.yaml is)")
 	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(o), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
-	root.AddCommand(newQueues(), newWorkers())
+	root.AddCommand(newQueues(o), newWorkers())
 	root.AddCommand(newUI(o))
 	root.AddCommand(newMetrics())
 	root.AddCommand(newRelay(o))
@@ -52,16 +52,34 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	return exitCode(err)
 }
 
-// message is err's text with the "jobc: " that the runtime's errors start with said
-// once: wrapping one in another ("jobc: retry job 5: jobc: job not found") repeats it.
+// message is err's text with the command prefix said once: the runtime's errors start
+// with "jobc: " and the CLI's with "jobc: " or the command line ("jobc relay: "), so
+// wrapping one in another ("jobc: retry job 5: jobc: job not found", "jobc relay:
+// jobc relay: ...") would repeat it. Every such prefix after the first is dropped.
 func message(err error) string {
-	msg := err.Error()
-	head, rest, found := strings.Cut(msg, ": jobc: ")
-	for found {
-		msg = head + ": " + rest
-		head, rest, found = strings.Cut(msg, ": jobc: ")
+	segs := strings.Split(err.Error(), ": ")
+	out := segs[:1]
+	for _, s := range segs[1:] {
+		if !isCommandPrefix(s) {
+			out = append(out, s)
+		}
 	}
-	return msg
+	return strings.Join(out, ": ")
+}
+
+// isCommandPrefix reports whether s is "jobc" or a jobc command line ("jobc relay",
+// "jobc migrate grants"): lower-case words after "jobc", nothing else.
+func isCommandPrefix(s string) bool {
+	words := strings.Split(s, " ")
+	if words[0] != "jobc" {
+		return false
+	}
+	for _, w := range words[1:] {
+		if w == "" || strings.TrimFunc(w, func(r rune) bool { return r >= 'a' && r <= 'z' || r == '-' }) != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // exitError carries a specific exit status (1 is the default for any error).

@@ -62,7 +62,7 @@ func newStatus() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "status",
 		Short: "Show queues, live workers, and unfinished jobs by kind, version and state",
-		Long: `Status shows what an operator needs first: per queue the jobs available, scheduled and
+		Long: `jobc status shows what an operator needs first: per queue the jobs available, scheduled and
 running, how long the oldest available job has waited, the jobs completed and failed in
 the last hour, and whether the queue is paused; then which workers are alive and which
 payload versions each decodes, and how many unfinished jobs there are of each kind,
@@ -189,6 +189,10 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 		return err
 	}
 	fmt.Fprintln(out, "\nunfinished jobs:")
+	if len(counts) == 0 {
+		_, err := fmt.Fprintln(out, "  none")
+		return err
+	}
 	t = newTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
 	for _, c := range counts {
 		by := fmt.Sprintf("%d worker(s)", len(c.Decoders))

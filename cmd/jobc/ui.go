@@ -41,7 +41,7 @@ func newUI(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web dashboard for the database at $DATABASE_URL",
-		Long: `Ui serves jobc's web dashboard: queues, jobs, failed groups, versions and periodic
+		Long: `jobc ui serves jobc's web dashboard: queues, jobs, failed groups, versions and periodic
 jobs, with retry, cancel, delete and pause. It listens on loopback by default. On any
 other address it needs authentication, from the environment:
 

@@ -85,3 +85,24 @@ func TestUsageErrorsExit2(t *testing.T) {
 		}
 	}
 }
+
+// TestHelpNamesTheCommand: a command's long help that starts with its subject starts
+// with the command line a user types ("jobc ui serves ..."), never with the command's
+// name turned into a word of English ("Ui serves ..."), on every command, including
+// ones added later.
+func TestHelpNamesTheCommand(t *testing.T) {
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		first, _, _ := strings.Cut(c.Long, " ")
+		if strings.EqualFold(first, c.Name()) {
+			t.Errorf("%s --help starts %q: say %q", c.CommandPath(), first, c.CommandPath())
+		}
+		if first == "jobc" && !strings.HasPrefix(c.Long, c.CommandPath()+" ") {
+			t.Errorf("%s --help starts with another command: %.40q", c.CommandPath(), c.Long)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(newRoot())
+}

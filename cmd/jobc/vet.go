@@ -15,7 +15,7 @@ func newVet(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "vet",
 		Short: "Lint jobc.yaml for settings that are legal but likely mistakes; exit 1 on findings",
-		Long:  "Vet loads and checks the spec like generate, then runs these lints:\n\n" + ruleList(),
+		Long:  "jobc vet loads and checks the spec like generate, then runs these lints:\n\n" + ruleList(),
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			p, err := spec.Load(o.dir)

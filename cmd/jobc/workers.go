@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"time"
 
@@ -48,6 +49,10 @@ func newWorkers() *cobra.Command {
 				now := time.Now()
 				if asJSON {
 					return writeJSON(cmd.OutOrStdout(), toWorkersJSON(ws, now))
+				}
+				if len(ws) == 0 {
+					fmt.Fprintf(cmd.OutOrStdout(), "no live workers: none sent a heartbeat within %s\n", within)
+					return nil
 				}
 				t := newTable(cmd.OutOrStdout(), "ID", "HOST", "PID", "QUEUES", "KINDS", "STARTED", "HEARTBEAT")
 				for _, w := range ws {

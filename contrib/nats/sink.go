@@ -18,16 +18,18 @@
 // for), one holding a wildcard (* or >), whitespace, a control character or invalid
 // UTF-8, and one with an empty token. CheckSubject is that rule.
 //
-// The stream is the application's: the sink does not create it. A subject no stream
-// binds gets no response and is retried (the stream may be created after the relay
-// starts); a message larger than the server's max_payload, or than the stream's
-// max_msg_size, is poison and fails its event.
+// The stream is the application's: the sink does not create it. CheckStreams says
+// which subject no stream binds, for a relay to refuse to start (jobc relay does); a
+// publication to such a subject gets no response and is retried (the stream may be
+// created while the relay runs). A message larger than the server's max_payload, or
+// than the stream's max_msg_size, is poison and fails its event.
 package jobcnats
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	neturl "net/url"
 	"strings"
 	"time"
 	"unicode"
@@ -63,17 +65,20 @@ type Sink struct {
 var _ relay.Sink = (*Sink)(nil)
 
 // Connect connects to the NATS servers at url (comma-separated) and returns a sink
-// on that connection, which reconnects forever and which Close closes.
+// on that connection, which reconnects forever and which Close closes. When no server
+// answers, Connect fails: a sink that only retried would leave a relay looking alive
+// while it publishes nothing, and until a first connection the client does not know
+// whether the server supports headers, so every publication would fail with
+// "headers not supported" instead of the missing server.
 func Connect(url string, opts Options, natsOpts ...nats.Option) (*Sink, error) {
 	natsOpts = append([]nats.Option{
 		nats.Name("jobc relay"),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(250 * time.Millisecond),
-		nats.RetryOnFailedConnect(true),
 	}, natsOpts...)
 	nc, err := nats.Connect(url, natsOpts...)
 	if err != nil {
-		return nil, fmt.Errorf("jobcnats: connect to %s: %w", url, err)
+		return nil, fmt.Errorf("jobcnats: cannot connect to %s: %w", redact(url), err)
 	}
 	s, err := New(nc, opts)
 	if err != nil {
@@ -97,6 +102,23 @@ func New(nc *nats.Conn, opts Options) (*Sink, error) {
 		return nil, fmt.Errorf("jobcnats: %w", err)
 	}
 	return &Sink{nc: nc, js: js, opts: opts, closer: func() {}}, nil
+}
+
+// CheckStreams returns an error naming the first subject that no JetStream stream
+// binds, or why it could not ask the server (JetStream not enabled, no answer within
+// ctx): a publication to such a subject gets no ack and would be retried until a
+// stream binds it.
+func (s *Sink) CheckStreams(ctx context.Context, subjects ...string) error {
+	for _, subject := range subjects {
+		_, err := s.js.StreamNameBySubject(ctx, subject)
+		switch {
+		case errors.Is(err, jetstream.ErrStreamNotFound):
+			return fmt.Errorf("jobcnats: no stream binds subject %s: create a JetStream stream whose subjects include it", quote(subject))
+		case err != nil:
+			return fmt.Errorf("jobcnats: find the stream that binds subject %s: %w", quote(subject), err)
+		}
+	}
+	return nil
 }
 
 // Publish sends msgs with PublishMsgAsync and waits for their acks (see relay.Sink).
@@ -176,6 +198,26 @@ func quote(s string) string {
 		return fmt.Sprintf("%q", s)
 	}
 	return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
+}
+
+// redact hides the passwords and tokens of the comma-separated server URLs in urls.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		u, err := neturl.Parse(strings.TrimSpace(p))
+		switch {
+		case err != nil:
+			parts[i] = "an invalid URL" // which may hold a password
+			continue
+		case u.User == nil:
+			continue
+		}
+		if _, ok := u.User.Password(); !ok {
+			u.User = neturl.User("xxxxx") // a token
+		}
+		parts[i] = u.Redacted()
+	}
+	return strings.Join(parts, ",")
 }
 
 // classify wraps a publication error, marking those that will never pass as poison.

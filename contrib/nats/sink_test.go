@@ -3,6 +3,7 @@ package jobcnats_test
 import (
 	"context"
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -163,5 +164,44 @@ func TestNATSPoison(t *testing.T) {
 	stats, err := relay.ReadStats(t.Context(), pool)
 	if err != nil || stats.Failed != 1 || stats.Pending != 0 {
 		t.Errorf("stats %+v, %v; want 1 failed, 0 pending", stats, err)
+	}
+}
+
+// TestConnectAndCheckStreams: Connect fails when no server answers, naming the URL
+// without its password, rather than returning a sink that retries in the background;
+// CheckStreams names a subject no stream binds and passes the ones a stream binds.
+func TestConnectAndCheckStreams(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := fmt.Sprintf("127.0.0.1:%d", l.Addr().(*net.TCPAddr).Port)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	sink, err := jobcnats.Connect("nats://relay:s3cret@"+closed, jobcnats.Options{})
+	if err == nil {
+		sink.Close()
+		t.Fatalf("Connect to %s, where nothing listens: no error", closed)
+	}
+	if want := "jobcnats: cannot connect to nats://relay:xxxxx@" + closed + ": "; !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("Connect to %s: %v; want %q and no password", closed, err, want)
+	}
+
+	url := brokertest.NATSURL(t)
+	prefix := fmt.Sprintf("check%d", time.Now().UnixNano())
+	newStream(t, url, prefix)
+	sink, err = jobcnats.Connect(url, jobcnats.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sink.Close()
+	if err := sink.CheckStreams(t.Context(), prefix+".a", prefix+".b.c"); err != nil {
+		t.Errorf("CheckStreams of bound subjects: %v", err)
+	}
+	want := fmt.Sprintf(`jobcnats: no stream binds subject "%s-unbound.a"`, prefix)
+	if err := sink.CheckStreams(t.Context(), prefix+".a", prefix+"-unbound.a"); err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("CheckStreams of an unbound subject: %v; want %q", err, want)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	neturl "net/url"
 	"strings"
 	"sync"
 	"time"
@@ -122,10 +123,22 @@ func (s *Sink) connLocked(ctx context.Context) (*amqp.Connection, error) {
 	}
 	conn, err := amqp.DialConfig(s.url, amqp.Config{Dial: dial, Properties: amqp.Table{"connection_name": "jobc relay"}})
 	if err != nil {
-		return nil, fmt.Errorf("jobcamqp: connect: %w", err)
+		return nil, fmt.Errorf("jobcamqp: cannot connect to %s: %w", redact(s.url), err)
 	}
 	s.conn, s.sock = conn, sock
 	return conn, nil
+}
+
+// redact hides the password of url, for errors.
+func redact(url string) string {
+	u, err := neturl.Parse(url)
+	switch {
+	case err != nil:
+		return "an invalid URL" // which may hold a password
+	case u.User == nil:
+		return url
+	}
+	return u.Redacted()
 }
 
 // take returns an idle channel, or opens one in confirm mode.
