@@ -155,6 +155,7 @@ var funcs = template.FuncMap{
 	"chart":    chart,
 	"sum":      sum,
 	"plural":   plural,
+	"inc":      func(i int) int { return i + 1 },
 	"states":   func() []runtime.State { return allStates },
 	"finished": func(s runtime.State) bool { return s.Finished() },
 	"retryable": func(s runtime.State) bool {
