@@ -181,8 +181,8 @@ func timeline(j *runtime.JobInfo, jt *runtime.JobType) []event {
 		if e.Class != "" && e.Class != classRetried {
 			x.What += " (" + e.Class + ")"
 		}
-		x.Detail = firstLine(e.Error, detailRunes)
-		if x.Detail != e.Error {
+		var whole bool
+		if x.Detail, whole = firstLine(e.Error, detailRunes); !whole {
 			x.Anchor = errorAnchor(i)
 		}
 		ev = append(ev, x)
@@ -212,17 +212,20 @@ func timeline(j *runtime.JobInfo, jt *runtime.JobType) []event {
 func errorAnchor(i int) string { return "error-" + strconv.Itoa(i+1) }
 
 // firstLine is s up to its first line break and at most n runes, with "…" where
-// anything was left out.
-func firstLine(s string, n int) string {
-	line, _, cut := strings.Cut(s, "\n")
-	line = strings.TrimRight(line, "\r")
-	if utf8.RuneCountInString(line) > n {
-		line, cut = string([]rune(line)[:n]), true
+// anything but white space was left out; whole reports that nothing was.
+func firstLine(s string, n int) (line string, whole bool) {
+	line, rest, found := strings.Cut(s, "\n")
+	if found {
+		line = strings.TrimSuffix(line, "\r")
 	}
-	if cut {
+	whole = strings.TrimSpace(rest) == ""
+	if utf8.RuneCountInString(line) > n {
+		line, whole = string([]rune(line)[:n]), false
+	}
+	if !whole {
 		line += " …"
 	}
-	return line
+	return line, whole
 }
 
 // whyFailed says why a failed job ended failed, from its last error: poisoned, its

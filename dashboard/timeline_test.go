@@ -4,13 +4,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"html"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
 	"regexp"
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jobc-dev/jobc/dashboard"
+	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -156,4 +160,71 @@ func TestJobTimeline(t *testing.T) {
 	if want := "its lease expired on its last attempt (attempt 3 of 3): the worker stopped extending it (crashed, killed or disconnected)"; why != want {
 		t.Errorf("lease expired: the page says it failed because %q, want %q", why, want)
 	}
+}
+
+// FuzzJobTimeline renders the page of a failed job whose last attempt's error, class
+// and attempt numbers are fuzzed, as any writer of the errors column may leave them:
+// the page answers 200, says why the job failed, lists the error in the timeline, and
+// links to the whole text exactly when the timeline shows only part of it.
+func FuzzJobTimeline(f *testing.F) {
+	e := &env{pool: pgtest.NewSchema(f, migrated)}
+	h, err := dashboard.New(e.pool, dashboard.Options{JobTypes: []*runtime.JobType{emailType}, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []struct {
+		msg, class       string
+		attempt, maxAtts uint8
+	}{
+		{"smtp: 550 mailbox unavailable", "invalid", 1, 3},
+		{"panic: x\n\tstack.go:1", "panic", 3, 3},
+		{strings.Repeat("é", 241), "", 2, 5},
+		{"line\r\nnext", "jobc_retried", 0, 1},
+		{"trailing\r\n \n", "transient", 2, 2},
+		{"lease expired", "lease_expired", 9, 2},
+		{`</span><script>alert(1)</script>`, "jobc_poisoned", 1, 1},
+	} {
+		f.Add(s.msg, s.class, s.attempt, s.maxAtts)
+	}
+	f.Fuzz(func(t *testing.T, msg, class string, attempt, maxAttempts uint8) {
+		// PostgreSQL text holds neither NUL nor invalid UTF-8.
+		if !utf8.ValidString(msg+class) || strings.ContainsRune(msg+class, 0) {
+			return
+		}
+		errs, err := json.Marshal([]runtime.AttemptError{{Attempt: int(attempt), At: time.Now().Add(-time.Minute), Class: class, Error: msg, Worker: "w1"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var id int64
+		if err := e.pool.QueryRow(t.Context(), `
+			INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload, metadata,
+			    available_at, attempt, max_attempts, errors, created_at, attempted_at, finished_at)
+			VALUES (nextval(pg_get_serial_sequence('jobc_jobs', 'id')), 'send_email', 'email', 'failed', 1, 1, '{}', '{}',
+			    now() - interval '2 minutes', $1, $2, $3, now() - interval '2 minutes', now() - interval '90 seconds', now())
+			RETURNING id`, int(attempt), int(maxAttempts)+1, errs).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequestWithContext(t.Context(), http.MethodGet, fmt.Sprintf("/jobs/%d", id), nil))
+		body := rec.Body.String()
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /jobs/%d: %d:\n%s", id, rec.Code, body)
+		}
+		if m := whyItFailed.FindStringSubmatch(body); m == nil || m[1] == "" {
+			t.Errorf("job %d: the page does not say why it failed:\n%s", id, body)
+		}
+		list := timelineList.FindStringSubmatch(body)
+		if list == nil {
+			t.Fatalf("job %d: no timeline:\n%s", id, body)
+		}
+		// Enqueued, the error, the attempt, the end.
+		if n := len(timelineItem.FindAllStringSubmatch(list[1], -1)); n != 4 {
+			t.Errorf("job %d: the timeline has %d entries, want 4:\n%s", id, n, list[1])
+		}
+		line, rest, _ := strings.Cut(msg, "\n")
+		partial := strings.TrimSpace(rest) != "" || utf8.RuneCountInString(strings.TrimSuffix(line, "\r")) > 240
+		if linked := strings.Contains(list[1], `<a href="#error-1">whole text</a>`); linked != partial {
+			t.Errorf("job %d: error %q: the timeline links to its whole text: %v, want %v:\n%s", id, msg, linked, partial, list[1])
+		}
+	})
 }
