@@ -170,21 +170,28 @@ func timeline(j *runtime.JobInfo, jt *runtime.JobType) []event {
 	ev := []event{{At: j.CreatedAt, What: "enqueued in " + j.Queue}}
 	for i, e := range j.Errors {
 		x := event{At: e.At, Class: "bad"}
+		line, whole := firstLine(e.Error, detailRunes)
+		if !whole {
+			x.Anchor = errorAnchor(i)
+		}
 		switch {
 		case e.Class == classRetried:
-			x.What, x.Class = "retried", "retry"
+			// The record says it all: "retried after it ended failed at ...".
+			x.What, x.Class = line, "retry"
+			if strings.TrimSpace(line) == "" {
+				x.What = "retried"
+			}
+			ev = append(ev, x)
+			continue
 		case e.Attempt > 0:
 			x.What = fmt.Sprintf("attempt %d failed", e.Attempt)
 		default:
 			x.What = "error recorded"
 		}
-		if e.Class != "" && e.Class != classRetried {
+		if e.Class != "" {
 			x.What += " (" + e.Class + ")"
 		}
-		var whole bool
-		if x.Detail, whole = firstLine(e.Error, detailRunes); !whole {
-			x.Anchor = errorAnchor(i)
-		}
+		x.Detail = line
 		ev = append(ev, x)
 	}
 	if j.AttemptedAt != nil {

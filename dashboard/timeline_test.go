@@ -111,7 +111,7 @@ func TestJobTimeline(t *testing.T) {
 		t.Fatal(err)
 	}
 	tl, why, body = e.jobPage(out)
-	retried := "retried: retried after it ended failed at " + failedAt.FinishedAt.UTC().Format("2006-01-02 15:04:05 UTC") +
+	retried := "retried after it ended failed at " + failedAt.FinishedAt.UTC().Format("2006-01-02 15:04:05 UTC") +
 		" on attempt 2 of 2; one more attempt allowed (max_attempts 3)"
 	if len(tl) != 6 || tl[3] != "attempt 2 started" || tl[4] != retried || tl[5] != "available from here on" {
 		t.Errorf("after a retry, the timeline reads\n\t%s\nwant its entries 4 to 6 to be the attempt, %q and the job available", strings.Join(tl, "\n\t"), retried)
