@@ -121,6 +121,24 @@ func TestJobTimeline(t *testing.T) {
 	}
 	wantContains(t, "retried", body, `Retried <span class="chip">jobc_retried</span>`)
 
+	// A job cancelled before its first attempt and retried: the record says so.
+	cancelled := e.enqueue(map[string]string{"to": "c@example.com"})
+	if st, err := runtime.Cancel(ctx, e.pool, cancelled); err != nil || st != runtime.StateCancelled {
+		t.Fatalf("cancel job %d: %s, %v", cancelled, st, err)
+	}
+	ended, err := runtime.GetJob(ctx, e.pool, cancelled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.RetryJob(ctx, e.pool, cancelled); err != nil {
+		t.Fatal(err)
+	}
+	tl, _, _ = e.jobPage(cancelled)
+	wantTimeline(t, "cancelled and retried", tl,
+		"enqueued in email",
+		"retried after it ended cancelled at "+ended.FinishedAt.UTC().Format("2006-01-02 15:04:05 UTC")+" before its first attempt",
+		"available from here on")
+
 	// A permanent error class of the job's type, with attempts left; the same error of
 	// a kind the dashboard does not know says what it can tell.
 	decl := runtime.AttemptError{Attempt: 1, At: at, Class: "declined", Error: "card declined", Worker: "w1"}
