@@ -78,7 +78,7 @@ func TestJobTimeline(t *testing.T) {
 	t.Parallel()
 	strict := runtime.MustJobType(runtime.JobType{
 		Kind: "charge_card", Queue: "billing", MaxAttempts: 3, WriteVersion: 1,
-		Classes:  []runtime.ErrorClass{{Name: "declined", Retry: false}, {Name: "transient", Retry: true}},
+		Classes:  []runtime.ErrorClass{{Name: "declined", Retry: false}, {Name: "transient", Retry: true, MaxAttempts: 2}},
 		Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}},
 	})
 	e := newEnv(t, dashboard.Options{JobTypes: []*runtime.JobType{emailType, strict}})
@@ -139,12 +139,17 @@ func TestJobTimeline(t *testing.T) {
 		"retried after it ended cancelled at "+ended.FinishedAt.UTC().Format("2006-01-02 15:04:05 UTC")+" before its first attempt",
 		"available from here on")
 
-	// A permanent error class of the job's type, with attempts left; the same error of
-	// a kind the dashboard does not know says what it can tell.
+	// A permanent error class of the job's type, and a class's own attempt limit, with
+	// the job's attempts left; the same error of a kind the dashboard does not know says
+	// what it can tell.
 	decl := runtime.AttemptError{Attempt: 1, At: at, Class: "declined", Error: "card declined", Worker: "w1"}
 	_, why, _ = e.jobPage(e.finished("charge_card", 3, decl))
 	if want := "error class declined is permanent (retry: false): it failed on attempt 1 of 3"; why != want {
 		t.Errorf("permanent class: the page says it failed because %q, want %q", why, want)
+	}
+	_, why, _ = e.jobPage(e.finished("charge_card", 3, runtime.AttemptError{Attempt: 2, At: at, Class: "transient", Error: "gateway timeout", Worker: "w1"}))
+	if want := "out of attempts for error class transient, which allows 2: it failed on attempt 2 of 3"; why != want {
+		t.Errorf("a class's own attempt limit: the page says it failed because %q, want %q", why, want)
 	}
 	_, why, _ = e.jobPage(e.finished("refund_card", 3, decl))
 	if want := "it failed on attempt 1 of 3 with attempts left: its error class declined is not retried, or allows fewer attempts"; why != want {
