@@ -29,8 +29,8 @@ func TestJobActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(info.Errors) != 1 || info.Errors[0].Error != "boom" {
-		t.Errorf("after Retry, the error history is %+v, want the failed attempt kept", info.Errors)
+	if len(info.Errors) != 2 || info.Errors[0].Error != "boom" || info.Errors[1].Class != "jobc_retried" {
+		t.Errorf("after Retry, the error history is %+v, want the failed attempt kept and the retry recorded", info.Errors)
 	}
 	// Retrying it again is refused: it is available already.
 	status, body = e.post(fmt.Sprintf("/jobs/%d/retry", failed), nil, tok)

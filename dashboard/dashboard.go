@@ -32,7 +32,9 @@ type Options struct {
 	// its errors shows it there.
 	HidePayloads bool
 	// JobTypes are the application's job types (its generated JobTypes()): the
-	// Periodic page shows the schedules among them.
+	// Periodic page shows the schedules among them, and a failed job's page reads its
+	// type's error classes to say why it failed (a permanent class, or a class's own
+	// attempt limit).
 	JobTypes []*runtime.JobType
 	// BearerToken, when set, lets a request in that sends "Authorization: Bearer
 	// <token>". It must be at least 16 bytes with no white space at either end.

@@ -6,6 +6,7 @@ import (
 	"html/template"
 	"net/http"
 	"net/url"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -134,25 +135,64 @@ func (h *handler) endSearch() {
 type jobData struct {
 	Job      *runtime.JobInfo
 	Timeline []event
+	// Why says why a failed job ended failed; "" for a job in another state.
+	Why string
 }
 
 // event is one step in a job's life, for its timeline.
 type event struct {
-	At    time.Time
-	What  string
-	Class string // for the style: ok, bad or ""
+	At     time.Time
+	What   string
+	Detail string // an attempt's error (its first line), a retry's record, why a job failed
+	// Anchor is the id of the entry of the Errors card that holds the whole text, when
+	// Detail shows only part of it.
+	Anchor string
+	Class  string // for the style: ok, bad, retry or ""
 }
 
+// The error classes the runtime writes itself, beside those a job type declares.
+const (
+	classRetried        = "jobc_retried"    // a retry of a finished job (schema/0014)
+	classPoisoned       = "jobc_poisoned"   // a job that made a statement fail (jobc_poison, schema/0010)
+	classLeaseExpired   = "lease_expired"   // the rescuer's, for a dead worker's attempt
+	classInvalidPayload = "invalid_payload" // the payload does not match its version's schema: never retried
+	classUnregistered   = "unregistered"    // no handler for the kind: never retried
+)
+
+// detailRunes bounds an error's first line in the timeline; the Errors card below it
+// shows every error whole.
+const detailRunes = 240
+
 // timeline orders what the row records of a job's life: its creation, every failed
-// attempt, its last attempt, and how it ended (or when it is due).
-func timeline(j *runtime.JobInfo) []event {
+// attempt with its error, every retry, its last attempt, and how it ended and why (or
+// when it is due). jt is the job's type, when the dashboard knows it.
+func timeline(j *runtime.JobInfo, jt *runtime.JobType) []event {
 	ev := []event{{At: j.CreatedAt, What: "enqueued in " + j.Queue}}
-	for _, e := range j.Errors {
-		what := fmt.Sprintf("attempt %d failed", e.Attempt)
-		if e.Class != "" {
-			what += " (" + e.Class + ")"
+	for i, e := range j.Errors {
+		x := event{At: e.At, Class: "bad"}
+		line, whole := firstLine(e.Error, detailRunes)
+		if !whole {
+			x.Anchor = errorAnchor(i)
 		}
-		ev = append(ev, event{At: e.At, What: what, Class: "bad"})
+		switch {
+		case e.Class == classRetried:
+			// The record says it all: "retried after it ended failed at ...".
+			x.What, x.Class = line, "retry"
+			if strings.TrimSpace(line) == "" {
+				x.What = "retried"
+			}
+			ev = append(ev, x)
+			continue
+		case e.Attempt > 0:
+			x.What = fmt.Sprintf("attempt %d failed", e.Attempt)
+		default:
+			x.What = "error recorded"
+		}
+		if e.Class != "" {
+			x.What += " (" + e.Class + ")"
+		}
+		x.Detail = line
+		ev = append(ev, x)
 	}
 	if j.AttemptedAt != nil {
 		ev = append(ev, event{At: *j.AttemptedAt, What: fmt.Sprintf("attempt %d started", j.Attempt)})
@@ -163,12 +203,90 @@ func timeline(j *runtime.JobInfo) []event {
 		if j.State == runtime.StateCompleted {
 			c = "ok"
 		}
-		ev = append(ev, event{At: *j.FinishedAt, What: string(j.State), Class: c})
+		x := event{At: *j.FinishedAt, What: string(j.State), Class: c}
+		if j.State == runtime.StateFailed {
+			x.Detail = whyFailed(j, jt)
+		}
+		ev = append(ev, x)
 	case j.State == runtime.StateScheduled || j.State == runtime.StateAvailable:
 		ev = append(ev, event{At: j.AvailableAt, What: "available from here on"})
 	}
 	sort.SliceStable(ev, func(a, b int) bool { return ev[a].At.Before(ev[b].At) })
 	return ev
+}
+
+// errorAnchor is the id of the i-th entry (from 0) of the job page's Errors card.
+func errorAnchor(i int) string { return "error-" + strconv.Itoa(i+1) }
+
+// firstLine is s up to its first line break and at most n runes, with "…" where
+// anything but white space was left out; whole reports that nothing was.
+func firstLine(s string, n int) (line string, whole bool) {
+	line, rest, found := strings.Cut(s, "\n")
+	if found {
+		line = strings.TrimSuffix(line, "\r")
+	}
+	whole = strings.TrimSpace(rest) == ""
+	if utf8.RuneCountInString(line) > n {
+		line, whole = string([]rune(line)[:n]), false
+	}
+	if !whole {
+		line += " …"
+	}
+	return line, whole
+}
+
+// whyFailed says why a failed job ended failed, from its last error: poisoned, its
+// lease expired on its last attempt, an error class that is never retried, or out of
+// attempts. jt, when known, tells a permanent class (retry: false) and a class's own
+// attempt limit from the job's.
+func whyFailed(j *runtime.JobInfo, jt *runtime.JobType) string {
+	if len(j.Errors) == 0 {
+		return "no error was recorded for it"
+	}
+	last := j.Errors[len(j.Errors)-1]
+	of := fmt.Sprintf("attempt %d of %d", last.Attempt, j.MaxAttempts)
+	switch last.Class {
+	case classPoisoned:
+		return "poisoned: it made a statement of jobc fail, so it was ended alone, out of every other job's way"
+	case classLeaseExpired:
+		return "its lease expired on its last attempt (" + of + "): the worker stopped extending it (crashed, killed or disconnected)"
+	case classInvalidPayload:
+		return "its payload does not match its version's schema (" + classInvalidPayload + " is never retried), on " + of
+	case classUnregistered:
+		return "the worker that took it has no handler for its kind (" + classUnregistered + " is never retried), on " + of
+	}
+	if jt != nil {
+		for _, c := range jt.Classes {
+			if c.Name != last.Class {
+				continue
+			}
+			if !c.Retry {
+				return fmt.Sprintf("error class %s is permanent (retry: false): it failed on %s", c.Name, of)
+			}
+			if c.MaxAttempts > 0 && last.Attempt >= c.MaxAttempts && last.Attempt < j.MaxAttempts {
+				return fmt.Sprintf("out of attempts for error class %s, which allows %d: it failed on %s", c.Name, c.MaxAttempts, of)
+			}
+		}
+	}
+	class := last.Class
+	if class == "" {
+		class = "(none)"
+	}
+	if last.Attempt >= j.MaxAttempts {
+		return fmt.Sprintf("out of attempts: %s failed, with error class %s", of, class)
+	}
+	return fmt.Sprintf("it failed on %s with attempts left: its error class %s is not retried, or allows fewer attempts", of, class)
+}
+
+// jobType is the job type of the given kind among Options.JobTypes (by its kind or a
+// former one), or nil.
+func (h *handler) jobType(kind string) *runtime.JobType {
+	for _, jt := range h.opt.JobTypes {
+		if jt.Kind == kind || slices.Contains(jt.Aliases, kind) {
+			return jt
+		}
+	}
+	return nil
 }
 
 func (h *handler) job(w http.ResponseWriter, r *http.Request) {
@@ -190,7 +308,12 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 		// template change can show.
 		info.Payload, info.Metadata, info.UniqueKey = nil, nil, ""
 	}
-	h.render(w, r, http.StatusOK, "job", "Job "+strconv.FormatInt(id, 10), false, jobData{Job: info, Timeline: timeline(info)})
+	jt := h.jobType(info.Kind)
+	d := jobData{Job: info, Timeline: timeline(info, jt)}
+	if info.State == runtime.StateFailed {
+		d.Why = whyFailed(info, jt)
+	}
+	h.render(w, r, http.StatusOK, "job", "Job "+strconv.FormatInt(id, 10), false, d)
 }
 
 // jobID parses the {id} of the path, answering 400 when it is not a job id.

@@ -26,6 +26,9 @@ type overviewData struct {
 	Workers []runtime.WorkerInfo
 	Warn    time.Duration
 	Totals  runtime.QueueStat // the sums over every queue
+	// Unserved are the queues whose available jobs no live worker serves: nothing
+	// claims them until one starts, however long they wait.
+	Unserved []queueRow
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -41,6 +44,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	}
 	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn}
 	for _, q := range qs {
+		if q.Available > 0 && q.Workers == 0 {
+			d.Unserved = append(d.Unserved, q)
+		}
 		d.Totals.Available += q.Available
 		d.Totals.Running += q.Running
 		d.Totals.CompletedLastHour += q.CompletedLastHour

@@ -107,7 +107,7 @@ func TestPages(t *testing.T) {
 		status, body := e.get("/versions")
 		wantStatus(t, "GET /versions", status, http.StatusOK, body)
 		// No worker runs: every unfinished job is one nobody takes.
-		wantContains(t, "versions", body, `class="undecodable"`, "2 unfinished jobs are waiting", "no live worker serves queue")
+		wantContains(t, "versions", body, `class="undecodable"`, "No live worker can take 2 unfinished jobs: the 2 rows marked below say why.", "no live worker serves queue")
 	})
 	t.Run("periodic", func(t *testing.T) {
 		status, body := e.get("/periodic")

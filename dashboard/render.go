@@ -154,6 +154,8 @@ var funcs = template.FuncMap{
 	"pretty":   prettyJSON,
 	"chart":    chart,
 	"sum":      sum,
+	"plural":   plural,
+	"inc":      func(i int) int { return i + 1 },
 	"states":   func() []runtime.State { return allStates },
 	"finished": func(s runtime.State) bool { return s.Finished() },
 	"retryable": func(s runtime.State) bool {
@@ -194,6 +196,15 @@ func prettyJSON(raw json.RawMessage) string {
 		return string(raw)
 	}
 	return buf.String()
+}
+
+// plural is n and the noun phrase for n: "1 job", "12 jobs". one and many may carry a
+// verb that agrees ("job waits", "jobs wait").
+func plural(n int64, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 func sum(xs []int64) int64 {

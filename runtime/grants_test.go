@@ -417,8 +417,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if _, err := runtime.RetryJob(ctx, workerPool, failed.ID); err != nil {
 		t.Fatalf("RetryJob as the worker role: %v", err)
 	}
-	if info := waitState("retried failed job", failed.ID, runtime.StateFailed); info.Attempt != 2 || len(info.Errors) != 2 {
-		t.Errorf("retried job failed again at attempt %d with %d errors; want attempt 2 and both errors kept", info.Attempt, len(info.Errors))
+	if info := waitState("retried failed job", failed.ID, runtime.StateFailed); info.Attempt != 2 || len(info.Errors) != 3 || info.Errors[1].Class != "jobc_retried" {
+		t.Errorf("retried job failed again at attempt %d with errors %+v; want attempt 2, both errors kept and the retry between them", info.Attempt, info.Errors)
 	}
 	onlyOK := runtime.JobSelection{IDs: []int64{ok.ID}}
 	if n, err := runtime.CountDeletable(ctx, workerPool, onlyOK); err != nil || n != 1 {

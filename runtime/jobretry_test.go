@@ -82,12 +82,16 @@ func TestRetryFailedJob(t *testing.T) {
 	if info.State != runtime.StateAvailable && info.State != runtime.StateRunning && info.State != runtime.StateCompleted {
 		t.Errorf("RetryJob returned state %s; want the job available (or already taken by the worker)", info.State)
 	}
-	if info.MaxAttempts != 2 || len(info.Errors) != 1 {
-		t.Errorf("retried job: max attempts %d, errors %+v; want 2 and the first error kept", info.MaxAttempts, info.Errors)
+	// The retry is recorded after the first error: when and how the job had ended.
+	wantRetried := "retried after it ended failed at " + failed.FinishedAt.UTC().Format("2006-01-02 15:04:05 UTC") +
+		" on attempt 1 of 1; one more attempt allowed (max_attempts 2)"
+	if info.MaxAttempts != 2 || len(info.Errors) != 2 || info.Errors[1].Class != "jobc_retried" || info.Errors[1].Error != wantRetried ||
+		info.Errors[1].Attempt != 1 || info.Errors[1].At.Before(*failed.FinishedAt) {
+		t.Errorf("retried job: max attempts %d, errors %+v; want 2, the first error kept and a jobc_retried entry %q", info.MaxAttempts, info.Errors, wantRetried)
 	}
 	done := waitJob(t, pool, e.ID, runtime.StateCompleted, patience)
-	if done.Attempt != 2 || len(done.Errors) != 1 || done.Errors[0].Class != "bad_deploy" || done.Errors[0].Attempt != 1 {
-		t.Errorf("completed after retry: attempt %d, errors %+v; want attempt 2 with the bad_deploy error of attempt 1", done.Attempt, done.Errors)
+	if done.Attempt != 2 || len(done.Errors) != 2 || done.Errors[0].Class != "bad_deploy" || done.Errors[0].Attempt != 1 || done.Errors[1].Class != "jobc_retried" {
+		t.Errorf("completed after retry: attempt %d, errors %+v; want attempt 2 with the bad_deploy error of attempt 1 and the retry", done.Attempt, done.Errors)
 	}
 }
 

@@ -16,9 +16,12 @@ type QueueStat struct {
 	Running            int64
 	OldestAvailableAge time.Duration // how long the oldest available job has been due; 0 when none is available
 	CompletedLastHour  int64
-	FailedLastHour     int64
-	Paused             bool
-	Workers            int // live workers serving it
+	// FailedLastHour counts the jobs that failed in the last hour and are still
+	// failed: a job retried since (RetryJob, RetryJobs) has left it, as it moved back
+	// out of the finished jobs, so the figure can shrink.
+	FailedLastHour int64
+	Paused         bool
+	Workers        int // live workers serving it
 }
 
 // QueueStats returns one entry per queue that has unfinished jobs or jobs finished in

@@ -243,7 +243,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	var text string
 	run("open the overview", chromedp.Navigate(base), chromedp.WaitVisible(`table.queues`, chromedp.ByQuery),
 		chromedp.Text(`main`, &text, chromedp.ByQuery))
-	for _, want := range []string{"email", "reports", w.ID(), "failed, last hour"} {
+	for _, want := range []string{"email", "reports", w.ID(), "failed in the last hour, still failed"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("overview does not show %q:\n%s", want, text)
 		}
