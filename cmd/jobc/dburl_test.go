@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/url"
+	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,10 +23,50 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// withOption returns the connection URL u with opt added to its options parameter.
+// asURL returns the connection string cs, a URL or keyword/value pairs (a throwaway
+// cluster's is the latter, with a Unix socket), as a URL with the same target, user,
+// password, database and run-time parameters, so that tests can change its parts.
+func asURL(t *testing.T, cs string) string {
+	t.Helper()
+	cfg, err := pgconn.ParseConfig(cs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := &url.URL{Scheme: "postgres", User: url.User(cfg.User), Path: "/" + cfg.Database}
+	if cfg.Password != "" {
+		u.User = url.UserPassword(cfg.User, cfg.Password)
+	}
+	q := url.Values{}
+	if strings.HasPrefix(cfg.Host, "/") {
+		q.Set("host", cfg.Host)
+		q.Set("port", strconv.Itoa(int(cfg.Port)))
+	} else {
+		u.Host = net.JoinHostPort(cfg.Host, strconv.Itoa(int(cfg.Port)))
+	}
+	if cfg.TLSConfig == nil {
+		q.Set("sslmode", "disable")
+	}
+	var opts []string
+	for k, v := range cfg.RuntimeParams {
+		if k == "options" {
+			opts = append(opts, v)
+		} else {
+			opts = append(opts, "-c "+k+"="+v)
+		}
+	}
+	sort.Strings(opts)
+	if len(opts) > 0 {
+		q.Set("options", strings.Join(opts, " "))
+	}
+	u.RawQuery = strings.ReplaceAll(q.Encode(), "+", "%20")
+	return u.String()
+}
+
+// withOption returns the connection string u as a URL with opt added to its options
+// parameter.
 func withOption(t *testing.T, u, opt string) string {
 	t.Helper()
-	parsed, err := url.Parse(u)
+	parsed, err := url.Parse(asURL(t, u))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -342,7 +384,7 @@ func roleWithStatementTimeout(t *testing.T, pool *pgxpool.Pool, dbURL, d string)
 			t.Errorf("drop role %s: %v", role, err)
 		}
 	})
-	u, err := url.Parse(dbURL)
+	u, err := url.Parse(asURL(t, dbURL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -355,13 +397,17 @@ func roleWithStatementTimeout(t *testing.T, pool *pgxpool.Pool, dbURL, d string)
 // `jobc migrate up`, naming the database without the password, on one line.
 func TestUnmigratedDatabaseSaysMigrateUp(t *testing.T) {
 	empty := pgtest.NewSchema(t, nil)
-	u, err := url.Parse(pgtest.SchemaConnString(t, pgtest.SchemaOf(empty)))
+	u, err := url.Parse(asURL(t, pgtest.SchemaConnString(t, pgtest.SchemaOf(empty))))
 	if err != nil {
 		t.Fatal(err)
 	}
 	u.User = url.UserPassword(u.User.Username(), "s3cret") // trust auth: never asked for
 	emptyURL := u.String()
-	where := u.Host + u.Path
+	cfg, err := pgconn.ParseConfig(emptyURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	where := describeTarget(cfg)
 	skip := map[string]string{
 		"jobc migrate up": "it is the remedy",
 		"jobc bench":      "it migrates a schema of its own",
