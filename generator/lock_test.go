@@ -96,8 +96,8 @@ func TestGenerateRefusesEditOfLockedVersion(t *testing.T) {
 	}
 }
 
-// TestGenerateWarnsOfRemovedLockedKinds: a kind or alias recorded in jobc.lock and
-// gone from the spec used to generate silently; generate now returns the findings
+// TestGenerateWarnsOfRemovedLockedKinds: a kind, alias or event recorded in jobc.lock
+// and gone from the spec used to generate silently; generate now returns the findings
 // `jobc check` fails on as warnings, and still generates.
 func TestGenerateWarnsOfRemovedLockedKinds(t *testing.T) {
 	ctx := context.Background()
@@ -107,6 +107,13 @@ func TestGenerateWarnsOfRemovedLockedKinds(t *testing.T) {
     payload:
       versions:
         1: {schema: {type: object, properties: {phone: {type: string}}}}
+events:
+  email_bounced:
+    subject: mail.bounced
+    relay: true
+    payload:
+      versions:
+        1: {schema: {type: object, properties: {email: {type: string}}}}
 `
 	writeSpec(t, dir, released)
 	p, err := spec.Load(dir)
@@ -127,7 +134,7 @@ func TestGenerateWarnsOfRemovedLockedKinds(t *testing.T) {
 	writeSpec(t, dir, lockedSpec)
 	res, err := generator.Generate(ctx, dir)
 	if err != nil {
-		t.Fatalf("generate without send_sms and email_send: %v", err)
+		t.Fatalf("generate without send_sms, email_send and email_bounced: %v", err)
 	}
 	if len(res.Files) != 2 {
 		t.Errorf("generated %d files, want send_email's and the catalogue", len(res.Files))
@@ -150,12 +157,12 @@ func TestGenerateWarnsOfRemovedLockedKinds(t *testing.T) {
 	}
 	var wantLines []string
 	for _, f := range want {
-		if f.Rule != contract.RuleKindRemoved {
-			t.Fatalf("check finds more than removed kinds: %v", want)
+		if f.Rule != contract.RuleKindRemoved && f.Rule != contract.RuleEventRemoved {
+			t.Fatalf("check finds more than removed kinds and events: %v", want)
 		}
 		wantLines = append(wantLines, f.String())
 	}
-	if len(wantLines) != 2 || strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
+	if len(wantLines) != 3 || strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
 		t.Errorf("warnings:\n%s\nwant the findings of check:\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
 	}
 }
