@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -113,21 +114,7 @@ func yamlErrorPos(b []byte, err error) (Pos, string) {
 	// A stream that ends inside a construct is reported where the construct starts;
 	// any prefix would fail the same way, so there is nothing to search.
 	if !strings.Contains(msg, "end of stream") {
-		fails := func(n int) bool {
-			var doc yaml.Node
-			e := yaml.Unmarshal(b[:ends[n-1]], &doc)
-			return e != nil && e.Error() == err.Error()
-		}
-		lo, hi := line, lines // fails(hi) holds: the whole document fails
-		for lo < hi {
-			mid := lo + (hi-lo)/2
-			if fails(mid) {
-				hi = mid
-			} else {
-				lo = mid + 1
-			}
-		}
-		line = lo
+		line = offendingLine(b, ends, err, line)
 	}
 	switch {
 	case construct == 0:
@@ -141,6 +128,60 @@ func yamlErrorPos(b []byte, err error) (Pos, string) {
 		col = i + 1
 	}
 	return Pos{Line: line, Col: col}, msg
+}
+
+// offendingLine returns the first line n >= from such that the prefix of b through
+// line n fails to parse with err, the error of the whole of b.
+//
+// The parser reads its input as it goes, so the bytes it had read when it failed end
+// a few lines past the offending one: the search starts there and gallops back,
+// then bisects, each step a parse of a prefix. A file broken near its end costs
+// about twice the parses of one broken near its start, not log2 of its length.
+func offendingLine(b []byte, ends []int, err error, from int) int {
+	fails := func(n int) bool {
+		var doc yaml.Node
+		e := yaml.Unmarshal(b[:ends[n-1]], &doc)
+		return e != nil && e.Error() == err.Error()
+	}
+	lines := len(ends)
+	hi := lines // fails(lines): the whole of b fails
+	r := &countingReader{r: bytes.NewReader(b)}
+	var doc yaml.Node
+	if e := yaml.NewDecoder(r).Decode(&doc); e != nil && e.Error() == err.Error() {
+		if n := sort.SearchInts(ends, r.n); n < lines && n+1 >= from && fails(n+1) {
+			hi = n + 1
+		}
+	}
+	// Gallop back from hi to a line whose prefix parses (or from), then bisect.
+	lo := from
+	for step := 1; hi-step > from; step *= 2 {
+		if !fails(hi - step) {
+			lo = hi - step + 1
+			break
+		}
+		hi -= step
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
 }
 
 // lineAt returns line n (from 1) of b without its line break; ends are the offsets
