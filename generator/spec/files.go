@@ -85,8 +85,8 @@ var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 // from 0, and the offending line may be many lines further down: a key indented one
 // space off at the end of a long mapping. The offending line is the first at which
 // the document stops parsing the same way: the shortest prefix of whole lines that
-// fails with the same error ends with it. Prefixes fail from some line on, so it is
-// found by bisection. The column is that of the line's first token.
+// fails with the same error ends with it (offendingLine). The column is that of the
+// line's first token.
 func yamlErrorPos(b []byte, err error) (Pos, string) {
 	m := yamlLine.FindStringSubmatch(err.Error())
 	if m == nil {
