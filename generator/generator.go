@@ -42,6 +42,11 @@ type Result struct {
 	// Unlocked is set when the project has no jobc.lock and no baseline was given:
 	// nothing protects released versions from an edit in place.
 	Unlocked bool
+	// Warnings are the findings of `jobc check` that generation reports without
+	// failing: a released kind, alias or event no longer in the spec (KIND_REMOVED,
+	// EVENT_REMOVED), whose queued work the generated code no longer handles. The
+	// spec may be on its way to a state `jobc check` accepts, so the code is written.
+	Warnings contract.Findings
 }
 
 // Options change how Generate treats the released contracts.
@@ -85,14 +90,14 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, events, buildDiags, err := build(ctx, p, base)
+	jobs, events, buildDiags, warnings, err := build(ctx, p, base)
 	if err != nil {
 		return nil, err
 	}
 	if ds := laterStage(loadDiags, buildDiags); len(ds) > 0 {
 		return nil, ds
 	}
-	res := &Result{Project: p, Unlocked: unlocked}
+	res := &Result{Project: p, Unlocked: unlocked, Warnings: warnings}
 	files, err := renderJobs(ctx, p.Package, jobs)
 	if err != nil {
 		return nil, err
@@ -187,14 +192,16 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 // build converts every job's payload versions into Go types and checks the names the
 // generated package will declare. The project may have failed to load cleanly; every
 // job is still converted as far as it goes. The jobs are ready to emit only when the
-// diagnostics are empty; the error is for a cancelled ctx.
-func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, []emit.Event, spec.Diagnostics, error) {
+// diagnostics are empty; the warnings are the contract findings that do not stop
+// generation (see Result.Warnings); the error is for a cancelled ctx.
+func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, []emit.Event, spec.Diagnostics, contract.Findings, error) {
 	built := make([]builtJob, len(p.Jobs))
 	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, nil, err
 	}
 	var diags spec.Diagnostics
+	var warnings contract.Findings
 	ids := names.CatalogueOwned()
 	if len(p.Events) > 0 {
 		for _, id := range names.EventCatalogue() {
@@ -223,12 +230,14 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 		// leads outside the project: nothing there is read.
 		diags = append(diags, outs...)
 	} else {
-		diags = append(diags, contractErrors(p, base)...)
+		errs, warns := contractFindings(p, base)
+		diags = append(diags, errs...)
+		warnings = warns
 	}
 	if len(diags) > 0 {
-		return nil, nil, diags, nil
+		return nil, nil, diags, nil, nil
 	}
-	return jobs, events, nil, nil
+	return jobs, events, nil, warnings, nil
 }
 
 // buildEvent converts one event's payload versions and resolves its subscribers: the
@@ -341,22 +350,26 @@ func baseline(p *spec.Project, o Options) (base *contract.LockFile, unlocked boo
 	return l, false, nil
 }
 
-// contractErrors reports what generated code would turn into failed jobs: declared
+// contractFindings reports what generated code would turn into failed jobs: declared
 // changes that do not upcast every payload of the previous version into a valid one,
 // and a released version (in base) edited in place, whose queued jobs no longer
-// decode. A missing hand-written upcast is left to the compiler (and `jobc check`),
-// and the rollout findings (write_version, removed kinds) to `jobc check`.
-func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
+// decode. A released kind, alias or event gone from the spec is a warning, with the
+// finding `jobc check` fails on: its queued work would never run, but `jobc check` is
+// what gates a deploy, and generate keeps writing code while the spec is on its way.
+// A missing hand-written upcast is left to the compiler (and `jobc check`), and
+// write_version to `jobc check`.
+func contractFindings(p *spec.Project, base *contract.LockFile) (spec.Diagnostics, contract.Findings) {
 	if !confine.Lexical(p.Out) {
 		// Reported by spec.Load; the hand-written upcasts are looked up in out, and a
 		// directory outside the project is not one to read.
-		return nil
+		return nil, nil
 	}
 	findings, err := contract.Verify(p, base)
 	if err != nil {
-		return spec.Diagnostics{{Pos: spec.Pos{File: p.File, Line: 1, Col: 1}, Message: err.Error()}}
+		return spec.Diagnostics{{Pos: spec.Pos{File: p.File, Line: 1, Col: 1}, Message: err.Error()}}, nil
 	}
 	var out spec.Diagnostics
+	var warnings contract.Findings
 	for _, f := range findings {
 		switch f.Rule {
 		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable,
@@ -364,9 +377,11 @@ func contractErrors(p *spec.Project, base *contract.LockFile) spec.Diagnostics {
 			d := f.Diagnostic
 			d.Message += " [" + f.Rule + "]"
 			out = append(out, d)
+		case contract.RuleKindRemoved, contract.RuleEventRemoved:
+			warnings = append(warnings, f)
 		}
 	}
-	return out
+	return out, warnings
 }
 
 // outputErrors reports the out directory and producers files that lead outside the

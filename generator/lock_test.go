@@ -95,3 +95,74 @@ func TestGenerateRefusesEditOfLockedVersion(t *testing.T) {
 		t.Errorf("empty baseline: %v", err)
 	}
 }
+
+// TestGenerateWarnsOfRemovedLockedKinds: a kind, alias or event recorded in jobc.lock
+// and gone from the spec used to generate silently; generate now returns the findings
+// `jobc check` fails on as warnings, and still generates.
+func TestGenerateWarnsOfRemovedLockedKinds(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	released := lockedSpec + `    aliases: [email_send]
+  send_sms:
+    payload:
+      versions:
+        1: {schema: {type: object, properties: {phone: {type: string}}}}
+events:
+  email_bounced:
+    subject: mail.bounced
+    relay: true
+    payload:
+      versions:
+        1: {schema: {type: object, properties: {email: {type: string}}}}
+`
+	writeSpec(t, dir, released)
+	p, err := spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := contract.Lock(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.WriteLock(dir, l); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := generator.Generate(ctx, dir); err != nil || len(res.Warnings) != 0 {
+		t.Fatalf("every locked kind declared: err %v, warnings %v", err, res.Warnings)
+	}
+
+	writeSpec(t, dir, lockedSpec)
+	res, err := generator.Generate(ctx, dir)
+	if err != nil {
+		t.Fatalf("generate without send_sms, email_send and email_bounced: %v", err)
+	}
+	if len(res.Files) != 2 {
+		t.Errorf("generated %d files, want send_email's and the catalogue", len(res.Files))
+	}
+	p, err = spec.Load(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lock, err := contract.LoadLock(dir) // positions in jobc.lock, as generate reads it
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := contract.Verify(p, lock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, f := range res.Warnings {
+		got = append(got, f.String())
+	}
+	var wantLines []string
+	for _, f := range want {
+		if f.Rule != contract.RuleKindRemoved && f.Rule != contract.RuleEventRemoved {
+			t.Fatalf("check finds more than removed kinds and events: %v", want)
+		}
+		wantLines = append(wantLines, f.String())
+	}
+	if len(wantLines) != 3 || strings.Join(got, "\n") != strings.Join(wantLines, "\n") {
+		t.Errorf("warnings:\n%s\nwant the findings of check:\n%s", strings.Join(got, "\n"), strings.Join(wantLines, "\n"))
+	}
+}

@@ -35,7 +35,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			jobs, events, diags, err := build(context.Background(), p, nil)
+			jobs, events, diags, _, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}

@@ -24,8 +24,10 @@ node-postgres that call them. Problems are printed as file:line:col: path: messa
 all of them.
 
 Generate reads jobc.lock and refuses a spec that edits a released version in place
-(RELEASED_VERSION_CHANGED, as ` + "`jobc check`" + ` reports it); without jobc.lock it
-warns that released versions are unprotected.`,
+(RELEASED_VERSION_CHANGED, as ` + "`jobc check`" + ` reports it); it warns, with the
+finding of ` + "`jobc check`" + `, about a released kind, alias or event no longer in the
+spec (KIND_REMOVED, EVENT_REMOVED), and without jobc.lock that released versions are
+unprotected.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			res, err := generator.Generate(cmd.Context(), o.dir)
@@ -39,6 +41,9 @@ warns that released versions are unprotected.`,
 			opts := generator.WriteOptions{GoGenerate: generator.GoGenerateFromEnv(os.Getenv, wd)}
 			if err := generator.WriteWith(res, opts); err != nil {
 				return err
+			}
+			for _, f := range res.Warnings {
+				fmt.Fprintln(cmd.ErrOrStderr(), warningLine(f))
 			}
 			if res.Unlocked {
 				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: warning: no %s: released versions are unprotected from edits in place; run `jobc lock` when you release\n", contract.LockName)
@@ -56,4 +61,12 @@ warns that released versions are unprotected.`,
 			return nil
 		},
 	}
+}
+
+// warningLine formats a finding that does not fail generate as `jobc check` prints it,
+// marked as a warning: file:line:col: path: warning: message [RULE].
+func warningLine(f contract.Finding) string {
+	d := f.Diagnostic
+	d.Message = "warning: " + d.Message
+	return fmt.Sprintf("%s [%s]", d, f.Rule)
 }

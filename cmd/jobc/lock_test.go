@@ -49,6 +49,37 @@ func TestGenerateAndDiffReadTheLock(t *testing.T) {
 	}
 }
 
+// TestGenerateWarnsOfARemovedLockedKind: a kind recorded in jobc.lock and deleted from
+// the spec used to generate silently (its queued jobs would never run); generate now
+// warns with the finding check fails on, and still writes the code.
+func TestGenerateWarnsOfARemovedLockedKind(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "jobc.yaml"), checkSpecV1)
+	writeFile(t, filepath.Join(dir, "jobs", "fax.yaml"), checkFaxJob)
+	if _, errOut, code := jobc(t, "lock", "-C", dir); code != 0 {
+		t.Fatalf("lock: exit %d\nstderr:\n%s", code, errOut)
+	}
+	if _, errOut, code := jobc(t, "generate", "-C", dir); code != 0 || strings.Contains(errOut, "warning") {
+		t.Fatalf("generate with every locked kind: exit %d\nstderr:\n%s", code, errOut)
+	}
+	writeFile(t, filepath.Join(dir, "jobc.yaml"), strings.Replace(checkSpecV1, "include: [jobs/*.yaml]\n", "", 1))
+
+	checkOut, checkErr, code := jobc(t, "check", "-C", dir)
+	finding, _, _ := strings.Cut(checkOut, "\n")
+	if code != 1 || !strings.HasSuffix(finding, "[KIND_REMOVED]") {
+		t.Fatalf("check without send_fax: exit %d\nstdout:\n%s\nstderr:\n%s", code, checkOut, checkErr)
+	}
+	where, msg, _ := strings.Cut(finding, " kind send_fax")
+	want := where + " warning: kind send_fax" + msg + "\n"
+	out, errOut, code := jobc(t, "generate", "-C", dir)
+	if code != 0 || out != "" || !strings.HasPrefix(errOut, want) || strings.Count(errOut, "warning") != 1 {
+		t.Fatalf("generate without send_fax: exit %d\nstdout:\n%s\nstderr:\n%s\nwant stderr to start with:\n%s", code, out, errOut, want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "jobs", "send_fax.jobc.go")); !os.IsNotExist(err) {
+		t.Errorf("generate kept the code of the removed kind: %v", err)
+	}
+}
+
 // TestInitStartsALock: init writes an empty jobc.lock, so that generate does not warn
 // and the first `jobc lock` records the first release.
 func TestInitStartsALock(t *testing.T) {

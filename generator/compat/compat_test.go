@@ -149,6 +149,12 @@ var cases = []testCase{
 	// ---- objects: partially open content model -----------------------------
 	{name: "property added covered by additionalProperties schema", old: `{"type":"object","additionalProperties":{"type":"string"}}`,
 		new: `{"type":"object","properties":{"tag":{"type":"string"}},"additionalProperties":{"type":"string"}}`},
+	// Every old value under the new name satisfied the typed additionalProperties,
+	// which the new property schema accepts: compatible wherever the map is.
+	{name: "property added wider than additionalProperties schema", old: `{"type":"object","required":["id"],"properties":{"id":{"type":"string"}},"additionalProperties":{"type":"integer","minimum":0}}`,
+		new: `{"type":"object","required":["id"],"properties":{"id":{"type":"string"},"count":{"type":["number","null"],"description":"any count"}},"additionalProperties":{"type":"integer","minimum":0}}`},
+	{name: "property added covered by additionalProperties of a map in $defs", old: `{"type":"object","properties":{"labels":{"type":"array","items":{"$ref":"#/$defs/labels"}}},"$defs":{"labels":{"type":"object","additionalProperties":{"$ref":"#/$defs/label"}},"label":{"type":"string","maxLength":9}}}`,
+		new: `{"type":"object","properties":{"labels":{"type":"array","items":{"$ref":"#/$defs/labels"}}},"$defs":{"labels":{"type":"object","properties":{"env":{"type":"string"}},"additionalProperties":{"$ref":"#/$defs/label"}},"label":{"type":"string","maxLength":9}}}`},
 	{name: "property added not covered by additionalProperties schema", old: `{"type":"object","additionalProperties":{"type":"string"}}`,
 		new:   `{"type":"object","properties":{"count":{"type":"integer"}},"additionalProperties":{"type":"string"}}`,
 		rules: []string{"PROPERTY_ADDED_NOT_COVERED_BY_PARTIALLY_OPEN_CONTENT_MODEL"}, paths: []string{"/properties/count"}, oldPaths: []string{"/additionalProperties"}},

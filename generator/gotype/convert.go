@@ -199,7 +199,10 @@ func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 	}
 	before := len(c.diags)
 	if c.keywords(s, false); len(c.diags) > before {
-		return nil, false // converting a schema with a wrong keyword would only add noise
+		// Converting a schema with a wrong keyword would only add noise, but a
+		// misspelt type is the likelier mistake, so it is reported too.
+		c.types(s)
+		return nil, false
 	}
 	defer func() {
 		if t != nil && len(c.diags) == before {
@@ -252,6 +255,27 @@ func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 
 var jsonTypes = map[string]bool{"string": true, "integer": true, "number": true, "boolean": true, "object": true, "array": true, "null": true}
 
+// typeAliases are the names other languages give JSON's types, too far from them
+// in spelling for spec.Suggest to find: type: int means integer.
+var typeAliases = map[string]string{
+	"int": "integer", "int32": "integer", "int64": "integer", "uint": "integer", "long": "integer",
+	"float": "number", "float32": "number", "float64": "number", "double": "number", "decimal": "number",
+	"str": "string", "text": "string", "bool": "boolean",
+	"map": "object", "dict": "object", "struct": "object", "list": "array", "slice": "array",
+	"nil": "null", "none": "null",
+}
+
+// suggestType returns the JSON type an unknown type name most likely means, or "".
+func suggestType(name string) string {
+	if t, ok := typeAliases[strings.ToLower(name)]; ok {
+		return t
+	}
+	if t := strings.ToLower(name); jsonTypes[t] {
+		return t
+	}
+	return spec.Suggest(name, []string{"string", "integer", "number", "boolean", "object", "array", "null"})
+}
+
 // types returns the JSON types a schema's type keyword names.
 func (c *conv) types(s snode) ([]string, bool) {
 	tn := s.get("type")
@@ -262,7 +286,7 @@ func (c *conv) types(s snode) ([]string, bool) {
 	check := func(n *yaml.Node, at snode) bool {
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!str" || !jsonTypes[n.Value] {
 			msg := fmt.Sprintf("unknown type %s: want string, integer, number, boolean, object, array or null", describe(n))
-			if sg := spec.Suggest(n.Value, []string{"string", "integer", "number", "boolean", "object", "array", "null"}); sg != "" && n.Kind == yaml.ScalarNode {
+			if sg := suggestType(n.Value); sg != "" && n.Kind == yaml.ScalarNode {
 				msg = fmt.Sprintf("unknown type %s; did you mean %q?", describe(n), sg)
 			}
 			c.errorf(at, "%s", msg)

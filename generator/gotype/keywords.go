@@ -99,7 +99,9 @@ func (c *conv) keywords(s snode, root bool) {
 			c.errorf(at, "keyword %q is only allowed at the top of a payload schema", k)
 			continue
 		}
-		if want := appliesTo[k]; want != "" && len(types) > 0 && !allows(types, want) {
+		// With an unknown type there is no telling which type the keyword was
+		// meant for: the unknown type is the error, reported where types are read.
+		if want := appliesTo[k]; want != "" && len(types) > 0 && known(types) && !allows(types, want) {
 			c.errorf(at, "keyword %q applies to %s values, but this schema has type %s", k, typeWord(want), strings.Join(types, " or "))
 			continue
 		}
@@ -139,6 +141,16 @@ func (c *conv) typeList(s snode) []string {
 		}
 	}
 	return kept
+}
+
+// known reports whether every type names a JSON type.
+func known(types []string) bool {
+	for _, t := range types {
+		if !jsonTypes[t] {
+			return false
+		}
+	}
+	return true
 }
 
 func allows(types []string, want string) bool {

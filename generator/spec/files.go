@@ -1,12 +1,14 @@
 package spec
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -76,6 +78,122 @@ func unwrapPathError(err error) error {
 
 var yamlLine = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
 
+// yamlErrorPos returns where in b the YAML syntax error err is, and its message.
+//
+// The parser names a line, but for the errors of its grammar ("did not find expected
+// key", ...) that is where the list or mapping it could not finish starts, counted
+// from 0, and the offending line may be many lines further down: a key indented one
+// space off at the end of a long mapping. The offending line is the first at which
+// the document stops parsing the same way: the shortest prefix of whole lines that
+// fails with the same error ends with it (offendingLine). The column is that of the
+// line's first token.
+func yamlErrorPos(b []byte, err error) (Pos, string) {
+	m := yamlLine.FindStringSubmatch(err.Error())
+	if m == nil {
+		return Pos{Line: 1, Col: 1}, strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	reported, _ := strconv.Atoi(m[1])
+	msg := m[2]
+	// ends[i] is the offset just past line i+1, its line break included; the line
+	// breaks that end the file start no line: the parser may count one past the end.
+	text := bytes.TrimRight(b, "\n")
+	var ends []int
+	for i, c := range text {
+		if c == '\n' {
+			ends = append(ends, i+1)
+		}
+	}
+	ends = append(ends, len(b))
+	lines := len(ends)
+	line := min(max(reported, 1), lines)
+	construct := 0 // the line where the unfinished list or mapping starts
+	if strings.HasPrefix(msg, "did not find expected") {
+		construct = min(reported+1, lines)
+		line = construct
+	}
+	// A stream that ends inside a construct is reported where the construct starts;
+	// any prefix would fail the same way, so there is nothing to search.
+	if !strings.Contains(msg, "end of stream") {
+		line = offendingLine(b, ends, err, line)
+	}
+	switch {
+	case construct == 0:
+	case construct == line:
+		msg += " in the list or mapping that starts on this line"
+	default:
+		msg += fmt.Sprintf(" in the list or mapping that starts on line %d", construct)
+	}
+	col := 1
+	if i := bytes.IndexFunc(lineAt(b, ends, line), func(r rune) bool { return r != ' ' && r != '\t' }); i >= 0 {
+		col = i + 1
+	}
+	return Pos{Line: line, Col: col}, msg
+}
+
+// offendingLine returns the first line n >= from such that the prefix of b through
+// line n fails to parse with err, the error of the whole of b.
+//
+// The parser reads its input as it goes, so the bytes it had read when it failed end
+// a few lines past the offending one: the search starts there and gallops back,
+// then bisects, each step a parse of a prefix. A file broken near its end costs
+// about twice the parses of one broken near its start, not log2 of its length.
+func offendingLine(b []byte, ends []int, err error, from int) int {
+	fails := func(n int) bool {
+		var doc yaml.Node
+		e := yaml.Unmarshal(b[:ends[n-1]], &doc)
+		return e != nil && e.Error() == err.Error()
+	}
+	lines := len(ends)
+	hi := lines // fails(lines): the whole of b fails
+	r := &countingReader{r: bytes.NewReader(b)}
+	var doc yaml.Node
+	if e := yaml.NewDecoder(r).Decode(&doc); e != nil && e.Error() == err.Error() {
+		if n := sort.SearchInts(ends, r.n); n < lines && n+1 >= from && fails(n+1) {
+			hi = n + 1
+		}
+	}
+	// Gallop back from hi to a line whose prefix parses (or from), then bisect.
+	lo := from
+	for step := 1; hi-step > from; step *= 2 {
+		if !fails(hi - step) {
+			lo = hi - step + 1
+			break
+		}
+		hi -= step
+	}
+	for lo < hi {
+		mid := lo + (hi-lo)/2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+// countingReader counts the bytes read through it.
+type countingReader struct {
+	r io.Reader
+	n int
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += n
+	return n, err
+}
+
+// lineAt returns line n (from 1) of b without its line break; ends are the offsets
+// just past each line.
+func lineAt(b []byte, ends []int, n int) []byte {
+	start := 0
+	if n > 1 {
+		start = ends[n-2]
+	}
+	return bytes.TrimRight(b[start:ends[n-1]], "\r\n")
+}
+
 // parseFile reads and parses one file, JSON when its name ends in .json and YAML
 // otherwise; name is relative to l.dir. It reports problems and returns nil for a file
 // that cannot be used. The returned node is the document's root, never an alias.
@@ -101,20 +219,9 @@ func (l *loader) parseBytes(name string, b []byte) *yaml.Node {
 	} else {
 		var doc yaml.Node
 		if err := yaml.Unmarshal(b, &doc); err != nil {
-			line, msg := 1, strings.TrimPrefix(err.Error(), "yaml: ")
-			if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
-				line, _ = strconv.Atoi(m[1])
-				msg = m[2]
-				// The YAML parser reports these at the line before the list or mapping it
-				// could not finish; point at that construct instead.
-				if strings.HasPrefix(msg, "did not find expected") {
-					line++
-					msg += " in the list or mapping that starts on this line"
-				}
-			}
-			// The parser may count a line past the end of the file.
-			lines := strings.Count(strings.TrimRight(string(b), "\n"), "\n") + 1
-			l.d.add(Pos{File: name, Line: min(max(line, 1), lines), Col: 1}, "", "invalid YAML: %s", msg)
+			pos, msg := yamlErrorPos(b, err)
+			pos.File = name
+			l.d.add(pos, "", "invalid YAML: %s", msg)
 			return nil
 		}
 		if len(doc.Content) == 0 {
