@@ -116,9 +116,9 @@ func yamlErrorPos(b []byte, err error) (Pos, string) {
 	if !strings.Contains(msg, "end of stream") {
 		line = offendingLine(b, ends, err, line)
 	}
-	switch {
-	case construct == 0:
-	case construct == line:
+	switch construct {
+	case 0:
+	case line:
 		msg += " in the list or mapping that starts on this line"
 	default:
 		msg += fmt.Sprintf(" in the list or mapping that starts on line %d", construct)
