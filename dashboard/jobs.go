@@ -152,7 +152,7 @@ type event struct {
 
 // The error classes the runtime writes itself, beside those a job type declares.
 const (
-	classRetried        = "jobc_retried"    // a retry of a finished job (schema/0014)
+	classRetried        = "jobc_retried"    // a retry of a finished job (schema/0013)
 	classPoisoned       = "jobc_poisoned"   // a job that made a statement fail (jobc_poison, schema/0010)
 	classLeaseExpired   = "lease_expired"   // the rescuer's, for a dead worker's attempt
 	classInvalidPayload = "invalid_payload" // the payload does not match its version's schema: never retried

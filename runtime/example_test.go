@@ -161,6 +161,5 @@ func ExampleMigrate() {
 	// applied 0011_validate_invariants
 	// applied 0012_exact_payloads
 	// applied 0013_retry_gate
-	// applied 0014_retry_record
 	// 0 <nil>
 }

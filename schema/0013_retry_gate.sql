@@ -12,19 +12,35 @@
 --
 -- Both fix their search_path to the schema they are created in, and only the worker
 -- role may execute them. CREATE OR REPLACE keeps the file safe to apply twice.
+--
+-- A retried job says so (the dashboard's job timeline omitted operator retries): a
+-- finished job that jobc_retry_selected moves back into jobc_jobs gains an entry in its
+-- errors, after those of its attempts:
+--
+--   {"attempt": <its attempt>, "at": <now>, "class": "jobc_retried", "worker": "",
+--    "error": "retried after it ended failed at 2026-12-02 10:04:05 UTC on attempt 3
+--              of 3; one more attempt allowed (max_attempts 4)"}
+--
+-- The row moves back without its finished_at, and its attempt and max_attempts change,
+-- so without the entry nothing recorded when it ended, how, or that anyone retried it.
+-- The entry is the last error until the job's next attempt fails, which appends its own
+-- after it; a retry changes nothing else: no claim, backoff or attempt rule reads the
+-- errors, and a failed or poisoned job's last error is still the one that failed it
+-- (the Failed page's groups, the error class filter). A scheduled job made due now is
+-- not a finished job moved back and gains no entry.
 
 -- jobc_retry_selected makes the selected failed, cancelled and scheduled jobs available
 -- now, up to p_max (NULL: all), newest first, in one statement: finished ones move back
--- from jobc_jobs_finished with their errors and, if their attempts are used up, one
--- more; scheduled ones are due now. A finished job retakes its unique key; one whose key
--- another job holds is left alone, and so are all but the newest of several selected
--- jobs with one key. A key taken by a concurrent insert after this statement's snapshot
--- makes it fail with a unique violation and change nothing (the caller tries again, and
--- then sees the holder). The DELETE and UPDATE lock each row and re-check its state, so
--- a job that a concurrent statement moved meanwhile (another retry, a delete, a prune)
--- is not touched twice. It returns how many jobs the selection matched, how many
--- changed, the first 1,000 changed ids and how many queues it woke. The selection
--- arguments are jobc_selected's.
+-- from jobc_jobs_finished with their errors, the jobc_retried entry added, and, if
+-- their attempts are used up, one more; scheduled ones are due now. A finished job
+-- retakes its unique key; one whose key another job holds is left alone, and so are
+-- all but the newest of several selected jobs with one key. A key taken by a
+-- concurrent insert after this statement's snapshot makes it fail with a unique
+-- violation and change nothing (the caller tries again, and then sees the holder). The
+-- DELETE and UPDATE lock each row and re-check its state, so a job that a concurrent
+-- statement moved meanwhile (another retry, a delete, a prune) is not touched twice.
+-- It returns how many jobs the selection matched, how many changed, the first 1,000
+-- changed ids and how many queues it woke. The selection arguments are jobc_selected's.
 CREATE OR REPLACE FUNCTION jobc_retry_selected(
     p_ids         bigint[],
     p_kinds       text[],
@@ -60,8 +76,17 @@ LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
             attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at
         )
         SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
-               now(), r.attempt, greatest(r.max_attempts, r.attempt + 1), r.errors, r.unique_key,
-               r.unique_finished, r.created_at, r.attempted_at
+               now(), r.attempt, greatest(r.max_attempts, r.attempt + 1),
+               r.errors || jsonb_build_array(jsonb_build_object(
+                   'attempt', r.attempt, 'at', now(), 'class', 'jobc_retried', 'worker', '',
+                   'error', format('retried after it ended %s at %s', r.state,
+                                   to_char(r.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'))
+                            || CASE WHEN r.attempt = 0 THEN ' before its first attempt'
+                                    ELSE format(' on attempt %s of %s', r.attempt, r.max_attempts) END
+                            || CASE WHEN r.attempt >= r.max_attempts
+                                    THEN format('; one more attempt allowed (max_attempts %s)', r.attempt + 1)
+                                    ELSE '' END)),
+               r.unique_key, r.unique_finished, r.created_at, r.attempted_at
         FROM revived r
         RETURNING id, kind, queue, unique_key
     ), keys AS (
