@@ -20,9 +20,6 @@ SELECT id, kind, queue, state, priority, payload_version, payload, metadata, ava
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, aged
 FROM jobc_jobs_all WHERE id = sqlc.arg(id);
 
--- name: CountJobsByState :many
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORDER BY 1, 2;
-
 -- Every statement below selects jobs the same way (runtime.JobSelection): each filter
 -- is NULL for "any", ids, kinds, queues and states are lists, error_class is the class
 -- of the last recorded error, and since compares the finish time of finished jobs and

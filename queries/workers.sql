@@ -16,9 +16,6 @@ DELETE FROM jobc_workers WHERE id = sqlc.arg(id);
 -- Forgets workers that missed thirty heartbeats (ten leases) of their own.
 DELETE FROM jobc_workers WHERE heartbeat_at < now() - make_interval(secs => 10 * lease_secs);
 
--- name: ListWorkers :many
-SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at FROM jobc_workers ORDER BY id;
-
 -- name: Sleep :exec
 -- The worker's queue ran dry: notify it of the next enqueue.
 INSERT INTO jobc_sleepers (queue, worker) VALUES (sqlc.arg(queue), sqlc.arg(worker))

@@ -228,19 +228,19 @@ func (w *Worker) recordGroup(ctx context.Context, o outcome, group []result) ([]
 	owner := w.cfg.ID
 	switch o {
 	case outcomeComplete:
-		return w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: ids, Attempts: attempts, Owner: owner})
+		return w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner})
 	case outcomeFail, outcomeCancel:
 		state := db.JobcStateFailed
 		if o == outcomeCancel {
 			state = db.JobcStateCancelled
 		}
-		return w.outcomes.FinishJobs(ctx, db.FinishJobsParams{Ids: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
+		return w.outcomes.FinishJobs(ctx, db.FinishJobsParams{IDs: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
 	case outcomeRetry:
-		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
 	case outcomeSnooze: // a retry that records no error and does not count the attempt
-		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{Ids: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
+		return w.outcomes.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
 	case outcomeRelease:
-		_, err := w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids, Owner: owner})
+		_, err := w.outcomes.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Owner: owner})
 		return ids, err // a release of a job rescued meanwhile has nothing to say
 	}
 	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)

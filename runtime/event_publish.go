@@ -235,7 +235,7 @@ func (et *EventType) write(ctx context.Context, q *db.Queries, b *eventBatch, o 
 }
 
 // insertEvents writes the outbox rows: one INSERT for a single event, else one
-// INSERT ... SELECT FROM unnest per unnestMaxBatch events. Ids are taken after the
+// INSERT ... SELECT FROM unnest per unnestMaxBatch events. IDs are taken after the
 // ordering keys are locked, by the sequence, in the payloads' order.
 func (et *EventType) insertEvents(ctx context.Context, q *db.Queries, b *eventBatch, o publishOptions, out []Published) error {
 	if len(b.raws) == 1 {

@@ -453,7 +453,7 @@ func TestPublishManyKeysDoNotDeadlock(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_events`); n != 2*rounds*len(forward) {
 		t.Errorf("%d events, want %d", n, 2*rounds*len(forward))
 	}
-	// Ids within a key follow commit order, and a batch holds all its keys until it
+	// IDs within a key follow commit order, and a batch holds all its keys until it
 	// commits: every key lists the batches in the same order.
 	rows, err := pool.Query(ctx, `SELECT ordering_key, array_agg((payload->>'total')::int ORDER BY id) FROM jobc_events GROUP BY 1 ORDER BY 1`)
 	if err != nil {

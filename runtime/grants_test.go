@@ -477,12 +477,6 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if err := runtime.CheckSchema(ctx, readerPool); err != nil {
 		t.Errorf("CheckSchema as the read-only role: %v", err)
 	}
-	if err := runtime.CountJobsByStateForTest(ctx, readerPool); err != nil {
-		t.Errorf("CountJobsByState as the read-only role: %v", err)
-	}
-	if err := runtime.ListWorkersForTest(ctx, readerPool); err != nil {
-		t.Errorf("ListWorkers as the read-only role: %v", err)
-	}
 	// The dashboard's own reads (queries/dashboard.sql).
 	if _, err := runtime.FailedGroups(ctx, readerPool, 0); err != nil {
 		t.Errorf("FailedGroups as the read-only role: %v", err)

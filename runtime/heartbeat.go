@@ -59,7 +59,7 @@ func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow,
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), Ids: ids, Owner: w.cfg.ID})
+	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), IDs: ids, Owner: w.cfg.ID})
 	if err != nil {
 		return nil, err
 	}

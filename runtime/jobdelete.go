@@ -15,7 +15,7 @@ func DeleteJob(ctx context.Context, dbtx DBTX, id int64) error {
 	// it that moment) is deleted again, a few times at most.
 	var info *JobInfo
 	for range retryConflictAttempts {
-		row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{Ids: []int64{id}})
+		row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{IDs: []int64{id}})
 		if err != nil {
 			return fmt.Errorf("jobc: delete job %d: %w", id, describeDBError(err))
 		}
@@ -45,7 +45,7 @@ func DeleteJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, e
 	if err != nil {
 		return BulkResult{}, fmt.Errorf("jobc: delete jobs: %w", describeDBError(err))
 	}
-	return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.Ids}, nil
+	return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.IDs}, nil
 }
 
 // CountDeletable returns how many jobs DeleteJobs would remove now (its dry run).

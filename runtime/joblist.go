@@ -67,7 +67,7 @@ func (f JobFilter) listParams() (db.ListJobsParams, int, error) {
 	if f.After < 0 {
 		return db.ListJobsParams{}, 0, fmt.Errorf("jobc: list jobs: after %d is negative", f.After)
 	}
-	args := db.ListJobsParams{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
+	args := db.ListJobsParams{IDs: p.IDs, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
 		ErrorClass: p.ErrorClass, Since: p.Since, Max: int32(limit + 1)}
 	if f.After > 0 {
 		args.After = &f.After

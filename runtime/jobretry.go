@@ -37,7 +37,7 @@ func RetryJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 	// it that moment) is retried again, a few times at most.
 	var info *JobInfo
 	for range retryConflictAttempts {
-		res, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{id}}, nil)
+		res, err := retrySelected(ctx, dbtx, selectionParams{IDs: []int64{id}}, nil)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: retry job %d: %w", id, err)
 		}
@@ -128,7 +128,7 @@ func retryAlone(ctx context.Context, dbtx DBTX, sel JobSelection, batchErr error
 				res.Skipped++
 				continue
 			}
-			one, err := retrySelected(ctx, dbtx, selectionParams{Ids: []int64{j.ID}}, nil)
+			one, err := retrySelected(ctx, dbtx, selectionParams{IDs: []int64{j.ID}}, nil)
 			switch {
 			case err == nil:
 				res.Changed += one.Changed
@@ -167,7 +167,7 @@ func retrySelected(ctx context.Context, dbtx DBTX, p selectionParams, limit *int
 		if err != nil {
 			return BulkResult{}, describeDBError(err)
 		}
-		return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.Ids}, nil
+		return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.IDs}, nil
 	}
 }
 
@@ -209,7 +209,7 @@ func CountRetryable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, erro
 
 // selectionWithMax is the parameter shape of the count and bulk statements.
 type selectionWithMax struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -219,6 +219,6 @@ type selectionWithMax struct {
 }
 
 func withMax(p selectionParams, limit *int64) selectionWithMax {
-	return selectionWithMax{Ids: p.Ids, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
+	return selectionWithMax{IDs: p.IDs, Kinds: p.Kinds, Queues: p.Queues, States: p.States,
 		ErrorClass: p.ErrorClass, Since: p.Since, Max: limit}
 }

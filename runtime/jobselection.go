@@ -69,7 +69,7 @@ func (s JobSelection) empty() bool {
 
 // selectionParams is the selection as the statements take it: NULL (nil) for "any".
 type selectionParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -94,7 +94,7 @@ func (s JobSelection) params() (selectionParams, error) {
 		}
 	}
 	if len(s.IDs) > 0 {
-		p.Ids = s.IDs
+		p.IDs = s.IDs
 	}
 	if len(s.Kinds) > 0 {
 		p.Kinds = s.Kinds

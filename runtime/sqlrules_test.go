@@ -52,19 +52,19 @@ func TestFinishMovesOnlyLeasedAttempts(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET lease_owner = 'other' WHERE id = $1`, ids[4]); err != nil {
 		t.Fatal(err)
 	}
-	done, err := q.CompleteJobs(ctx, db.CompleteJobsParams{Ids: []int64{ids[0], ids[1], ids[4]}, Attempts: []int32{1, 7, 1}, Owner: "me"})
+	done, err := q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: []int64{ids[0], ids[1], ids[4]}, Attempts: []int32{1, 7, 1}, Owner: "me"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !slices.Equal(done, []int64{ids[0]}) {
 		t.Errorf("completed %v; want only %d (the others: a stale attempt, another owner's lease)", done, ids[0])
 	}
-	failed, err := q.FinishJobs(ctx, db.FinishJobsParams{Ids: []int64{ids[2]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateFailed,
+	failed, err := q.FinishJobs(ctx, db.FinishJobsParams{IDs: []int64{ids[2]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateFailed,
 		Errors: [][]byte{[]byte(`{"attempt": 1, "error": "boom", "class": "invalid"}`)}})
 	if err != nil || !slices.Equal(failed, []int64{ids[2]}) {
 		t.Fatalf("fail: %v, %v", failed, err)
 	}
-	cancelled, err := q.FinishJobs(ctx, db.FinishJobsParams{Ids: []int64{ids[3]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateCancelled,
+	cancelled, err := q.FinishJobs(ctx, db.FinishJobsParams{IDs: []int64{ids[3]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateCancelled,
 		Errors: [][]byte{[]byte(`{"attempt": 1, "error": "stop", "class": "cancelled"}`)}})
 	if err != nil || !slices.Equal(cancelled, []int64{ids[3]}) {
 		t.Fatalf("cancel: %v, %v", cancelled, err)
@@ -117,10 +117,10 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	errs := [][]byte{[]byte(`{"error": "again"}`)}
 
 	// Nobody sleeps: retrying and releasing tell nobody.
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids[:1], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[:1], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids[3:4], Owner: "me"}); err != nil {
+	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[3:4], Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
@@ -132,16 +132,16 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('email', 'w1'), ('email', 'w2')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids[1:2], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(time.Hour)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[1:2], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(time.Hour)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{Ids: ids[4:5], Owner: "me"}); err != nil {
+	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[4:5], Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
 		t.Errorf("notified %q; want nothing: a retry due in an hour, a release where nobody sleeps", got)
 	}
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{Ids: ids[2:3], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[2:3], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); !slices.Equal(got, []string{"email"}) {

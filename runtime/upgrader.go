@@ -123,7 +123,7 @@ func (u *upgrader) batch(ctx context.Context, target int) (picked, upgraded int,
 		if len(ids) == 0 {
 			return nil
 		}
-		if _, err := q.RewritePayloads(ctx, db.RewritePayloadsParams{Version: int32(target), Ids: ids, Payloads: payloads}); err != nil {
+		if _, err := q.RewritePayloads(ctx, db.RewritePayloadsParams{Version: int32(target), IDs: ids, Payloads: payloads}); err != nil {
 			return err
 		}
 		upgraded = len(ids)

@@ -80,7 +80,7 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 func (w *Worker) warmOutcomes(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
-	_, err := w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{Ids: []int64{}, Owner: w.cfg.ID, Attempts: []int32{}})
+	_, err := w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{IDs: []int64{}, Owner: w.cfg.ID, Attempts: []int32{}})
 	if err != nil {
 		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", describeDBError(err))
 	}

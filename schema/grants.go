@@ -112,8 +112,8 @@ func objects() []object {
 		// reads the applied migrations; only the owner writes them.
 		{kind: "TABLE", name: "jobc_migrations",
 			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
-		// The view of unfinished and finished jobs (migration 0002): GetJob, ListJobs
-		// and CountJobsByState read it.
+		// The view of unfinished and finished jobs (migration 0002): GetJob and ListJobs
+		// read it.
 		{kind: "TABLE", name: "jobc_jobs_all", // GRANT ... ON TABLE covers views
 			worker: []string{sel}, readOnly: []string{sel}},
 		// The outbox (migration 0006): Publish<Event> inserts rows in the business

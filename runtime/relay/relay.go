@@ -361,13 +361,13 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 		}
 	}
 	res.Published = record("published", len(published), func(ctx context.Context) (int64, error) {
-		return q.MarkEventsPublished(ctx, db.MarkEventsPublishedParams{Ids: published, Token: token})
+		return q.MarkEventsPublished(ctx, db.MarkEventsPublishedParams{IDs: published, Token: token})
 	})
 	res.Retried = record("retried", len(retryIDs), func(ctx context.Context) (int64, error) {
-		return q.RetryEvents(ctx, db.RetryEventsParams{Token: token, Ids: retryIDs, DelaySeconds: retryDelays, Errors: retryErrs})
+		return q.RetryEvents(ctx, db.RetryEventsParams{Token: token, IDs: retryIDs, DelaySeconds: retryDelays, Errors: retryErrs})
 	})
 	res.Failed = record("failed", len(failIDs), func(ctx context.Context) (int64, error) {
-		return q.FailEvents(ctx, db.FailEventsParams{Token: token, Ids: failIDs, Errors: failErrs})
+		return q.FailEvents(ctx, db.FailEventsParams{Token: token, IDs: failIDs, Errors: failErrs})
 	})
 	if res.Lost > 0 {
 		r.cfg.Logger.WarnContext(ctx, "relay: another relay took over events whose lease had expired; their publication may repeat",

@@ -37,7 +37,7 @@ SELECT count(*)::bigint AS jobs FROM (
 `
 
 type CountDeletableParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -49,7 +49,7 @@ type CountDeletableParams struct {
 // How many jobs DeleteSelected would delete now, up to max.
 func (q *Queries) CountDeletable(ctx context.Context, arg CountDeletableParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countDeletable,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,
@@ -60,36 +60,6 @@ func (q *Queries) CountDeletable(ctx context.Context, arg CountDeletableParams) 
 	var jobs int64
 	err := row.Scan(&jobs)
 	return jobs, err
-}
-
-const countJobsByState = `-- name: CountJobsByState :many
-SELECT kind, state, count(*) AS jobs FROM jobc_jobs_all GROUP BY kind, state ORDER BY 1, 2
-`
-
-type CountJobsByStateRow struct {
-	Kind  string
-	State JobcState
-	Jobs  int64
-}
-
-func (q *Queries) CountJobsByState(ctx context.Context) ([]CountJobsByStateRow, error) {
-	rows, err := q.db.Query(ctx, countJobsByState)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CountJobsByStateRow{}
-	for rows.Next() {
-		var i CountJobsByStateRow
-		if err := rows.Scan(&i.Kind, &i.State, &i.Jobs); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
 }
 
 const countRetryable = `-- name: CountRetryable :one
@@ -105,7 +75,7 @@ SELECT count(*)::bigint AS jobs FROM (
 `
 
 type CountRetryableParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -117,7 +87,7 @@ type CountRetryableParams struct {
 // How many jobs RetrySelected would change now, up to max.
 func (q *Queries) CountRetryable(ctx context.Context, arg CountRetryableParams) (int64, error) {
 	row := q.db.QueryRow(ctx, countRetryable,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,
@@ -154,7 +124,7 @@ SELECT (SELECT count(*) FROM matched)::bigint AS matched,
 `
 
 type DeleteSelectedParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -166,7 +136,7 @@ type DeleteSelectedParams struct {
 type DeleteSelectedRow struct {
 	Matched int64
 	Changed int64
-	Ids     []int64
+	IDs     []int64
 }
 
 // Deletes the selected finished, available and scheduled jobs, up to max (NULL: all),
@@ -177,7 +147,7 @@ type DeleteSelectedRow struct {
 // the first 1,000 deleted ids.
 func (q *Queries) DeleteSelected(ctx context.Context, arg DeleteSelectedParams) (DeleteSelectedRow, error) {
 	row := q.db.QueryRow(ctx, deleteSelected,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,
@@ -186,7 +156,7 @@ func (q *Queries) DeleteSelected(ctx context.Context, arg DeleteSelectedParams) 
 		arg.Max,
 	)
 	var i DeleteSelectedRow
-	err := row.Scan(&i.Matched, &i.Changed, &i.Ids)
+	err := row.Scan(&i.Matched, &i.Changed, &i.IDs)
 	return i, err
 }
 
@@ -233,7 +203,7 @@ LIMIT $8
 `
 
 type ListJobsParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -252,7 +222,7 @@ type ListJobsParams struct {
 // below after (keyset pagination; NULL: from the newest).
 func (q *Queries) ListJobs(ctx context.Context, arg ListJobsParams) ([]JobcJobsAll, error) {
 	rows, err := q.db.Query(ctx, listJobs,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,
@@ -324,7 +294,7 @@ FROM jobc_retry_selected($1::bigint[], $2::text[], $3::text[],
 `
 
 type RetrySelectedParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -336,7 +306,7 @@ type RetrySelectedParams struct {
 type RetrySelectedRow struct {
 	Matched int64
 	Changed int64
-	Ids     []int64
+	IDs     []int64
 	Woken   int64
 }
 
@@ -347,7 +317,7 @@ type RetrySelectedRow struct {
 // 1,000 changed ids.
 func (q *Queries) RetrySelected(ctx context.Context, arg RetrySelectedParams) (RetrySelectedRow, error) {
 	row := q.db.QueryRow(ctx, retrySelected,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,
@@ -359,7 +329,7 @@ func (q *Queries) RetrySelected(ctx context.Context, arg RetrySelectedParams) (R
 	err := row.Scan(
 		&i.Matched,
 		&i.Changed,
-		&i.Ids,
+		&i.IDs,
 		&i.Woken,
 	)
 	return i, err

@@ -173,7 +173,7 @@ LIMIT $8
 `
 
 type ListJobSummariesParams struct {
-	Ids        []int64
+	IDs        []int64
 	Kinds      []string
 	Queues     []string
 	States     []string
@@ -207,7 +207,7 @@ type ListJobSummariesRow struct {
 // not an array) for the caller to decode.
 func (q *Queries) ListJobSummaries(ctx context.Context, arg ListJobSummariesParams) ([]ListJobSummariesRow, error) {
 	rows, err := q.db.Query(ctx, listJobSummaries,
-		arg.Ids,
+		arg.IDs,
 		arg.Kinds,
 		arg.Queues,
 		arg.States,

@@ -103,14 +103,14 @@ WHERE e.id = r.id AND e.lease_token = $1::bigint AND e.state = 'pending'
 
 type FailEventsParams struct {
 	Token  int64
-	Ids    []int64
+	IDs    []int64
 	Errors []string
 }
 
 // Fails events for good (the broker rejected them, or they ran out of attempts); they
 // stay visible with their error until RetryFailedEvents sends them again.
 func (q *Queries) FailEvents(ctx context.Context, arg FailEventsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, failEvents, arg.Token, arg.Ids, arg.Errors)
+	result, err := q.db.Exec(ctx, failEvents, arg.Token, arg.IDs, arg.Errors)
 	if err != nil {
 		return 0, err
 	}
@@ -173,13 +173,13 @@ WHERE id = ANY($1::bigint[]) AND lease_token = $2::bigint AND state = 'pending'
 `
 
 type MarkEventsPublishedParams struct {
-	Ids   []int64
+	IDs   []int64
 	Token int64
 }
 
 // Records the broker's confirmation of the given events, if this relay still holds them.
 func (q *Queries) MarkEventsPublished(ctx context.Context, arg MarkEventsPublishedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, markEventsPublished, arg.Ids, arg.Token)
+	result, err := q.db.Exec(ctx, markEventsPublished, arg.IDs, arg.Token)
 	if err != nil {
 		return 0, err
 	}
@@ -247,7 +247,7 @@ WHERE e.id = r.id AND e.lease_token = $1::bigint AND e.state = 'pending'
 
 type RetryEventsParams struct {
 	Token        int64
-	Ids          []int64
+	IDs          []int64
 	DelaySeconds []float64
 	Errors       []string
 }
@@ -257,7 +257,7 @@ type RetryEventsParams struct {
 func (q *Queries) RetryEvents(ctx context.Context, arg RetryEventsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, retryEvents,
 		arg.Token,
-		arg.Ids,
+		arg.IDs,
 		arg.DelaySeconds,
 		arg.Errors,
 	)

@@ -119,12 +119,12 @@ WHERE j.id = f.id
 
 type RewritePayloadsParams struct {
 	Version  int32
-	Ids      []int64
+	IDs      []int64
 	Payloads [][]byte
 }
 
 func (q *Queries) RewritePayloads(ctx context.Context, arg RewritePayloadsParams) (int64, error) {
-	result, err := q.db.Exec(ctx, rewritePayloads, arg.Version, arg.Ids, arg.Payloads)
+	result, err := q.db.Exec(ctx, rewritePayloads, arg.Version, arg.IDs, arg.Payloads)
 	if err != nil {
 		return 0, err
 	}

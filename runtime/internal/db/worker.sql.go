@@ -417,7 +417,7 @@ FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text, $3::int[]) AS f(id)
 `
 
 type CompleteJobsParams struct {
-	Ids      []int64
+	IDs      []int64
 	Owner    string
 	Attempts []int32
 }
@@ -425,7 +425,7 @@ type CompleteJobsParams struct {
 // Moves the given attempts to jobc_jobs_finished as completed (jobc_finish). An attempt
 // whose lease this worker no longer holds is left alone and not returned.
 func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, completeJobs, arg.Ids, arg.Owner, arg.Attempts)
+	rows, err := q.db.Query(ctx, completeJobs, arg.IDs, arg.Owner, arg.Attempts)
 	if err != nil {
 		return nil, err
 	}
@@ -453,7 +453,7 @@ RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested
 
 type ExtendLeasesParams struct {
 	LeaseSeconds float64
-	Ids          []int64
+	IDs          []int64
 	Owner        string
 }
 
@@ -465,7 +465,7 @@ type ExtendLeasesRow struct {
 // Extends the leases this worker still holds and says which of those jobs have been
 // asked to cancel.
 func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]ExtendLeasesRow, error) {
-	rows, err := q.db.Query(ctx, extendLeases, arg.LeaseSeconds, arg.Ids, arg.Owner)
+	rows, err := q.db.Query(ctx, extendLeases, arg.LeaseSeconds, arg.IDs, arg.Owner)
 	if err != nil {
 		return nil, err
 	}
@@ -491,7 +491,7 @@ FROM jobc_finish($1::bigint[], $2::jobc_state, $3::jsonb[],
 `
 
 type FinishJobsParams struct {
-	Ids      []int64
+	IDs      []int64
 	State    JobcState
 	Errors   [][]byte
 	Owner    string
@@ -502,7 +502,7 @@ type FinishJobsParams struct {
 // appending each one's error (jobc_finish).
 func (q *Queries) FinishJobs(ctx context.Context, arg FinishJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, finishJobs,
-		arg.Ids,
+		arg.IDs,
 		arg.State,
 		arg.Errors,
 		arg.Owner,
@@ -585,14 +585,14 @@ SELECT r.id FROM released r, woken
 `
 
 type ReleaseJobsParams struct {
-	Ids   []int64
+	IDs   []int64
 	Owner string
 }
 
 // Gives jobs back without counting their attempt: a worker that shuts down releases the
 // jobs it could not finish within its grace period, so another worker takes them at once.
 func (q *Queries) ReleaseJobs(ctx context.Context, arg ReleaseJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, releaseJobs, arg.Ids, arg.Owner)
+	rows, err := q.db.Query(ctx, releaseJobs, arg.IDs, arg.Owner)
 	if err != nil {
 		return nil, err
 	}
@@ -637,7 +637,7 @@ SELECT r.id FROM retried r, woken
 `
 
 type RetryJobsParams struct {
-	Ids          []int64
+	IDs          []int64
 	AvailableAts []time.Time
 	Errors       [][]byte
 	Snooze       bool
@@ -651,7 +651,7 @@ type RetryJobsParams struct {
 // (and wakes sleeping workers); a later one is scheduled.
 func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, retryJobs,
-		arg.Ids,
+		arg.IDs,
 		arg.AvailableAts,
 		arg.Errors,
 		arg.Snooze,

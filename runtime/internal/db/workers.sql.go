@@ -27,39 +27,6 @@ func (q *Queries) ForgetSleeper(ctx context.Context, worker string) error {
 	return err
 }
 
-const listWorkers = `-- name: ListWorkers :many
-SELECT id, host, pid, queues, kinds, lease_secs, started_at, heartbeat_at FROM jobc_workers ORDER BY id
-`
-
-func (q *Queries) ListWorkers(ctx context.Context) ([]JobcWorker, error) {
-	rows, err := q.db.Query(ctx, listWorkers)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []JobcWorker{}
-	for rows.Next() {
-		var i JobcWorker
-		if err := rows.Scan(
-			&i.ID,
-			&i.Host,
-			&i.Pid,
-			&i.Queues,
-			&i.Kinds,
-			&i.LeaseSecs,
-			&i.StartedAt,
-			&i.HeartbeatAt,
-		); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const pruneSleepers = `-- name: PruneSleepers :execrows
 DELETE FROM jobc_sleepers s WHERE NOT EXISTS (SELECT 1 FROM jobc_workers w WHERE w.id = s.worker)
 `
