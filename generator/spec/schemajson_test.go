@@ -186,6 +186,10 @@ func TestSchemaJSONRefusesBadShapes(t *testing.T) {
 		{"class without retry", head + "error_classes:\n  transient: {backoff: linear}\n", false, `missing required key "retry"`, `'/error_classes/transient'`},
 		{"unknown change", head + "jobs:\n  a:\n    payload:\n      versions:\n        1: {schema: {type: object}}\n        2: {schema: {type: object}, changes: [{rnme: {from: a, to: b}}]}\n", false, `unknown change "rnme"`, `'/jobs/a/payload/versions/2/changes/0'`},
 		{"event without subject", head + "events:\n  paid:\n    relay: true\n" + payload, false, `missing required key "subject"`, `'/events/paid'`},
+		{"while without running", head + "jobs:\n  a:\n    unique: {key: [id], while: [available, scheduled]}\n" + payload, false, "while must include available, scheduled and running", `'/jobs/a/unique/while'`},
+		{"settings of a class never retried", head + "error_classes:\n  invalid: {retry: false, backoff: linear}\n", false, "has no effect: class invalid is never retried", `'/error_classes/invalid/backoff'`},
+		{"key of an event not relayed", head + "jobs:\n  a:\n" + payload + "events:\n  paid:\n    subject: paid\n    key: [id]\n    subscribers: [a]\n" + strings.Replace(payload, "type: object", "type: object, required: [id], properties: {id: {type: string}}", 1), false, "the key orders delivery through the relay", `'/events/paid'`},
+		{"event that writes nothing", head + "events:\n  paid:\n    subject: paid\n" + payload, false, "publishing it would write nothing", `'/events/paid'`},
 		{"config key in a job file", "jobs:\n  a:\n" + payload + "package: jobs\n", true, `unknown key "package"`, `at '': additional properties 'package'`},
 	}
 	for _, c := range cases {
