@@ -17,10 +17,10 @@ import (
 // jobc init writes, relative to this package.
 const schemaFile = "../../jobc.schema.json"
 
-// specSchemas compiles the JSON Schema of jobc.yaml (offline: the 2020-12 metaschema
+// SchemaJSON compiles the JSON Schema of jobc.yaml (offline: the 2020-12 metaschema
 // is built into the validator) and returns the schema of a config file and of a job
-// file named by include.
-func specSchemas(t *testing.T) (config, jobFile *jsonschema.Schema) {
+// file named by include. It is exported for the fuzz targets of package spec_test.
+func SchemaJSON(t testing.TB) (config, jobFile *jsonschema.Schema) {
 	t.Helper()
 	b, err := os.ReadFile(schemaFile)
 	if err != nil {
@@ -46,14 +46,21 @@ func specSchemas(t *testing.T) (config, jobFile *jsonschema.Schema) {
 }
 
 // yamlInstance converts a YAML spec file to the JSON value an editor checks against
-// the schema: mapping keys become strings (versions' integer keys included), numbers
-// stay exact.
+// the schema.
 func yamlInstance(t *testing.T, file string) any {
 	t.Helper()
 	b, err := os.ReadFile(file)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return YAMLInstance(t, file, b)
+}
+
+// YAMLInstance converts the YAML spec b, read from file, to the JSON value an editor
+// checks against the schema: mapping keys become strings (versions' integer keys
+// included), numbers stay exact. It is exported for package spec_test.
+func YAMLInstance(t testing.TB, file string, b []byte) any {
+	t.Helper()
 	var doc yaml.Node
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatalf("%s: %v", file, err)
@@ -102,7 +109,7 @@ var refusedAfterLoad = map[string]string{
 // the JSON Schema of jobc.yaml, and so does each job file it includes, against the
 // schema's jobFile. An editor that checks with the schema never flags a valid spec.
 func TestSchemaJSONAcceptsValidSpecs(t *testing.T) {
-	config, jobFile := specSchemas(t)
+	config, jobFile := SchemaJSON(t)
 	var dirs []string
 	golden, err := filepath.Glob("../../testdata/*/jobc.yaml")
 	if err != nil {
@@ -165,7 +172,7 @@ func TestSchemaJSONAcceptsValidSpecs(t *testing.T) {
 // unknown key, a value of the wrong type, a missing required key — fail the JSON
 // Schema too, at the field the loader names.
 func TestSchemaJSONRefusesBadShapes(t *testing.T) {
-	config, jobFile := specSchemas(t)
+	config, jobFile := SchemaJSON(t)
 	const head = "version: 1\npackage: jobs\nout: jobs\n"
 	const payload = "    payload: {versions: {1: {schema: {type: object}}}}\n"
 	cases := []struct {
