@@ -6,6 +6,8 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"runtime/debug"
 	"strconv"
 	"strings"
 
@@ -14,6 +16,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/contract"
 )
 
+// initConfig is the jobc.yaml init writes, after the modeline (see modeline).
 const initConfig = `# jobc.yaml: the job types of this module. Run ` + "`go generate ./...`" + ` after editing.
 version: 1
 package: jobs
@@ -50,7 +53,9 @@ released yet: ` + "`jobc lock`" + ` records the versions of a release), and
 internal/jobs/generate.go, which holds "//go:generate go tool jobc generate": add jobc
 as a tool of your module with ` + "`go get -tool github.com/jobc-dev/jobc/cmd/jobc`" + `
 (unless go.mod already names it), then run ` + "`go generate ./...`" + `. It never
-overwrites a file.`,
+overwrites a file. jobc.yaml starts with a modeline naming the JSON Schema of jobc.yaml
+(jobc.schema.json in jobc's repository), so that editors with a YAML language server
+complete and check the spec.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg := filepath.Join(o.dir, "jobc.yaml")
@@ -67,7 +72,7 @@ overwrites a file.`,
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(cfg, []byte(initConfig), 0o644); err != nil {
+			if err := os.WriteFile(cfg, []byte(modeline(rootVersion())+initConfig), 0o644); err != nil {
 				return fmt.Errorf("jobc: %w", err)
 			}
 			if err := os.MkdirAll(filepath.Dir(gen), 0o755); err != nil {
@@ -93,6 +98,53 @@ overwrites a file.`,
 			return nil
 		},
 	}
+}
+
+// modulePath is jobc's root module: the spec language, its JSON Schema included.
+const modulePath = "github.com/jobc-dev/jobc"
+
+// schemaFile is the JSON Schema of jobc.yaml, at the root of jobc's repository.
+const schemaFile = "jobc.schema.json"
+
+// modeline is the first line of the jobc.yaml init writes: it names the JSON Schema of
+// jobc.yaml, through which YAML language servers complete and check the spec.
+func modeline(version string) string {
+	return "# yaml-language-server: $schema=" + schemaURL(version) + "\n"
+}
+
+// schemaURL is where an editor reads the JSON Schema for the jobc of root module
+// version version: the raw file in the repository at that release's tag, which stays
+// the schema of the language that release reads whatever later releases add; at main
+// for a build that is not a release (a development tree, a pseudo-version), which has
+// no tag.
+func schemaURL(version string) string {
+	ref := "main"
+	if releaseVersion.MatchString(version) {
+		ref = version
+	}
+	return "https://raw.githubusercontent.com/jobc-dev/jobc/" + ref + "/" + schemaFile
+}
+
+// releaseVersion matches a release tag, v1.2.3 or v1.2.3-rc.1; a pseudo-version
+// (v1.2.4-0.20240501093000-abcdef123456) has a second hyphen and does not match.
+var releaseVersion = regexp.MustCompile(`^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.]+)?$`)
+
+// rootVersion returns the version of jobc's root module this binary was built with:
+// "" when it is replaced (a development tree) or the build has no module information.
+func rootVersion() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if info.Main.Path == modulePath {
+		return info.Main.Version
+	}
+	for _, d := range info.Deps {
+		if d.Path == modulePath && d.Replace == nil {
+			return d.Version
+		}
+	}
+	return ""
 }
 
 // toolPath is the package `go get -tool` adds for `go tool jobc`.
