@@ -21,7 +21,7 @@ import (
 var (
 	timelineList = regexp.MustCompile(`(?s)<ol class="timeline">(.*?)</ol>`)
 	timelineItem = regexp.MustCompile(`(?s)<li class="[^"]*"><time>[^<]*</time> (.*?)</li>`)
-	whyItFailed  = regexp.MustCompile(`<dd id="why">(.*?)</dd>`)
+	whyItFailed  = regexp.MustCompile(`(?s)<dd id="why">(.*?)</dd>`)
 )
 
 // jobPage fetches a job's page and returns its timeline's entries (their text, without
