@@ -19,18 +19,46 @@ EXAMPLES    := $(patsubst %/jobc.yaml,%,$(shell find examples -name jobc.yaml))
 # design and is run by hand; tools has no code but is tidy-checked.
 CODE_MODULES := . cmd/jobc contrib/prometheus contrib/otel contrib/nats contrib/rabbitmq contrib/kafka examples/shop dashboard/browsertest
 MODULES      := $(CODE_MODULES) bench tools
-# Modules whose tests run in `make test`. The browser tests need Chromium, the sinks'
-# tests nats-server and rabbitmq-server (.ci/run installs them; NATS_URL and AMQP_URL
-# select running servers instead, except for the tests that restart their broker).
-TEST_MODULES := $(CODE_MODULES)
+# The tests are split in two tiers by .ci/tiers: `make test` runs those that need only
+# PostgreSQL, `make test-integration` those that also need Chromium (the browser tests),
+# Node.js and npm (the TypeScript producers), or nats-server and rabbitmq-server (the
+# sinks' and `jobc relay`'s tests; .ci/run installs them; NATS_URL and AMQP_URL select
+# running servers instead, except for the tests that restart their broker). `make check`
+# fails unless every package's tests run in exactly one of the two.
+TIERS := env TIER_MODULES="$(CODE_MODULES)" GO="$(GO)" .ci/tiers
 
-.PHONY: all test race lint demo generate sqlc verify bench vet fmt fuzz
+.PHONY: all help check test test-integration race lint demo generate sqlc verify bench vet fuzz
 
-all: verify test
+all: check test test-integration race
 
-## test: run every test of every module against one real PostgreSQL
+## help: list the targets, from their "## name: text" comments
+help:
+	@awk '/^## [a-z-]+: / { n = substr($$2, 1, length($$2) - 1); sub(/^## [a-z-]+: /, ""); printf "%-18s%s\n", n, $$0; next } \
+	  /^## / { sub(/^## /, ""); printf "%-18s%s\n", "", $$0 }' $(MAKEFILE_LIST)
+
+## check: what needs no service: build, go vet, golangci-lint, gofmt, sqlc and jobc
+## output, the generator's golden cases, tidy go.mod files and the tests' tiers
+check: vet lint
+	@for m in $(CODE_MODULES) bench; do echo "go build ($$m)"; (cd $$m && $(GO) build ./...) || exit 1; done
+	$(SQLC) diff
+	@for f in runtime/internal/db/*.sql.go; do q=queries/$$(basename $$f .go); [ -f $$q ] || { echo "$$f has no $$q: run make sqlc"; exit 1; }; done
+	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(JOBC) diff -C $(CURDIR)/$$d || exit 1; done
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) test -count=1 -run '^(TestGolden|TestGenerateIsDeterministic)$$' ./generator
+	$(GO) test -count=1 -run '^TestLockGolden$$' ./generator/contract
+	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }; done
+	@$(TIERS) check
+
+## test: run every test that needs only PostgreSQL, of every module
 test:
-	$(WITH_PG) sh -c 'rc=0; for m in $(TEST_MODULES); do (cd $$m && $(GO) test -count=1 -timeout 15m ./...) || rc=1; done; exit $$rc'
+	$(WITH_PG) $(TIERS) test
+
+## test-integration: run the tests that need Chromium, Node.js or a broker (and PostgreSQL)
+test-integration:
+	$(WITH_PG) $(TIERS) integration
+
+## verify: check, then the runtime's and jobctest's tests under the race detector
+verify: check race
 
 ## fuzz: run every fuzz target of every module for FUZZTIME each (seed corpora live in
 ## testdata/fuzz beside each target; a failure writes its input there)
@@ -70,15 +98,6 @@ generate:
 sqlc:
 	rm -f runtime/internal/db/*.go
 	$(SQLC) generate
-
-## verify: fail when generated code is stale, code is unformatted, vetted badly or
-## linted badly, a module's go.mod/go.sum is not tidy, or the runtime has a data race
-verify: vet lint race
-	$(SQLC) diff
-	@for f in runtime/internal/db/*.sql.go; do q=queries/$$(basename $$f .go); [ -f $$q ] || { echo "$$f has no $$q: run make sqlc"; exit 1; }; done
-	@for d in $(EXAMPLES); do echo "jobc diff -C $$d"; $(JOBC) diff -C $(CURDIR)/$$d || exit 1; done
-	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
-	@for m in $(MODULES); do echo "go mod tidy -diff ($$m)"; (cd $$m && GOWORK=off $(GO) mod tidy -diff) || { echo "$$m: go.mod/go.sum not tidy: run go mod tidy there"; exit 1; }; done
 
 ## vet: go vet over every module (bench too: the race against River must keep compiling)
 vet:
