@@ -97,7 +97,8 @@
 // transactional is registered with [HandleTx]: its handler gets the pgx.Tx that also
 // marks the job completed, so its database writes happen exactly once. A handler
 // about to take an expensive or irreversible step can call [Job.Heartbeat], which
-// returns [ErrLeaseLost] once another attempt may be running.
+// returns [ErrLeaseLost] once the lease is no longer this worker's (it expired and was
+// rescued, or the job was cancelled).
 //
 // # Errors and retries
 //
@@ -133,8 +134,9 @@
 // # Unique and periodic jobs
 //
 // A job type with a [Unique] key (payload fields, states, an optional period) has at
-// most one job per key: a concurrent enqueue of the same key inserts nothing and
-// returns the holder's id with [Enqueued.Duplicate] set. [WithDedupKey] sets a key for
+// most one job per key: enqueueing a key that a job holds, even concurrently with the
+// enqueue that took it, inserts nothing and returns the holder's id with
+// [Enqueued.Duplicate] set. [WithDedupKey] sets a key for
 // one enqueue. A job type with a [Schedule] (cron and time zone) is enqueued by every
 // worker's scheduler under a key per occurrence, so any number of nodes produce one job
 // per occurrence without a leader; [PeriodicJobs] lists the schedules, their next
@@ -155,7 +157,8 @@
 // function (on [Publish] and [PublishMany]) writes, in the caller's transaction, one
 // job per [Subscriber] and, when the event is relayed, a row of the outbox
 // jobc_events. Package [github.com/jobc-dev/jobc/runtime/relay] delivers those rows to
-// NATS, RabbitMQ or Kafka, in commit order per ordering key.
+// a broker through a [github.com/jobc-dev/jobc/runtime/relay.Sink] (the contrib/nats,
+// contrib/rabbitmq and contrib/kafka modules), in commit order per ordering key.
 //
 //	_, err := shop.PublishOrderPaid(ctx, tx, shop.OrderPaidV2{OrderID: id, Total: total})
 //
