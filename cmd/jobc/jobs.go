@@ -106,7 +106,7 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 	sel.register(cmd.Flags())
 	cmd.Flags().Int64Var(&after, "after", 0, "only jobs with a smaller id than this one (the next page)")
 	cmd.Flags().IntVar(&limit, "limit", 50, fmt.Sprintf("at most this many (up to %d)", maxListLimit))
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
 }
 
@@ -140,7 +140,7 @@ func newJobsShow(dbf *dbFlags) *cobra.Command {
 			})
 		},
 	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
 }
 

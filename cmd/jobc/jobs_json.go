@@ -8,7 +8,7 @@ import (
 )
 
 // jobJSON is a job in `jobc jobs show --json` and `jobc jobs list --json`. The field
-// names are documented in the README and stay stable whatever the runtime's structs
+// names are documented in docs/cli.md and stay stable whatever the runtime's structs
 // are called.
 type jobJSON struct {
 	ID             int64           `json:"id"`

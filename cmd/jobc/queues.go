@@ -15,7 +15,7 @@ import (
 )
 
 // queueJSON is one queue in `jobc queues --json` and `jobc status --json`; the field
-// names are documented in the README and stay stable.
+// names are documented in docs/cli.md and stay stable.
 type queueJSON struct {
 	Queue                     string  `json:"queue"`
 	Available                 int64   `json:"available"`
@@ -79,7 +79,7 @@ func newQueues(o *options) *cobra.Command {
 		},
 	}
 	dbf = addDBFlags(cmd.PersistentFlags(), defaultStatementTimeout)
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	pause := &cobra.Command{
 		Use:   "pause QUEUE",
 		Short: "Stop every worker claiming from a queue (persisted: it survives restarts); running jobs finish",

@@ -15,7 +15,7 @@ import (
 )
 
 // statusJSON is the output of `jobc status --json`; the field names are documented in
-// the README and stay stable.
+// docs/cli.md and stay stable.
 type statusJSON struct {
 	Migrations struct {
 		Applied int `json:"applied"`
@@ -152,7 +152,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
 	cmd.Flags().DurationVar(&failOldest, "fail-oldest", 0, "exit 1 when any queue's oldest available job has waited longer than this (e.g. 5m)")
 	cmd.Flags().DurationVar(&failRelayLag, "fail-relay-lag", 0, "exit 1 when the oldest unpublished event is older than this (e.g. 1m)")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
 }
 

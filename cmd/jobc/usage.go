@@ -8,7 +8,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// Exit statuses are a contract scripts rely on (documented in the README):
+// Exit statuses are a contract scripts rely on (documented in docs/cli.md):
 const (
 	exitOK      = 0 // the command did what was asked
 	exitFailure = 1 // a finding (diff, vet, check, --fail-*) or a failure (database, bad job)

@@ -12,7 +12,7 @@ import (
 )
 
 // workerJSON is one line of `jobc workers --json`; the field names are documented in
-// the README and stay stable.
+// docs/cli.md and stay stable.
 type workerJSON struct {
 	ID           string                  `json:"id"`
 	Host         string                  `json:"host"`
@@ -65,7 +65,7 @@ func newWorkers() *cobra.Command {
 	}
 	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in the README)")
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
 }
 

@@ -86,7 +86,7 @@ func (c *conv) keywords(s snode, root bool) {
 		v := snode{n: s.n.Content[i+1], path: at.path, file: s.file}
 		switch {
 		case unsupported[k]:
-			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see the README's schema reference)", k)
+			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see docs/spec.md)", k)
 			continue
 		case !supported[k] && !annotations[k]:
 			if sg := spec.Suggest(k, knownKeywords); sg != "" {

@@ -16,7 +16,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/internal/confine"
 )
 
-// Job defaults, documented in the README's spec reference.
+// Job defaults, documented in docs/spec.md.
 const (
 	DefaultQueue       = "default"
 	DefaultPriority    = 5
