@@ -45,10 +45,10 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Commentf("%s describes %s to the runtime.", typeVar, s.Kind)
 	f.Var().Id(typeVar).Op("=").Qual(rt, "MustJobType").Call(Qual(rt, "JobType").Add(ordered(jobTypeFields(j)...)))
 
-	enqueueDoc := fmt.Sprintf("%s inserts a %s job through db. Pass the transaction of the business change "+
+	enqueueDoc := fmt.Sprintf("%s inserts %s %s job through db. Pass the transaction of the business change "+
 		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
 		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
-		n.Enqueue(), s.Kind, write.Spec.Number)
+		n.Enqueue(), names.Article(s.Kind), s.Kind, write.Spec.Number)
 	if s.Deprecated != "" {
 		enqueueDoc = joinDoc(enqueueDoc, "Deprecated: "+s.Deprecated)
 	}
@@ -81,8 +81,8 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "EnqueueMany").Call(Id("ctx"), Id("db"), Id(typeVar), Id("ps"), Id("opts").Op("..."))),
 	)
 
-	writeDoc(f, fmt.Sprintf("%s is the handle a %s handler receives: the job's id, attempt, idempotency key and logger, "+
-		"and a constructor for each error class the job declares.", jobType, s.Kind))
+	writeDoc(f, fmt.Sprintf("%s is the handle %s %s handler receives: the job's id, attempt, idempotency key and logger, "+
+		"and a constructor for each error class the job declares.", jobType, names.Article(s.Kind), s.Kind))
 	f.Type().Id(jobType).Struct(Op("*").Qual(rt, "Job"))
 	for _, c := range j.Classes {
 		classMethod(f, jobType, c)

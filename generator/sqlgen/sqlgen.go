@@ -214,7 +214,7 @@ func (fn *function) write(w io.Writer) {
 			}
 		}
 	}
-	fmt.Fprintf(w, "-- %s enqueues a %s job: queue %s, priority %d, %d attempts, payload version %d.\n", name, j.Kind, j.Queue, j.Priority, j.MaxAttempts, v)
+	fmt.Fprintf(w, "-- %s enqueues %s %s job: queue %s, priority %d, %d attempts, payload version %d.\n", name, names.Article(j.Kind), j.Kind, j.Queue, j.Priority, j.MaxAttempts, v)
 	if j.Unique != nil {
 		fmt.Fprintf(w, "-- Unique by %s while %s", strings.Join(j.Unique.Key, ", "), strings.Join(j.Unique.While, ", "))
 		if j.Unique.Period > 0 {

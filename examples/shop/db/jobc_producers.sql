@@ -13,7 +13,7 @@
 -- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
 -- migration tool; it is safe to apply again.
 
--- jobc_enqueue_award_loyalty_points enqueues a award_loyalty_points job: queue loyalty, priority 5, 25 attempts, payload version 1.
+-- jobc_enqueue_award_loyalty_points enqueues an award_loyalty_points job: queue loyalty, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_award_loyalty_points(
     payload   jsonb,
     run_at    timestamptz DEFAULT now(),

@@ -143,11 +143,11 @@ func (w *writer) job(j emit.Job, sqlFunction string) error {
 	w.line("")
 	doc := []string{
 		strings.TrimSpace(s.Description),
-		fmt.Sprintf("Enqueues a %s job through client, in its transaction when it is in one. %s checks the "+
+		fmt.Sprintf("Enqueues %s %s job through client, in its transaction when it is in one. %s checks the "+
 			"payload against version %d of its schema and fills its defaults; an invalid payload enqueues "+
 			"nothing and rejects with the database's error, whose message names each field and rule; "+
 			"payloadProblems(err) lists them.",
-			s.Kind, sqlFunction, write.Spec.Number),
+			names.Article(s.Kind), s.Kind, sqlFunction, write.Spec.Number),
 		"@returns the job's id, or that of the job already holding its unique key, as a decimal string.",
 	}
 	if s.Deprecated != "" {

@@ -61,7 +61,7 @@ var importSheetType = runtime.MustJobType(runtime.JobType{
 	},
 })
 
-// EnqueueImportSheet inserts a import_sheet job through db. Pass the transaction
+// EnqueueImportSheet inserts an import_sheet job through db. Pass the transaction
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
@@ -76,7 +76,7 @@ func EnqueueImportSheetMany(ctx context.Context, db runtime.DBTX, ps []ImportShe
 	return runtime.EnqueueMany(ctx, db, importSheetType, ps, opts...)
 }
 
-// ImportSheetJob is the handle a import_sheet handler receives: the job's id,
+// ImportSheetJob is the handle an import_sheet handler receives: the job's id,
 // attempt, idempotency key and logger, and a constructor for each error class the
 // job declares.
 type ImportSheetJob struct {

@@ -42,7 +42,7 @@ var emitEventType = runtime.MustJobType(runtime.JobType{
 	},
 })
 
-// EnqueueEmitEvent inserts a emit_event job through db. Pass the transaction of
+// EnqueueEmitEvent inserts an emit_event job through db. Pass the transaction of
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
@@ -57,9 +57,9 @@ func EnqueueEmitEventMany(ctx context.Context, db runtime.DBTX, ps []EmitEventV1
 	return runtime.EnqueueMany(ctx, db, emitEventType, ps, opts...)
 }
 
-// EmitEventJob is the handle a emit_event handler receives: the job's id, attempt,
-// idempotency key and logger, and a constructor for each error class the job
-// declares.
+// EmitEventJob is the handle an emit_event handler receives: the job's id,
+// attempt, idempotency key and logger, and a constructor for each error class the
+// job declares.
 type EmitEventJob struct {
 	*runtime.Job
 }

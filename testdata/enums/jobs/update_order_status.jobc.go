@@ -95,7 +95,7 @@ var updateOrderStatusType = runtime.MustJobType(runtime.JobType{
 	},
 })
 
-// EnqueueUpdateOrderStatus inserts a update_order_status job through db. Pass the
+// EnqueueUpdateOrderStatus inserts an update_order_status job through db. Pass the
 // transaction of the business change that needs the job: the job then exists if
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
@@ -111,7 +111,7 @@ func EnqueueUpdateOrderStatusMany(ctx context.Context, db runtime.DBTX, ps []Upd
 	return runtime.EnqueueMany(ctx, db, updateOrderStatusType, ps, opts...)
 }
 
-// UpdateOrderStatusJob is the handle a update_order_status handler receives: the
+// UpdateOrderStatusJob is the handle an update_order_status handler receives: the
 // job's id, attempt, idempotency key and logger, and a constructor for each error
 // class the job declares.
 type UpdateOrderStatusJob struct {

@@ -37,7 +37,7 @@ var archiveOrdersType = runtime.MustJobType(runtime.JobType{
 	},
 })
 
-// EnqueueArchiveOrders inserts a archive_orders job through db. Pass the
+// EnqueueArchiveOrders inserts an archive_orders job through db. Pass the
 // transaction of the business change that needs the job: the job then exists if
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
@@ -53,7 +53,7 @@ func EnqueueArchiveOrdersMany(ctx context.Context, db runtime.DBTX, ps []Archive
 	return runtime.EnqueueMany(ctx, db, archiveOrdersType, ps, opts...)
 }
 
-// ArchiveOrdersJob is the handle a archive_orders handler receives: the job's id,
+// ArchiveOrdersJob is the handle an archive_orders handler receives: the job's id,
 // attempt, idempotency key and logger, and a constructor for each error class the
 // job declares.
 type ArchiveOrdersJob struct {

@@ -45,7 +45,7 @@ var awardLoyaltyPointsType = runtime.MustJobType(runtime.JobType{
 	},
 })
 
-// EnqueueAwardLoyaltyPoints inserts a award_loyalty_points job through db. Pass
+// EnqueueAwardLoyaltyPoints inserts an award_loyalty_points job through db. Pass
 // the transaction of the business change that needs the job: the job then exists
 // if and only if that transaction commits. The payload is checked against version
 // 1 of its schema first; an invalid payload returns a *runtime.PayloadError and
@@ -61,9 +61,9 @@ func EnqueueAwardLoyaltyPointsMany(ctx context.Context, db runtime.DBTX, ps []Aw
 	return runtime.EnqueueMany(ctx, db, awardLoyaltyPointsType, ps, opts...)
 }
 
-// AwardLoyaltyPointsJob is the handle a award_loyalty_points handler receives: the
-// job's id, attempt, idempotency key and logger, and a constructor for each error
-// class the job declares.
+// AwardLoyaltyPointsJob is the handle an award_loyalty_points handler receives:
+// the job's id, attempt, idempotency key and logger, and a constructor for each
+// error class the job declares.
 type AwardLoyaltyPointsJob struct {
 	*runtime.Job
 }
