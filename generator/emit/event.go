@@ -10,7 +10,7 @@ import (
 // EventFile renders the Go file of one event: its payload types, its description to
 // the runtime, Publish<Event>, Publish<Event>Many and Decode<Event>.
 func EventFile(pkg string, e Event) ([]byte, error) {
-	f := newFile(pkg)
+	f := newFile(pkg, e.Spec.Pos.File)
 	importNames(f, e.Imports())
 	s := e.Spec
 	n := e.Names

@@ -19,7 +19,7 @@ const rt = gotype.RuntimeImport
 
 // JobFile renders the Go file of one job type.
 func JobFile(pkg string, j Job) ([]byte, error) {
-	f := newFile(pkg)
+	f := newFile(pkg, j.Spec.Pos.File)
 	importNames(f, j.Imports())
 	s := j.Spec
 	newest := j.Versions[len(j.Versions)-1]
@@ -297,9 +297,12 @@ func rawString(s string) Code {
 	return Id("`" + s + "`")
 }
 
-func newFile(pkg string) *File {
+// newFile starts a generated file of package pkg rendered from the spec file source,
+// a path relative to the project directory.
+func newFile(pkg, source string) *File {
 	f := NewFile(pkg)
 	f.HeaderComment(Header)
+	f.HeaderComment(SourceComment(source))
 	f.ImportName(rt, "runtime")
 	f.ImportName("github.com/jackc/pgx/v5", "pgx")
 	return f

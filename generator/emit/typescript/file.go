@@ -38,6 +38,7 @@ type Project struct {
 func File(p Project) ([]byte, error) {
 	w := &writer{}
 	w.line("// " + emit.Header)
+	w.line("// " + emit.SourceComment(p.Config))
 	w.line("//")
 	w.comment("//", fmt.Sprintf("TypeScript producers for the job types of %s: a type per payload version and "+
 		"an enqueue function per job type, for node-postgres. Each function calls the SQL function "+
