@@ -23,7 +23,7 @@ func CatalogFile(pkg, config string, jobs []Job, events []Event) ([]byte, error)
 
 	writeDoc(f, "Register makes w run h for every job type. To run only some job types in a process, call their Register<Type> functions instead.")
 	f.Func().Id(names.Register).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(names.Handlers)).Error().Block(
-		Return(Qual("errors", "Join").CallFunc(func(g *Group) {
+		Return(Qual("errors", "Join").CustomFunc(items(true, "(", ")"), func(g *Group) {
 			for _, j := range jobs {
 				g.Id(j.Names.RegisterFunc()).Call(Id("w"), Id("h"))
 			}
@@ -32,7 +32,7 @@ func CatalogFile(pkg, config string, jobs []Job, events []Event) ([]byte, error)
 
 	f.Comment("JobTypes returns every job type of the catalogue, ordered by kind.")
 	f.Func().Id(names.JobTypes).Params().Index().Op("*").Qual(rt, "JobType").Block(
-		Return(Index().Op("*").Qual(rt, "JobType").ValuesFunc(func(g *Group) {
+		Return(Index().Op("*").Qual(rt, "JobType").CustomFunc(items(true, "{", "}"), func(g *Group) {
 			for _, j := range jobs {
 				g.Id(j.Names.TypeVar())
 			}
@@ -41,7 +41,7 @@ func CatalogFile(pkg, config string, jobs []Job, events []Event) ([]byte, error)
 	if len(events) > 0 {
 		f.Comment("EventTypes returns every event of the catalogue, ordered by name.")
 		f.Func().Id(names.EventTypes).Params().Index().Op("*").Qual(rt, "EventType").Block(
-			Return(Index().Op("*").Qual(rt, "EventType").ValuesFunc(func(g *Group) {
+			Return(Index().Op("*").Qual(rt, "EventType").CustomFunc(items(true, "{", "}"), func(g *Group) {
 				for _, e := range events {
 					g.Id(e.Names.TypeVar())
 				}

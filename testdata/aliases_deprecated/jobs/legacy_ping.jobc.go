@@ -21,11 +21,16 @@ type LegacyPing = LegacyPingV1
 
 // legacyPingType describes legacy_ping to the runtime.
 var legacyPingType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindLegacyPing,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindLegacyPing,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -41,7 +46,12 @@ var legacyPingType = runtime.MustJobType(runtime.JobType{
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
 //
 // Deprecated: do not enqueue new legacy_ping jobs.
-func EnqueueLegacyPing(ctx context.Context, db runtime.DBTX, p LegacyPingV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueLegacyPing(
+	ctx context.Context,
+	db runtime.DBTX,
+	p LegacyPingV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, legacyPingType, p, opts...)
 }
 
@@ -50,7 +60,12 @@ func EnqueueLegacyPing(ctx context.Context, db runtime.DBTX, p LegacyPingV1, opt
 // its index). The options apply to every job.
 //
 // Deprecated: do not enqueue new legacy_ping jobs.
-func EnqueueLegacyPingMany(ctx context.Context, db runtime.DBTX, ps []LegacyPingV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueLegacyPingMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []LegacyPingV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, legacyPingType, ps, opts...)
 }
 
@@ -68,7 +83,11 @@ type LegacyPingHandler interface {
 
 // RegisterLegacyPing makes w run h for legacy_ping jobs.
 func RegisterLegacyPing(w *runtime.Worker, h LegacyPingHandler) error {
-	return runtime.Handle(w, legacyPingType, func(ctx context.Context, job *runtime.Job, p LegacyPing) error {
-		return h.HandleLegacyPing(ctx, LegacyPingJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		legacyPingType,
+		func(ctx context.Context, job *runtime.Job, p LegacyPing) error {
+			return h.HandleLegacyPing(ctx, LegacyPingJob{job}, p)
+		},
+	)
 }

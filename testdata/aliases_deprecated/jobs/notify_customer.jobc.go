@@ -25,12 +25,17 @@ type NotifyCustomer = NotifyCustomerV1
 
 // notifyCustomerType describes notify_customer to the runtime.
 var notifyCustomerType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindNotifyCustomer,
-	Aliases:      []string{"send_customer_sms", "send_customer_push"},
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindNotifyCustomer,
+	Aliases:     []string{"send_customer_sms", "send_customer_push"},
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -45,14 +50,24 @@ var notifyCustomerType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueNotifyCustomer(ctx context.Context, db runtime.DBTX, p NotifyCustomerV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueNotifyCustomer(
+	ctx context.Context,
+	db runtime.DBTX,
+	p NotifyCustomerV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, notifyCustomerType, p, opts...)
 }
 
 // EnqueueNotifyCustomerMany inserts many notify_customer jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueNotifyCustomerMany(ctx context.Context, db runtime.DBTX, ps []NotifyCustomerV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueNotifyCustomerMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []NotifyCustomerV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, notifyCustomerType, ps, opts...)
 }
 
@@ -72,7 +87,11 @@ type NotifyCustomerHandler interface {
 
 // RegisterNotifyCustomer makes w run h for notify_customer jobs.
 func RegisterNotifyCustomer(w *runtime.Worker, h NotifyCustomerHandler) error {
-	return runtime.Handle(w, notifyCustomerType, func(ctx context.Context, job *runtime.Job, p NotifyCustomer) error {
-		return h.HandleNotifyCustomer(ctx, NotifyCustomerJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		notifyCustomerType,
+		func(ctx context.Context, job *runtime.Job, p NotifyCustomer) error {
+			return h.HandleNotifyCustomer(ctx, NotifyCustomerJob{job}, p)
+		},
+	)
 }

@@ -23,11 +23,16 @@ type SendFax = SendFaxV1
 
 // sendFaxType describes send_fax to the runtime.
 var sendFaxType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendFax,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSendFax,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -43,7 +48,12 @@ var sendFaxType = runtime.MustJobType(runtime.JobType{
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
 //
 // Deprecated: Faxes are no longer sent; use notify_customer.
-func EnqueueSendFax(ctx context.Context, db runtime.DBTX, p SendFaxV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendFax(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendFaxV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendFaxType, p, opts...)
 }
 
@@ -52,7 +62,12 @@ func EnqueueSendFax(ctx context.Context, db runtime.DBTX, p SendFaxV1, opts ...r
 // index). The options apply to every job.
 //
 // Deprecated: Faxes are no longer sent; use notify_customer.
-func EnqueueSendFaxMany(ctx context.Context, db runtime.DBTX, ps []SendFaxV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendFaxMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendFaxV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendFaxType, ps, opts...)
 }
 
@@ -70,7 +85,11 @@ type SendFaxHandler interface {
 
 // RegisterSendFax makes w run h for send_fax jobs.
 func RegisterSendFax(w *runtime.Worker, h SendFaxHandler) error {
-	return runtime.Handle(w, sendFaxType, func(ctx context.Context, job *runtime.Job, p SendFax) error {
-		return h.HandleSendFax(ctx, SendFaxJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendFaxType,
+		func(ctx context.Context, job *runtime.Job, p SendFax) error {
+			return h.HandleSendFax(ctx, SendFaxJob{job}, p)
+		},
+	)
 }

@@ -48,11 +48,16 @@ type ImportSheet = ImportSheetV1
 
 // importSheetType describes import_sheet to the runtime.
 var importSheetType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindImportSheet,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindImportSheet,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -66,14 +71,24 @@ var importSheetType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueImportSheet(ctx context.Context, db runtime.DBTX, p ImportSheetV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueImportSheet(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ImportSheetV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, importSheetType, p, opts...)
 }
 
 // EnqueueImportSheetMany inserts many import_sheet jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueImportSheetMany(ctx context.Context, db runtime.DBTX, ps []ImportSheetV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueImportSheetMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ImportSheetV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, importSheetType, ps, opts...)
 }
 
@@ -91,7 +106,11 @@ type ImportSheetHandler interface {
 
 // RegisterImportSheet makes w run h for import_sheet jobs.
 func RegisterImportSheet(w *runtime.Worker, h ImportSheetHandler) error {
-	return runtime.Handle(w, importSheetType, func(ctx context.Context, job *runtime.Job, p ImportSheet) error {
-		return h.HandleImportSheet(ctx, ImportSheetJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		importSheetType,
+		func(ctx context.Context, job *runtime.Job, p ImportSheet) error {
+			return h.HandleImportSheet(ctx, ImportSheetJob{job}, p)
+		},
+	)
 }

@@ -29,11 +29,16 @@ type EmitEvent = EmitEventV1
 
 // emitEventType describes emit_event to the runtime.
 var emitEventType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindEmitEvent,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindEmitEvent,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -47,14 +52,24 @@ var emitEventType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueEmitEvent(ctx context.Context, db runtime.DBTX, p EmitEventV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueEmitEvent(
+	ctx context.Context,
+	db runtime.DBTX,
+	p EmitEventV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, emitEventType, p, opts...)
 }
 
 // EnqueueEmitEventMany inserts many emit_event jobs, with one statement per 20,000
 // jobs: all of them or, when any payload is invalid, none (the error names its
 // index). The options apply to every job.
-func EnqueueEmitEventMany(ctx context.Context, db runtime.DBTX, ps []EmitEventV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueEmitEventMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []EmitEventV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, emitEventType, ps, opts...)
 }
 
@@ -72,7 +87,11 @@ type EmitEventHandler interface {
 
 // RegisterEmitEvent makes w run h for emit_event jobs.
 func RegisterEmitEvent(w *runtime.Worker, h EmitEventHandler) error {
-	return runtime.Handle(w, emitEventType, func(ctx context.Context, job *runtime.Job, p EmitEvent) error {
-		return h.HandleEmitEvent(ctx, EmitEventJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		emitEventType,
+		func(ctx context.Context, job *runtime.Job, p EmitEvent) error {
+			return h.HandleEmitEvent(ctx, EmitEventJob{job}, p)
+		},
+	)
 }

@@ -54,11 +54,16 @@ type ResizeImage = ResizeImageV1
 
 // resizeImageType describes resize_image to the runtime.
 var resizeImageType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindResizeImage,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindResizeImage,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -72,14 +77,24 @@ var resizeImageType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueResizeImage(ctx context.Context, db runtime.DBTX, p ResizeImageV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueResizeImage(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ResizeImageV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, resizeImageType, p, opts...)
 }
 
 // EnqueueResizeImageMany inserts many resize_image jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueResizeImageMany(ctx context.Context, db runtime.DBTX, ps []ResizeImageV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueResizeImageMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ResizeImageV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, resizeImageType, ps, opts...)
 }
 
@@ -97,7 +112,11 @@ type ResizeImageHandler interface {
 
 // RegisterResizeImage makes w run h for resize_image jobs.
 func RegisterResizeImage(w *runtime.Worker, h ResizeImageHandler) error {
-	return runtime.Handle(w, resizeImageType, func(ctx context.Context, job *runtime.Job, p ResizeImage) error {
-		return h.HandleResizeImage(ctx, ResizeImageJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		resizeImageType,
+		func(ctx context.Context, job *runtime.Job, p ResizeImage) error {
+			return h.HandleResizeImage(ctx, ResizeImageJob{job}, p)
+		},
+	)
 }

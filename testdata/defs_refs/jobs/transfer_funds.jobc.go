@@ -53,11 +53,16 @@ type TransferFunds = TransferFundsV1
 
 // transferFundsType describes transfer_funds to the runtime.
 var transferFundsType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindTransferFunds,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindTransferFunds,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -72,14 +77,24 @@ var transferFundsType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueTransferFunds(ctx context.Context, db runtime.DBTX, p TransferFundsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueTransferFunds(
+	ctx context.Context,
+	db runtime.DBTX,
+	p TransferFundsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, transferFundsType, p, opts...)
 }
 
 // EnqueueTransferFundsMany inserts many transfer_funds jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueTransferFundsMany(ctx context.Context, db runtime.DBTX, ps []TransferFundsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueTransferFundsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []TransferFundsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, transferFundsType, ps, opts...)
 }
 
@@ -97,7 +112,11 @@ type TransferFundsHandler interface {
 
 // RegisterTransferFunds makes w run h for transfer_funds jobs.
 func RegisterTransferFunds(w *runtime.Worker, h TransferFundsHandler) error {
-	return runtime.Handle(w, transferFundsType, func(ctx context.Context, job *runtime.Job, p TransferFunds) error {
-		return h.HandleTransferFunds(ctx, TransferFundsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		transferFundsType,
+		func(ctx context.Context, job *runtime.Job, p TransferFunds) error {
+			return h.HandleTransferFunds(ctx, TransferFundsJob{job}, p)
+		},
+	)
 }

@@ -82,11 +82,16 @@ type UpdateOrderStatus = UpdateOrderStatusV1
 
 // updateOrderStatusType describes update_order_status to the runtime.
 var updateOrderStatusType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindUpdateOrderStatus,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindUpdateOrderStatus,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -101,14 +106,24 @@ var updateOrderStatusType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueUpdateOrderStatus(ctx context.Context, db runtime.DBTX, p UpdateOrderStatusV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueUpdateOrderStatus(
+	ctx context.Context,
+	db runtime.DBTX,
+	p UpdateOrderStatusV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, updateOrderStatusType, p, opts...)
 }
 
 // EnqueueUpdateOrderStatusMany inserts many update_order_status jobs, with one
 // statement per 20,000 jobs: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every job.
-func EnqueueUpdateOrderStatusMany(ctx context.Context, db runtime.DBTX, ps []UpdateOrderStatusV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueUpdateOrderStatusMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []UpdateOrderStatusV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, updateOrderStatusType, ps, opts...)
 }
 
@@ -126,7 +141,11 @@ type UpdateOrderStatusHandler interface {
 
 // RegisterUpdateOrderStatus makes w run h for update_order_status jobs.
 func RegisterUpdateOrderStatus(w *runtime.Worker, h UpdateOrderStatusHandler) error {
-	return runtime.Handle(w, updateOrderStatusType, func(ctx context.Context, job *runtime.Job, p UpdateOrderStatus) error {
-		return h.HandleUpdateOrderStatus(ctx, UpdateOrderStatusJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		updateOrderStatusType,
+		func(ctx context.Context, job *runtime.Job, p UpdateOrderStatus) error {
+			return h.HandleUpdateOrderStatus(ctx, UpdateOrderStatusJob{job}, p)
+		},
+	)
 }

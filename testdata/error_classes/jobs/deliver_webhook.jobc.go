@@ -30,7 +30,12 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 	Priority:    4,
 	MaxAttempts: 12,
 	Timeout:     15 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 10 * time.Second, Max: 6 * time.Hour, Jitter: 0.2},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 10 * time.Second,
+		Max:     6 * time.Hour,
+		Jitter:  0.2,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "rate_limited", Retry: true, DelayFromError: true, MaxAttempts: 50},
@@ -51,14 +56,24 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueDeliverWebhook(ctx context.Context, db runtime.DBTX, p DeliverWebhookV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueDeliverWebhook(
+	ctx context.Context,
+	db runtime.DBTX,
+	p DeliverWebhookV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, deliverWebhookType, p, opts...)
 }
 
 // EnqueueDeliverWebhookMany inserts many deliver_webhook jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueDeliverWebhookMany(ctx context.Context, db runtime.DBTX, ps []DeliverWebhookV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueDeliverWebhookMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []DeliverWebhookV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, deliverWebhookType, ps, opts...)
 }
 
@@ -94,7 +109,11 @@ type DeliverWebhookHandler interface {
 
 // RegisterDeliverWebhook makes w run h for deliver_webhook jobs.
 func RegisterDeliverWebhook(w *runtime.Worker, h DeliverWebhookHandler) error {
-	return runtime.Handle(w, deliverWebhookType, func(ctx context.Context, job *runtime.Job, p DeliverWebhook) error {
-		return h.HandleDeliverWebhook(ctx, DeliverWebhookJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		deliverWebhookType,
+		func(ctx context.Context, job *runtime.Job, p DeliverWebhook) error {
+			return h.HandleDeliverWebhook(ctx, DeliverWebhookJob{job}, p)
+		},
+	)
 }

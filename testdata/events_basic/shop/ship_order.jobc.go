@@ -30,11 +30,16 @@ type ShipOrder = ShipOrderV2
 
 // shipOrderType describes ship_order to the runtime.
 var shipOrderType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindShipOrder,
-	Queue:        "warehouse",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindShipOrder,
+	Queue:       "warehouse",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 2,
 	Versions: []runtime.Version{
 		{
@@ -53,14 +58,24 @@ var shipOrderType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 2 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueShipOrder(ctx context.Context, db runtime.DBTX, p ShipOrderV2, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueShipOrder(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ShipOrderV2,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, shipOrderType, p, opts...)
 }
 
 // EnqueueShipOrderMany inserts many ship_order jobs, with one statement per 20,000
 // jobs: all of them or, when any payload is invalid, none (the error names its
 // index). The options apply to every job.
-func EnqueueShipOrderMany(ctx context.Context, db runtime.DBTX, ps []ShipOrderV2, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueShipOrderMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ShipOrderV2,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, shipOrderType, ps, opts...)
 }
 
@@ -78,7 +93,11 @@ type ShipOrderHandler interface {
 
 // RegisterShipOrder makes w run h for ship_order jobs.
 func RegisterShipOrder(w *runtime.Worker, h ShipOrderHandler) error {
-	return runtime.Handle(w, shipOrderType, func(ctx context.Context, job *runtime.Job, p ShipOrder) error {
-		return h.HandleShipOrder(ctx, ShipOrderJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		shipOrderType,
+		func(ctx context.Context, job *runtime.Job, p ShipOrder) error {
+			return h.HandleShipOrder(ctx, ShipOrderJob{job}, p)
+		},
+	)
 }

@@ -21,15 +21,23 @@ type Handlers interface {
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterReserveStock(w, h), RegisterSendInvoice(w, h))
+	return errors.Join(
+		RegisterReserveStock(w, h),
+		RegisterSendInvoice(w, h),
+	)
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{reserveStockType, sendInvoiceType}
+	return []*runtime.JobType{
+		reserveStockType,
+		sendInvoiceType,
+	}
 }
 
 // EventTypes returns every event of the catalogue, ordered by name.
 func EventTypes() []*runtime.EventType {
-	return []*runtime.EventType{orderPlacedEvent}
+	return []*runtime.EventType{
+		orderPlacedEvent,
+	}
 }

@@ -53,14 +53,24 @@ var orderPlacedEvent = runtime.MustEventType(runtime.EventType{
 // of it then exists if and only if that transaction commits (with a pool, Publish
 // runs its own). The payload is checked against version 1 of its schema first; an
 // invalid payload returns a *runtime.PayloadError and writes nothing.
-func PublishOrderPlaced(ctx context.Context, db runtime.DBTX, e OrderPlacedV1, opts ...runtime.PublishOption) (runtime.Published, error) {
+func PublishOrderPlaced(
+	ctx context.Context,
+	db runtime.DBTX,
+	e OrderPlacedV1,
+	opts ...runtime.PublishOption,
+) (runtime.Published, error) {
 	return runtime.Publish(ctx, db, orderPlacedEvent, e, opts...)
 }
 
 // PublishOrderPlacedMany publishes many order_placed events in one transaction,
 // with one statement per table: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every event.
-func PublishOrderPlacedMany(ctx context.Context, db runtime.DBTX, es []OrderPlacedV1, opts ...runtime.PublishOption) ([]runtime.Published, error) {
+func PublishOrderPlacedMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	es []OrderPlacedV1,
+	opts ...runtime.PublishOption,
+) ([]runtime.Published, error) {
 	return runtime.PublishMany(ctx, db, orderPlacedEvent, es, opts...)
 }
 

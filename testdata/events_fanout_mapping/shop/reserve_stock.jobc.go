@@ -24,11 +24,16 @@ type ReserveStock = ReserveStockV1
 
 // reserveStockType describes reserve_stock to the runtime.
 var reserveStockType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindReserveStock,
-	Queue:        "warehouse",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindReserveStock,
+	Queue:       "warehouse",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -42,14 +47,24 @@ var reserveStockType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueReserveStock(ctx context.Context, db runtime.DBTX, p ReserveStockV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueReserveStock(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ReserveStockV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, reserveStockType, p, opts...)
 }
 
 // EnqueueReserveStockMany inserts many reserve_stock jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueReserveStockMany(ctx context.Context, db runtime.DBTX, ps []ReserveStockV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueReserveStockMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ReserveStockV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reserveStockType, ps, opts...)
 }
 
@@ -67,7 +82,11 @@ type ReserveStockHandler interface {
 
 // RegisterReserveStock makes w run h for reserve_stock jobs.
 func RegisterReserveStock(w *runtime.Worker, h ReserveStockHandler) error {
-	return runtime.Handle(w, reserveStockType, func(ctx context.Context, job *runtime.Job, p ReserveStock) error {
-		return h.HandleReserveStock(ctx, ReserveStockJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		reserveStockType,
+		func(ctx context.Context, job *runtime.Job, p ReserveStock) error {
+			return h.HandleReserveStock(ctx, ReserveStockJob{job}, p)
+		},
+	)
 }

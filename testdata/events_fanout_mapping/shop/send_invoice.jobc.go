@@ -26,11 +26,16 @@ type SendInvoice = SendInvoiceV1
 
 // sendInvoiceType describes send_invoice to the runtime.
 var sendInvoiceType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendInvoice,
-	Queue:        "email",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSendInvoice,
+	Queue:       "email",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -44,14 +49,24 @@ var sendInvoiceType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendInvoice(ctx context.Context, db runtime.DBTX, p SendInvoiceV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendInvoice(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendInvoiceV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendInvoiceType, p, opts...)
 }
 
 // EnqueueSendInvoiceMany inserts many send_invoice jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueSendInvoiceMany(ctx context.Context, db runtime.DBTX, ps []SendInvoiceV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendInvoiceMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendInvoiceV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendInvoiceType, ps, opts...)
 }
 
@@ -69,7 +84,11 @@ type SendInvoiceHandler interface {
 
 // RegisterSendInvoice makes w run h for send_invoice jobs.
 func RegisterSendInvoice(w *runtime.Worker, h SendInvoiceHandler) error {
-	return runtime.Handle(w, sendInvoiceType, func(ctx context.Context, job *runtime.Job, p SendInvoice) error {
-		return h.HandleSendInvoice(ctx, SendInvoiceJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendInvoiceType,
+		func(ctx context.Context, job *runtime.Job, p SendInvoice) error {
+			return h.HandleSendInvoice(ctx, SendInvoiceJob{job}, p)
+		},
+	)
 }

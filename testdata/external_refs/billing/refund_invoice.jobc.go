@@ -47,11 +47,16 @@ type RefundInvoice = RefundInvoiceV1
 
 // refundInvoiceType describes refund_invoice to the runtime.
 var refundInvoiceType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindRefundInvoice,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindRefundInvoice,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -66,14 +71,24 @@ var refundInvoiceType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueRefundInvoice(ctx context.Context, db runtime.DBTX, p RefundInvoiceV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueRefundInvoice(
+	ctx context.Context,
+	db runtime.DBTX,
+	p RefundInvoiceV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, refundInvoiceType, p, opts...)
 }
 
 // EnqueueRefundInvoiceMany inserts many refund_invoice jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueRefundInvoiceMany(ctx context.Context, db runtime.DBTX, ps []RefundInvoiceV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueRefundInvoiceMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []RefundInvoiceV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, refundInvoiceType, ps, opts...)
 }
 
@@ -91,7 +106,11 @@ type RefundInvoiceHandler interface {
 
 // RegisterRefundInvoice makes w run h for refund_invoice jobs.
 func RegisterRefundInvoice(w *runtime.Worker, h RefundInvoiceHandler) error {
-	return runtime.Handle(w, refundInvoiceType, func(ctx context.Context, job *runtime.Job, p RefundInvoice) error {
-		return h.HandleRefundInvoice(ctx, RefundInvoiceJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		refundInvoiceType,
+		func(ctx context.Context, job *runtime.Job, p RefundInvoice) error {
+			return h.HandleRefundInvoice(ctx, RefundInvoiceJob{job}, p)
+		},
+	)
 }

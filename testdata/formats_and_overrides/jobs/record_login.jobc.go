@@ -32,11 +32,16 @@ type RecordLogin = RecordLoginV1
 
 // recordLoginType describes record_login to the runtime.
 var recordLoginType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindRecordLogin,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindRecordLogin,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -50,14 +55,24 @@ var recordLoginType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueRecordLogin(ctx context.Context, db runtime.DBTX, p RecordLoginV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueRecordLogin(
+	ctx context.Context,
+	db runtime.DBTX,
+	p RecordLoginV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, recordLoginType, p, opts...)
 }
 
 // EnqueueRecordLoginMany inserts many record_login jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueRecordLoginMany(ctx context.Context, db runtime.DBTX, ps []RecordLoginV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueRecordLoginMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []RecordLoginV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, recordLoginType, ps, opts...)
 }
 
@@ -75,7 +90,11 @@ type RecordLoginHandler interface {
 
 // RegisterRecordLogin makes w run h for record_login jobs.
 func RegisterRecordLogin(w *runtime.Worker, h RecordLoginHandler) error {
-	return runtime.Handle(w, recordLoginType, func(ctx context.Context, job *runtime.Job, p RecordLogin) error {
-		return h.HandleRecordLogin(ctx, RecordLoginJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		recordLoginType,
+		func(ctx context.Context, job *runtime.Job, p RecordLogin) error {
+			return h.HandleRecordLogin(ctx, RecordLoginJob{job}, p)
+		},
+	)
 }

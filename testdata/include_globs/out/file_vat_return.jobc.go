@@ -24,12 +24,17 @@ type FileVatReturn = FileVatReturnV1
 
 // fileVatReturnType describes file_vat_return to the runtime.
 var fileVatReturnType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindFileVatReturn,
-	Queue:        "background",
-	Priority:     5,
-	MaxAttempts:  25,
-	Timeout:      10 * time.Minute,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindFileVatReturn,
+	Queue:       "background",
+	Priority:    5,
+	MaxAttempts: 25,
+	Timeout:     10 * time.Minute,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -44,14 +49,24 @@ var fileVatReturnType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueFileVatReturn(ctx context.Context, db runtime.DBTX, p FileVatReturnV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueFileVatReturn(
+	ctx context.Context,
+	db runtime.DBTX,
+	p FileVatReturnV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, fileVatReturnType, p, opts...)
 }
 
 // EnqueueFileVatReturnMany inserts many file_vat_return jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueFileVatReturnMany(ctx context.Context, db runtime.DBTX, ps []FileVatReturnV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueFileVatReturnMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []FileVatReturnV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, fileVatReturnType, ps, opts...)
 }
 
@@ -69,7 +84,11 @@ type FileVatReturnHandler interface {
 
 // RegisterFileVatReturn makes w run h for file_vat_return jobs.
 func RegisterFileVatReturn(w *runtime.Worker, h FileVatReturnHandler) error {
-	return runtime.Handle(w, fileVatReturnType, func(ctx context.Context, job *runtime.Job, p FileVatReturn) error {
-		return h.HandleFileVatReturn(ctx, FileVatReturnJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		fileVatReturnType,
+		func(ctx context.Context, job *runtime.Job, p FileVatReturn) error {
+			return h.HandleFileVatReturn(ctx, FileVatReturnJob{job}, p)
+		},
+	)
 }

@@ -21,12 +21,17 @@ type Ping = PingV1
 
 // pingType describes ping to the runtime.
 var pingType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindPing,
-	Queue:        "background",
-	Priority:     5,
-	MaxAttempts:  25,
-	Timeout:      30 * time.Second,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindPing,
+	Queue:       "background",
+	Priority:    5,
+	MaxAttempts: 25,
+	Timeout:     30 * time.Second,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -40,14 +45,24 @@ var pingType = runtime.MustJobType(runtime.JobType{
 // change that needs the job: the job then exists if and only if that transaction
 // commits. The payload is checked against version 1 of its schema first; an
 // invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueuePing(ctx context.Context, db runtime.DBTX, p PingV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePing(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PingV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, pingType, p, opts...)
 }
 
 // EnqueuePingMany inserts many ping jobs, with one statement per 20,000 jobs: all
 // of them or, when any payload is invalid, none (the error names its index). The
 // options apply to every job.
-func EnqueuePingMany(ctx context.Context, db runtime.DBTX, ps []PingV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePingMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PingV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, pingType, ps, opts...)
 }
 

@@ -28,7 +28,12 @@ var sendDigestType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 25,
 	Timeout:     30 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 	},
@@ -45,14 +50,24 @@ var sendDigestType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendDigest(ctx context.Context, db runtime.DBTX, p SendDigestV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendDigest(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendDigestV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendDigestType, p, opts...)
 }
 
 // EnqueueSendDigestMany inserts many send_digest jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueSendDigestMany(ctx context.Context, db runtime.DBTX, ps []SendDigestV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendDigestMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendDigestV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendDigestType, ps, opts...)
 }
 
@@ -75,7 +90,11 @@ type SendDigestHandler interface {
 
 // RegisterSendDigest makes w run h for send_digest jobs.
 func RegisterSendDigest(w *runtime.Worker, h SendDigestHandler) error {
-	return runtime.Handle(w, sendDigestType, func(ctx context.Context, job *runtime.Job, p SendDigest) error {
-		return h.HandleSendDigest(ctx, SendDigestJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendDigestType,
+		func(ctx context.Context, job *runtime.Job, p SendDigest) error {
+			return h.HandleSendDigest(ctx, SendDigestJob{job}, p)
+		},
+	)
 }

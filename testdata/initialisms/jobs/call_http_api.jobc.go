@@ -40,11 +40,16 @@ type CallHTTPAPI = CallHTTPAPIV1
 
 // callHTTPAPIType describes call_http_api to the runtime.
 var callHTTPAPIType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindCallHTTPAPI,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindCallHTTPAPI,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -58,14 +63,24 @@ var callHTTPAPIType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueCallHTTPAPI(ctx context.Context, db runtime.DBTX, p CallHTTPAPIV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueCallHTTPAPI(
+	ctx context.Context,
+	db runtime.DBTX,
+	p CallHTTPAPIV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, callHTTPAPIType, p, opts...)
 }
 
 // EnqueueCallHTTPAPIMany inserts many call_http_api jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueCallHTTPAPIMany(ctx context.Context, db runtime.DBTX, ps []CallHTTPAPIV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueCallHTTPAPIMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []CallHTTPAPIV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, callHTTPAPIType, ps, opts...)
 }
 
@@ -83,7 +98,11 @@ type CallHTTPAPIHandler interface {
 
 // RegisterCallHTTPAPI makes w run h for call_http_api jobs.
 func RegisterCallHTTPAPI(w *runtime.Worker, h CallHTTPAPIHandler) error {
-	return runtime.Handle(w, callHTTPAPIType, func(ctx context.Context, job *runtime.Job, p CallHTTPAPI) error {
-		return h.HandleCallHTTPAPI(ctx, CallHTTPAPIJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		callHTTPAPIType,
+		func(ctx context.Context, job *runtime.Job, p CallHTTPAPI) error {
+			return h.HandleCallHTTPAPI(ctx, CallHTTPAPIJob{job}, p)
+		},
+	)
 }

@@ -23,12 +23,17 @@ type ArchiveOrders = ArchiveOrdersV1
 
 // archiveOrdersType describes archive_orders to the runtime.
 var archiveOrdersType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindArchiveOrders,
-	Queue:        "standard",
-	Priority:     9,
-	MaxAttempts:  3,
-	Timeout:      2 * time.Minute,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 24 * time.Hour, Max: 168 * time.Hour, Jitter: 0.1},
+	Kind:        KindArchiveOrders,
+	Queue:       "standard",
+	Priority:    9,
+	MaxAttempts: 3,
+	Timeout:     2 * time.Minute,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffConstant,
+		Initial: 24 * time.Hour,
+		Max:     168 * time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -43,14 +48,24 @@ var archiveOrdersType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueArchiveOrders(ctx context.Context, db runtime.DBTX, p ArchiveOrdersV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueArchiveOrders(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ArchiveOrdersV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, archiveOrdersType, p, opts...)
 }
 
 // EnqueueArchiveOrdersMany inserts many archive_orders jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueArchiveOrdersMany(ctx context.Context, db runtime.DBTX, ps []ArchiveOrdersV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueArchiveOrdersMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ArchiveOrdersV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, archiveOrdersType, ps, opts...)
 }
 
@@ -68,7 +83,11 @@ type ArchiveOrdersHandler interface {
 
 // RegisterArchiveOrders makes w run h for archive_orders jobs.
 func RegisterArchiveOrders(w *runtime.Worker, h ArchiveOrdersHandler) error {
-	return runtime.Handle(w, archiveOrdersType, func(ctx context.Context, job *runtime.Job, p ArchiveOrders) error {
-		return h.HandleArchiveOrders(ctx, ArchiveOrdersJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		archiveOrdersType,
+		func(ctx context.Context, job *runtime.Job, p ArchiveOrders) error {
+			return h.HandleArchiveOrders(ctx, ArchiveOrdersJob{job}, p)
+		},
+	)
 }

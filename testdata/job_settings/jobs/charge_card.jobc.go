@@ -32,10 +32,24 @@ var chargeCardType = runtime.MustJobType(runtime.JobType{
 	Priority:    1,
 	MaxAttempts: 8,
 	Timeout:     90 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffLinear, Initial: 5 * time.Second, Max: 2 * time.Minute, Jitter: 0.5},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffLinear,
+		Initial: 5 * time.Second,
+		Max:     2 * time.Minute,
+		Jitter:  0.5,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
-		{Name: "unavailable", Retry: true, Backoff: &runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 30 * time.Second, Max: time.Hour, Jitter: 0.1}},
+		{
+			Name:  "unavailable",
+			Retry: true,
+			Backoff: &runtime.Backoff{
+				Kind:    runtime.BackoffConstant,
+				Initial: 30 * time.Second,
+				Max:     time.Hour,
+				Jitter:  0.1,
+			},
+		},
 		{Name: "rate_limited", Retry: true, DelayFromError: true},
 		{Name: "invalid", Retry: false},
 	},
@@ -54,14 +68,24 @@ var chargeCardType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueChargeCard(ctx context.Context, db runtime.DBTX, p ChargeCardV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueChargeCard(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ChargeCardV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, chargeCardType, p, opts...)
 }
 
 // EnqueueChargeCardMany inserts many charge_card jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueChargeCardMany(ctx context.Context, db runtime.DBTX, ps []ChargeCardV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueChargeCardMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ChargeCardV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, chargeCardType, ps, opts...)
 }
 
@@ -107,7 +131,11 @@ type ChargeCardHandler interface {
 
 // RegisterChargeCard makes w run h for charge_card jobs.
 func RegisterChargeCard(w *runtime.Worker, h ChargeCardHandler) error {
-	return runtime.HandleTx(w, chargeCardType, func(ctx context.Context, tx pgx.Tx, job *runtime.Job, p ChargeCard) error {
-		return h.HandleChargeCard(ctx, tx, ChargeCardJob{job}, p)
-	})
+	return runtime.HandleTx(
+		w,
+		chargeCardType,
+		func(ctx context.Context, tx pgx.Tx, job *runtime.Job, p ChargeCard) error {
+			return h.HandleChargeCard(ctx, tx, ChargeCardJob{job}, p)
+		},
+	)
 }

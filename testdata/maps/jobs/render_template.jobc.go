@@ -34,11 +34,16 @@ type RenderTemplate = RenderTemplateV1
 
 // renderTemplateType describes render_template to the runtime.
 var renderTemplateType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindRenderTemplate,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindRenderTemplate,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -53,14 +58,24 @@ var renderTemplateType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueRenderTemplate(ctx context.Context, db runtime.DBTX, p RenderTemplateV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueRenderTemplate(
+	ctx context.Context,
+	db runtime.DBTX,
+	p RenderTemplateV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, renderTemplateType, p, opts...)
 }
 
 // EnqueueRenderTemplateMany inserts many render_template jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueRenderTemplateMany(ctx context.Context, db runtime.DBTX, ps []RenderTemplateV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueRenderTemplateMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []RenderTemplateV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, renderTemplateType, ps, opts...)
 }
 
@@ -78,7 +93,11 @@ type RenderTemplateHandler interface {
 
 // RegisterRenderTemplate makes w run h for render_template jobs.
 func RegisterRenderTemplate(w *runtime.Worker, h RenderTemplateHandler) error {
-	return runtime.Handle(w, renderTemplateType, func(ctx context.Context, job *runtime.Job, p RenderTemplate) error {
-		return h.HandleRenderTemplate(ctx, RenderTemplateJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		renderTemplateType,
+		func(ctx context.Context, job *runtime.Job, p RenderTemplate) error {
+			return h.HandleRenderTemplate(ctx, RenderTemplateJob{job}, p)
+		},
+	)
 }

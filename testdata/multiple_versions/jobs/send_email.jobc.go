@@ -55,11 +55,16 @@ type SendEmail = SendEmailV4
 
 // sendEmailType describes send_email to the runtime.
 var sendEmailType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendEmail,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSendEmail,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 3,
 	Versions: []runtime.Version{
 		{
@@ -69,7 +74,10 @@ var sendEmailType = runtime.MustJobType(runtime.JobType{
 		{
 			Number: 2,
 			Schema: `{"additionalProperties":false,"properties":{"locale":{"enum":["en","fr","de"],"type":"string"},"recipient":{"type":"string"},"subject":{"type":"string"}},"required":["recipient","subject","locale"],"type":"object"}`,
-			Upcast: runtime.Changes(runtime.RenameField("email", "recipient"), runtime.AddField("locale", []byte(`"en"`))),
+			Upcast: runtime.Changes(
+				runtime.RenameField("email", "recipient"),
+				runtime.AddField("locale", []byte(`"en"`)),
+			),
 		},
 		{
 			Number: 3,
@@ -88,14 +96,24 @@ var sendEmailType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 3 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendEmail(ctx context.Context, db runtime.DBTX, p SendEmailV3, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendEmail(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendEmailV3,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendEmailType, p, opts...)
 }
 
 // EnqueueSendEmailMany inserts many send_email jobs, with one statement per 20,000
 // jobs: all of them or, when any payload is invalid, none (the error names its
 // index). The options apply to every job.
-func EnqueueSendEmailMany(ctx context.Context, db runtime.DBTX, ps []SendEmailV3, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendEmailMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendEmailV3,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendEmailType, ps, opts...)
 }
 
@@ -113,7 +131,11 @@ type SendEmailHandler interface {
 
 // RegisterSendEmail makes w run h for send_email jobs.
 func RegisterSendEmail(w *runtime.Worker, h SendEmailHandler) error {
-	return runtime.Handle(w, sendEmailType, func(ctx context.Context, job *runtime.Job, p SendEmail) error {
-		return h.HandleSendEmail(ctx, SendEmailJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendEmailType,
+		func(ctx context.Context, job *runtime.Job, p SendEmail) error {
+			return h.HandleSendEmail(ctx, SendEmailJob{job}, p)
+		},
+	)
 }

@@ -43,11 +43,16 @@ type CreateShipment = CreateShipmentV1
 
 // createShipmentType describes create_shipment to the runtime.
 var createShipmentType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindCreateShipment,
-	Queue:        "fulfilment",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindCreateShipment,
+	Queue:       "fulfilment",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -62,14 +67,24 @@ var createShipmentType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueCreateShipment(ctx context.Context, db runtime.DBTX, p CreateShipmentV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueCreateShipment(
+	ctx context.Context,
+	db runtime.DBTX,
+	p CreateShipmentV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, createShipmentType, p, opts...)
 }
 
 // EnqueueCreateShipmentMany inserts many create_shipment jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueCreateShipmentMany(ctx context.Context, db runtime.DBTX, ps []CreateShipmentV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueCreateShipmentMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []CreateShipmentV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, createShipmentType, ps, opts...)
 }
 
@@ -89,7 +104,11 @@ type CreateShipmentHandler interface {
 
 // RegisterCreateShipment makes w run h for create_shipment jobs.
 func RegisterCreateShipment(w *runtime.Worker, h CreateShipmentHandler) error {
-	return runtime.Handle(w, createShipmentType, func(ctx context.Context, job *runtime.Job, p CreateShipment) error {
-		return h.HandleCreateShipment(ctx, CreateShipmentJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		createShipmentType,
+		func(ctx context.Context, job *runtime.Job, p CreateShipment) error {
+			return h.HandleCreateShipment(ctx, CreateShipmentJob{job}, p)
+		},
+	)
 }

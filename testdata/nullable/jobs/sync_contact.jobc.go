@@ -35,11 +35,16 @@ type SyncContact = SyncContactV1
 
 // syncContactType describes sync_contact to the runtime.
 var syncContactType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSyncContact,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSyncContact,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -53,14 +58,24 @@ var syncContactType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSyncContact(ctx context.Context, db runtime.DBTX, p SyncContactV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSyncContact(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SyncContactV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, syncContactType, p, opts...)
 }
 
 // EnqueueSyncContactMany inserts many sync_contact jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueSyncContactMany(ctx context.Context, db runtime.DBTX, ps []SyncContactV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSyncContactMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SyncContactV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, syncContactType, ps, opts...)
 }
 
@@ -78,7 +93,11 @@ type SyncContactHandler interface {
 
 // RegisterSyncContact makes w run h for sync_contact jobs.
 func RegisterSyncContact(w *runtime.Worker, h SyncContactHandler) error {
-	return runtime.Handle(w, syncContactType, func(ctx context.Context, job *runtime.Job, p SyncContact) error {
-		return h.HandleSyncContact(ctx, SyncContactJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		syncContactType,
+		func(ctx context.Context, job *runtime.Job, p SyncContact) error {
+			return h.HandleSyncContact(ctx, SyncContactJob{job}, p)
+		},
+	)
 }

@@ -20,10 +20,14 @@ type Handlers interface {
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterSendReceipt(w, h))
+	return errors.Join(
+		RegisterSendReceipt(w, h),
+	)
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{sendReceiptType}
+	return []*runtime.JobType{
+		sendReceiptType,
+	}
 }

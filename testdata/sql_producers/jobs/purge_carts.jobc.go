@@ -24,11 +24,16 @@ type PurgeCarts = PurgeCartsV1
 
 // purgeCartsType describes purge_carts to the runtime.
 var purgeCartsType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindPurgeCarts,
-	Queue:        "maintenance",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindPurgeCarts,
+	Queue:       "maintenance",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -42,14 +47,24 @@ var purgeCartsType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueuePurgeCarts(ctx context.Context, db runtime.DBTX, p PurgeCartsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePurgeCarts(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PurgeCartsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, purgeCartsType, p, opts...)
 }
 
 // EnqueuePurgeCartsMany inserts many purge_carts jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueuePurgeCartsMany(ctx context.Context, db runtime.DBTX, ps []PurgeCartsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePurgeCartsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PurgeCartsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeCartsType, ps, opts...)
 }
 
@@ -67,7 +82,11 @@ type PurgeCartsHandler interface {
 
 // RegisterPurgeCarts makes w run h for purge_carts jobs.
 func RegisterPurgeCarts(w *runtime.Worker, h PurgeCartsHandler) error {
-	return runtime.Handle(w, purgeCartsType, func(ctx context.Context, job *runtime.Job, p PurgeCarts) error {
-		return h.HandlePurgeCarts(ctx, PurgeCartsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		purgeCartsType,
+		func(ctx context.Context, job *runtime.Job, p PurgeCarts) error {
+			return h.HandlePurgeCarts(ctx, PurgeCartsJob{job}, p)
+		},
+	)
 }

@@ -26,12 +26,21 @@ type ReindexDocument = ReindexDocumentV1
 
 // reindexDocumentType describes reindex_document to the runtime.
 var reindexDocumentType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindReindexDocument,
-	Queue:        "search",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
-	Unique:       &runtime.Unique{Fields: []string{"path", "score", "revision", "draft"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}, Period: 168 * time.Hour},
+	Kind:        KindReindexDocument,
+	Queue:       "search",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
+	Unique: &runtime.Unique{
+		Fields: []string{"path", "score", "revision", "draft"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+		Period: 168 * time.Hour,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -46,7 +55,12 @@ var reindexDocumentType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueReindexDocument(ctx context.Context, db runtime.DBTX, p ReindexDocumentV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueReindexDocument(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ReindexDocumentV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, reindexDocumentType, p, opts...)
 }
 
@@ -54,7 +68,12 @@ func EnqueueReindexDocument(ctx context.Context, db runtime.DBTX, p ReindexDocum
 // statement per job, each checking its unique key: all of them or, when any
 // payload is invalid, none (the error names its index). The options apply to every
 // job.
-func EnqueueReindexDocumentMany(ctx context.Context, db runtime.DBTX, ps []ReindexDocumentV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueReindexDocumentMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ReindexDocumentV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reindexDocumentType, ps, opts...)
 }
 
@@ -72,7 +91,11 @@ type ReindexDocumentHandler interface {
 
 // RegisterReindexDocument makes w run h for reindex_document jobs.
 func RegisterReindexDocument(w *runtime.Worker, h ReindexDocumentHandler) error {
-	return runtime.Handle(w, reindexDocumentType, func(ctx context.Context, job *runtime.Job, p ReindexDocument) error {
-		return h.HandleReindexDocument(ctx, ReindexDocumentJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		reindexDocumentType,
+		func(ctx context.Context, job *runtime.Job, p ReindexDocument) error {
+			return h.HandleReindexDocument(ctx, ReindexDocumentJob{job}, p)
+		},
+	)
 }

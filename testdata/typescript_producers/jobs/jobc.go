@@ -23,10 +23,20 @@ type Handlers interface {
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterRebuildSearchIndex(w, h), RegisterReindexProduct(w, h), RegisterSendReceipt(w, h), RegisterSyncContact(w, h))
+	return errors.Join(
+		RegisterRebuildSearchIndex(w, h),
+		RegisterReindexProduct(w, h),
+		RegisterSendReceipt(w, h),
+		RegisterSyncContact(w, h),
+	)
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{rebuildSearchIndexType, reindexProductType, sendReceiptType, syncContactType}
+	return []*runtime.JobType{
+		rebuildSearchIndexType,
+		reindexProductType,
+		sendReceiptType,
+		syncContactType,
+	}
 }

@@ -23,11 +23,16 @@ type RebuildSearchIndex = RebuildSearchIndexV1
 
 // rebuildSearchIndexType describes rebuild_search_index to the runtime.
 var rebuildSearchIndexType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindRebuildSearchIndex,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindRebuildSearchIndex,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -42,14 +47,24 @@ var rebuildSearchIndexType = runtime.MustJobType(runtime.JobType{
 // if and only if that transaction commits. The payload is checked against version
 // 1 of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueRebuildSearchIndex(ctx context.Context, db runtime.DBTX, p RebuildSearchIndexV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueRebuildSearchIndex(
+	ctx context.Context,
+	db runtime.DBTX,
+	p RebuildSearchIndexV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, rebuildSearchIndexType, p, opts...)
 }
 
 // EnqueueRebuildSearchIndexMany inserts many rebuild_search_index jobs, with one
 // statement per 20,000 jobs: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every job.
-func EnqueueRebuildSearchIndexMany(ctx context.Context, db runtime.DBTX, ps []RebuildSearchIndexV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueRebuildSearchIndexMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []RebuildSearchIndexV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, rebuildSearchIndexType, ps, opts...)
 }
 
@@ -64,12 +79,20 @@ type RebuildSearchIndexJob struct {
 //
 // Rebuilds the search index from scratch.
 type RebuildSearchIndexHandler interface {
-	HandleRebuildSearchIndex(ctx context.Context, job RebuildSearchIndexJob, p RebuildSearchIndex) error
+	HandleRebuildSearchIndex(
+		ctx context.Context,
+		job RebuildSearchIndexJob,
+		p RebuildSearchIndex,
+	) error
 }
 
 // RegisterRebuildSearchIndex makes w run h for rebuild_search_index jobs.
 func RegisterRebuildSearchIndex(w *runtime.Worker, h RebuildSearchIndexHandler) error {
-	return runtime.Handle(w, rebuildSearchIndexType, func(ctx context.Context, job *runtime.Job, p RebuildSearchIndex) error {
-		return h.HandleRebuildSearchIndex(ctx, RebuildSearchIndexJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		rebuildSearchIndexType,
+		func(ctx context.Context, job *runtime.Job, p RebuildSearchIndex) error {
+			return h.HandleRebuildSearchIndex(ctx, RebuildSearchIndexJob{job}, p)
+		},
+	)
 }

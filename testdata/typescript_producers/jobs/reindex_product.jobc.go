@@ -26,11 +26,16 @@ type ReindexProduct = ReindexProductV1
 
 // reindexProductType describes reindex_product to the runtime.
 var reindexProductType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindReindexProduct,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindReindexProduct,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -45,14 +50,24 @@ var reindexProductType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueReindexProduct(ctx context.Context, db runtime.DBTX, p ReindexProductV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueReindexProduct(
+	ctx context.Context,
+	db runtime.DBTX,
+	p ReindexProductV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, reindexProductType, p, opts...)
 }
 
 // EnqueueReindexProductMany inserts many reindex_product jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueReindexProductMany(ctx context.Context, db runtime.DBTX, ps []ReindexProductV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueReindexProductMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []ReindexProductV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, reindexProductType, ps, opts...)
 }
 
@@ -70,7 +85,11 @@ type ReindexProductHandler interface {
 
 // RegisterReindexProduct makes w run h for reindex_product jobs.
 func RegisterReindexProduct(w *runtime.Worker, h ReindexProductHandler) error {
-	return runtime.Handle(w, reindexProductType, func(ctx context.Context, job *runtime.Job, p ReindexProduct) error {
-		return h.HandleReindexProduct(ctx, ReindexProductJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		reindexProductType,
+		func(ctx context.Context, job *runtime.Job, p ReindexProduct) error {
+			return h.HandleReindexProduct(ctx, ReindexProductJob{job}, p)
+		},
+	)
 }

@@ -133,12 +133,20 @@ type SendReceipt = SendReceiptV3
 
 // sendReceiptType describes send_receipt to the runtime.
 var sendReceiptType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendReceipt,
-	Queue:        "email",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
-	Unique:       &runtime.Unique{Fields: []string{"order_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}},
+	Kind:        KindSendReceipt,
+	Queue:       "email",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
+	Unique: &runtime.Unique{
+		Fields: []string{"order_id"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+	},
 	WriteVersion: 2,
 	Versions: []runtime.Version{
 		{
@@ -162,14 +170,24 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 2 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendReceipt(ctx context.Context, db runtime.DBTX, p SendReceiptV2, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendReceipt(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendReceiptV2,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
 // EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
 // job, each checking its unique key: all of them or, when any payload is invalid,
 // none (the error names its index). The options apply to every job.
-func EnqueueSendReceiptMany(ctx context.Context, db runtime.DBTX, ps []SendReceiptV2, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendReceiptMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendReceiptV2,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendReceiptType, ps, opts...)
 }
 
@@ -189,7 +207,11 @@ type SendReceiptHandler interface {
 
 // RegisterSendReceipt makes w run h for send_receipt jobs.
 func RegisterSendReceipt(w *runtime.Worker, h SendReceiptHandler) error {
-	return runtime.Handle(w, sendReceiptType, func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
-		return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendReceiptType,
+		func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
+			return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
+		},
+	)
 }

@@ -51,11 +51,16 @@ type SyncContact = SyncContactV1
 
 // syncContactType describes sync_contact to the runtime.
 var syncContactType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSyncContact,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSyncContact,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -71,7 +76,12 @@ var syncContactType = runtime.MustJobType(runtime.JobType{
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
 //
 // Deprecated: Contacts sync through the CRM's webhooks now.
-func EnqueueSyncContact(ctx context.Context, db runtime.DBTX, p SyncContactV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSyncContact(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SyncContactV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, syncContactType, p, opts...)
 }
 
@@ -80,7 +90,12 @@ func EnqueueSyncContact(ctx context.Context, db runtime.DBTX, p SyncContactV1, o
 // its index). The options apply to every job.
 //
 // Deprecated: Contacts sync through the CRM's webhooks now.
-func EnqueueSyncContactMany(ctx context.Context, db runtime.DBTX, ps []SyncContactV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSyncContactMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SyncContactV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, syncContactType, ps, opts...)
 }
 
@@ -98,7 +113,11 @@ type SyncContactHandler interface {
 
 // RegisterSyncContact makes w run h for sync_contact jobs.
 func RegisterSyncContact(w *runtime.Worker, h SyncContactHandler) error {
-	return runtime.Handle(w, syncContactType, func(ctx context.Context, job *runtime.Job, p SyncContact) error {
-		return h.HandleSyncContact(ctx, SyncContactJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		syncContactType,
+		func(ctx context.Context, job *runtime.Job, p SyncContact) error {
+			return h.HandleSyncContact(ctx, SyncContactJob{job}, p)
+		},
+	)
 }

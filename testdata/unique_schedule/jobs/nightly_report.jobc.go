@@ -24,12 +24,20 @@ type NightlyReport = NightlyReportV1
 
 // nightlyReportType describes nightly_report to the runtime.
 var nightlyReportType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindNightlyReport,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
-	Unique:       &runtime.Unique{Fields: []string{"report"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}},
+	Kind:        KindNightlyReport,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
+	Unique: &runtime.Unique{
+		Fields: []string{"report"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+	},
 	Schedule:     &runtime.Schedule{Cron: "@daily", Timezone: "UTC"},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
@@ -45,14 +53,24 @@ var nightlyReportType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueNightlyReport(ctx context.Context, db runtime.DBTX, p NightlyReportV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueNightlyReport(
+	ctx context.Context,
+	db runtime.DBTX,
+	p NightlyReportV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, nightlyReportType, p, opts...)
 }
 
 // EnqueueNightlyReportMany inserts many nightly_report jobs, with one statement
 // per job, each checking its unique key: all of them or, when any payload is
 // invalid, none (the error names its index). The options apply to every job.
-func EnqueueNightlyReportMany(ctx context.Context, db runtime.DBTX, ps []NightlyReportV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueNightlyReportMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []NightlyReportV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, nightlyReportType, ps, opts...)
 }
 
@@ -70,7 +88,11 @@ type NightlyReportHandler interface {
 
 // RegisterNightlyReport makes w run h for nightly_report jobs.
 func RegisterNightlyReport(w *runtime.Worker, h NightlyReportHandler) error {
-	return runtime.Handle(w, nightlyReportType, func(ctx context.Context, job *runtime.Job, p NightlyReport) error {
-		return h.HandleNightlyReport(ctx, NightlyReportJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		nightlyReportType,
+		func(ctx context.Context, job *runtime.Job, p NightlyReport) error {
+			return h.HandleNightlyReport(ctx, NightlyReportJob{job}, p)
+		},
+	)
 }

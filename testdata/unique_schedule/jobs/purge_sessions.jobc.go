@@ -24,11 +24,16 @@ type PurgeSessions = PurgeSessionsV1
 
 // purgeSessionsType describes purge_sessions to the runtime.
 var purgeSessionsType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindPurgeSessions,
-	Queue:        "default",
-	Priority:     5,
-	MaxAttempts:  25,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindPurgeSessions,
+	Queue:       "default",
+	Priority:    5,
+	MaxAttempts: 25,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Schedule:     &runtime.Schedule{Cron: "*/15 * * * *", Timezone: "Europe/Paris"},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
@@ -44,14 +49,24 @@ var purgeSessionsType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueuePurgeSessions(ctx context.Context, db runtime.DBTX, p PurgeSessionsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePurgeSessions(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PurgeSessionsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, purgeSessionsType, p, opts...)
 }
 
 // EnqueuePurgeSessionsMany inserts many purge_sessions jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueuePurgeSessionsMany(ctx context.Context, db runtime.DBTX, ps []PurgeSessionsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePurgeSessionsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PurgeSessionsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeSessionsType, ps, opts...)
 }
 
@@ -69,7 +84,11 @@ type PurgeSessionsHandler interface {
 
 // RegisterPurgeSessions makes w run h for purge_sessions jobs.
 func RegisterPurgeSessions(w *runtime.Worker, h PurgeSessionsHandler) error {
-	return runtime.Handle(w, purgeSessionsType, func(ctx context.Context, job *runtime.Job, p PurgeSessions) error {
-		return h.HandlePurgeSessions(ctx, PurgeSessionsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		purgeSessionsType,
+		func(ctx context.Context, job *runtime.Job, p PurgeSessions) error {
+			return h.HandlePurgeSessions(ctx, PurgeSessionsJob{job}, p)
+		},
+	)
 }

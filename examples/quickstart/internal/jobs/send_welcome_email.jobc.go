@@ -29,12 +29,17 @@ type SendWelcomeEmail = SendWelcomeEmailV1
 
 // sendWelcomeEmailType describes send_welcome_email to the runtime.
 var sendWelcomeEmailType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendWelcomeEmail,
-	Queue:        "email",
-	Priority:     3,
-	MaxAttempts:  5,
-	Timeout:      30 * time.Second,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 2 * time.Second, Max: time.Minute, Jitter: 0.1},
+	Kind:        KindSendWelcomeEmail,
+	Queue:       "email",
+	Priority:    3,
+	MaxAttempts: 5,
+	Timeout:     30 * time.Second,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 2 * time.Second,
+		Max:     time.Minute,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -49,14 +54,24 @@ var sendWelcomeEmailType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueSendWelcomeEmail(ctx context.Context, db runtime.DBTX, p SendWelcomeEmailV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendWelcomeEmail(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendWelcomeEmailV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendWelcomeEmailType, p, opts...)
 }
 
 // EnqueueSendWelcomeEmailMany inserts many send_welcome_email jobs, with one
 // statement per 20,000 jobs: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every job.
-func EnqueueSendWelcomeEmailMany(ctx context.Context, db runtime.DBTX, ps []SendWelcomeEmailV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendWelcomeEmailMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendWelcomeEmailV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendWelcomeEmailType, ps, opts...)
 }
 
@@ -76,7 +91,11 @@ type SendWelcomeEmailHandler interface {
 
 // RegisterSendWelcomeEmail makes w run h for send_welcome_email jobs.
 func RegisterSendWelcomeEmail(w *runtime.Worker, h SendWelcomeEmailHandler) error {
-	return runtime.Handle(w, sendWelcomeEmailType, func(ctx context.Context, job *runtime.Job, p SendWelcomeEmail) error {
-		return h.HandleSendWelcomeEmail(ctx, SendWelcomeEmailJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendWelcomeEmailType,
+		func(ctx context.Context, job *runtime.Job, p SendWelcomeEmail) error {
+			return h.HandleSendWelcomeEmail(ctx, SendWelcomeEmailJob{job}, p)
+		},
+	)
 }

@@ -33,7 +33,12 @@ var awardLoyaltyPointsType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 25,
 	Timeout:     time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 	},
@@ -51,14 +56,24 @@ var awardLoyaltyPointsType = runtime.MustJobType(runtime.JobType{
 // if and only if that transaction commits. The payload is checked against version
 // 1 of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueAwardLoyaltyPoints(ctx context.Context, db runtime.DBTX, p AwardLoyaltyPointsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueAwardLoyaltyPoints(
+	ctx context.Context,
+	db runtime.DBTX,
+	p AwardLoyaltyPointsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, awardLoyaltyPointsType, p, opts...)
 }
 
 // EnqueueAwardLoyaltyPointsMany inserts many award_loyalty_points jobs, with one
 // statement per 20,000 jobs: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every job.
-func EnqueueAwardLoyaltyPointsMany(ctx context.Context, db runtime.DBTX, ps []AwardLoyaltyPointsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueAwardLoyaltyPointsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []AwardLoyaltyPointsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, awardLoyaltyPointsType, ps, opts...)
 }
 
@@ -81,12 +96,20 @@ func (AwardLoyaltyPointsJob) Transient(err error) error {
 //
 // Credits the customer of a paid order with loyalty points.
 type AwardLoyaltyPointsHandler interface {
-	HandleAwardLoyaltyPoints(ctx context.Context, job AwardLoyaltyPointsJob, p AwardLoyaltyPoints) error
+	HandleAwardLoyaltyPoints(
+		ctx context.Context,
+		job AwardLoyaltyPointsJob,
+		p AwardLoyaltyPoints,
+	) error
 }
 
 // RegisterAwardLoyaltyPoints makes w run h for award_loyalty_points jobs.
 func RegisterAwardLoyaltyPoints(w *runtime.Worker, h AwardLoyaltyPointsHandler) error {
-	return runtime.Handle(w, awardLoyaltyPointsType, func(ctx context.Context, job *runtime.Job, p AwardLoyaltyPoints) error {
-		return h.HandleAwardLoyaltyPoints(ctx, AwardLoyaltyPointsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		awardLoyaltyPointsType,
+		func(ctx context.Context, job *runtime.Job, p AwardLoyaltyPoints) error {
+			return h.HandleAwardLoyaltyPoints(ctx, AwardLoyaltyPointsJob{job}, p)
+		},
+	)
 }

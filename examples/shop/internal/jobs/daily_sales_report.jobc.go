@@ -45,7 +45,12 @@ var dailySalesReportType = runtime.MustJobType(runtime.JobType{
 	Priority:    9,
 	MaxAttempts: 3,
 	Timeout:     10 * time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 15 * time.Minute, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffConstant,
+		Initial: 15 * time.Minute,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 	},
@@ -64,14 +69,24 @@ var dailySalesReportType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueDailySalesReport(ctx context.Context, db runtime.DBTX, p DailySalesReportV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueDailySalesReport(
+	ctx context.Context,
+	db runtime.DBTX,
+	p DailySalesReportV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, dailySalesReportType, p, opts...)
 }
 
 // EnqueueDailySalesReportMany inserts many daily_sales_report jobs, with one
 // statement per 20,000 jobs: all of them or, when any payload is invalid, none
 // (the error names its index). The options apply to every job.
-func EnqueueDailySalesReportMany(ctx context.Context, db runtime.DBTX, ps []DailySalesReportV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueDailySalesReportMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []DailySalesReportV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, dailySalesReportType, ps, opts...)
 }
 
@@ -99,7 +114,11 @@ type DailySalesReportHandler interface {
 
 // RegisterDailySalesReport makes w run h for daily_sales_report jobs.
 func RegisterDailySalesReport(w *runtime.Worker, h DailySalesReportHandler) error {
-	return runtime.Handle(w, dailySalesReportType, func(ctx context.Context, job *runtime.Job, p DailySalesReport) error {
-		return h.HandleDailySalesReport(ctx, DailySalesReportJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		dailySalesReportType,
+		func(ctx context.Context, job *runtime.Job, p DailySalesReport) error {
+			return h.HandleDailySalesReport(ctx, DailySalesReportJob{job}, p)
+		},
+	)
 }

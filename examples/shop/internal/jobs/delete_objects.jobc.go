@@ -46,11 +46,25 @@ var deleteObjectsType = runtime.MustJobType(runtime.JobType{
 	Priority:    7,
 	MaxAttempts: 10,
 	Timeout:     5 * time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffConstant, Initial: time.Minute, Max: time.Hour, Jitter: 0.5},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffConstant,
+		Initial: time.Minute,
+		Max:     time.Hour,
+		Jitter:  0.5,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "rate_limited", Retry: true, DelayFromError: true, MaxAttempts: 50},
-		{Name: "unavailable", Retry: true, Backoff: &runtime.Backoff{Kind: runtime.BackoffLinear, Initial: 30 * time.Second, Max: 10 * time.Minute, Jitter: 0.1}},
+		{
+			Name:  "unavailable",
+			Retry: true,
+			Backoff: &runtime.Backoff{
+				Kind:    runtime.BackoffLinear,
+				Initial: 30 * time.Second,
+				Max:     10 * time.Minute,
+				Jitter:  0.1,
+			},
+		},
 	},
 	DefaultClass: "transient",
 	WriteVersion: 1,
@@ -67,14 +81,24 @@ var deleteObjectsType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueDeleteObjects(ctx context.Context, db runtime.DBTX, p DeleteObjectsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueDeleteObjects(
+	ctx context.Context,
+	db runtime.DBTX,
+	p DeleteObjectsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, deleteObjectsType, p, opts...)
 }
 
 // EnqueueDeleteObjectsMany inserts many delete_objects jobs, with one statement
 // per 20,000 jobs: all of them or, when any payload is invalid, none (the error
 // names its index). The options apply to every job.
-func EnqueueDeleteObjectsMany(ctx context.Context, db runtime.DBTX, ps []DeleteObjectsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueDeleteObjectsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []DeleteObjectsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, deleteObjectsType, ps, opts...)
 }
 
@@ -118,7 +142,11 @@ type DeleteObjectsHandler interface {
 
 // RegisterDeleteObjects makes w run h for delete_objects jobs.
 func RegisterDeleteObjects(w *runtime.Worker, h DeleteObjectsHandler) error {
-	return runtime.Handle(w, deleteObjectsType, func(ctx context.Context, job *runtime.Job, p DeleteObjects) error {
-		return h.HandleDeleteObjects(ctx, DeleteObjectsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		deleteObjectsType,
+		func(ctx context.Context, job *runtime.Job, p DeleteObjects) error {
+			return h.HandleDeleteObjects(ctx, DeleteObjectsJob{job}, p)
+		},
+	)
 }

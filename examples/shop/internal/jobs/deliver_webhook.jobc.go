@@ -50,14 +50,22 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 	Priority:    4,
 	MaxAttempts: 12,
 	Timeout:     15 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 10 * time.Second, Max: 6 * time.Hour, Jitter: 0.2},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 10 * time.Second,
+		Max:     6 * time.Hour,
+		Jitter:  0.2,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "rate_limited", Retry: true, DelayFromError: true, MaxAttempts: 50},
 		{Name: "invalid", Retry: false},
 	},
 	DefaultClass: "transient",
-	Unique:       &runtime.Unique{Fields: []string{"endpoint_url", "event_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}},
+	Unique: &runtime.Unique{
+		Fields: []string{"endpoint_url", "event_id"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -72,14 +80,24 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueDeliverWebhook(ctx context.Context, db runtime.DBTX, p DeliverWebhookV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueDeliverWebhook(
+	ctx context.Context,
+	db runtime.DBTX,
+	p DeliverWebhookV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, deliverWebhookType, p, opts...)
 }
 
 // EnqueueDeliverWebhookMany inserts many deliver_webhook jobs, with one statement
 // per job, each checking its unique key: all of them or, when any payload is
 // invalid, none (the error names its index). The options apply to every job.
-func EnqueueDeliverWebhookMany(ctx context.Context, db runtime.DBTX, ps []DeliverWebhookV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueDeliverWebhookMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []DeliverWebhookV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, deliverWebhookType, ps, opts...)
 }
 
@@ -124,7 +142,11 @@ type DeliverWebhookHandler interface {
 
 // RegisterDeliverWebhook makes w run h for deliver_webhook jobs.
 func RegisterDeliverWebhook(w *runtime.Worker, h DeliverWebhookHandler) error {
-	return runtime.Handle(w, deliverWebhookType, func(ctx context.Context, job *runtime.Job, p DeliverWebhook) error {
-		return h.HandleDeliverWebhook(ctx, DeliverWebhookJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		deliverWebhookType,
+		func(ctx context.Context, job *runtime.Job, p DeliverWebhook) error {
+			return h.HandleDeliverWebhook(ctx, DeliverWebhookJob{job}, p)
+		},
+	)
 }

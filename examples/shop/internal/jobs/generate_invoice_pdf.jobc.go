@@ -81,13 +81,35 @@ var generateInvoicePDFType = runtime.MustJobType(runtime.JobType{
 	Priority:    6,
 	MaxAttempts: 5,
 	Timeout:     2 * time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffLinear, Initial: 5 * time.Second, Max: time.Minute, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffLinear,
+		Initial: 5 * time.Second,
+		Max:     time.Minute,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
-		{Name: "unavailable", Retry: true, Backoff: &runtime.Backoff{Kind: runtime.BackoffLinear, Initial: 30 * time.Second, Max: 10 * time.Minute, Jitter: 0.1}},
+		{
+			Name:  "unavailable",
+			Retry: true,
+			Backoff: &runtime.Backoff{
+				Kind:    runtime.BackoffLinear,
+				Initial: 30 * time.Second,
+				Max:     10 * time.Minute,
+				Jitter:  0.1,
+			},
+		},
 		{Name: "invalid", Retry: false},
 	},
-	Unique:       &runtime.Unique{Fields: []string{"invoice_number"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}},
+	Unique: &runtime.Unique{
+		Fields: []string{"invoice_number"},
+		While: []runtime.State{
+			runtime.StateAvailable,
+			runtime.StateScheduled,
+			runtime.StateRunning,
+			runtime.StateCompleted,
+		},
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -102,7 +124,12 @@ var generateInvoicePDFType = runtime.MustJobType(runtime.JobType{
 // if and only if that transaction commits. The payload is checked against version
 // 1 of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueueGenerateInvoicePDF(ctx context.Context, db runtime.DBTX, p GenerateInvoicePDFV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueGenerateInvoicePDF(
+	ctx context.Context,
+	db runtime.DBTX,
+	p GenerateInvoicePDFV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, generateInvoicePDFType, p, opts...)
 }
 
@@ -110,7 +137,12 @@ func EnqueueGenerateInvoicePDF(ctx context.Context, db runtime.DBTX, p GenerateI
 // statement per job, each checking its unique key: all of them or, when any
 // payload is invalid, none (the error names its index). The options apply to every
 // job.
-func EnqueueGenerateInvoicePDFMany(ctx context.Context, db runtime.DBTX, ps []GenerateInvoicePDFV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueGenerateInvoicePDFMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []GenerateInvoicePDFV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, generateInvoicePDFType, ps, opts...)
 }
 
@@ -149,12 +181,20 @@ func (GenerateInvoicePDFJob) Invalid(err error) error {
 //
 // Renders the invoice of a paid order as PDF and stores it in the blob store.
 type GenerateInvoicePDFHandler interface {
-	HandleGenerateInvoicePDF(ctx context.Context, job GenerateInvoicePDFJob, p GenerateInvoicePDF) error
+	HandleGenerateInvoicePDF(
+		ctx context.Context,
+		job GenerateInvoicePDFJob,
+		p GenerateInvoicePDF,
+	) error
 }
 
 // RegisterGenerateInvoicePDF makes w run h for generate_invoice_pdf jobs.
 func RegisterGenerateInvoicePDF(w *runtime.Worker, h GenerateInvoicePDFHandler) error {
-	return runtime.Handle(w, generateInvoicePDFType, func(ctx context.Context, job *runtime.Job, p GenerateInvoicePDF) error {
-		return h.HandleGenerateInvoicePDF(ctx, GenerateInvoicePDFJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		generateInvoicePDFType,
+		func(ctx context.Context, job *runtime.Job, p GenerateInvoicePDF) error {
+			return h.HandleGenerateInvoicePDF(ctx, GenerateInvoicePDFJob{job}, p)
+		},
+	)
 }

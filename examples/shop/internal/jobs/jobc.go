@@ -31,15 +31,43 @@ type Handlers interface {
 // Register makes w run h for every job type. To run only some job types in a
 // process, call their Register<Type> functions instead.
 func Register(w *runtime.Worker, h Handlers) error {
-	return errors.Join(RegisterAwardLoyaltyPoints(w, h), RegisterDailySalesReport(w, h), RegisterDeleteObjects(w, h), RegisterDeliverWebhook(w, h), RegisterGenerateInvoicePDF(w, h), RegisterPaymentConfirmed(w, h), RegisterPublishProduct(w, h), RegisterPurgeExpiredCarts(w, h), RegisterRecordSale(w, h), RegisterSendOrderConfirmation(w, h), RegisterSendReceipt(w, h), RegisterSyncInventory(w, h))
+	return errors.Join(
+		RegisterAwardLoyaltyPoints(w, h),
+		RegisterDailySalesReport(w, h),
+		RegisterDeleteObjects(w, h),
+		RegisterDeliverWebhook(w, h),
+		RegisterGenerateInvoicePDF(w, h),
+		RegisterPaymentConfirmed(w, h),
+		RegisterPublishProduct(w, h),
+		RegisterPurgeExpiredCarts(w, h),
+		RegisterRecordSale(w, h),
+		RegisterSendOrderConfirmation(w, h),
+		RegisterSendReceipt(w, h),
+		RegisterSyncInventory(w, h),
+	)
 }
 
 // JobTypes returns every job type of the catalogue, ordered by kind.
 func JobTypes() []*runtime.JobType {
-	return []*runtime.JobType{awardLoyaltyPointsType, dailySalesReportType, deleteObjectsType, deliverWebhookType, generateInvoicePDFType, paymentConfirmedType, publishProductType, purgeExpiredCartsType, recordSaleType, sendOrderConfirmationType, sendReceiptType, syncInventoryType}
+	return []*runtime.JobType{
+		awardLoyaltyPointsType,
+		dailySalesReportType,
+		deleteObjectsType,
+		deliverWebhookType,
+		generateInvoicePDFType,
+		paymentConfirmedType,
+		publishProductType,
+		purgeExpiredCartsType,
+		recordSaleType,
+		sendOrderConfirmationType,
+		sendReceiptType,
+		syncInventoryType,
+	}
 }
 
 // EventTypes returns every event of the catalogue, ordered by name.
 func EventTypes() []*runtime.EventType {
-	return []*runtime.EventType{orderPaidEvent}
+	return []*runtime.EventType{
+		orderPaidEvent,
+	}
 }

@@ -67,14 +67,24 @@ var orderPaidEvent = runtime.MustEventType(runtime.EventType{
 // and only if that transaction commits (with a pool, Publish runs its own). The
 // payload is checked against version 1 of its schema first; an invalid payload
 // returns a *runtime.PayloadError and writes nothing.
-func PublishOrderPaid(ctx context.Context, db runtime.DBTX, e OrderPaidV1, opts ...runtime.PublishOption) (runtime.Published, error) {
+func PublishOrderPaid(
+	ctx context.Context,
+	db runtime.DBTX,
+	e OrderPaidV1,
+	opts ...runtime.PublishOption,
+) (runtime.Published, error) {
 	return runtime.Publish(ctx, db, orderPaidEvent, e, opts...)
 }
 
 // PublishOrderPaidMany publishes many order_paid events in one transaction, with
 // one statement per table: all of them or, when any payload is invalid, none (the
 // error names its index). The options apply to every event.
-func PublishOrderPaidMany(ctx context.Context, db runtime.DBTX, es []OrderPaidV1, opts ...runtime.PublishOption) ([]runtime.Published, error) {
+func PublishOrderPaidMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	es []OrderPaidV1,
+	opts ...runtime.PublishOption,
+) ([]runtime.Published, error) {
 	return runtime.PublishMany(ctx, db, orderPaidEvent, es, opts...)
 }
 

@@ -84,15 +84,28 @@ var paymentConfirmedType = runtime.MustJobType(runtime.JobType{
 	Priority:    1,
 	MaxAttempts: 20,
 	Timeout:     20 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: 5 * time.Minute, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     5 * time.Minute,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "invalid", Retry: false},
 	},
 	DefaultClass:  "transient",
 	Transactional: true,
-	Unique:        &runtime.Unique{Fields: []string{"payment_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}},
-	WriteVersion:  1,
+	Unique: &runtime.Unique{
+		Fields: []string{"payment_id"},
+		While: []runtime.State{
+			runtime.StateAvailable,
+			runtime.StateScheduled,
+			runtime.StateRunning,
+			runtime.StateCompleted,
+		},
+	},
+	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
 			Number: 1,
@@ -106,7 +119,12 @@ var paymentConfirmedType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueuePaymentConfirmed(ctx context.Context, db runtime.DBTX, p PaymentConfirmedV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePaymentConfirmed(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PaymentConfirmedV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, paymentConfirmedType, p, opts...)
 }
 
@@ -114,7 +132,12 @@ func EnqueuePaymentConfirmed(ctx context.Context, db runtime.DBTX, p PaymentConf
 // statement per job, each checking its unique key: all of them or, when any
 // payload is invalid, none (the error names its index). The options apply to every
 // job.
-func EnqueuePaymentConfirmedMany(ctx context.Context, db runtime.DBTX, ps []PaymentConfirmedV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePaymentConfirmedMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PaymentConfirmedV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, paymentConfirmedType, ps, opts...)
 }
 
@@ -149,12 +172,21 @@ func (PaymentConfirmedJob) Invalid(err error) error {
 // and, in the same transaction, enqueues its invoice and the merchant's order.paid
 // webhook.
 type PaymentConfirmedHandler interface {
-	HandlePaymentConfirmed(ctx context.Context, tx pgx.Tx, job PaymentConfirmedJob, p PaymentConfirmed) error
+	HandlePaymentConfirmed(
+		ctx context.Context,
+		tx pgx.Tx,
+		job PaymentConfirmedJob,
+		p PaymentConfirmed,
+	) error
 }
 
 // RegisterPaymentConfirmed makes w run h for payment_confirmed jobs.
 func RegisterPaymentConfirmed(w *runtime.Worker, h PaymentConfirmedHandler) error {
-	return runtime.HandleTx(w, paymentConfirmedType, func(ctx context.Context, tx pgx.Tx, job *runtime.Job, p PaymentConfirmed) error {
-		return h.HandlePaymentConfirmed(ctx, tx, PaymentConfirmedJob{job}, p)
-	})
+	return runtime.HandleTx(
+		w,
+		paymentConfirmedType,
+		func(ctx context.Context, tx pgx.Tx, job *runtime.Job, p PaymentConfirmed) error {
+			return h.HandlePaymentConfirmed(ctx, tx, PaymentConfirmedJob{job}, p)
+		},
+	)
 }

@@ -45,12 +45,20 @@ var publishProductType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 10,
 	Timeout:     30 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 2 * time.Second, Max: 10 * time.Minute, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 2 * time.Second,
+		Max:     10 * time.Minute,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "invalid", Retry: false},
 	},
-	Unique:       &runtime.Unique{Fields: []string{"product_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}},
+	Unique: &runtime.Unique{
+		Fields: []string{"product_id"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -65,14 +73,24 @@ var publishProductType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueuePublishProduct(ctx context.Context, db runtime.DBTX, p PublishProductV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePublishProduct(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PublishProductV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, publishProductType, p, opts...)
 }
 
 // EnqueuePublishProductMany inserts many publish_product jobs, with one statement
 // per job, each checking its unique key: all of them or, when any payload is
 // invalid, none (the error names its index). The options apply to every job.
-func EnqueuePublishProductMany(ctx context.Context, db runtime.DBTX, ps []PublishProductV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePublishProductMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PublishProductV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, publishProductType, ps, opts...)
 }
 
@@ -109,7 +127,11 @@ type PublishProductHandler interface {
 
 // RegisterPublishProduct makes w run h for publish_product jobs.
 func RegisterPublishProduct(w *runtime.Worker, h PublishProductHandler) error {
-	return runtime.Handle(w, publishProductType, func(ctx context.Context, job *runtime.Job, p PublishProduct) error {
-		return h.HandlePublishProduct(ctx, PublishProductJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		publishProductType,
+		func(ctx context.Context, job *runtime.Job, p PublishProduct) error {
+			return h.HandlePublishProduct(ctx, PublishProductJob{job}, p)
+		},
+	)
 }

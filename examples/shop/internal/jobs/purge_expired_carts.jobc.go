@@ -33,11 +33,20 @@ var purgeExpiredCartsType = runtime.MustJobType(runtime.JobType{
 	Priority:    8,
 	MaxAttempts: 3,
 	Timeout:     time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 30 * time.Second, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffConstant,
+		Initial: 30 * time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 	},
-	Unique:       &runtime.Unique{Fields: []string{"older_than_hours"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning}, Period: time.Hour},
+	Unique: &runtime.Unique{
+		Fields: []string{"older_than_hours"},
+		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
+		Period: time.Hour,
+	},
 	Schedule:     &runtime.Schedule{Cron: "@hourly", Timezone: "UTC"},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
@@ -53,7 +62,12 @@ var purgeExpiredCartsType = runtime.MustJobType(runtime.JobType{
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
 // inserts nothing.
-func EnqueuePurgeExpiredCarts(ctx context.Context, db runtime.DBTX, p PurgeExpiredCartsV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueuePurgeExpiredCarts(
+	ctx context.Context,
+	db runtime.DBTX,
+	p PurgeExpiredCartsV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, purgeExpiredCartsType, p, opts...)
 }
 
@@ -61,7 +75,12 @@ func EnqueuePurgeExpiredCarts(ctx context.Context, db runtime.DBTX, p PurgeExpir
 // statement per job, each checking its unique key: all of them or, when any
 // payload is invalid, none (the error names its index). The options apply to every
 // job.
-func EnqueuePurgeExpiredCartsMany(ctx context.Context, db runtime.DBTX, ps []PurgeExpiredCartsV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueuePurgeExpiredCartsMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []PurgeExpiredCartsV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, purgeExpiredCartsType, ps, opts...)
 }
 
@@ -89,7 +108,11 @@ type PurgeExpiredCartsHandler interface {
 
 // RegisterPurgeExpiredCarts makes w run h for purge_expired_carts jobs.
 func RegisterPurgeExpiredCarts(w *runtime.Worker, h PurgeExpiredCartsHandler) error {
-	return runtime.Handle(w, purgeExpiredCartsType, func(ctx context.Context, job *runtime.Job, p PurgeExpiredCarts) error {
-		return h.HandlePurgeExpiredCarts(ctx, PurgeExpiredCartsJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		purgeExpiredCartsType,
+		func(ctx context.Context, job *runtime.Job, p PurgeExpiredCarts) error {
+			return h.HandlePurgeExpiredCarts(ctx, PurgeExpiredCartsJob{job}, p)
+		},
+	)
 }

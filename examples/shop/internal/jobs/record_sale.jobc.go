@@ -44,7 +44,12 @@ var recordSaleType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 25,
 	Timeout:     time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 	},
@@ -61,14 +66,24 @@ var recordSaleType = runtime.MustJobType(runtime.JobType{
 // the business change that needs the job: the job then exists if and only if that
 // transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueRecordSale(ctx context.Context, db runtime.DBTX, p RecordSaleV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueRecordSale(
+	ctx context.Context,
+	db runtime.DBTX,
+	p RecordSaleV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, recordSaleType, p, opts...)
 }
 
 // EnqueueRecordSaleMany inserts many record_sale jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueRecordSaleMany(ctx context.Context, db runtime.DBTX, ps []RecordSaleV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueRecordSaleMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []RecordSaleV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, recordSaleType, ps, opts...)
 }
 
@@ -96,7 +111,11 @@ type RecordSaleHandler interface {
 
 // RegisterRecordSale makes w run h for record_sale jobs.
 func RegisterRecordSale(w *runtime.Worker, h RecordSaleHandler) error {
-	return runtime.Handle(w, recordSaleType, func(ctx context.Context, job *runtime.Job, p RecordSale) error {
-		return h.HandleRecordSale(ctx, RecordSaleJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		recordSaleType,
+		func(ctx context.Context, job *runtime.Job, p RecordSale) error {
+			return h.HandleRecordSale(ctx, RecordSaleJob{job}, p)
+		},
+	)
 }

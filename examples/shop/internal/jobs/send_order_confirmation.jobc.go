@@ -124,14 +124,27 @@ var sendOrderConfirmationType = runtime.MustJobType(runtime.JobType{
 	Priority:    2,
 	MaxAttempts: 8,
 	Timeout:     30 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 5 * time.Second, Max: 30 * time.Minute, Jitter: 0.2},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 5 * time.Second,
+		Max:     30 * time.Minute,
+		Jitter:  0.2,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "rate_limited", Retry: true, DelayFromError: true, MaxAttempts: 50},
 		{Name: "invalid", Retry: false},
 	},
 	DefaultClass: "transient",
-	Unique:       &runtime.Unique{Fields: []string{"order_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}},
+	Unique: &runtime.Unique{
+		Fields: []string{"order_id"},
+		While: []runtime.State{
+			runtime.StateAvailable,
+			runtime.StateScheduled,
+			runtime.StateRunning,
+			runtime.StateCompleted,
+		},
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -141,7 +154,11 @@ var sendOrderConfirmationType = runtime.MustJobType(runtime.JobType{
 		{
 			Number: 2,
 			Schema: `{"$defs":{"line_item":{"additionalProperties":false,"description":"One line of the order.","properties":{"name":{"minLength":1,"type":"string"},"quantity":{"maximum":999,"minimum":1,"type":"integer"},"sku":{"pattern":"^[A-Z0-9-]{3,32}$","type":"string"},"unit_price":{"$ref":"#/$defs/money"}},"required":["sku","name","quantity","unit_price"],"type":"object"},"money":{"additionalProperties":false,"description":"An amount in the currency's minor unit.","properties":{"amount_cents":{"minimum":0,"type":"integer"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"}},"required":["amount_cents","currency"],"type":"object"}},"additionalProperties":false,"properties":{"customer_name":{"minLength":1,"type":"string"},"items":{"items":{"$ref":"#/$defs/line_item"},"minItems":1,"type":"array"},"locale":{"description":"The language of the email.","enum":["en","fr","de"],"type":"string"},"order_id":{"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"recipient":{"format":"email","type":"string"},"total":{"$ref":"#/$defs/money"}},"required":["order_id","recipient","customer_name","placed_at","items","total","locale"],"type":"object"}`,
-			Upcast: runtime.Changes(runtime.RenameField("email", "recipient"), runtime.AddField("locale", []byte(`"en"`)), runtime.RemoveField("tracking_pixel")),
+			Upcast: runtime.Changes(
+				runtime.RenameField("email", "recipient"),
+				runtime.AddField("locale", []byte(`"en"`)),
+				runtime.RemoveField("tracking_pixel"),
+			),
 		},
 	},
 })
@@ -151,7 +168,12 @@ var sendOrderConfirmationType = runtime.MustJobType(runtime.JobType{
 // exists if and only if that transaction commits. The payload is checked against
 // version 1 of its schema first; an invalid payload returns a
 // *runtime.PayloadError and inserts nothing.
-func EnqueueSendOrderConfirmation(ctx context.Context, db runtime.DBTX, p SendOrderConfirmationV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendOrderConfirmation(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendOrderConfirmationV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendOrderConfirmationType, p, opts...)
 }
 
@@ -159,7 +181,12 @@ func EnqueueSendOrderConfirmation(ctx context.Context, db runtime.DBTX, p SendOr
 // one statement per job, each checking its unique key: all of them or, when any
 // payload is invalid, none (the error names its index). The options apply to every
 // job.
-func EnqueueSendOrderConfirmationMany(ctx context.Context, db runtime.DBTX, ps []SendOrderConfirmationV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendOrderConfirmationMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendOrderConfirmationV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendOrderConfirmationType, ps, opts...)
 }
 
@@ -197,12 +224,20 @@ func (SendOrderConfirmationJob) Invalid(err error) error {
 //
 // Emails the customer a summary of the order they just placed.
 type SendOrderConfirmationHandler interface {
-	HandleSendOrderConfirmation(ctx context.Context, job SendOrderConfirmationJob, p SendOrderConfirmation) error
+	HandleSendOrderConfirmation(
+		ctx context.Context,
+		job SendOrderConfirmationJob,
+		p SendOrderConfirmation,
+	) error
 }
 
 // RegisterSendOrderConfirmation makes w run h for send_order_confirmation jobs.
 func RegisterSendOrderConfirmation(w *runtime.Worker, h SendOrderConfirmationHandler) error {
-	return runtime.Handle(w, sendOrderConfirmationType, func(ctx context.Context, job *runtime.Job, p SendOrderConfirmation) error {
-		return h.HandleSendOrderConfirmation(ctx, SendOrderConfirmationJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendOrderConfirmationType,
+		func(ctx context.Context, job *runtime.Job, p SendOrderConfirmation) error {
+			return h.HandleSendOrderConfirmation(ctx, SendOrderConfirmationJob{job}, p)
+		},
+	)
 }

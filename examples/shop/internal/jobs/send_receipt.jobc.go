@@ -57,13 +57,26 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 8,
 	Timeout:     30 * time.Second,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: 5 * time.Second, Max: 30 * time.Minute, Jitter: 0.2},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: 5 * time.Second,
+		Max:     30 * time.Minute,
+		Jitter:  0.2,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
 		{Name: "invalid", Retry: false},
 	},
 	DefaultClass: "transient",
-	Unique:       &runtime.Unique{Fields: []string{"order_id"}, While: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning, runtime.StateCompleted}},
+	Unique: &runtime.Unique{
+		Fields: []string{"order_id"},
+		While: []runtime.State{
+			runtime.StateAvailable,
+			runtime.StateScheduled,
+			runtime.StateRunning,
+			runtime.StateCompleted,
+		},
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -77,14 +90,24 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendReceipt(ctx context.Context, db runtime.DBTX, p SendReceiptV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendReceipt(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendReceiptV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
 // EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
 // job, each checking its unique key: all of them or, when any payload is invalid,
 // none (the error names its index). The options apply to every job.
-func EnqueueSendReceiptMany(ctx context.Context, db runtime.DBTX, ps []SendReceiptV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendReceiptMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendReceiptV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendReceiptType, ps, opts...)
 }
 
@@ -122,7 +145,11 @@ type SendReceiptHandler interface {
 
 // RegisterSendReceipt makes w run h for send_receipt jobs.
 func RegisterSendReceipt(w *runtime.Worker, h SendReceiptHandler) error {
-	return runtime.Handle(w, sendReceiptType, func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
-		return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendReceiptType,
+		func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
+			return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
+		},
+	)
 }

@@ -30,10 +30,24 @@ var syncInventoryType = runtime.MustJobType(runtime.JobType{
 	Priority:    5,
 	MaxAttempts: 25,
 	Timeout:     time.Minute,
-	Backoff:     runtime.Backoff{Kind: runtime.BackoffExponential, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffExponential,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	Classes: []runtime.ErrorClass{
 		{Name: "transient", Retry: true},
-		{Name: "unavailable", Retry: true, Backoff: &runtime.Backoff{Kind: runtime.BackoffLinear, Initial: 30 * time.Second, Max: 10 * time.Minute, Jitter: 0.1}},
+		{
+			Name:  "unavailable",
+			Retry: true,
+			Backoff: &runtime.Backoff{
+				Kind:    runtime.BackoffLinear,
+				Initial: 30 * time.Second,
+				Max:     10 * time.Minute,
+				Jitter:  0.1,
+			},
+		},
 	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
@@ -51,7 +65,12 @@ var syncInventoryType = runtime.MustJobType(runtime.JobType{
 // inserts nothing.
 //
 // Deprecated: the warehouse pushes stock levels now; remove once no rows are left
-func EnqueueSyncInventory(ctx context.Context, db runtime.DBTX, p SyncInventoryV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSyncInventory(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SyncInventoryV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, syncInventoryType, p, opts...)
 }
 
@@ -60,7 +79,12 @@ func EnqueueSyncInventory(ctx context.Context, db runtime.DBTX, p SyncInventoryV
 // names its index). The options apply to every job.
 //
 // Deprecated: the warehouse pushes stock levels now; remove once no rows are left
-func EnqueueSyncInventoryMany(ctx context.Context, db runtime.DBTX, ps []SyncInventoryV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSyncInventoryMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SyncInventoryV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, syncInventoryType, ps, opts...)
 }
 
@@ -96,7 +120,11 @@ type SyncInventoryHandler interface {
 
 // RegisterSyncInventory makes w run h for sync_inventory jobs.
 func RegisterSyncInventory(w *runtime.Worker, h SyncInventoryHandler) error {
-	return runtime.Handle(w, syncInventoryType, func(ctx context.Context, job *runtime.Job, p SyncInventory) error {
-		return h.HandleSyncInventory(ctx, SyncInventoryJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		syncInventoryType,
+		func(ctx context.Context, job *runtime.Job, p SyncInventory) error {
+			return h.HandleSyncInventory(ctx, SyncInventoryJob{job}, p)
+		},
+	)
 }

@@ -26,12 +26,17 @@ type SendReceipt = SendReceiptV1
 
 // sendReceiptType describes send_receipt to the runtime.
 var sendReceiptType = runtime.MustJobType(runtime.JobType{
-	Kind:         KindSendReceipt,
-	Queue:        "receipts",
-	Priority:     5,
-	MaxAttempts:  5,
-	Timeout:      30 * time.Second,
-	Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: time.Second, Max: time.Hour, Jitter: 0.1},
+	Kind:        KindSendReceipt,
+	Queue:       "receipts",
+	Priority:    5,
+	MaxAttempts: 5,
+	Timeout:     30 * time.Second,
+	Backoff: runtime.Backoff{
+		Kind:    runtime.BackoffConstant,
+		Initial: time.Second,
+		Max:     time.Hour,
+		Jitter:  0.1,
+	},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{
@@ -45,14 +50,24 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 1 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
-func EnqueueSendReceipt(ctx context.Context, db runtime.DBTX, p SendReceiptV1, opts ...runtime.EnqueueOption) (runtime.Enqueued, error) {
+func EnqueueSendReceipt(
+	ctx context.Context,
+	db runtime.DBTX,
+	p SendReceiptV1,
+	opts ...runtime.EnqueueOption,
+) (runtime.Enqueued, error) {
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
 // EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
 // 20,000 jobs: all of them or, when any payload is invalid, none (the error names
 // its index). The options apply to every job.
-func EnqueueSendReceiptMany(ctx context.Context, db runtime.DBTX, ps []SendReceiptV1, opts ...runtime.EnqueueOption) ([]runtime.Enqueued, error) {
+func EnqueueSendReceiptMany(
+	ctx context.Context,
+	db runtime.DBTX,
+	ps []SendReceiptV1,
+	opts ...runtime.EnqueueOption,
+) ([]runtime.Enqueued, error) {
 	return runtime.EnqueueMany(ctx, db, sendReceiptType, ps, opts...)
 }
 
@@ -72,7 +87,11 @@ type SendReceiptHandler interface {
 
 // RegisterSendReceipt makes w run h for send_receipt jobs.
 func RegisterSendReceipt(w *runtime.Worker, h SendReceiptHandler) error {
-	return runtime.Handle(w, sendReceiptType, func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
-		return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
-	})
+	return runtime.Handle(
+		w,
+		sendReceiptType,
+		func(ctx context.Context, job *runtime.Job, p SendReceipt) error {
+			return h.HandleSendReceipt(ctx, SendReceiptJob{job}, p)
+		},
+	)
 }
