@@ -100,7 +100,7 @@ func eventTypeFields(e Event) []Code {
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
 	var versions []Code
 	for i, v := range e.Versions {
-		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
+		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", schemaLit(v.Schema))}
 		if i > 0 {
 			if up := upcast(e.Names.Upcast(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))

@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"regexp"
@@ -189,7 +190,7 @@ func jobTypeFields(j Job) []Code {
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
 	var versions []Code
 	for i, v := range j.Versions {
-		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
+		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", schemaLit(v.Schema))}
 		if i > 0 {
 			if up := upcast(j.Names.Upcast(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))
@@ -319,6 +320,24 @@ func duration(d time.Duration) Code {
 		}
 	}
 	return Qual("time", "Duration").Call(Lit(int64(d)))
+}
+
+// schemaDepth is the indentation, in tabs, of the Schema field of a version: a field
+// of an element of the type's Versions, itself a field of the job or event type.
+const schemaDepth = 3
+
+// schemaLit renders a version's canonical JSON Schema for reading: a raw string, one
+// key a line, indented one tab past the Schema field, closing at its indentation.
+// The text differs from the canonical JSON only by whitespace between tokens, which
+// NewJobType compacts away; the lock file hashes the canonical JSON, not this.
+func schemaLit(canon string) Code {
+	var b bytes.Buffer
+	if strings.ContainsAny(canon, "`\r") || json.Indent(&b, []byte(canon), strings.Repeat("\t", schemaDepth), "\t") != nil {
+		// Not expressible as a raw string (or, never for canonical JSON, not JSON):
+		// the exact text, quoted.
+		return rawString(canon)
+	}
+	return Id("`" + b.String() + "`")
 }
 
 // rawString renders s as a raw string literal when it can be one.

@@ -35,7 +35,10 @@ var legacyPingType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"type": "object"
+			}`,
 		},
 	},
 })

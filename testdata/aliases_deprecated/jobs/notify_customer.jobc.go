@@ -40,7 +40,17 @@ var notifyCustomerType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"customer_id":{"type":"integer"}},"required":["customer_id"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"customer_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"customer_id"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

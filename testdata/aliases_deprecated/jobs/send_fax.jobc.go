@@ -37,7 +37,17 @@ var sendFaxType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"number":{"type":"string"}},"required":["number"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"number": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"number"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

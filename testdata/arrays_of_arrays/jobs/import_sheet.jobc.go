@@ -62,7 +62,76 @@ var importSheetType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"categories":{"items":{"properties":{"name":{"type":"string"}},"type":"object"},"type":"array"},"cells":{"items":{"type":["string","null"]},"type":"array"},"matrix":{"items":{"items":{"type":"number"},"type":"array"},"type":"array"},"rows":{"items":{"items":{"properties":{"formula":{"type":"string"},"value":{"type":"string"}},"required":["value"],"type":"object"},"type":"array"},"type":"array"},"statuses":{"items":{"enum":["ok","warning","error"],"type":"string"},"type":"array"}},"required":["matrix","rows"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"categories": {
+						"items": {
+							"properties": {
+								"name": {
+									"type": "string"
+								}
+							},
+							"type": "object"
+						},
+						"type": "array"
+					},
+					"cells": {
+						"items": {
+							"type": [
+								"string",
+								"null"
+							]
+						},
+						"type": "array"
+					},
+					"matrix": {
+						"items": {
+							"items": {
+								"type": "number"
+							},
+							"type": "array"
+						},
+						"type": "array"
+					},
+					"rows": {
+						"items": {
+							"items": {
+								"properties": {
+									"formula": {
+										"type": "string"
+									},
+									"value": {
+										"type": "string"
+									}
+								},
+								"required": [
+									"value"
+								],
+								"type": "object"
+							},
+							"type": "array"
+						},
+						"type": "array"
+					},
+					"statuses": {
+						"items": {
+							"enum": [
+								"ok",
+								"warning",
+								"error"
+							],
+							"type": "string"
+						},
+						"type": "array"
+					}
+				},
+				"required": [
+					"matrix",
+					"rows"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -43,7 +43,30 @@ var emitEventType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"event":{"type":"string"},"schema_version":{"const":2},"source":{"const":"billing","type":"string"},"strict":{"const":true}},"required":["schema_version","source","event"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"event": {
+						"type": "string"
+					},
+					"schema_version": {
+						"const": 2
+					},
+					"source": {
+						"const": "billing",
+						"type": "string"
+					},
+					"strict": {
+						"const": true
+					}
+				},
+				"required": [
+					"schema_version",
+					"source",
+					"event"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -68,7 +68,70 @@ var resizeImageType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"crop":{"default":{"gravity":"center"},"properties":{"gravity":{"default":"center","type":"string"}},"type":"object"},"format":{"default":"webp","enum":["jpeg","png","webp"],"type":"string"},"image_id":{"type":"string"},"not_before":{"default":"2024-01-01","format":"date","type":"string"},"quality":{"default":0.85,"maximum":1,"minimum":0,"type":"number"},"sizes":{"default":[256,512],"items":{"type":"integer"},"type":"array"},"strip_metadata":{"default":true,"type":"boolean"},"width":{"default":1024,"maximum":4096,"minimum":1,"type":"integer"}},"required":["image_id"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"crop": {
+						"default": {
+							"gravity": "center"
+						},
+						"properties": {
+							"gravity": {
+								"default": "center",
+								"type": "string"
+							}
+						},
+						"type": "object"
+					},
+					"format": {
+						"default": "webp",
+						"enum": [
+							"jpeg",
+							"png",
+							"webp"
+						],
+						"type": "string"
+					},
+					"image_id": {
+						"type": "string"
+					},
+					"not_before": {
+						"default": "2024-01-01",
+						"format": "date",
+						"type": "string"
+					},
+					"quality": {
+						"default": 0.85,
+						"maximum": 1,
+						"minimum": 0,
+						"type": "number"
+					},
+					"sizes": {
+						"default": [
+							256,
+							512
+						],
+						"items": {
+							"type": "integer"
+						},
+						"type": "array"
+					},
+					"strip_metadata": {
+						"default": true,
+						"type": "boolean"
+					},
+					"width": {
+						"default": 1024,
+						"maximum": 4096,
+						"minimum": 1,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"image_id"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -67,7 +67,86 @@ var transferFundsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"account":{"properties":{"holder":{"type":"string"},"iban":{"type":"string"}},"required":["iban"],"type":"object"},"money":{"description":"An amount in minor units.","properties":{"currency":{"maxLength":3,"minLength":3,"type":"string"},"minor_units":{"type":"integer"}},"required":["minor_units","currency"],"type":"object"},"unused":{"description":"Declared but not referenced, so no Go type is generated.","type":"string"}},"additionalProperties":false,"definitions":{"transfer_kind":{"enum":["instant","standard"],"type":"string"}},"properties":{"amount":{"$ref":"#/$defs/money"},"fee":{"$ref":"#/$defs/money","description":"Charged to the sender."},"from":{"$ref":"#/$defs/account"},"history":{"items":{"$ref":"#/$defs/money"},"type":"array"},"kind":{"$ref":"#/definitions/transfer_kind"},"to":{"$ref":"#/$defs/account"}},"required":["from","to","amount"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"account": {
+						"properties": {
+							"holder": {
+								"type": "string"
+							},
+							"iban": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"iban"
+						],
+						"type": "object"
+					},
+					"money": {
+						"description": "An amount in minor units.",
+						"properties": {
+							"currency": {
+								"maxLength": 3,
+								"minLength": 3,
+								"type": "string"
+							},
+							"minor_units": {
+								"type": "integer"
+							}
+						},
+						"required": [
+							"minor_units",
+							"currency"
+						],
+						"type": "object"
+					},
+					"unused": {
+						"description": "Declared but not referenced, so no Go type is generated.",
+						"type": "string"
+					}
+				},
+				"additionalProperties": false,
+				"definitions": {
+					"transfer_kind": {
+						"enum": [
+							"instant",
+							"standard"
+						],
+						"type": "string"
+					}
+				},
+				"properties": {
+					"amount": {
+						"$ref": "#/$defs/money"
+					},
+					"fee": {
+						"$ref": "#/$defs/money",
+						"description": "Charged to the sender."
+					},
+					"from": {
+						"$ref": "#/$defs/account"
+					},
+					"history": {
+						"items": {
+							"$ref": "#/$defs/money"
+						},
+						"type": "array"
+					},
+					"kind": {
+						"$ref": "#/definitions/transfer_kind"
+					},
+					"to": {
+						"$ref": "#/$defs/account"
+					}
+				},
+				"required": [
+					"from",
+					"to",
+					"amount"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

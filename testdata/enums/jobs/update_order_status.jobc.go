@@ -96,7 +96,68 @@ var updateOrderStatusType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"channel":{"enum":["web","mobile_app",null],"type":["string","null"]},"currency":{"enum":["EUR","USD","GBP"]},"order_id":{"type":"string"},"priority":{"enum":[1,2,3],"type":"integer"},"status":{"description":"Where the order is in its life.","enum":["pending","in_progress","shipped","delivered","cancelled"],"type":"string"},"tags":{"items":{"enum":["gift","express","fragile"],"type":"string"},"type":"array"}},"required":["order_id","status","priority"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"channel": {
+						"enum": [
+							"web",
+							"mobile_app",
+							null
+						],
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						]
+					},
+					"order_id": {
+						"type": "string"
+					},
+					"priority": {
+						"enum": [
+							1,
+							2,
+							3
+						],
+						"type": "integer"
+					},
+					"status": {
+						"description": "Where the order is in its life.",
+						"enum": [
+							"pending",
+							"in_progress",
+							"shipped",
+							"delivered",
+							"cancelled"
+						],
+						"type": "string"
+					},
+					"tags": {
+						"items": {
+							"enum": [
+								"gift",
+								"express",
+								"fragile"
+							],
+							"type": "string"
+						},
+						"type": "array"
+					}
+				},
+				"required": [
+					"order_id",
+					"status",
+					"priority"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

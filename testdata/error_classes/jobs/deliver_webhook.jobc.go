@@ -46,7 +46,27 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"body":{"type":"string"},"endpoint_url":{"format":"uri","type":"string"},"event_id":{"type":"string"}},"required":["endpoint_url","event_id","body"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"body": {
+						"type": "string"
+					},
+					"endpoint_url": {
+						"format": "uri",
+						"type": "string"
+					},
+					"event_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"endpoint_url",
+					"event_id",
+					"body"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

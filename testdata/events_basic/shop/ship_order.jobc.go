@@ -44,11 +44,43 @@ var shipOrderType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"amount":{"minimum":0,"type":"integer"},"order_id":{"type":"string"}},"required":["order_id","amount"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"amount": {
+						"minimum": 0,
+						"type": "integer"
+					},
+					"order_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"amount"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"additionalProperties":false,"properties":{"order_id":{"type":"string"},"total":{"minimum":0,"type":"integer"}},"required":["order_id","total"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"order_id": {
+						"type": "string"
+					},
+					"total": {
+						"minimum": 0,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"total"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(runtime.RenameField("amount", "total")),
 		},
 	},

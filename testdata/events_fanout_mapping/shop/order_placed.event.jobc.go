@@ -33,7 +33,34 @@ var orderPlacedEvent = runtime.MustEventType(runtime.EventType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"note":{"type":"string"},"order_id":{"type":"string"},"skus":{"items":{"type":"string"},"minItems":1,"type":"array"},"total":{"minimum":0,"type":"integer"}},"required":["order_id","skus","total"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"note": {
+						"type": "string"
+					},
+					"order_id": {
+						"type": "string"
+					},
+					"skus": {
+						"items": {
+							"type": "string"
+						},
+						"minItems": 1,
+						"type": "array"
+					},
+					"total": {
+						"minimum": 0,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"skus",
+					"total"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 	Subscribers: []runtime.Subscriber{

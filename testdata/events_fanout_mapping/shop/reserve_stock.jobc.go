@@ -38,7 +38,26 @@ var reserveStockType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"order_id":{"type":"string"},"skus":{"items":{"type":"string"},"minItems":1,"type":"array"}},"required":["order_id","skus"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"order_id": {
+						"type": "string"
+					},
+					"skus": {
+						"items": {
+							"type": "string"
+						},
+						"minItems": 1,
+						"type": "array"
+					}
+				},
+				"required": [
+					"order_id",
+					"skus"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

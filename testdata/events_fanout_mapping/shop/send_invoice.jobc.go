@@ -40,7 +40,28 @@ var sendInvoiceType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"cents":{"minimum":0,"type":"integer"},"currency":{"default":"EUR","type":"string"},"order":{"type":"string"}},"required":["order","cents","currency"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"cents": {
+						"minimum": 0,
+						"type": "integer"
+					},
+					"currency": {
+						"default": "EUR",
+						"type": "string"
+					},
+					"order": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order",
+					"cents",
+					"currency"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

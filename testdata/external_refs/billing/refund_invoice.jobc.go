@@ -61,7 +61,57 @@ var refundInvoiceType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"Amount":{"additionalProperties":false,"description":"An amount of money in minor units (cents).","properties":{"currency":{"$ref":"#/$defs/Currency"},"minor_units":{"type":"integer"}},"required":["minor_units","currency"],"type":"object"},"Currency":{"enum":["EUR","USD","GBP"],"type":"string"},"refund":{"additionalProperties":false,"description":"Refunds part or all of an invoice.","properties":{"amount":{"$ref":"#/$defs/Amount"},"invoice_id":{"type":"string"},"reason":{"maxLength":500,"type":"string"}},"required":["invoice_id","amount"],"type":"object"}},"$ref":"#/$defs/refund"}`,
+			Schema: `{
+				"$defs": {
+					"Amount": {
+						"additionalProperties": false,
+						"description": "An amount of money in minor units (cents).",
+						"properties": {
+							"currency": {
+								"$ref": "#/$defs/Currency"
+							},
+							"minor_units": {
+								"type": "integer"
+							}
+						},
+						"required": [
+							"minor_units",
+							"currency"
+						],
+						"type": "object"
+					},
+					"Currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						],
+						"type": "string"
+					},
+					"refund": {
+						"additionalProperties": false,
+						"description": "Refunds part or all of an invoice.",
+						"properties": {
+							"amount": {
+								"$ref": "#/$defs/Amount"
+							},
+							"invoice_id": {
+								"type": "string"
+							},
+							"reason": {
+								"maxLength": 500,
+								"type": "string"
+							}
+						},
+						"required": [
+							"invoice_id",
+							"amount"
+						],
+						"type": "object"
+					}
+				},
+				"$ref": "#/$defs/refund"
+			}`,
 		},
 	},
 })

@@ -79,7 +79,103 @@ var sendInvoiceType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"Amount":{"additionalProperties":false,"description":"An amount of money in minor units (cents).","properties":{"currency":{"$ref":"#/$defs/Currency"},"minor_units":{"type":"integer"}},"required":["minor_units","currency"],"type":"object"},"Currency":{"enum":["EUR","USD","GBP"],"type":"string"},"address":{"additionalProperties":false,"description":"A postal address.","properties":{"city":{"type":"string"},"country":{"$ref":"#/$defs/country"},"line1":{"type":"string"},"line2":{"type":"string"}},"required":["line1","city","country"],"type":"object"},"country":{"description":"An ISO 3166-1 alpha-2 country code.","pattern":"^[A-Z]{2}$","type":"string"}},"additionalProperties":false,"properties":{"billing_address":{"$ref":"#/$defs/address"},"invoice_id":{"type":"string"},"lines":{"items":{"properties":{"amount":{"$ref":"#/$defs/Amount"},"description":{"type":"string"}},"required":["description","amount"],"type":"object"},"type":"array"},"shipping_address":{"$ref":"#/$defs/address"},"total":{"$ref":"#/$defs/Amount"}},"required":["invoice_id","billing_address","total"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"Amount": {
+						"additionalProperties": false,
+						"description": "An amount of money in minor units (cents).",
+						"properties": {
+							"currency": {
+								"$ref": "#/$defs/Currency"
+							},
+							"minor_units": {
+								"type": "integer"
+							}
+						},
+						"required": [
+							"minor_units",
+							"currency"
+						],
+						"type": "object"
+					},
+					"Currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						],
+						"type": "string"
+					},
+					"address": {
+						"additionalProperties": false,
+						"description": "A postal address.",
+						"properties": {
+							"city": {
+								"type": "string"
+							},
+							"country": {
+								"$ref": "#/$defs/country"
+							},
+							"line1": {
+								"type": "string"
+							},
+							"line2": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"line1",
+							"city",
+							"country"
+						],
+						"type": "object"
+					},
+					"country": {
+						"description": "An ISO 3166-1 alpha-2 country code.",
+						"pattern": "^[A-Z]{2}$",
+						"type": "string"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"billing_address": {
+						"$ref": "#/$defs/address"
+					},
+					"invoice_id": {
+						"type": "string"
+					},
+					"lines": {
+						"items": {
+							"properties": {
+								"amount": {
+									"$ref": "#/$defs/Amount"
+								},
+								"description": {
+									"type": "string"
+								}
+							},
+							"required": [
+								"description",
+								"amount"
+							],
+							"type": "object"
+						},
+						"type": "array"
+					},
+					"shipping_address": {
+						"$ref": "#/$defs/address"
+					},
+					"total": {
+						"$ref": "#/$defs/Amount"
+					}
+				},
+				"required": [
+					"invoice_id",
+					"billing_address",
+					"total"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -46,7 +46,53 @@ var recordLoginType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"at":{"format":"date-time","type":"string"},"day":{"format":"date","type":"string"},"email":{"format":"email","type":"string"},"expires_at":{"format":"date-time","type":["string","null"]},"ip":{"format":"ipv4","type":"string"},"referrer":{"format":"uri","type":"string"},"session_id":{"format":"uuid","type":"string"},"user_id":{"format":"uuid","type":"string"}},"required":["user_id","at","ip","day"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"day": {
+						"format": "date",
+						"type": "string"
+					},
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"expires_at": {
+						"format": "date-time",
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"ip": {
+						"format": "ipv4",
+						"type": "string"
+					},
+					"referrer": {
+						"format": "uri",
+						"type": "string"
+					},
+					"session_id": {
+						"format": "uuid",
+						"type": "string"
+					},
+					"user_id": {
+						"format": "uuid",
+						"type": "string"
+					}
+				},
+				"required": [
+					"user_id",
+					"at",
+					"ip",
+					"day"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -39,7 +39,22 @@ var fileVatReturnType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"country":{"type":"string"},"quarter":{"pattern":"^[0-9]{4}-Q[1-4]$","type":"string"}},"required":["country","quarter"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"country": {
+						"type": "string"
+					},
+					"quarter": {
+						"pattern": "^[0-9]{4}-Q[1-4]$",
+						"type": "string"
+					}
+				},
+				"required": [
+					"country",
+					"quarter"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -36,7 +36,10 @@ var pingType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -41,7 +41,17 @@ var sendDigestType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"user_id":{"type":"integer"}},"required":["user_id"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"user_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"user_id"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -54,7 +54,66 @@ var callHTTPAPIType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"2fa_code":{"type":"string"},"api-key":{"type":"string"},"callbackUrls":{"items":{"type":"string"},"type":"array"},"callback_url":{"type":"string"},"client.ipv4":{"type":"string"},"html_body":{"type":"string"},"http_status":{"type":"integer"},"json_payload":{"type":"string"},"request_ids":{"items":{"type":"string"},"type":"array"},"sku":{"type":"string"},"tls_config":{"properties":{"ca_pem":{"type":"string"},"skip_verify":{"type":"boolean"}},"type":"object"},"user_id":{"type":"integer"}},"required":["user_id","callback_url"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"2fa_code": {
+						"type": "string"
+					},
+					"api-key": {
+						"type": "string"
+					},
+					"callbackUrls": {
+						"items": {
+							"type": "string"
+						},
+						"type": "array"
+					},
+					"callback_url": {
+						"type": "string"
+					},
+					"client.ipv4": {
+						"type": "string"
+					},
+					"html_body": {
+						"type": "string"
+					},
+					"http_status": {
+						"type": "integer"
+					},
+					"json_payload": {
+						"type": "string"
+					},
+					"request_ids": {
+						"items": {
+							"type": "string"
+						},
+						"type": "array"
+					},
+					"sku": {
+						"type": "string"
+					},
+					"tls_config": {
+						"properties": {
+							"ca_pem": {
+								"type": "string"
+							},
+							"skip_verify": {
+								"type": "boolean"
+							}
+						},
+						"type": "object"
+					},
+					"user_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"user_id",
+					"callback_url"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -38,7 +38,15 @@ var archiveOrdersType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"before":{"format":"date","type":"string"}},"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"before": {
+						"format": "date",
+						"type": "string"
+					}
+				},
+				"type": "object"
+			}`,
 		},
 	},
 })

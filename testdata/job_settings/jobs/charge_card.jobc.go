@@ -59,7 +59,23 @@ var chargeCardType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"amount_cents":{"minimum":1,"type":"integer"},"order_id":{"type":"string"}},"required":["order_id","amount_cents"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"amount_cents": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"order_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"amount_cents"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -48,7 +48,60 @@ var renderTemplateType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"attachments":{"additionalProperties":{"properties":{"inline":{"type":"boolean"},"url":{"type":"string"}},"required":["url"],"type":"object"},"type":"object"},"counters":{"additionalProperties":{"type":"integer"},"type":"object"},"metadata":{"type":"object"},"overrides":{"additionalProperties":{"type":["string","null"]},"type":"object"},"template":{"type":"string"},"variables":{"additionalProperties":{"type":"string"},"type":"object"}},"required":["template","variables"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"attachments": {
+						"additionalProperties": {
+							"properties": {
+								"inline": {
+									"type": "boolean"
+								},
+								"url": {
+									"type": "string"
+								}
+							},
+							"required": [
+								"url"
+							],
+							"type": "object"
+						},
+						"type": "object"
+					},
+					"counters": {
+						"additionalProperties": {
+							"type": "integer"
+						},
+						"type": "object"
+					},
+					"metadata": {
+						"type": "object"
+					},
+					"overrides": {
+						"additionalProperties": {
+							"type": [
+								"string",
+								"null"
+							]
+						},
+						"type": "object"
+					},
+					"template": {
+						"type": "string"
+					},
+					"variables": {
+						"additionalProperties": {
+							"type": "string"
+						},
+						"type": "object"
+					}
+				},
+				"required": [
+					"template",
+					"variables"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -39,7 +39,25 @@ var sendWelcomeEmailType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"type":"string"},"marketing_opt_in":{"type":"boolean"},"user_id":{"type":"integer"}},"required":["user_id","email"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"type": "string"
+					},
+					"marketing_opt_in": {
+						"type": "boolean"
+					},
+					"user_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"user_id",
+					"email"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -69,11 +69,50 @@ var sendEmailType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"type":"string"},"subject":{"type":"string"}},"required":["email","subject"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"type": "string"
+					},
+					"subject": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"email",
+					"subject"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"additionalProperties":false,"properties":{"locale":{"enum":["en","fr","de"],"type":"string"},"recipient":{"type":"string"},"subject":{"type":"string"}},"required":["recipient","subject","locale"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"locale": {
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"recipient": {
+						"type": "string"
+					},
+					"subject": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"recipient",
+					"subject",
+					"locale"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(
 				runtime.RenameField("email", "recipient"),
 				runtime.AddField("locale", []byte(`"en"`)),
@@ -81,12 +120,58 @@ var sendEmailType = runtime.MustJobType(runtime.JobType{
 		},
 		{
 			Number: 3,
-			Schema: `{"additionalProperties":false,"properties":{"cc":{"items":{"type":"string"},"type":"array"},"recipient":{"type":"string"},"subject":{"type":"string"}},"required":["recipient","subject"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"cc": {
+						"items": {
+							"type": "string"
+						},
+						"type": "array"
+					},
+					"recipient": {
+						"type": "string"
+					},
+					"subject": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"recipient",
+					"subject"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(runtime.RemoveField("locale")),
 		},
 		{
 			Number: 4,
-			Schema: `{"additionalProperties":false,"properties":{"cc":{"items":{"type":"string"},"type":"array"},"recipients":{"items":{"type":"string"},"minItems":1,"type":"array"},"subject":{"type":"string"}},"required":["recipients","subject"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"cc": {
+						"items": {
+							"type": "string"
+						},
+						"type": "array"
+					},
+					"recipients": {
+						"items": {
+							"type": "string"
+						},
+						"minItems": 1,
+						"type": "array"
+					},
+					"subject": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"recipients",
+					"subject"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.UpcastFunc(UpcastSendEmailV3ToV4),
 		},
 	},

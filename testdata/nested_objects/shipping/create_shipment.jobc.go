@@ -57,7 +57,66 @@ var createShipmentType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"address":{"properties":{"city":{"type":"string"},"country_code":{"maxLength":2,"minLength":2,"type":"string"},"line1":{"type":"string"},"line2":{"type":"string"}},"required":["line1","city","country_code"],"type":"object"},"insured":{"type":"boolean"},"order_id":{"description":"The order being shipped.","type":"string"},"parcels":{"items":{"properties":{"fragile":{"type":"boolean"},"weight_grams":{"minimum":1,"type":"integer"}},"required":["weight_grams"],"type":"object"},"minItems":1,"type":"array"}},"required":["order_id","address","parcels"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"address": {
+						"properties": {
+							"city": {
+								"type": "string"
+							},
+							"country_code": {
+								"maxLength": 2,
+								"minLength": 2,
+								"type": "string"
+							},
+							"line1": {
+								"type": "string"
+							},
+							"line2": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"line1",
+							"city",
+							"country_code"
+						],
+						"type": "object"
+					},
+					"insured": {
+						"type": "boolean"
+					},
+					"order_id": {
+						"description": "The order being shipped.",
+						"type": "string"
+					},
+					"parcels": {
+						"items": {
+							"properties": {
+								"fragile": {
+									"type": "boolean"
+								},
+								"weight_grams": {
+									"minimum": 1,
+									"type": "integer"
+								}
+							},
+							"required": [
+								"weight_grams"
+							],
+							"type": "object"
+						},
+						"minItems": 1,
+						"type": "array"
+					}
+				},
+				"required": [
+					"order_id",
+					"address",
+					"parcels"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

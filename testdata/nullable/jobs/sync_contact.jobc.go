@@ -49,7 +49,76 @@ var syncContactType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"company":{"properties":{"name":{"type":"string"},"vat_number":{"type":"string"}},"required":["name"],"type":["object","null"]},"contact_id":{"type":"integer"},"deleted_at":{"format":"date-time","type":["string","null"]},"nickname":{"type":["null","string"]},"phone":{"type":["string","null"]},"scores":{"items":{"type":["number","null"]},"type":"array"},"tags":{"items":{"type":"string"},"type":["array","null"]}},"required":["contact_id","phone","company","deleted_at","tags"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"company": {
+						"properties": {
+							"name": {
+								"type": "string"
+							},
+							"vat_number": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"name"
+						],
+						"type": [
+							"object",
+							"null"
+						]
+					},
+					"contact_id": {
+						"type": "integer"
+					},
+					"deleted_at": {
+						"format": "date-time",
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"nickname": {
+						"type": [
+							"null",
+							"string"
+						]
+					},
+					"phone": {
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"scores": {
+						"items": {
+							"type": [
+								"number",
+								"null"
+							]
+						},
+						"type": "array"
+					},
+					"tags": {
+						"items": {
+							"type": "string"
+						},
+						"type": [
+							"array",
+							"null"
+						]
+					}
+				},
+				"required": [
+					"contact_id",
+					"phone",
+					"company",
+					"deleted_at",
+					"tags"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -63,11 +63,49 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"locale":{"enum":["en","fr"],"type":"string"},"order_id":{"type":"integer"}},"required":["order_id"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"locale": {
+						"enum": [
+							"en",
+							"fr"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"additionalProperties":false,"properties":{"locale":{"enum":["en","fr","de"],"type":"string"},"order_id":{"type":"integer"}},"required":["order_id","locale"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"locale": {
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"locale"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(runtime.AddField("locale", []byte(`"en"`))),
 		},
 	},

@@ -38,7 +38,15 @@ var purgeCartsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"older_than_days":{"default":30,"type":"integer"}},"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"older_than_days": {
+						"default": 30,
+						"type": "integer"
+					}
+				},
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -45,7 +45,28 @@ var reindexDocumentType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"draft":{"type":"boolean"},"path":{"type":"string"},"revision":{"type":"integer"},"score":{"type":"number"}},"required":["path","score","revision"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"draft": {
+						"type": "boolean"
+					},
+					"path": {
+						"type": "string"
+					},
+					"revision": {
+						"type": "integer"
+					},
+					"score": {
+						"type": "number"
+					}
+				},
+				"required": [
+					"path",
+					"score",
+					"revision"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

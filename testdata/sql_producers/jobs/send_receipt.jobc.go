@@ -96,7 +96,167 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"money":{"additionalProperties":false,"properties":{"amount":{"exclusiveMinimum":0,"multipleOf":0.01,"type":"number"},"currency":{"default":"EUR","pattern":"^[A-Z]{3}$","type":"string"}},"required":["amount","currency"],"type":"object"}},"additionalProperties":false,"properties":{"campaign":{"format":"period","type":"string"},"client_ip":{"format":"ipv4","type":"string"},"client_ip6":{"format":"ipv6","type":"string"},"cutoff":{"format":"time","type":"string"},"email":{"format":"email","maxLength":254,"type":"string"},"extra":{"additionalProperties":{"minimum":0,"type":"integer"},"type":"object"},"field":{"format":"json-pointer","type":"string"},"keep_for":{"format":"duration","type":"string"},"kind":{"default":"receipt","enum":["receipt","refund"],"type":"string"},"lines":{"items":{"properties":{"gift":{"default":false,"type":"boolean"},"quantity":{"default":1,"exclusiveMaximum":1000,"type":"integer"},"sku":{"minLength":3,"pattern":"^[a-z0-9-]+$","type":"string"}},"required":["sku","quantity"],"type":"object"},"maxItems":100,"minItems":1,"type":"array"},"mail_host":{"format":"hostname","type":"string"},"note":{"type":["string","null"]},"order_id":{"maximum":1000000000,"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"receipt_id":{"format":"uuid","type":"string"},"receipt_url":{"format":"uri","type":"string"},"relative_field":{"format":"relative-json-pointer","type":"string"},"sent_on":{"format":"date","type":"string"},"source":{"const":"web"},"tags":{"items":{"type":"string"},"type":"array","uniqueItems":true},"template_version":{"format":"semver","type":"string"},"total":{"$ref":"#/$defs/money"},"unsubscribe":{"format":"uri-reference","type":"string"}},"required":["order_id","email","kind"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"money": {
+						"additionalProperties": false,
+						"properties": {
+							"amount": {
+								"exclusiveMinimum": 0,
+								"multipleOf": 0.01,
+								"type": "number"
+							},
+							"currency": {
+								"default": "EUR",
+								"pattern": "^[A-Z]{3}$",
+								"type": "string"
+							}
+						},
+						"required": [
+							"amount",
+							"currency"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"campaign": {
+						"format": "period",
+						"type": "string"
+					},
+					"client_ip": {
+						"format": "ipv4",
+						"type": "string"
+					},
+					"client_ip6": {
+						"format": "ipv6",
+						"type": "string"
+					},
+					"cutoff": {
+						"format": "time",
+						"type": "string"
+					},
+					"email": {
+						"format": "email",
+						"maxLength": 254,
+						"type": "string"
+					},
+					"extra": {
+						"additionalProperties": {
+							"minimum": 0,
+							"type": "integer"
+						},
+						"type": "object"
+					},
+					"field": {
+						"format": "json-pointer",
+						"type": "string"
+					},
+					"keep_for": {
+						"format": "duration",
+						"type": "string"
+					},
+					"kind": {
+						"default": "receipt",
+						"enum": [
+							"receipt",
+							"refund"
+						],
+						"type": "string"
+					},
+					"lines": {
+						"items": {
+							"properties": {
+								"gift": {
+									"default": false,
+									"type": "boolean"
+								},
+								"quantity": {
+									"default": 1,
+									"exclusiveMaximum": 1000,
+									"type": "integer"
+								},
+								"sku": {
+									"minLength": 3,
+									"pattern": "^[a-z0-9-]+$",
+									"type": "string"
+								}
+							},
+							"required": [
+								"sku",
+								"quantity"
+							],
+							"type": "object"
+						},
+						"maxItems": 100,
+						"minItems": 1,
+						"type": "array"
+					},
+					"mail_host": {
+						"format": "hostname",
+						"type": "string"
+					},
+					"note": {
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"order_id": {
+						"maximum": 1000000000,
+						"minimum": 1,
+						"type": "integer"
+					},
+					"placed_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"receipt_id": {
+						"format": "uuid",
+						"type": "string"
+					},
+					"receipt_url": {
+						"format": "uri",
+						"type": "string"
+					},
+					"relative_field": {
+						"format": "relative-json-pointer",
+						"type": "string"
+					},
+					"sent_on": {
+						"format": "date",
+						"type": "string"
+					},
+					"source": {
+						"const": "web"
+					},
+					"tags": {
+						"items": {
+							"type": "string"
+						},
+						"type": "array",
+						"uniqueItems": true
+					},
+					"template_version": {
+						"format": "semver",
+						"type": "string"
+					},
+					"total": {
+						"$ref": "#/$defs/money"
+					},
+					"unsubscribe": {
+						"format": "uri-reference",
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"email",
+					"kind"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -37,7 +37,10 @@ var rebuildSearchIndexType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"type": "object"
+			}`,
 		},
 	},
 })

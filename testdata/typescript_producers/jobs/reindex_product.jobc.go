@@ -40,7 +40,33 @@ var reindexProductType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"batches":{"items":{"items":{"minimum":0,"type":"integer"},"type":"array"},"type":"array"},"full":{"default":false,"type":"boolean"},"product_id":{"type":"integer"}},"required":["product_id","full"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"batches": {
+						"items": {
+							"items": {
+								"minimum": 0,
+								"type": "integer"
+							},
+							"type": "array"
+						},
+						"type": "array"
+					},
+					"full": {
+						"default": false,
+						"type": "boolean"
+					},
+					"product_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"product_id",
+					"full"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -151,16 +151,225 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"format":"email","type":"string"},"order_id":{"minimum":1,"type":"integer"}},"required":["order_id","email"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"email"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"$defs":{"money":{"additionalProperties":false,"description":"An amount in minor units (cents).","properties":{"currency":{"enum":["EUR","USD","GBP"],"type":"string"},"minor_units":{"type":"integer"}},"required":["minor_units","currency"],"type":"object"}},"additionalProperties":false,"properties":{"email":{"format":"email","type":"string"},"gift_wrap":{"type":"boolean"},"lines":{"items":{"additionalProperties":false,"properties":{"quantity":{"default":1,"minimum":1,"type":"integer"},"sku":{"pattern":"^[A-Z0-9-]+$","type":"string"},"unit_price":{"$ref":"#/$defs/money"}},"required":["sku","quantity"],"type":"object"},"type":"array"},"locale":{"description":"The language of the receipt.","enum":["en","de","fr"],"type":"string"},"note":{"maxLength":500,"type":["string","null"]},"order_id":{"minimum":1,"type":"integer"},"paid_at":{"format":"date-time","type":"string"},"total":{"$ref":"#/$defs/money"}},"required":["order_id","email","locale"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"money": {
+						"additionalProperties": false,
+						"description": "An amount in minor units (cents).",
+						"properties": {
+							"currency": {
+								"enum": [
+									"EUR",
+									"USD",
+									"GBP"
+								],
+								"type": "string"
+							},
+							"minor_units": {
+								"type": "integer"
+							}
+						},
+						"required": [
+							"minor_units",
+							"currency"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"gift_wrap": {
+						"type": "boolean"
+					},
+					"lines": {
+						"items": {
+							"additionalProperties": false,
+							"properties": {
+								"quantity": {
+									"default": 1,
+									"minimum": 1,
+									"type": "integer"
+								},
+								"sku": {
+									"pattern": "^[A-Z0-9-]+$",
+									"type": "string"
+								},
+								"unit_price": {
+									"$ref": "#/$defs/money"
+								}
+							},
+							"required": [
+								"sku",
+								"quantity"
+							],
+							"type": "object"
+						},
+						"type": "array"
+					},
+					"locale": {
+						"description": "The language of the receipt.",
+						"enum": [
+							"en",
+							"de",
+							"fr"
+						],
+						"type": "string"
+					},
+					"note": {
+						"maxLength": 500,
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"paid_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"total": {
+						"$ref": "#/$defs/money"
+					}
+				},
+				"required": [
+					"order_id",
+					"email",
+					"locale"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(runtime.AddField("locale", []byte(`"en"`))),
 		},
 		{
 			Number: 3,
-			Schema: `{"$defs":{"money":{"additionalProperties":false,"properties":{"currency":{"enum":["EUR","USD","GBP"],"type":"string"},"minor_units":{"type":"integer"}},"required":["minor_units","currency"],"type":"object"}},"additionalProperties":false,"properties":{"channel":{"enum":["email","sms"],"type":"string"},"email":{"format":"email","type":"string"},"gift_wrap":{"type":"boolean"},"lines":{"items":{"additionalProperties":false,"properties":{"quantity":{"default":1,"minimum":1,"type":"integer"},"sku":{"pattern":"^[A-Z0-9-]+$","type":"string"},"unit_price":{"$ref":"#/$defs/money"}},"required":["sku","quantity"],"type":"object"},"type":"array"},"locale":{"enum":["en","de","fr"],"type":"string"},"note":{"maxLength":500,"type":["string","null"]},"order_id":{"minimum":1,"type":"integer"},"paid_at":{"format":"date-time","type":"string"},"total":{"$ref":"#/$defs/money"}},"required":["order_id","email","locale","channel"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"money": {
+						"additionalProperties": false,
+						"properties": {
+							"currency": {
+								"enum": [
+									"EUR",
+									"USD",
+									"GBP"
+								],
+								"type": "string"
+							},
+							"minor_units": {
+								"type": "integer"
+							}
+						},
+						"required": [
+							"minor_units",
+							"currency"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"channel": {
+						"enum": [
+							"email",
+							"sms"
+						],
+						"type": "string"
+					},
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"gift_wrap": {
+						"type": "boolean"
+					},
+					"lines": {
+						"items": {
+							"additionalProperties": false,
+							"properties": {
+								"quantity": {
+									"default": 1,
+									"minimum": 1,
+									"type": "integer"
+								},
+								"sku": {
+									"pattern": "^[A-Z0-9-]+$",
+									"type": "string"
+								},
+								"unit_price": {
+									"$ref": "#/$defs/money"
+								}
+							},
+							"required": [
+								"sku",
+								"quantity"
+							],
+							"type": "object"
+						},
+						"type": "array"
+					},
+					"locale": {
+						"enum": [
+							"en",
+							"de",
+							"fr"
+						],
+						"type": "string"
+					},
+					"note": {
+						"maxLength": 500,
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"paid_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"total": {
+						"$ref": "#/$defs/money"
+					}
+				},
+				"required": [
+					"order_id",
+					"email",
+					"locale",
+					"channel"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(runtime.AddField("channel", []byte(`"email"`))),
 		},
 	},

@@ -65,7 +65,70 @@ var syncContactType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"attributes":{"additionalProperties":{"type":["string","null"]},"type":"object"},"channel":{"enum":["web","mobile_app",null],"type":["string","null"]},"contact_id":{"format":"uuid","type":"string"},"extra":true,"metadata":{"type":"object"},"phone":{"type":["string","null"]},"priority":{"enum":[1,2,3],"type":"integer"},"scores":{"items":{"type":["number","null"]},"type":"array"},"x-source":{"const":"crm","type":"string"}},"required":["contact_id","phone"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"attributes": {
+						"additionalProperties": {
+							"type": [
+								"string",
+								"null"
+							]
+						},
+						"type": "object"
+					},
+					"channel": {
+						"enum": [
+							"web",
+							"mobile_app",
+							null
+						],
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"contact_id": {
+						"format": "uuid",
+						"type": "string"
+					},
+					"extra": true,
+					"metadata": {
+						"type": "object"
+					},
+					"phone": {
+						"type": [
+							"string",
+							"null"
+						]
+					},
+					"priority": {
+						"enum": [
+							1,
+							2,
+							3
+						],
+						"type": "integer"
+					},
+					"scores": {
+						"items": {
+							"type": [
+								"number",
+								"null"
+							]
+						},
+						"type": "array"
+					},
+					"x-source": {
+						"const": "crm",
+						"type": "string"
+					}
+				},
+				"required": [
+					"contact_id",
+					"phone"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -43,7 +43,18 @@ var nightlyReportType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"report":{"default":"sales","type":"string"}},"required":["report"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"report": {
+						"default": "sales",
+						"type": "string"
+					}
+				},
+				"required": [
+					"report"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -39,7 +39,20 @@ var purgeSessionsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"older_than_hours":{"default":24,"minimum":1,"type":"integer"}},"required":["older_than_hours"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"older_than_hours": {
+						"default": 24,
+						"minimum": 1,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"older_than_hours"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

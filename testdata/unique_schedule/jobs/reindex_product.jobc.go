@@ -48,7 +48,20 @@ var reindexProductType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"properties":{"full":{"type":"boolean"},"product_id":{"type":"integer"}},"required":["product_id"],"type":"object"}`,
+			Schema: `{
+				"properties": {
+					"full": {
+						"type": "boolean"
+					},
+					"product_id": {
+						"type": "integer"
+					}
+				},
+				"required": [
+					"product_id"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -44,7 +44,33 @@ var sendWelcomeEmailType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"format":"email","type":"string"},"project_id":{"minimum":1,"type":"integer"},"project_name":{"minLength":1,"type":"string"},"send_tips":{"description":"Also send the getting-started tips.","type":"boolean"}},"required":["project_id","project_name","email"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"project_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"project_name": {
+						"minLength": 1,
+						"type": "string"
+					},
+					"send_tips": {
+						"description": "Also send the getting-started tips.",
+						"type": "boolean"
+					}
+				},
+				"required": [
+					"project_id",
+					"project_name",
+					"email"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -46,7 +46,30 @@ var awardLoyaltyPointsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"order_id":{"minimum":1,"type":"integer"},"points_per_euro":{"default":1,"minimum":1,"type":"integer"},"spent_cents":{"minimum":0,"type":"integer"}},"required":["order_id","spent_cents","points_per_euro"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"points_per_euro": {
+						"default": 1,
+						"minimum": 1,
+						"type": "integer"
+					},
+					"spent_cents": {
+						"minimum": 0,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"spent_cents",
+					"points_per_euro"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

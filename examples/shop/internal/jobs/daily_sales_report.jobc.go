@@ -59,7 +59,40 @@ var dailySalesReportType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"day":{"description":"The day to report on; default yesterday in Europe/Paris.","format":"date","type":"string"},"format":{"default":"csv","enum":["csv","html"],"type":"string"},"recipients":{"default":["sales@shop.example"],"items":{"format":"email","type":"string"},"minItems":1,"type":"array"}},"required":["format","recipients"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"day": {
+						"description": "The day to report on; default yesterday in Europe/Paris.",
+						"format": "date",
+						"type": "string"
+					},
+					"format": {
+						"default": "csv",
+						"enum": [
+							"csv",
+							"html"
+						],
+						"type": "string"
+					},
+					"recipients": {
+						"default": [
+							"sales@shop.example"
+						],
+						"items": {
+							"format": "email",
+							"type": "string"
+						},
+						"minItems": 1,
+						"type": "array"
+					}
+				},
+				"required": [
+					"format",
+					"recipients"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -71,7 +71,48 @@ var deleteObjectsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"account_id":{"minimum":1,"type":"integer"},"bucket":{"pattern":"^[a-z0-9][a-z0-9.-]{2,62}$","type":"string"},"keys":{"items":{"maxLength":1024,"minLength":1,"type":"string"},"maxItems":1000,"minItems":1,"type":"array","uniqueItems":true},"reason":{"enum":["account_deleted","order_cancelled","retention"],"type":"string"},"requested_at":{"format":"date-time","type":"string"}},"required":["bucket","keys","reason"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"account_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"bucket": {
+						"pattern": "^[a-z0-9][a-z0-9.-]{2,62}$",
+						"type": "string"
+					},
+					"keys": {
+						"items": {
+							"maxLength": 1024,
+							"minLength": 1,
+							"type": "string"
+						},
+						"maxItems": 1000,
+						"minItems": 1,
+						"type": "array",
+						"uniqueItems": true
+					},
+					"reason": {
+						"enum": [
+							"account_deleted",
+							"order_cancelled",
+							"retention"
+						],
+						"type": "string"
+					},
+					"requested_at": {
+						"format": "date-time",
+						"type": "string"
+					}
+				},
+				"required": [
+					"bucket",
+					"keys",
+					"reason"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

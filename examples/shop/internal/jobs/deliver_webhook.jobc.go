@@ -70,7 +70,51 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"data":{"description":"The event's body, as the merchant API documents it.","type":"object"},"endpoint_url":{"format":"uri","type":"string"},"event":{"enum":["order.placed","order.paid","order.cancelled"],"type":"string"},"event_id":{"description":"Sent as the Idempotency-Key header; the same for every attempt.","format":"uuid","type":"string"},"headers":{"additionalProperties":{"type":"string"},"description":"Extra request headers the merchant configured.","type":"object"},"occurred_at":{"format":"date-time","type":"string"}},"required":["endpoint_url","event_id","event","occurred_at","data"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"data": {
+						"description": "The event's body, as the merchant API documents it.",
+						"type": "object"
+					},
+					"endpoint_url": {
+						"format": "uri",
+						"type": "string"
+					},
+					"event": {
+						"enum": [
+							"order.placed",
+							"order.paid",
+							"order.cancelled"
+						],
+						"type": "string"
+					},
+					"event_id": {
+						"description": "Sent as the Idempotency-Key header; the same for every attempt.",
+						"format": "uuid",
+						"type": "string"
+					},
+					"headers": {
+						"additionalProperties": {
+							"type": "string"
+						},
+						"description": "Extra request headers the merchant configured.",
+						"type": "object"
+					},
+					"occurred_at": {
+						"format": "date-time",
+						"type": "string"
+					}
+				},
+				"required": [
+					"endpoint_url",
+					"event_id",
+					"event",
+					"occurred_at",
+					"data"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -114,7 +114,131 @@ var generateInvoicePDFType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"address":{"additionalProperties":false,"properties":{"city":{"minLength":1,"type":"string"},"country_code":{"pattern":"^[A-Z]{2}$","type":"string"},"line1":{"minLength":1,"type":"string"},"line2":{"type":"string"},"postal_code":{"type":"string"}},"required":["line1","city","postal_code","country_code"],"type":"object"}},"additionalProperties":false,"properties":{"bill_to":{"additionalProperties":false,"properties":{"address":{"$ref":"#/$defs/address"},"email":{"format":"email","type":"string"},"name":{"minLength":1,"type":"string"},"vat_id":{"type":"string"}},"required":["name","email","address"],"type":"object"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"},"invoice_number":{"pattern":"^INV-[0-9]{4}-[0-9]{6}$","type":"string"},"issue_date":{"format":"date","type":"string"},"lines":{"items":{"additionalProperties":false,"properties":{"description":{"type":"string"},"quantity":{"minimum":1,"type":"integer"},"unit_price_cents":{"minimum":0,"type":"integer"}},"required":["description","quantity","unit_price_cents"],"type":"object"},"minItems":1,"type":"array"},"order_id":{"minimum":1,"type":"integer"},"paper_size":{"default":"a4","enum":["a4","letter"],"type":"string"}},"required":["order_id","invoice_number","issue_date","bill_to","lines","currency"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"address": {
+						"additionalProperties": false,
+						"properties": {
+							"city": {
+								"minLength": 1,
+								"type": "string"
+							},
+							"country_code": {
+								"pattern": "^[A-Z]{2}$",
+								"type": "string"
+							},
+							"line1": {
+								"minLength": 1,
+								"type": "string"
+							},
+							"line2": {
+								"type": "string"
+							},
+							"postal_code": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"line1",
+							"city",
+							"postal_code",
+							"country_code"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"bill_to": {
+						"additionalProperties": false,
+						"properties": {
+							"address": {
+								"$ref": "#/$defs/address"
+							},
+							"email": {
+								"format": "email",
+								"type": "string"
+							},
+							"name": {
+								"minLength": 1,
+								"type": "string"
+							},
+							"vat_id": {
+								"type": "string"
+							}
+						},
+						"required": [
+							"name",
+							"email",
+							"address"
+						],
+						"type": "object"
+					},
+					"currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						],
+						"type": "string"
+					},
+					"invoice_number": {
+						"pattern": "^INV-[0-9]{4}-[0-9]{6}$",
+						"type": "string"
+					},
+					"issue_date": {
+						"format": "date",
+						"type": "string"
+					},
+					"lines": {
+						"items": {
+							"additionalProperties": false,
+							"properties": {
+								"description": {
+									"type": "string"
+								},
+								"quantity": {
+									"minimum": 1,
+									"type": "integer"
+								},
+								"unit_price_cents": {
+									"minimum": 0,
+									"type": "integer"
+								}
+							},
+							"required": [
+								"description",
+								"quantity",
+								"unit_price_cents"
+							],
+							"type": "object"
+						},
+						"minItems": 1,
+						"type": "array"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"paper_size": {
+						"default": "a4",
+						"enum": [
+							"a4",
+							"letter"
+						],
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"invoice_number",
+					"issue_date",
+					"bill_to",
+					"lines",
+					"currency"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

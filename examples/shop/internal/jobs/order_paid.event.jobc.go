@@ -49,7 +49,42 @@ var orderPaidEvent = runtime.MustEventType(runtime.EventType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"amount_cents":{"minimum":1,"type":"integer"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"},"order_id":{"minimum":1,"type":"integer"},"paid_at":{"format":"date-time","type":"string"},"payment_id":{"type":"string"}},"required":["order_id","payment_id","amount_cents","currency","paid_at"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"amount_cents": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"paid_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"payment_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"payment_id",
+					"amount_cents",
+					"currency",
+					"paid_at"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 	Subscribers: []runtime.Subscriber{

@@ -109,7 +109,84 @@ var paymentConfirmedType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"amount":{"additionalProperties":false,"properties":{"amount_cents":{"minimum":1,"type":"integer"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"}},"required":["amount_cents","currency"],"type":"object"},"card":{"additionalProperties":false,"description":"Present when method is card.","properties":{"brand":{"enum":["visa","mastercard","amex"],"type":"string"},"last4":{"pattern":"^[0-9]{4}$","type":"string"}},"required":["brand","last4"],"type":"object"},"method":{"enum":["card","paypal","bank_transfer"],"type":"string"},"order_id":{"minimum":1,"type":"integer"},"paid_at":{"format":"date-time","type":"string"},"payment_id":{"pattern":"^pay_[A-Za-z0-9]{8,}$","type":"string"}},"required":["payment_id","order_id","amount","paid_at","method"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"amount": {
+						"additionalProperties": false,
+						"properties": {
+							"amount_cents": {
+								"minimum": 1,
+								"type": "integer"
+							},
+							"currency": {
+								"enum": [
+									"EUR",
+									"USD",
+									"GBP"
+								],
+								"type": "string"
+							}
+						},
+						"required": [
+							"amount_cents",
+							"currency"
+						],
+						"type": "object"
+					},
+					"card": {
+						"additionalProperties": false,
+						"description": "Present when method is card.",
+						"properties": {
+							"brand": {
+								"enum": [
+									"visa",
+									"mastercard",
+									"amex"
+								],
+								"type": "string"
+							},
+							"last4": {
+								"pattern": "^[0-9]{4}$",
+								"type": "string"
+							}
+						},
+						"required": [
+							"brand",
+							"last4"
+						],
+						"type": "object"
+					},
+					"method": {
+						"enum": [
+							"card",
+							"paypal",
+							"bank_transfer"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"paid_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"payment_id": {
+						"pattern": "^pay_[A-Za-z0-9]{8,}$",
+						"type": "string"
+					}
+				},
+				"required": [
+					"payment_id",
+					"order_id",
+					"amount",
+					"paid_at",
+					"method"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

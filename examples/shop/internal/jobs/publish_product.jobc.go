@@ -63,7 +63,43 @@ var publishProductType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"channels":{"default":["web"],"items":{"enum":["web","app","marketplace"],"type":"string"},"type":"array","uniqueItems":true},"landing_page":{"format":"uri","type":"string"},"product_id":{"minimum":1,"type":"integer"},"publish_at":{"format":"date-time","type":"string"}},"required":["product_id","publish_at"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"channels": {
+						"default": [
+							"web"
+						],
+						"items": {
+							"enum": [
+								"web",
+								"app",
+								"marketplace"
+							],
+							"type": "string"
+						},
+						"type": "array",
+						"uniqueItems": true
+					},
+					"landing_page": {
+						"format": "uri",
+						"type": "string"
+					},
+					"product_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"publish_at": {
+						"format": "date-time",
+						"type": "string"
+					}
+				},
+				"required": [
+					"product_id",
+					"publish_at"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

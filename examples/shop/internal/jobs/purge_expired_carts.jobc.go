@@ -52,7 +52,27 @@ var purgeExpiredCartsType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"batch_size":{"default":500,"maximum":10000,"minimum":1,"type":"integer"},"older_than_hours":{"default":72,"minimum":1,"type":"integer"}},"required":["older_than_hours","batch_size"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"batch_size": {
+						"default": 500,
+						"maximum": 10000,
+						"minimum": 1,
+						"type": "integer"
+					},
+					"older_than_hours": {
+						"default": 72,
+						"minimum": 1,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"older_than_hours",
+					"batch_size"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -149,11 +149,211 @@ var sendOrderConfirmationType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"$defs":{"line_item":{"additionalProperties":false,"description":"One line of the order.","properties":{"name":{"minLength":1,"type":"string"},"quantity":{"maximum":999,"minimum":1,"type":"integer"},"sku":{"pattern":"^[A-Z0-9-]{3,32}$","type":"string"},"unit_price":{"$ref":"#/$defs/money"}},"required":["sku","name","quantity","unit_price"],"type":"object"},"money":{"additionalProperties":false,"description":"An amount in the currency's minor unit.","properties":{"amount_cents":{"minimum":0,"type":"integer"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"}},"required":["amount_cents","currency"],"type":"object"}},"additionalProperties":false,"properties":{"customer_name":{"minLength":1,"type":"string"},"email":{"format":"email","type":"string"},"items":{"items":{"$ref":"#/$defs/line_item"},"minItems":1,"type":"array"},"order_id":{"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"total":{"$ref":"#/$defs/money"},"tracking_pixel":{"description":"Embed an open-tracking pixel.","type":"boolean"}},"required":["order_id","email","customer_name","placed_at","items","total"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"line_item": {
+						"additionalProperties": false,
+						"description": "One line of the order.",
+						"properties": {
+							"name": {
+								"minLength": 1,
+								"type": "string"
+							},
+							"quantity": {
+								"maximum": 999,
+								"minimum": 1,
+								"type": "integer"
+							},
+							"sku": {
+								"pattern": "^[A-Z0-9-]{3,32}$",
+								"type": "string"
+							},
+							"unit_price": {
+								"$ref": "#/$defs/money"
+							}
+						},
+						"required": [
+							"sku",
+							"name",
+							"quantity",
+							"unit_price"
+						],
+						"type": "object"
+					},
+					"money": {
+						"additionalProperties": false,
+						"description": "An amount in the currency's minor unit.",
+						"properties": {
+							"amount_cents": {
+								"minimum": 0,
+								"type": "integer"
+							},
+							"currency": {
+								"enum": [
+									"EUR",
+									"USD",
+									"GBP"
+								],
+								"type": "string"
+							}
+						},
+						"required": [
+							"amount_cents",
+							"currency"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"customer_name": {
+						"minLength": 1,
+						"type": "string"
+					},
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"items": {
+						"items": {
+							"$ref": "#/$defs/line_item"
+						},
+						"minItems": 1,
+						"type": "array"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"placed_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"total": {
+						"$ref": "#/$defs/money"
+					},
+					"tracking_pixel": {
+						"description": "Embed an open-tracking pixel.",
+						"type": "boolean"
+					}
+				},
+				"required": [
+					"order_id",
+					"email",
+					"customer_name",
+					"placed_at",
+					"items",
+					"total"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"$defs":{"line_item":{"additionalProperties":false,"description":"One line of the order.","properties":{"name":{"minLength":1,"type":"string"},"quantity":{"maximum":999,"minimum":1,"type":"integer"},"sku":{"pattern":"^[A-Z0-9-]{3,32}$","type":"string"},"unit_price":{"$ref":"#/$defs/money"}},"required":["sku","name","quantity","unit_price"],"type":"object"},"money":{"additionalProperties":false,"description":"An amount in the currency's minor unit.","properties":{"amount_cents":{"minimum":0,"type":"integer"},"currency":{"enum":["EUR","USD","GBP"],"type":"string"}},"required":["amount_cents","currency"],"type":"object"}},"additionalProperties":false,"properties":{"customer_name":{"minLength":1,"type":"string"},"items":{"items":{"$ref":"#/$defs/line_item"},"minItems":1,"type":"array"},"locale":{"description":"The language of the email.","enum":["en","fr","de"],"type":"string"},"order_id":{"minimum":1,"type":"integer"},"placed_at":{"format":"date-time","type":"string"},"recipient":{"format":"email","type":"string"},"total":{"$ref":"#/$defs/money"}},"required":["order_id","recipient","customer_name","placed_at","items","total","locale"],"type":"object"}`,
+			Schema: `{
+				"$defs": {
+					"line_item": {
+						"additionalProperties": false,
+						"description": "One line of the order.",
+						"properties": {
+							"name": {
+								"minLength": 1,
+								"type": "string"
+							},
+							"quantity": {
+								"maximum": 999,
+								"minimum": 1,
+								"type": "integer"
+							},
+							"sku": {
+								"pattern": "^[A-Z0-9-]{3,32}$",
+								"type": "string"
+							},
+							"unit_price": {
+								"$ref": "#/$defs/money"
+							}
+						},
+						"required": [
+							"sku",
+							"name",
+							"quantity",
+							"unit_price"
+						],
+						"type": "object"
+					},
+					"money": {
+						"additionalProperties": false,
+						"description": "An amount in the currency's minor unit.",
+						"properties": {
+							"amount_cents": {
+								"minimum": 0,
+								"type": "integer"
+							},
+							"currency": {
+								"enum": [
+									"EUR",
+									"USD",
+									"GBP"
+								],
+								"type": "string"
+							}
+						},
+						"required": [
+							"amount_cents",
+							"currency"
+						],
+						"type": "object"
+					}
+				},
+				"additionalProperties": false,
+				"properties": {
+					"customer_name": {
+						"minLength": 1,
+						"type": "string"
+					},
+					"items": {
+						"items": {
+							"$ref": "#/$defs/line_item"
+						},
+						"minItems": 1,
+						"type": "array"
+					},
+					"locale": {
+						"description": "The language of the email.",
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"placed_at": {
+						"format": "date-time",
+						"type": "string"
+					},
+					"recipient": {
+						"format": "email",
+						"type": "string"
+					},
+					"total": {
+						"$ref": "#/$defs/money"
+					}
+				},
+				"required": [
+					"order_id",
+					"recipient",
+					"customer_name",
+					"placed_at",
+					"items",
+					"total",
+					"locale"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(
 				runtime.RenameField("email", "recipient"),
 				runtime.AddField("locale", []byte(`"en"`)),

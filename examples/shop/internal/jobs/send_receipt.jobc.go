@@ -81,7 +81,48 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"currency":{"enum":["EUR","USD","GBP"],"type":"string"},"email":{"format":"email","type":"string"},"locale":{"default":"en","enum":["en","fr","de"],"type":"string"},"order_id":{"minimum":1,"type":"integer"},"total_cents":{"minimum":0,"type":"integer"}},"required":["order_id","email","total_cents","currency","locale"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"currency": {
+						"enum": [
+							"EUR",
+							"USD",
+							"GBP"
+						],
+						"type": "string"
+					},
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"locale": {
+						"default": "en",
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"minimum": 1,
+						"type": "integer"
+					},
+					"total_cents": {
+						"minimum": 0,
+						"type": "integer"
+					}
+				},
+				"required": [
+					"order_id",
+					"email",
+					"total_cents",
+					"currency",
+					"locale"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -53,7 +53,23 @@ var syncInventoryType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"skus":{"items":{"type":"string"},"maxItems":500,"minItems":1,"type":"array"}},"required":["skus"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"skus": {
+						"items": {
+							"type": "string"
+						},
+						"maxItems": 500,
+						"minItems": 1,
+						"type": "array"
+					}
+				},
+				"required": [
+					"skus"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

@@ -41,7 +41,23 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"format":"email","type":"string"},"order_id":{"type":"string"}},"required":["order_id","email"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"order_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"email"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })

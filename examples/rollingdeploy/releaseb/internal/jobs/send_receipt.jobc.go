@@ -59,11 +59,53 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 1,
-			Schema: `{"additionalProperties":false,"properties":{"email":{"format":"email","type":"string"},"order_id":{"type":"string"}},"required":["order_id","email"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"email": {
+						"format": "email",
+						"type": "string"
+					},
+					"order_id": {
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"email"
+				],
+				"type": "object"
+			}`,
 		},
 		{
 			Number: 2,
-			Schema: `{"additionalProperties":false,"properties":{"locale":{"default":"en","enum":["en","fr","de"],"type":"string"},"order_id":{"type":"string"},"recipient":{"format":"email","type":"string"}},"required":["order_id","recipient","locale"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"locale": {
+						"default": "en",
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"type": "string"
+					},
+					"recipient": {
+						"format": "email",
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"recipient",
+					"locale"
+				],
+				"type": "object"
+			}`,
 			Upcast: runtime.Changes(
 				runtime.RenameField("email", "recipient"),
 				runtime.AddField("locale", []byte(`"en"`)),

@@ -53,7 +53,33 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 	Versions: []runtime.Version{
 		{
 			Number: 2,
-			Schema: `{"additionalProperties":false,"properties":{"locale":{"default":"en","enum":["en","fr","de"],"type":"string"},"order_id":{"type":"string"},"recipient":{"format":"email","type":"string"}},"required":["order_id","recipient","locale"],"type":"object"}`,
+			Schema: `{
+				"additionalProperties": false,
+				"properties": {
+					"locale": {
+						"default": "en",
+						"enum": [
+							"en",
+							"fr",
+							"de"
+						],
+						"type": "string"
+					},
+					"order_id": {
+						"type": "string"
+					},
+					"recipient": {
+						"format": "email",
+						"type": "string"
+					}
+				},
+				"required": [
+					"order_id",
+					"recipient",
+					"locale"
+				],
+				"type": "object"
+			}`,
 		},
 	},
 })
