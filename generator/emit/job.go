@@ -170,11 +170,11 @@ func jobTypeFields(j Job) []Code {
 			states[i] = Qual(rt, "State"+gotype.GoName(st))
 		}
 		unique := func(multi bool) *Statement {
-			// One field a line, While's states start two tabs and "Fields: " in.
 			while := Index().Qual(rt, "State").Values(states...)
 			if multi {
-				lead := 2 + len("Fields: ") + len(",")
-				while = Index().Qual(rt, "State").Custom(items(tooLong(lead, while), "{", "}"), states...)
+				// On its own line, two tabs in after the padded key "Fields: ".
+				whileLead := 2 + len("Fields: ") + len(",")
+				while = Index().Qual(rt, "State").Custom(items(tooLong(whileLead, while), "{", "}"), states...)
 			}
 			uf := []Code{kv("Fields", stringSlice(u.Key)), kv("While", while)}
 			if u.Period > 0 {
