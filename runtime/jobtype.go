@@ -60,7 +60,9 @@ type Schedule struct {
 // Version is one payload version of a job type.
 type Version struct {
 	Number int
-	Schema string // JSON Schema (draft 2020-12), canonical JSON
+	// Schema is the JSON Schema (draft 2020-12), canonical JSON; generated code
+	// indents it, and NewJobType compacts it back.
+	Schema string
 	// Upcast turns a payload of the previous version into this one. nil means the
 	// previous version's payloads are already valid here (the versions are compatible).
 	Upcast Upcast
@@ -108,6 +110,16 @@ func NewJobType(t JobType) (*JobType, error) {
 		return nil, fmt.Errorf("jobc: job type %s: write version %d is not one of its versions", t.Kind, t.WriteVersion)
 	}
 	jt.Versions = append([]Version(nil), t.Versions...)
+	for i, v := range jt.Versions {
+		// Generated code writes the schema indented for reading; the runtime keeps the
+		// canonical JSON it was rendered from, so schemas compare equal by meaning
+		// (an event and a subscriber sharing one) whatever their layout.
+		var b bytes.Buffer
+		if err := json.Compact(&b, []byte(v.Schema)); err != nil {
+			return nil, fmt.Errorf("jobc: job type %s: version %d schema: %w", t.Kind, v.Number, err)
+		}
+		jt.Versions[i].Schema = b.String()
+	}
 	sort.Slice(jt.Versions, func(i, j int) bool { return jt.Versions[i].Number < jt.Versions[j].Number })
 	for i, v := range jt.Versions {
 		if i > 0 && v.Number != jt.Versions[i-1].Number+1 {

@@ -307,11 +307,12 @@ func TestRelayRefusesForged(t *testing.T) {
 
 // TestRelayEventsMatchGenerated: the events jobc relay builds from jobc.yaml are the
 // ones the generated code declares: for every golden case with events, each version's
-// schema is the text of the generated MustEventType, with the same subject, so a relay
-// run from the spec and one given the generated EventTypes() check rows alike. (The
-// other golden case with events, events_fanout_mapping, relays none.)
+// schema is the text of the generated MustEventType once compacted (the literal is
+// indented for reading, and runtime.NewJobType compacts it), with the same subject, so
+// a relay run from the spec and one given the generated EventTypes() check rows alike.
+// (The other golden case with events, events_fanout_mapping, relays none.)
 func TestRelayEventsMatchGenerated(t *testing.T) {
-	schemaLit := regexp.MustCompile("(?m)^\\s*Schema: `(.*)`,$")
+	schemaLit := regexp.MustCompile("(?ms)^\\s*Schema: `(.*?)`,$")
 	subjectLit := regexp.MustCompile(`(?m)^\s*Subject:\s*"(.*)",$`)
 	for _, c := range []struct{ dir, out string }{{"events_basic", "shop"}} {
 		dir := filepath.Join("..", "..", "testdata", c.dir)
@@ -326,7 +327,11 @@ func TestRelayEventsMatchGenerated(t *testing.T) {
 			}
 			var schemas []string
 			for _, m := range schemaLit.FindAllStringSubmatch(string(gen), -1) {
-				schemas = append(schemas, m[1])
+				var b bytes.Buffer
+				if err := json.Compact(&b, []byte(m[1])); err != nil {
+					t.Fatalf("%s: event %s: a generated schema is not JSON: %v\n%s", c.dir, et.Name, err, m[1])
+				}
+				schemas = append(schemas, b.String())
 			}
 			var fromSpec []string
 			for _, v := range et.Versions {

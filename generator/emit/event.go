@@ -10,7 +10,7 @@ import (
 // EventFile renders the Go file of one event: its payload types, its description to
 // the runtime, Publish<Event>, Publish<Event>Many and Decode<Event>.
 func EventFile(pkg string, e Event) ([]byte, error) {
-	f := newFile(pkg)
+	f := newFile(pkg, e.Spec.Pos.File)
 	importNames(f, e.Imports())
 	s := e.Spec
 	n := e.Names
@@ -52,26 +52,26 @@ func EventFile(pkg string, e Event) ([]byte, error) {
 		"the event reports: all of it then exists if and only if that transaction commits (with a pool, "+
 		"Publish runs its own). The payload is checked against version %d of its schema first; an invalid "+
 		"payload returns a *runtime.PayloadError and writes nothing.", n.Publish(), s.Name, what, write.Spec.Number))
-	f.Func().Id(n.Publish()).Params(
+	f.Add(signature(n.Publish(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("e").Id(write.Payload.Root),
 		Id("opts").Op("...").Qual(rt, "PublishOption"),
-	).Params(Qual(rt, "Published"), Error()).Block(
+	}, Qual(rt, "Published"), Error()).Block(
 		Return(Qual(rt, "Publish").Call(Id("ctx"), Id("db"), Id(typeVar), Id("e"), Id("opts").Op("..."))),
-	)
+	))
 
 	writeDoc(f, fmt.Sprintf("%s publishes many %s events in one transaction, with one statement per table: all of "+
 		"them or, when any payload is invalid, none (the error names its index). The options apply to every event.",
 		n.PublishMany(), s.Name))
-	f.Func().Id(n.PublishMany()).Params(
+	f.Add(signature(n.PublishMany(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("es").Index().Id(write.Payload.Root),
 		Id("opts").Op("...").Qual(rt, "PublishOption"),
-	).Params(Index().Qual(rt, "Published"), Error()).Block(
+	}, Index().Qual(rt, "Published"), Error()).Block(
 		Return(Qual(rt, "PublishMany").Call(Id("ctx"), Id("db"), Id(typeVar), Id("es"), Id("opts").Op("..."))),
-	)
+	))
 
 	writeDoc(f, fmt.Sprintf("%s decodes one %s event as a consumer receives it, of any version this package knows "+
 		"(a relay sends it in the Jobc-Version header): it checks data against that version's schema and upcasts "+
@@ -100,7 +100,7 @@ func eventTypeFields(e Event) []Code {
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
 	var versions []Code
 	for i, v := range e.Versions {
-		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
+		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", schemaLit(v.Schema))}
 		if i > 0 {
 			if up := upcast(e.Names.Upcast(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))

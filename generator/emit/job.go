@@ -2,6 +2,7 @@ package emit
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"go/format"
 	"regexp"
@@ -19,7 +20,7 @@ const rt = gotype.RuntimeImport
 
 // JobFile renders the Go file of one job type.
 func JobFile(pkg string, j Job) ([]byte, error) {
-	f := newFile(pkg)
+	f := newFile(pkg, j.Spec.Pos.File)
 	importNames(f, j.Imports())
 	s := j.Spec
 	newest := j.Versions[len(j.Versions)-1]
@@ -45,22 +46,22 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Commentf("%s describes %s to the runtime.", typeVar, s.Kind)
 	f.Var().Id(typeVar).Op("=").Qual(rt, "MustJobType").Call(Qual(rt, "JobType").Add(ordered(jobTypeFields(j)...)))
 
-	enqueueDoc := fmt.Sprintf("%s inserts a %s job through db. Pass the transaction of the business change "+
+	enqueueDoc := fmt.Sprintf("%s inserts %s %s job through db. Pass the transaction of the business change "+
 		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
 		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
-		n.Enqueue(), s.Kind, write.Spec.Number)
+		n.Enqueue(), names.Article(s.Kind), s.Kind, write.Spec.Number)
 	if s.Deprecated != "" {
 		enqueueDoc = joinDoc(enqueueDoc, "Deprecated: "+s.Deprecated)
 	}
 	writeDoc(f, enqueueDoc)
-	f.Func().Id(n.Enqueue()).Params(
+	f.Add(signature(n.Enqueue(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("p").Id(write.Payload.Root),
 		Id("opts").Op("...").Qual(rt, "EnqueueOption"),
-	).Params(Qual(rt, "Enqueued"), Error()).Block(
+	}, Qual(rt, "Enqueued"), Error()).Block(
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
-	)
+	))
 
 	how := "one statement per 20,000 jobs"
 	if s.Unique != nil {
@@ -72,17 +73,17 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		manyDoc = joinDoc(manyDoc, "Deprecated: "+s.Deprecated)
 	}
 	writeDoc(f, manyDoc)
-	f.Func().Id(n.EnqueueMany()).Params(
+	f.Add(signature(n.EnqueueMany(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("ps").Index().Id(write.Payload.Root),
 		Id("opts").Op("...").Qual(rt, "EnqueueOption"),
-	).Params(Index().Qual(rt, "Enqueued"), Error()).Block(
+	}, Index().Qual(rt, "Enqueued"), Error()).Block(
 		Return(Qual(rt, "EnqueueMany").Call(Id("ctx"), Id("db"), Id(typeVar), Id("ps"), Id("opts").Op("..."))),
-	)
+	))
 
-	writeDoc(f, fmt.Sprintf("%s is the handle a %s handler receives: the job's id, attempt, idempotency key and logger, "+
-		"and a constructor for each error class the job declares.", jobType, s.Kind))
+	writeDoc(f, fmt.Sprintf("%s is the handle %s %s handler receives: the job's id, attempt, idempotency key and logger, "+
+		"and a constructor for each error class the job declares.", jobType, names.Article(s.Kind), s.Kind))
 	f.Type().Id(jobType).Struct(Op("*").Qual(rt, "Job"))
 	for _, c := range j.Classes {
 		classMethod(f, jobType, c)
@@ -110,15 +111,17 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	params = append(params, Id("job").Id(jobType), Id("p").Id(n.Payload()))
 	inner = append(inner, Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(n.Payload()))
 	args = append(args, Id(jobType).Values(Id("job")), Id("p"))
-	f.Type().Id(n.Handler()).Interface(Id(n.HandleMethod()).Params(params...).Error())
+	// The method sits one tab in; measured as a func declaration, less its "func ".
+	method := tooLong(1-len("func "), Func().Id(n.HandleMethod()).Params(params...).Error())
+	f.Type().Id(n.Handler()).Interface(Id(n.HandleMethod()).Custom(items(method, "(", ")"), params...).Error())
 
+	handleArgs := []Code{Id("w"), Id(typeVar), Func().Params(inner...).Error().Block(
+		Return(Id("h").Dot(n.HandleMethod()).Call(args...)),
+	)}
+	handleCall := Qual(rt, handle).Call(handleArgs...)
 	f.Commentf("%s makes w run h for %s jobs.", n.RegisterFunc(), s.Kind)
 	f.Func().Id(n.RegisterFunc()).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(n.Handler())).Error().Block(
-		Return(Qual(rt, handle).Call(Id("w"), Id(typeVar),
-			Func().Params(inner...).Error().Block(
-				Return(Id("h").Dot(n.HandleMethod()).Call(args...)),
-			),
-		)),
+		Return(Qual(rt, handle).Custom(items(tooLong(len("\treturn "), handleCall), "(", ")"), handleArgs...)),
 	)
 	return render(f)
 }
@@ -145,7 +148,13 @@ func jobTypeFields(j Job) []Code {
 	if s.Timeout > 0 {
 		fs = append(fs, kv("Timeout", duration(s.Timeout)))
 	}
-	fs = append(fs, kv("Backoff", backoff(s.Backoff)))
+	// A field's value starts after a tab and the key, which gofmt pads to the longest
+	// key of its block; WriteVersion is always there, Transactional is longer.
+	lead := 1 + len("WriteVersion: ")
+	if s.Transactional {
+		lead = 1 + len("Transactional: ")
+	}
+	fs = append(fs, kv("Backoff", backoff(s.Backoff, tooLong(lead+len(","), backoff(s.Backoff, false)))))
 	if len(j.Classes) > 0 {
 		fs = append(fs, kv("Classes", Index().Qual(rt, "ErrorClass").Add(ordered(classLits(j.Classes)...))))
 	}
@@ -156,15 +165,24 @@ func jobTypeFields(j Job) []Code {
 		fs = append(fs, kv("Transactional", True()))
 	}
 	if u := s.Unique; u != nil {
-		uf := []Code{kv("Fields", stringSlice(u.Key)), kv("While", Index().Qual(rt, "State").ValuesFunc(func(g *Group) {
-			for _, st := range u.While {
-				g.Qual(rt, "State"+gotype.GoName(st))
-			}
-		}))}
-		if u.Period > 0 {
-			uf = append(uf, kv("Period", duration(u.Period)))
+		states := make([]Code, len(u.While))
+		for i, st := range u.While {
+			states[i] = Qual(rt, "State"+gotype.GoName(st))
 		}
-		fs = append(fs, kv("Unique", Op("&").Qual(rt, "Unique").Values(uf...)))
+		unique := func(multi bool) *Statement {
+			while := Index().Qual(rt, "State").Values(states...)
+			if multi {
+				// On its own line, two tabs in after the padded key "Fields: ".
+				whileLead := 2 + len("Fields: ") + len(",")
+				while = Index().Qual(rt, "State").Custom(items(tooLong(whileLead, while), "{", "}"), states...)
+			}
+			uf := []Code{kv("Fields", stringSlice(u.Key)), kv("While", while)}
+			if u.Period > 0 {
+				uf = append(uf, kv("Period", duration(u.Period)))
+			}
+			return Op("&").Qual(rt, "Unique").Custom(items(multi, "{", "}"), uf...)
+		}
+		fs = append(fs, kv("Unique", unique(tooLong(lead+len(","), unique(false)))))
 	}
 	if sc := s.Schedule; sc != nil {
 		fs = append(fs, kv("Schedule", Op("&").Qual(rt, "Schedule").Values(kv("Cron", Lit(sc.Cron)), kv("Timezone", Lit(sc.Timezone)))))
@@ -172,7 +190,7 @@ func jobTypeFields(j Job) []Code {
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
 	var versions []Code
 	for i, v := range j.Versions {
-		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", rawString(v.Schema))}
+		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", schemaLit(v.Schema))}
 		if i > 0 {
 			if up := upcast(j.Names.Upcast(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))
@@ -195,19 +213,31 @@ func stringSlice(ss []string) Code {
 func classLits(cs []*spec.ErrorClass) []Code {
 	out := make([]Code, len(cs))
 	for i, c := range cs {
-		fs := []Code{kv("Name", Lit(c.Name)), kv("Retry", Lit(c.Retry))}
-		if c.Backoff != nil {
-			fs = append(fs, kv("Backoff", Op("&").Add(backoff(*c.Backoff))))
+		out[i] = Values(classFields(c, false)...)
+		// An entry sits two tabs in, measured as a composite literal less its type name.
+		if tooLong(2+len(",")-len("T"), Id("T").Add(out[i])) {
+			out[i] = Custom(items(true, "{", "}"), classFields(c, true)...)
 		}
-		if c.DelayFromError {
-			fs = append(fs, kv("DelayFromError", True()))
-		}
-		if c.MaxAttempts > 0 {
-			fs = append(fs, kv("MaxAttempts", Lit(c.MaxAttempts)))
-		}
-		out[i] = Values(fs...)
 	}
 	return out
+}
+
+// classFields renders the fields of an error class; in a class broken one field a
+// line (multi), the backoff too is broken when its line passes maxLine.
+func classFields(c *spec.ErrorClass, multi bool) []Code {
+	fs := []Code{kv("Name", Lit(c.Name)), kv("Retry", Lit(c.Retry))}
+	if c.Backoff != nil {
+		// Three tabs in, after gofmt's padded key and "&", ending with a comma.
+		lead := 3 + len("DelayFromError: &,")
+		fs = append(fs, kv("Backoff", Op("&").Add(backoff(*c.Backoff, multi && tooLong(lead, backoff(*c.Backoff, false))))))
+	}
+	if c.DelayFromError {
+		fs = append(fs, kv("DelayFromError", True()))
+	}
+	if c.MaxAttempts > 0 {
+		fs = append(fs, kv("MaxAttempts", Lit(c.MaxAttempts)))
+	}
+	return fs
 }
 
 // upcast renders the upcast into version v: the hand-written function handWritten, or
@@ -230,7 +260,9 @@ func upcast(handWritten string, v Version) Code {
 	if len(steps) == 0 {
 		return nil
 	}
-	return Qual(rt, "Changes").Call(steps...)
+	// The Upcast field sits three tabs in, after "Upcast: ", and ends with a comma.
+	changes := Qual(rt, "Changes").Call(steps...)
+	return Qual(rt, "Changes").Custom(items(tooLong(3+len("Upcast: ,"), changes), "(", ")"), steps...)
 }
 
 func classMethod(f *File, jobType string, c *spec.ErrorClass) {
@@ -260,7 +292,8 @@ func classMethod(f *File, jobType string, c *spec.ErrorClass) {
 	)
 }
 
-func backoff(b spec.Backoff) Code {
+// backoff renders b, one field a line when multi.
+func backoff(b spec.Backoff, multi bool) Code {
 	kind := map[spec.BackoffKind]string{spec.Exponential: "BackoffExponential", spec.Linear: "BackoffLinear", spec.Constant: "BackoffConstant"}[b.Kind]
 	fs := []Code{kv("Kind", Qual(rt, kind)), kv("Initial", duration(b.Initial))}
 	if b.Max > 0 {
@@ -269,7 +302,7 @@ func backoff(b spec.Backoff) Code {
 	if b.Jitter > 0 {
 		fs = append(fs, kv("Jitter", Lit(b.Jitter)))
 	}
-	return Qual(rt, "Backoff").Values(fs...)
+	return Qual(rt, "Backoff").Custom(items(multi, "{", "}"), fs...)
 }
 
 // duration renders d as a readable expression: 2 * time.Minute, 90 * time.Second.
@@ -289,6 +322,24 @@ func duration(d time.Duration) Code {
 	return Qual("time", "Duration").Call(Lit(int64(d)))
 }
 
+// schemaDepth is the indentation, in tabs, of the Schema field of a version: a field
+// of an element of the type's Versions, itself a field of the job or event type.
+const schemaDepth = 3
+
+// schemaLit renders a version's canonical JSON Schema for reading: a raw string, one
+// key a line, indented one tab past the Schema field, closing at its indentation.
+// The text differs from the canonical JSON only by whitespace between tokens, which
+// NewJobType compacts away; the lock file hashes the canonical JSON, not this.
+func schemaLit(canon string) Code {
+	var b bytes.Buffer
+	if strings.ContainsAny(canon, "`\r") || json.Indent(&b, []byte(canon), strings.Repeat("\t", schemaDepth), "\t") != nil {
+		// Not expressible as a raw string (or, never for canonical JSON, not JSON):
+		// the exact text, quoted.
+		return rawString(canon)
+	}
+	return Id("`" + b.String() + "`")
+}
+
 // rawString renders s as a raw string literal when it can be one.
 func rawString(s string) Code {
 	if strings.ContainsAny(s, "`\r") {
@@ -297,9 +348,12 @@ func rawString(s string) Code {
 	return Id("`" + s + "`")
 }
 
-func newFile(pkg string) *File {
+// newFile starts a generated file of package pkg rendered from the spec file source,
+// a path relative to the project directory.
+func newFile(pkg, source string) *File {
 	f := NewFile(pkg)
 	f.HeaderComment(Header)
+	f.HeaderComment(SourceComment(source))
 	f.ImportName(rt, "runtime")
 	f.ImportName("github.com/jackc/pgx/v5", "pgx")
 	return f

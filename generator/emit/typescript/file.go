@@ -38,6 +38,7 @@ type Project struct {
 func File(p Project) ([]byte, error) {
 	w := &writer{}
 	w.line("// " + emit.Header)
+	w.line("// " + emit.SourceComment(p.Config))
 	w.line("//")
 	w.comment("//", fmt.Sprintf("TypeScript producers for the job types of %s: a type per payload version and "+
 		"an enqueue function per job type, for node-postgres. Each function calls the SQL function "+
@@ -143,11 +144,11 @@ func (w *writer) job(j emit.Job, sqlFunction string) error {
 	w.line("")
 	doc := []string{
 		strings.TrimSpace(s.Description),
-		fmt.Sprintf("Enqueues a %s job through client, in its transaction when it is in one. %s checks the "+
+		fmt.Sprintf("Enqueues %s %s job through client, in its transaction when it is in one. %s checks the "+
 			"payload against version %d of its schema and fills its defaults; an invalid payload enqueues "+
 			"nothing and rejects with the database's error, whose message names each field and rule; "+
 			"payloadProblems(err) lists them.",
-			s.Kind, sqlFunction, write.Spec.Number),
+			names.Article(s.Kind), s.Kind, sqlFunction, write.Spec.Number),
 		"@returns the job's id, or that of the job already holding its unique key, as a decimal string.",
 	}
 	if s.Deprecated != "" {
