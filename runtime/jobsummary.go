@@ -3,9 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -61,26 +59,11 @@ func ListJobSummaries(ctx context.Context, dbtx DBTX, f JobFilter) (JobSummaryPa
 
 // ListJobSummariesByError is ListJobsByError without the payloads.
 func ListJobSummariesByError(ctx context.Context, dbtx DBTX, text string, f JobFilter) (JobSummaryPage, error) {
-	if strings.TrimSpace(text) == "" {
-		return JobSummaryPage{}, errors.New("jobc: list jobs by error: the error text is empty")
+	p, limit, err := f.errorSearchParams(text)
+	if err != nil {
+		return JobSummaryPage{}, err
 	}
-	limit := f.Limit
-	if limit <= 0 {
-		limit = defaultListLimit
-	}
-	limit = min(limit, maxListLimit)
-	p := db.ListJobSummariesByErrorParams{Pattern: "%" + escapeLike(text) + "%", Kinds: f.Kinds, Queues: f.Queues,
-		States: make([]string, len(f.States)), After: f.After, Max: int32(limit + 1)}
-	if p.Kinds == nil {
-		p.Kinds = []string{}
-	}
-	if p.Queues == nil {
-		p.Queues = []string{}
-	}
-	for i, s := range f.States {
-		p.States[i] = string(s)
-	}
-	rows, err := db.New(dbtx).ListJobSummariesByError(ctx, p)
+	rows, err := db.New(dbtx).ListJobSummariesByError(ctx, db.ListJobSummariesByErrorParams(p))
 	if err != nil {
 		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs by error: %w", describeDBError(err))
 	}

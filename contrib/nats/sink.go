@@ -113,9 +113,9 @@ func (s *Sink) CheckStreams(ctx context.Context, subjects ...string) error {
 		_, err := s.js.StreamNameBySubject(ctx, subject)
 		switch {
 		case errors.Is(err, jetstream.ErrStreamNotFound):
-			return fmt.Errorf("jobcnats: no stream binds subject %s: create a JetStream stream whose subjects include it", quote(subject))
+			return fmt.Errorf("jobcnats: no stream binds subject %s: create a JetStream stream whose subjects include it", relay.Quote(subject))
 		case err != nil:
-			return fmt.Errorf("jobcnats: find the stream that binds subject %s: %w", quote(subject), err)
+			return fmt.Errorf("jobcnats: find the stream that binds subject %s: %w", relay.Quote(subject), err)
 		}
 	}
 	return nil
@@ -169,7 +169,7 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 // the package documentation).
 func CheckSubject(subject string) error {
 	refuse := func(why string) error {
-		return fmt.Errorf("refused subject %s: %s", quote(subject), why)
+		return fmt.Errorf("refused subject %s: %s", relay.Quote(subject), why)
 	}
 	switch {
 	case subject == "":
@@ -188,16 +188,6 @@ func CheckSubject(subject string) error {
 		return refuse("an empty token")
 	}
 	return nil
-}
-
-// quote quotes s, cut to 200 bytes with its length said: a refused subject comes
-// from an outbox row and may be of any length.
-func quote(s string) string {
-	const maxQuoted = 200
-	if len(s) <= maxQuoted {
-		return fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
 }
 
 // redact hides the passwords and tokens of the comma-separated server URLs in urls.

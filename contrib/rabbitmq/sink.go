@@ -258,7 +258,7 @@ func (s *Sink) Publish(ctx context.Context, msgs []relay.Message) []error {
 // returns nil (see the package documentation).
 func CheckRoutingKey(key string) error {
 	refuse := func(why string) error {
-		return fmt.Errorf("refused routing key %s: %s", quote(key), why)
+		return fmt.Errorf("refused routing key %s: %s", relay.Quote(key), why)
 	}
 	switch {
 	case key == "":
@@ -275,16 +275,6 @@ func CheckRoutingKey(key string) error {
 		return refuse("whitespace or a control character")
 	}
 	return nil
-}
-
-// quote quotes s, cut to 200 bytes with its length said: a refused routing key comes
-// from an outbox row and may be of any length.
-func quote(s string) string {
-	const maxQuoted = 200
-	if len(s) <= maxQuoted {
-		return fmt.Sprintf("%q", s)
-	}
-	return fmt.Sprintf("%q… (%d bytes)", s[:maxQuoted], len(s))
 }
 
 // bounded runs f, an amqp091-go call that waits for the broker's answer without a

@@ -47,7 +47,7 @@ func newCatalogue(events []*runtime.EventType) (catalogue, error) {
 func (c catalogue) check(m *Message, keyed bool) error {
 	et, ok := c[m.Event]
 	if !ok {
-		return fmt.Errorf("undeclared event %s", quote(m.Event))
+		return fmt.Errorf("undeclared event %s", Quote(m.Event))
 	}
 	if !et.Relay {
 		return fmt.Errorf("event %s is not relayed (the spec does not set relay: true)", et.Name)
@@ -60,13 +60,13 @@ func (c catalogue) check(m *Message, keyed bool) error {
 		return fmt.Errorf("version %d of event %s is not declared (the spec declares %d..%d)%s", m.Version, et.Name, first, last, hint)
 	}
 	if m.Subject != et.Subject {
-		return fmt.Errorf("subject %s is not the declared subject %s of event %s", quote(m.Subject), strconv.Quote(et.Subject), et.Name)
+		return fmt.Errorf("subject %s is not the declared subject %s of event %s", Quote(m.Subject), strconv.Quote(et.Subject), et.Name)
 	}
 	// Publish writes an ordering key exactly when the event declares one; its value is
 	// not derived again here, which would decode every ordered payload.
 	switch {
 	case len(et.OrderingKey) == 0 && keyed:
-		return fmt.Errorf("ordering key %s on event %s, which declares none", quote(m.OrderingKey), et.Name)
+		return fmt.Errorf("ordering key %s on event %s, which declares none", Quote(m.OrderingKey), et.Name)
 	case len(et.OrderingKey) > 0 && !keyed:
 		return fmt.Errorf("no ordering key on event %s, which declares one (%s)", et.Name, strings.Join(et.OrderingKey, ", "))
 	}
@@ -100,8 +100,10 @@ const maxProblems = 10
 // maxQuoted bounds how much of a row's text an error quotes.
 const maxQuoted = 200
 
-// quote quotes s as Go would, cut to maxQuoted bytes with its full length said.
-func quote(s string) string {
+// Quote quotes s as Go would, cut to 200 bytes with its full length said: text copied
+// from an outbox row into an error (an event name, a subject, a routing key) may be of
+// any length and hold any character. The sinks quote what they refuse with it too.
+func Quote(s string) string {
 	if len(s) <= maxQuoted {
 		return strconv.Quote(s)
 	}
