@@ -57,6 +57,26 @@ BEGIN
 END
 $$;
 
+-- jobc_enqueue_state checks the arguments every enqueue from SQL shares and returns
+-- the state a new job starts in: available when its run time p_at has come, otherwise
+-- scheduled. A priority outside 1..9 and a run time that is not finite are refused,
+-- naming the job's kind.
+CREATE OR REPLACE FUNCTION jobc_enqueue_state(p_kind text, p_priority integer, p_at timestamptz)
+RETURNS jobc_state
+LANGUAGE plpgsql STABLE AS $$
+BEGIN
+    IF p_priority IS NULL OR p_priority < 1 OR p_priority > 9 THEN
+        RAISE EXCEPTION 'jobc: enqueue %: priority % out of range 1..9', p_kind, coalesce(p_priority::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_at IS NULL OR NOT isfinite(p_at) THEN
+        RAISE EXCEPTION 'jobc: enqueue %: run time % is not a finite time', p_kind, coalesce(p_at::text, 'NULL')
+            USING ERRCODE = 'invalid_datetime_format';
+    END IF;
+    RETURN CASE WHEN p_at <= now() THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END;
+END
+$$;
+
 -- jobc_enqueue_unique inserts a job with a unique key unless another job holds the key,
 -- as Go's Enqueue and the SQL producers do, and returns the job's id and whether this
 -- call inserted it (false: the id is the holder's). The key row and the job row are
@@ -91,19 +111,11 @@ BEGIN
         RAISE EXCEPTION 'jobc: enqueue %: kind, queue, payload, payload version and unique key must not be NULL',
             coalesce(p_kind, 'NULL') USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF p_priority IS NULL OR p_priority < 1 OR p_priority > 9 THEN
-        RAISE EXCEPTION 'jobc: enqueue %: priority % out of range 1..9', p_kind, coalesce(p_priority::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT isfinite(v_at) THEN
-        RAISE EXCEPTION 'jobc: enqueue %: run time % is not a finite time', p_kind, v_at
-            USING ERRCODE = 'invalid_datetime_format';
-    END IF;
+    v_state := jobc_enqueue_state(p_kind, p_priority, v_at);
     IF p_unique_finished IS NOT NULL AND NOT (p_unique_finished <@ ARRAY['completed', 'failed', 'cancelled']) THEN
         RAISE EXCEPTION 'jobc: enqueue %: unique states % must be finished states (completed, failed, cancelled)',
             p_kind, p_unique_finished USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    v_state := CASE WHEN v_at <= now() THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END;
     FOR attempt IN 1..5 LOOP
         WITH k AS (
             INSERT INTO jobc_unique_keys (kind, key, job_id)
@@ -168,21 +180,13 @@ DECLARE
     v_state jobc_state;
     v_id    bigint;
 BEGIN
-    IF p_priority IS NULL OR p_priority < 1 OR p_priority > 9 THEN
-        RAISE EXCEPTION 'jobc: enqueue %: priority % out of range 1..9', p_kind, coalesce(p_priority::text, 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT isfinite(v_at) THEN
-        RAISE EXCEPTION 'jobc: enqueue %: run_at % is not a finite time', p_kind, v_at
-            USING ERRCODE = 'invalid_datetime_format';
-    END IF;
+    v_state := jobc_enqueue_state(p_kind, p_priority, v_at);
     IF p_unique_key IS NOT NULL THEN
         SELECT u.job_id INTO v_id
         FROM jobc_enqueue_unique(p_kind, p_queue, p_priority, p_max_attempts, p_version, p_payload, '{}',
                                  v_at, p_unique_key, p_unique_finished) u;
         RETURN v_id;
     END IF;
-    v_state := CASE WHEN v_at <= now() THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END;
     INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata,
                            available_at, max_attempts)
     VALUES (p_kind, p_queue, v_state, p_priority, p_version, p_payload, '{}', v_at, p_max_attempts)
