@@ -156,7 +156,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 // ms for a claim of 100 that runs in 0.4; PostgreSQL keeps making them, since they
 // look cheaper than the generic plans. Both statements take their ids through an
 // array, so that their generic plans walk the claim index as the custom ones do
-// (worker.sql). With generic plans the idle pickup p50 went from 0.70 to 0.50 ms, and
+// (queries/execution.sql). With generic plans the idle pickup p50 went from 0.70 to 0.50 ms, and
 // a 100,000-job burn-down from 40,754-42,702 to 48,101-50,019 jobs/s. The generic
 // plans' cost estimates grow with the table, which is why claims run without JIT
 // (noJIT).

@@ -4,7 +4,7 @@
 // repetition sees the same table, and the median execution time is printed. Execution
 // times inside the server are far less noisy on a shared machine than end-to-end rates.
 //
-// The statements mirror queries/worker.sql and queries/enqueue.sql as of this writing.
+// The statements mirror queries/execution.sql and queries/enqueue.sql as of this writing.
 package main
 
 import (
