@@ -21,12 +21,12 @@ import (
 	"sync"
 
 	"github.com/jobc-dev/jobc/generator/contract"
-	"github.com/jobc-dev/jobc/generator/emit"
-	"github.com/jobc-dev/jobc/generator/gotype"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/sql"
 	"github.com/jobc-dev/jobc/generator/internal/confine"
-	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/internal/gotype"
+	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
-	"github.com/jobc-dev/jobc/generator/sqlgen"
 )
 
 // File is one generated file.
@@ -106,13 +106,13 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, j.Spec.Kind+".jobc.go"), Content: files[i]})
 	}
 	for _, e := range events {
-		b, err := emit.EventFile(p.Package, e)
+		b, err := golang.EventFile(p.Package, e)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: generate event %s: %w", e.Spec.Name, err)
 		}
 		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, e.Spec.Name+EventFileSuffix), Content: b})
 	}
-	b, err := emit.CatalogFile(p.Package, p.File, jobs, events)
+	b, err := golang.CatalogFile(p.Package, p.File, jobs, events)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
@@ -136,17 +136,17 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 }
 
 // sqlProducers renders the SQL producers file (producers.sql in the spec).
-func sqlProducers(p *spec.Project, jobs []emit.Job) (File, error) {
-	in := make([]sqlgen.Job, len(jobs))
+func sqlProducers(p *spec.Project, jobs []golang.Job) (File, error) {
+	in := make([]sql.Job, len(jobs))
 	for i, j := range jobs {
-		in[i] = sqlgen.Job{Spec: j.Spec}
+		in[i] = sql.Job{Spec: j.Spec}
 		for _, v := range j.Versions {
 			if v.Spec.Number == j.Spec.Payload.WriteVersion {
 				in[i].Schema = v.Schema
 			}
 		}
 	}
-	b, diags := sqlgen.File(p, in)
+	b, diags := sql.File(p, in)
 	if len(diags) > 0 {
 		return File{}, diags.Sorted()
 	}
@@ -175,11 +175,11 @@ func laterStage(earlier, later spec.Diagnostics) spec.Diagnostics {
 }
 
 // renderJobs renders each job's file, in parallel.
-func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, error) {
+func renderJobs(ctx context.Context, pkg string, jobs []golang.Job) ([][]byte, error) {
 	out := make([][]byte, len(jobs))
 	errs := make([]error, len(jobs))
 	parallel(len(jobs), func(i int) {
-		if out[i], errs[i] = emit.JobFile(pkg, jobs[i]); errs[i] != nil {
+		if out[i], errs[i] = golang.JobFile(pkg, jobs[i]); errs[i] != nil {
 			errs[i] = fmt.Errorf("jobc: generate %s: %w", jobs[i].Spec.Kind, errs[i])
 		}
 	})
@@ -194,7 +194,7 @@ func renderJobs(ctx context.Context, pkg string, jobs []emit.Job) ([][]byte, err
 // job is still converted as far as it goes. The jobs are ready to emit only when the
 // diagnostics are empty; the warnings are the contract findings that do not stop
 // generation (see Result.Warnings); the error is for a cancelled ctx.
-func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emit.Job, []emit.Event, spec.Diagnostics, contract.Findings, error) {
+func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]golang.Job, []golang.Event, spec.Diagnostics, contract.Findings, error) {
 	built := make([]builtJob, len(p.Jobs))
 	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
@@ -208,7 +208,7 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 			ids = append(ids, names.Owned{Ident: id})
 		}
 	}
-	var jobs []emit.Job
+	var jobs []golang.Job
 	for _, b := range built {
 		diags = append(diags, b.diags...)
 		// A job whose schemas failed to convert still declares its fixed names (and
@@ -216,7 +216,7 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 		ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.Idents(b.versions))...)
 		jobs = append(jobs, b.job)
 	}
-	var events []emit.Event
+	var events []golang.Event
 	for _, se := range p.Events {
 		e, versions, ds := buildEvent(p, se)
 		diags = append(diags, ds...)
@@ -242,8 +242,8 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]emi
 
 // buildEvent converts one event's payload versions and resolves its subscribers: the
 // job version a typed subscriber stores the event as.
-func buildEvent(p *spec.Project, se *spec.Event) (emit.Event, []names.Version, spec.Diagnostics) {
-	e := emit.Event{Spec: se, Names: names.ForEvent(se.Name)}
+func buildEvent(p *spec.Project, se *spec.Event) (golang.Event, []names.Version, spec.Diagnostics) {
+	e := golang.Event{Spec: se, Names: names.ForEvent(se.Name)}
 	vs, nvs, diags := convertVersions(p, se.Payload.Versions, e.Names.Version)
 	e.Versions = vs
 	for _, s := range se.Subscribers {
@@ -251,7 +251,7 @@ func buildEvent(p *spec.Project, se *spec.Event) (emit.Event, []names.Version, s
 		if j == nil {
 			continue // reported by spec.Load
 		}
-		sub := emit.Subscriber{Spec: s, Job: names.ForKind(j.Kind)}
+		sub := golang.Subscriber{Spec: s, Job: names.ForKind(j.Kind)}
 		if s.Map == nil {
 			sub.Version, _ = contract.SubscriberVersion(se, j) // 0 is reported by the contract check
 		}
@@ -262,14 +262,14 @@ func buildEvent(p *spec.Project, se *spec.Event) (emit.Event, []names.Version, s
 
 // builtJob is one job converted to Go types as far as it goes, and the problems found.
 type builtJob struct {
-	job      emit.Job // complete only when diags is empty
+	job      golang.Job // complete only when diags is empty
 	versions []names.Version
 	diags    spec.Diagnostics
 }
 
 // buildJob converts one job's payload versions; it touches nothing shared.
 func buildJob(p *spec.Project, sj *spec.Job) builtJob {
-	j := emit.Job{Spec: sj, Names: names.ForKind(sj.Kind)}
+	j := golang.Job{Spec: sj, Names: names.ForKind(sj.Kind)}
 	for _, c := range sj.Errors {
 		for _, pc := range p.Classes {
 			if pc.Name == c {
@@ -288,8 +288,8 @@ func buildJob(p *spec.Project, sj *spec.Job) builtJob {
 // convertVersions converts payload versions into Go types, the root struct of each
 // named by structName; it returns the versions that converted, what the identifiers
 // of every version depend on, and the problems found. Jobs and events share it.
-func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) string) ([]emit.Version, []names.Version, spec.Diagnostics) {
-	var out []emit.Version
+func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) string) ([]golang.Version, []names.Version, spec.Diagnostics) {
+	var out []golang.Version
 	var nvs []names.Version
 	var diags spec.Diagnostics
 	for i, sv := range svs {
@@ -308,7 +308,7 @@ func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) 
 		if payload == nil || err != nil {
 			continue
 		}
-		out = append(out, emit.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
+		out = append(out, golang.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
 	}
 	return out, nvs, diags
 }
@@ -425,7 +425,7 @@ func owned(pr *project, name string) bool {
 		return false
 	}
 	b, err := pr.readFile(name)
-	return err == nil && bytes.HasPrefix(b, []byte("// "+emit.Header))
+	return err == nil && bytes.HasPrefix(b, []byte("// "+golang.Header))
 }
 
 // WriteOptions change how Write treats the files on disk.

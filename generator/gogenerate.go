@@ -9,7 +9,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 )
 
 // Removing a generated file while go generate runs.
@@ -178,7 +178,7 @@ func quoteWord(s string) string {
 // tombstone is the content of a removed job's file that go generate may still read.
 func tombstone(pkg string, directive []string) []byte {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "// %s\n\npackage %s\n\n", emit.Header, pkg)
+	fmt.Fprintf(&b, "// %s\n\npackage %s\n\n", golang.Header, pkg)
 	b.WriteString("// The job type generated into this file was removed while go generate was running,\n")
 	b.WriteString("// and go generate still meant to read the file, so jobc emptied it instead of deleting it.\n")
 	if len(directive) > 0 {

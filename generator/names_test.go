@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 

@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/jobc-dev/jobc/generator"
-	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 )
 
 const outsideConfig = `version: 1
@@ -34,7 +34,7 @@ func outsideProject(t *testing.T) (proj, outside string) {
 	for name, content := range map[string]string{
 		"proj/jobc.yaml":        outsideConfig,
 		"outside/victim.sh":     "#!/bin/sh\necho untouched\n",
-		"outside/old.jobc.go":   "// " + emit.Header + "\n\npackage jobs\n",
+		"outside/old.jobc.go":   "// " + golang.Header + "\n\npackage jobs\n",
 		"outside/producers.sql": "-- not jobc's\n",
 	} {
 		p := filepath.Join(base, filepath.FromSlash(name))

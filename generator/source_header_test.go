@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/jobc-dev/jobc/generator"
-	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 )
 
 // TestSourceHeader checks that every generated file starts with the exact Header line,
@@ -38,7 +38,7 @@ func TestSourceHeader(t *testing.T) {
 			if strings.HasSuffix(f.Path, ".sql") {
 				prefix = "--"
 			}
-			if want := prefix + " " + emit.Header; lines[0] != want {
+			if want := prefix + " " + golang.Header; lines[0] != want {
 				t.Errorf("%s: %s starts with %q, want %q", dir, f.Path, lines[0], want)
 			}
 			source, ok := strings.CutPrefix(lines[1], prefix+" source: ")

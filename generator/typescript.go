@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/jobc-dev/jobc/generator/emit"
-	"github.com/jobc-dev/jobc/generator/emit/typescript"
-	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/typescript"
+	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
 // typescriptFile renders the TypeScript producers file (producers.typescript).
-func typescriptFile(p *spec.Project, jobs []emit.Job) (File, error) {
+func typescriptFile(p *spec.Project, jobs []golang.Job) (File, error) {
 	b, err := typescript.File(typescript.Project{
 		Config:      p.File,
 		SQLFile:     p.Producers.SQL,

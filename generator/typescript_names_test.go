@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"testing"
 
-	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 

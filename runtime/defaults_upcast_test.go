@@ -10,7 +10,7 @@ import (
 
 // Version 2 makes locale, optional in version 1, required with a default, and adds
 // channel, required with a default; version 3 is upcast by a function, which must see
-// version 2's defaults. Versions 1→2 have no upcast: generator/compat calls them
+// version 2's defaults. Versions 1→2 have no upcast: generator/internal/compat calls them
 // compatible (REQUIRED_ATTRIBUTE_WITH_DEFAULT_ADDED,
 // REQUIRED_PROPERTY_WITH_DEFAULT_ADDED_TO_UNOPEN_CONTENT_MODEL), as Confluent does.
 const (

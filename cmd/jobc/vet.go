@@ -6,8 +6,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/generator"
 	"github.com/jobc-dev/jobc/generator/spec"
-	"github.com/jobc-dev/jobc/generator/vet"
 )
 
 func newVet(o *options) *cobra.Command {
@@ -23,7 +23,7 @@ func newVet(o *options) *cobra.Command {
 				return err
 			}
 			known := map[string]bool{}
-			for _, r := range vet.Rules() {
+			for _, r := range generator.VetRules() {
 				known[r.Name] = true
 			}
 			skipped := map[string]bool{}
@@ -33,7 +33,7 @@ func newVet(o *options) *cobra.Command {
 				}
 				skipped[s] = true
 			}
-			findings := vet.Lint(p, skipped)
+			findings := generator.Vet(p, skipped)
 			for _, f := range findings {
 				fmt.Fprintln(cmd.OutOrStdout(), f)
 			}
@@ -49,7 +49,7 @@ func newVet(o *options) *cobra.Command {
 
 func ruleList() string {
 	var b strings.Builder
-	for _, r := range vet.Rules() {
+	for _, r := range generator.VetRules() {
 		fmt.Fprintf(&b, "  %-22s %s\n", r.Name, r.Doc)
 	}
 	return b.String()

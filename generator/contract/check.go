@@ -6,8 +6,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/jobc-dev/jobc/generator/compat"
-	"github.com/jobc-dev/jobc/generator/names"
+	"github.com/jobc-dev/jobc/generator/internal/compat"
+	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 

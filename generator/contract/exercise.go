@@ -13,7 +13,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jobc-dev/jobc/generator/samples"
+	"github.com/jobc-dev/jobc/generator/internal/samples"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 

@@ -15,7 +15,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/jobc-dev/jobc/generator/emit"
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 	"github.com/jobc-dev/jobc/generator/internal/confine"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -73,7 +73,7 @@ func scanFuncs(projectDir, out string) (map[string]goFunc, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read the output package %s: %w", dir, err)
 	}
-	header := []byte("// " + emit.Header)
+	header := []byte("// " + golang.Header)
 	fset := token.NewFileSet()
 	names := make([]string, 0, len(entries))
 	for _, e := range entries {

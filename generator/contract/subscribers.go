@@ -3,7 +3,7 @@ package contract
 import (
 	"strconv"
 
-	"github.com/jobc-dev/jobc/generator/compat"
+	"github.com/jobc-dev/jobc/generator/internal/compat"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
