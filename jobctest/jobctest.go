@@ -1,19 +1,21 @@
 // Package jobctest helps applications test code that enqueues and handles jobc jobs,
-// against a real PostgreSQL: assert what a transaction enqueued, decode its payload,
-// and work every waiting job to completion with a worker tuned for tests.
+// against a real PostgreSQL: assert what a transaction enqueued with its payload
+// decoded as a worker decodes it, run one job's handler in a transaction that rolls
+// back, and work every waiting job to completion with a worker tuned for tests.
+//
+// The typed helpers are a [Kind] per job type, which jobc generates into the package
+// <package>test beside the generated package (jobstest for package jobs):
 //
 //	func TestPlaceOrder(t *testing.T) {
 //		orderID := placeOrder(t, pool)
-//		job := jobctest.RequireEnqueued(t, pool, jobs.KindSendConfirmation)
-//		p := jobctest.Payload[jobs.SendConfirmationV1](t, job)
-//		if p.OrderID != orderID { ... }
+//		job := jobstest.SendConfirmation.RequireEnqueued(t, pool)
+//		if job.Payload.OrderID != orderID { ... }
 //		jobctest.Work(t, pool, func(w *runtime.Worker) error { return jobs.Register(w, handlers) })
 //	}
 package jobctest
 
 import (
 	"context"
-	"encoding/json"
 	"log/slog"
 	"testing"
 	"time"
@@ -22,50 +24,6 @@ import (
 
 	"github.com/jobc-dev/jobc/runtime"
 )
-
-// Enqueued returns the unfinished jobs of kind, newest first.
-func Enqueued(t testing.TB, db runtime.DBTX, kind string) []*runtime.JobInfo {
-	t.Helper()
-	var out []*runtime.JobInfo
-	for _, st := range []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning} {
-		page, err := runtime.ListJobs(context.Background(), db, runtime.JobFilter{JobSelection: runtime.JobSelection{
-			Kinds: []string{kind}, States: []runtime.State{st}, Limit: 1000}})
-		if err != nil {
-			t.Fatalf("jobctest: %v", err)
-		}
-		out = append(out, page.Jobs...)
-	}
-	return out
-}
-
-// RequireEnqueued fails the test unless exactly one unfinished job of kind exists, and
-// returns it. Pass the transaction to see jobs it has not committed yet.
-func RequireEnqueued(t testing.TB, db runtime.DBTX, kind string) *runtime.JobInfo {
-	t.Helper()
-	jobs := Enqueued(t, db, kind)
-	if len(jobs) != 1 {
-		t.Fatalf("jobctest: %d unfinished %s jobs, want exactly 1", len(jobs), kind)
-	}
-	return jobs[0]
-}
-
-// RequireNotEnqueued fails the test if any unfinished job of kind exists.
-func RequireNotEnqueued(t testing.TB, db runtime.DBTX, kind string) {
-	t.Helper()
-	if jobs := Enqueued(t, db, kind); len(jobs) != 0 {
-		t.Fatalf("jobctest: %d unfinished %s jobs, want none", len(jobs), kind)
-	}
-}
-
-// Payload decodes a job's stored payload into T, the payload type of its version.
-func Payload[T any](t testing.TB, job *runtime.JobInfo) T {
-	t.Helper()
-	var p T
-	if err := json.Unmarshal(job.Payload, &p); err != nil {
-		t.Fatalf("jobctest: decode job %d's payload: %v", job.ID, err)
-	}
-	return p
-}
 
 // Work runs a worker, with the handlers register adds, until no job is available,
 // running, or scheduled to run within a second, then stops it and returns the jobs that

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
@@ -42,11 +43,13 @@ func TestRequireEnqueuedSeesTheTransaction(t *testing.T) {
 	if _, err := runtime.Enqueue(ctx, tx, jt, greeting{Name: "Ada"}); err != nil {
 		t.Fatal(err)
 	}
-	job := jobctest.RequireEnqueued(t, tx, "greet")
-	if p := jobctest.Payload[greeting](t, job); p.Name != "Ada" {
-		t.Errorf("payload %+v", p)
+	greet := jobctest.NewKind[greeting, greeting](jt, func(h func(string) error) jobctest.Handler[greeting] {
+		return func(_ context.Context, _ pgx.Tx, _ *runtime.Job, p greeting) error { return h(p.Name) }
+	})
+	if job := greet.RequireEnqueued(t, tx); job.Payload.Name != "Ada" {
+		t.Errorf("payload %+v", job.Payload)
 	}
-	jobctest.RequireNotEnqueued(t, pool, "greet") // not committed yet
+	greet.RequireNotEnqueued(t, pool) // not committed yet
 }
 
 func TestWorkRunsEverythingAndReportsOutcomes(t *testing.T) {
@@ -73,5 +76,8 @@ func TestWorkRunsEverythingAndReportsOutcomes(t *testing.T) {
 	if len(finished) != 3 || states[runtime.StateCompleted] != 2 || states[runtime.StateFailed] != 1 {
 		t.Errorf("finished %d jobs: %v", len(finished), states)
 	}
-	jobctest.RequireNotEnqueued(t, pool, "greet")
+	greet := jobctest.NewKind[greeting, greeting](jt, func(h func(string) error) jobctest.Handler[greeting] {
+		return func(_ context.Context, _ pgx.Tx, _ *runtime.Job, p greeting) error { return h(p.Name) }
+	})
+	greet.RequireNotEnqueued(t, pool)
 }

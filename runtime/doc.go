@@ -188,8 +188,8 @@
 // # Testing
 //
 // Package [github.com/jobc-dev/jobc/jobctest] tests application code against a real
-// PostgreSQL: [github.com/jobc-dev/jobc/jobctest.RequireEnqueued] asserts what a
-// transaction enqueued, [github.com/jobc-dev/jobc/jobctest.Payload] decodes the
+// PostgreSQL: [github.com/jobc-dev/jobc/jobctest.Kind.RequireEnqueued] asserts what a
+// transaction enqueued, [github.com/jobc-dev/jobc/jobctest.Kind.Run] runs a handler on one
 // payload, and [github.com/jobc-dev/jobc/jobctest.Work] runs every waiting job to
 // completion with a worker tuned for tests.
 package runtime
