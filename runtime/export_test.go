@@ -10,75 +10,44 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
 // Hooks for the external tests (package runtime_test). The maintenance services are
 // internal types; their tests build one against a test database and call its runOnce
 // directly, as River's tests do, instead of waiting on a whole worker.
 
-func NewSchedulerForTest(dbtx DBTX, batch int) *scheduler {
-	return newScheduler(db.New(dbtx), schedulerConfig{BatchSize: batch})
+func NewSchedulerForTest(dbtx DBTX, batch int) *maintenance.Scheduler {
+	return maintenance.NewScheduler(db.New(dbtx), maintenance.SchedulerConfig{BatchSize: batch})
 }
 
-func (s *scheduler) RunOnce(ctx context.Context) (schedulerResult, error) { return s.runOnce(ctx) }
-
-func NewRescuerForTest(dbtx DBTX, log *slog.Logger, batch int) *rescuer {
-	return newRescuer(db.New(dbtx), log, rescuerConfig{BatchSize: batch})
+func NewRescuerForTest(dbtx DBTX, log *slog.Logger, batch int) *maintenance.Rescuer {
+	return maintenance.NewRescuer(db.New(dbtx), log, maintenance.RescuerConfig{BatchSize: batch})
 }
 
-func (r *rescuer) RunOnce(ctx context.Context) (rescuerResult, error) { return r.runOnce(ctx) }
-
-func NewPrunerForTest(dbtx DBTX, retention Retention, batch int, now func() time.Time) *pruner {
-	p := newPruner(db.New(dbtx), prunerConfig{Retention: retention, BatchSize: batch})
-	p.now = now
-	return p
+func NewPrunerForTest(dbtx DBTX, retention Retention, batch int, now func() time.Time) *maintenance.Pruner {
+	return maintenance.NewPruner(db.New(dbtx), maintenance.PrunerConfig{Retention: maintenance.Retention(retention), BatchSize: batch, Now: now})
 }
 
-func (p *pruner) RunOnce(ctx context.Context) (prunerResult, error) { return p.runOnce(ctx) }
-
-func NewRegistryPrunerForTest(dbtx DBTX) *registryPruner {
-	return newRegistryPruner(db.New(dbtx), registryPrunerConfig{})
+func NewRegistryPrunerForTest(dbtx DBTX) *maintenance.RegistryPruner {
+	return maintenance.NewRegistryPruner(db.New(dbtx))
 }
 
-func (p *registryPruner) RunOnce(ctx context.Context) (registryPrunerResult, error) {
-	return p.runOnce(ctx)
+func NewStarvationAgerForTest(dbtx DBTX, queues []string, bound time.Duration) *maintenance.StarvationAger {
+	return maintenance.NewStarvationAger(db.New(dbtx), maintenance.AgerConfig{Queues: queues, Bound: bound})
 }
 
-func NewStarvationAgerForTest(dbtx DBTX, queues []string, bound time.Duration) *starvationAger {
-	return newStarvationAger(db.New(dbtx), agerConfig{Queues: queues, Bound: bound})
+func NewUpgraderForTest(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *maintenance.Upgrader {
+	return newUpgrader(pool, log, jt, batch)
 }
-
-func (a *starvationAger) RunOnce(ctx context.Context) (agerResult, error) { return a.runOnce(ctx) }
-
-func NewUpgraderForTest(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *upgrader {
-	return newUpgrader(pool, log, jt, upgraderConfig{BatchSize: batch})
-}
-
-func (u *upgrader) RunOnce(ctx context.Context) (upgraderResult, error) { return u.runOnce(ctx) }
 
 // NewPeriodicEnqueuerForTest reads the time from now, which the test controls.
-func NewPeriodicEnqueuerForTest(dbtx DBTX, jt *JobType, now func() time.Time) (*periodicEnqueuer, error) {
-	p, err := newPeriodicEnqueuer(db.New(dbtx), jt, periodicConfig{})
-	if err != nil {
-		return nil, err
-	}
-	p.now = now
-	p.since = now().Add(-periodicLookback)
-	return p, nil
+func NewPeriodicEnqueuerForTest(dbtx DBTX, jt *JobType, now func() time.Time) (*maintenance.PeriodicEnqueuer, error) {
+	return newPeriodicEnqueuer(db.New(dbtx), jt, now)
 }
 
-func (p *periodicEnqueuer) RunOnce(ctx context.Context) (periodicResult, error) {
-	return p.runOnce(ctx)
-}
-
-func NewUnhandledReporterForTest(dbtx DBTX, log *slog.Logger, queues, kinds []string, repeat time.Duration, now func() time.Time) *unhandledReporter {
-	u := newUnhandledReporter(db.New(dbtx), log, unhandledConfig{Queues: queues, Kinds: kinds, Repeat: repeat})
-	u.now = now
-	return u
-}
-
-func (u *unhandledReporter) RunOnce(ctx context.Context) (unhandledResult, error) {
-	return u.runOnce(ctx)
+func NewUnhandledReporterForTest(dbtx DBTX, log *slog.Logger, queues, kinds []string, repeat time.Duration, now func() time.Time) *maintenance.UnhandledReporter {
+	return maintenance.NewUnhandledReporter(db.New(dbtx), log, maintenance.UnhandledConfig{Queues: queues, Kinds: kinds, Repeat: repeat, Now: now})
 }
 
 // MaintenanceServicesForTest names the services w's Run would start, in order.

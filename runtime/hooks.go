@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
 // Hook observes a worker: Config.Hooks receive an Event for every claim, handler start,
@@ -95,7 +97,87 @@ type Event struct {
 	RunTime time.Duration
 	Count   int    // EventClaim: jobs claimed; EventRescue: jobs rescued
 	Service string // EventMaintenance: the service's name (scheduler, rescuer, ...)
-	Result  any    // EventMaintenance: the service's result, a struct of counts
+	// Result is what the run did (EventMaintenance), by Service: a SchedulerResult,
+	// RescuerResult, PrunerResult, RegistryPrunerResult, AgerResult, UnhandledResult,
+	// UpgraderResult ("upgrader <kind>") or PeriodicResult ("periodic <kind>"). A run
+	// that failed carries what it did before the error.
+	Result any
+}
+
+// SchedulerResult is what one run of the scheduler did: it makes due scheduled jobs
+// (delayed jobs and retries) available.
+type SchedulerResult struct {
+	Promoted int64            // jobs made available
+	ByQueue  map[string]int64 // of those, per queue
+}
+
+// RescuerResult is what one run of the rescuer did: it returns jobs whose lease expired
+// (their worker crashed, was killed or lost its connection) to their queue, or fails or
+// cancels them. Each queue with rescues is also reported as an EventRescue.
+type RescuerResult struct {
+	Retried   int            // back in their queue, the attempt counted
+	Failed    int            // out of attempts
+	Cancelled int            // their cancellation had been requested
+	ByQueue   map[string]int // jobs rescued, by queue
+}
+
+// PrunerResult is what one run of the pruner deleted: finished jobs past their state's
+// Retention, and handlers' old idempotency keys.
+type PrunerResult struct {
+	Completed, Failed, Cancelled int64 // finished jobs, by state
+	IdempotencyKeys              int64
+}
+
+// RegistryPrunerResult is what one run of the registry pruner deleted: workers that
+// stopped heartbeating, and the sleeper rows of workers that left the registry.
+type RegistryPrunerResult struct {
+	Workers  int64
+	Sleepers int64
+}
+
+// AgerResult is what one run of the starvation ager did (Config.StarvationBound).
+type AgerResult struct {
+	Aged int64 // available jobs moved to priority 0 after waiting longer than the bound
+}
+
+// UnhandledResult is what one run of the unhandled-jobs reporter found: available jobs
+// of a queue this worker serves, of a kind no live worker of the queue handles.
+type UnhandledResult struct {
+	Found  []UnhandledJobs
+	Logged int // how many of Found it logged; the others were logged recently
+}
+
+// UnhandledJobs are the available jobs of one kind in one queue nobody handles.
+type UnhandledJobs struct {
+	Kind       string
+	Queue      string
+	Jobs       int64
+	OldestWait time.Duration // since the longest-waiting one became due
+}
+
+// UpgraderResult is what one run of a job type's payload upgrader did
+// (Config.UpgradePayloads).
+type UpgraderResult struct {
+	Target   int   // the version rewritten to; at most the oldest decoded: nothing to do
+	Waiting  int64 // jobs below Target when the run began
+	Upgraded int   // jobs rewritten
+	Skipped  int   // jobs whose upcast failed, left at their version
+}
+
+// PeriodicResult is what one run of a scheduled job type's periodic enqueuer did.
+type PeriodicResult struct {
+	Occurrence time.Time // the occurrence it enqueued or found enqueued; zero: none was due
+	JobID      int64     // the occurrence's job
+	Duplicate  bool      // another node had enqueued it
+}
+
+// unhandledResult converts the reporter's result to the exported type.
+func unhandledResult(r maintenance.UnhandledResult) UnhandledResult {
+	out := UnhandledResult{Found: make([]UnhandledJobs, len(r.Found)), Logged: r.Logged}
+	for i, f := range r.Found {
+		out.Found[i] = UnhandledJobs(f)
+	}
+	return out
 }
 
 // emit passes e to every hook. With no hook configured it is a length check.
@@ -165,7 +247,7 @@ func (w *Worker) observe(ctx context.Context, job *Job, wait time.Duration) func
 // as an EventRescue of their own: a rescue means a worker vanished with work in hand.
 func (w *Worker) emitMaintenance(ctx context.Context, name string, took time.Duration, res any, err error) {
 	w.emit(ctx, Event{Kind: EventMaintenance, Service: name, RunTime: took, Result: res, Err: err})
-	if r, ok := res.(rescuerResult); ok {
+	if r, ok := res.(RescuerResult); ok {
 		for _, queue := range slices.Sorted(maps.Keys(r.ByQueue)) {
 			w.emit(ctx, Event{Kind: EventRescue, Queue: queue, Count: r.ByQueue[queue]})
 		}

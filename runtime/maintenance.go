@@ -2,25 +2,25 @@ package runtime
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
-// service is one maintenance task a worker runs periodically. Each is a small type of
-// its own (scheduler.go, rescuer.go, pruner.go, ...) with its config and a runOnce
-// method that returns what it did; tests call runOnce directly. Every runOnce is a few
-// short, idempotent statements guarded by FOR UPDATE SKIP LOCKED or a unique key, so
-// every node may run every service at once.
+// service is one maintenance task a worker runs periodically (package
+// internal/maintenance holds the services themselves): its name in logs and events, how
+// often it runs, and its RunOnce, whose result goes to the worker's hooks.
 type service struct {
 	name     string
 	interval time.Duration
-	run      func(ctx context.Context) (any, error) // returns the runOnce's result
+	run      func(ctx context.Context) (any, error)
 }
-
-// maintenanceBatch bounds the rows one statement of a service touches, so that no
-// maintenance statement holds locks or builds WAL for long.
-const maintenanceBatch = 1000
 
 // runEvery runs s at once and then every interval until ctx is done. A failure is
 // logged, and the next tick tries again.
@@ -44,41 +44,114 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 	}
 }
 
-// maintenance returns the services this worker runs.
+// maintenance returns the services this worker runs, each with the exported result
+// type a hook sees (hooks.go).
 func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 	c := w.cfg
 	names := queueNames(queues)
+	scheduler := maintenance.NewScheduler(w.q, maintenance.SchedulerConfig{})
+	rescuer := maintenance.NewRescuer(w.q, w.log, maintenance.RescuerConfig{})
+	pruner := maintenance.NewPruner(w.q, maintenance.PrunerConfig{Retention: maintenance.Retention(c.Retention)})
+	registry := maintenance.NewRegistryPruner(w.q)
+	unhandled := maintenance.NewUnhandledReporter(w.q, w.log, maintenance.UnhandledConfig{Queues: names, Kinds: w.kindNames()})
 	services := []service{
-		newScheduler(w.q, schedulerConfig{Interval: c.SchedulerInterval}).service(),
-		newRescuer(w.q, w.log, rescuerConfig{Interval: c.RescueInterval}).service(),
-		newPruner(w.q, prunerConfig{Interval: c.PruneInterval, Retention: c.Retention}).service(),
-		newRegistryPruner(w.q, registryPrunerConfig{Interval: c.PruneInterval}).service(),
-		newUnhandledReporter(w.q, w.log, unhandledConfig{Queues: names, Kinds: w.kindNames()}).service(),
+		{"scheduler", c.SchedulerInterval, func(ctx context.Context) (any, error) {
+			r, err := scheduler.RunOnce(ctx)
+			return SchedulerResult(r), err
+		}},
+		{"rescuer", c.RescueInterval, func(ctx context.Context) (any, error) {
+			r, err := rescuer.RunOnce(ctx)
+			return RescuerResult(r), err
+		}},
+		{"pruner", c.PruneInterval, func(ctx context.Context) (any, error) {
+			r, err := pruner.RunOnce(ctx)
+			return PrunerResult(r), err
+		}},
+		{"registry pruner", c.PruneInterval, func(ctx context.Context) (any, error) {
+			r, err := registry.RunOnce(ctx)
+			return RegistryPrunerResult(r), err
+		}},
+		{"unhandled jobs reporter", maintenance.UnhandledInterval, func(ctx context.Context) (any, error) {
+			r, err := unhandled.RunOnce(ctx)
+			return unhandledResult(r), err
+		}},
 	}
 	if c.StarvationBound > 0 {
-		services = append(services, newStarvationAger(w.q, agerConfig{Interval: c.SchedulerInterval, Queues: names, Bound: c.StarvationBound}).service())
+		ager := maintenance.NewStarvationAger(w.q, maintenance.AgerConfig{Queues: names, Bound: c.StarvationBound})
+		services = append(services, service{"starvation ager", c.SchedulerInterval, func(ctx context.Context) (any, error) {
+			r, err := ager.RunOnce(ctx)
+			return AgerResult(r), err
+		}})
 	}
 	for _, jt := range w.jobTypes() {
 		if c.UpgradePayloads && len(jt.Versions) > 1 {
-			services = append(services, newUpgrader(w.pool, w.log, jt, upgraderConfig{Interval: c.SchedulerInterval}).service())
+			u := newUpgrader(w.pool, w.log, jt, 0)
+			services = append(services, service{"upgrader " + jt.Kind, c.SchedulerInterval, func(ctx context.Context) (any, error) {
+				r, err := u.RunOnce(ctx)
+				return UpgraderResult(r), err
+			}})
 		}
 		if jt.Schedule != nil {
-			p, err := newPeriodicEnqueuer(w.q, jt, periodicConfig{Interval: c.SchedulerInterval})
+			p, err := newPeriodicEnqueuer(w.q, jt, nil)
 			if err != nil {
 				return nil, err
 			}
-			services = append(services, p.service())
+			services = append(services, service{"periodic " + jt.Kind, c.SchedulerInterval, func(ctx context.Context) (any, error) {
+				r, err := p.RunOnce(ctx)
+				return PeriodicResult(r), err
+			}})
 		}
 	}
 	return services, nil
 }
 
-// withResult adapts a runOnce that returns a result to service.run: the services log
-// what deserves a record themselves, and the result goes to the worker's hooks.
-func withResult[R any](runOnce func(context.Context) (R, error)) func(context.Context) (any, error) {
-	return func(ctx context.Context) (any, error) {
-		return runOnce(ctx)
+// newUpgrader returns jt's payload upgrader; batch 0 is the upgrader's default.
+func newUpgrader(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *maintenance.Upgrader {
+	return maintenance.NewUpgrader(pool, log, maintenance.UpgraderConfig{
+		Kind:       jt.Kind,
+		Kinds:      append([]string{jt.Kind}, jt.Aliases...),
+		MinVersion: jt.minVersion(),
+		MaxVersion: jt.maxVersion(),
+		Upcast:     jt.upcastTo,
+		LiveKinds: func(ctx context.Context) ([]map[string][2]int, error) {
+			workers, err := Workers(ctx, pool, 0)
+			kinds := make([]map[string][2]int, len(workers))
+			for i, wk := range workers {
+				kinds[i] = wk.Kinds
+			}
+			return kinds, err
+		},
+		BatchSize: batch,
+	})
+}
+
+// newPeriodicEnqueuer returns the enqueuer of jt's occurrences, reading the time from
+// now (nil: time.Now). A periodic job's payload is {} with the write version's defaults
+// filled in.
+func newPeriodicEnqueuer(q *db.Queries, jt *JobType, now func() time.Time) (*maintenance.PeriodicEnqueuer, error) {
+	sched, err := maintenance.Schedule(jt.Schedule.Cron, jt.Schedule.Timezone)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: job type %s: %w", jt.Kind, err)
 	}
+	payload, err := withDefaults([]byte("{}"), jt.schemas[jt.WriteVersion])
+	if err != nil {
+		return nil, err
+	}
+	if err := jt.Validate(jt.WriteVersion, payload); err != nil {
+		return nil, fmt.Errorf("jobc: job type %s: a scheduled job's payload is {} plus defaults: %w", jt.Kind, err)
+	}
+	enqueue := func(ctx context.Context, o maintenance.Occurrence) (int64, bool, error) {
+		e, err := jt.insert(ctx, q, payload, enqueueOptions{
+			priority: jt.Priority,
+			version:  jt.WriteVersion,
+			runAt:    &o.At,
+			meta:     o.Meta,
+			dedupKey: &o.Key,
+			finished: []string{string(StateCompleted), string(StateFailed), string(StateCancelled)},
+		})
+		return e.ID, e.Duplicate, err
+	}
+	return maintenance.NewPeriodicEnqueuer(maintenance.PeriodicConfig{Kind: jt.Kind, Schedule: sched, Enqueue: enqueue, Now: now}), nil
 }
 
 // kindNames returns every kind and alias this worker handles.

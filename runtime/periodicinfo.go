@@ -5,9 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/robfig/cron/v3"
-
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
 // PeriodicJob is a scheduled job type, when it runs next and what its last occurrence
@@ -35,16 +34,11 @@ func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Tim
 		if tz == "" {
 			tz = "UTC"
 		}
-		loc, err := time.LoadLocation(tz)
+		sched, err := maintenance.Schedule(jt.Schedule.Cron, tz)
 		if err != nil {
-			return nil, fmt.Errorf("jobc: job type %s: schedule time zone: %w", jt.Kind, err)
+			return nil, fmt.Errorf("jobc: job type %s: %w", jt.Kind, err)
 		}
-		sched, err := cron.ParseStandard(jt.Schedule.Cron)
-		if err != nil {
-			return nil, fmt.Errorf("jobc: job type %s: schedule %q: %w", jt.Kind, jt.Schedule.Cron, err)
-		}
-		p := PeriodicJob{Kind: jt.Kind, Queue: jt.Queue, Cron: jt.Schedule.Cron, Timezone: tz,
-			Next: (&inZone{sched, loc}).Next(now)}
+		p := PeriodicJob{Kind: jt.Kind, Queue: jt.Queue, Cron: jt.Schedule.Cron, Timezone: tz, Next: sched.Next(now)}
 		rows, err := q.LastJobOfKind(ctx, jt.Kind)
 		if err != nil {
 			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, describeDBError(err))

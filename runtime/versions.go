@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
 // WorkerInfo is a worker from the registry.
@@ -100,7 +101,7 @@ func UnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Duration) (
 		switch {
 		case len(vc.Decoders) > 0:
 		case !served || !handled:
-			vc.Problem = unhandledReason(r.Queue, r.Kind, served)
+			vc.Problem = maintenance.UnhandledReason(r.Queue, r.Kind, served)
 		default:
 			vc.Problem = fmt.Sprintf("no live worker decodes version %d of kind %s", vc.Version, r.Kind)
 		}

@@ -1,57 +1,52 @@
-package runtime
+package maintenance
 
 import (
 	"context"
 	"fmt"
 	"log/slog"
-	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// rescuerConfig tunes the rescuer.
-type rescuerConfig struct {
-	Interval  time.Duration // how often expired leases are looked for
-	BatchSize int           // rows per statement; default maintenanceBatch
+// RescuerConfig tunes the rescuer.
+type RescuerConfig struct {
+	BatchSize int // rows per statement; default Batch
 }
 
-// rescuer returns jobs whose lease expired (their worker crashed, was killed or lost
+// Rescuer returns jobs whose lease expired (their worker crashed, was killed or lost
 // its connection) to their queue, or fails or cancels them (jobc_rescue).
-type rescuer struct {
-	cfg rescuerConfig
+type Rescuer struct {
+	cfg RescuerConfig
 	q   *db.Queries
 	log *slog.Logger
 }
 
-// rescuerResult is what one run of the rescuer did.
-type rescuerResult struct {
+// RescuerResult is what one run of the rescuer did.
+type RescuerResult struct {
 	Retried   int            // back in their queue, the attempt counted
 	Failed    int            // out of attempts
 	Cancelled int            // their cancellation had been requested
 	ByQueue   map[string]int // jobs rescued, by queue
 }
 
-func newRescuer(q *db.Queries, log *slog.Logger, cfg rescuerConfig) *rescuer {
+// NewRescuer returns a rescuer that works through q and logs to log.
+func NewRescuer(q *db.Queries, log *slog.Logger, cfg RescuerConfig) *Rescuer {
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = maintenanceBatch
+		cfg.BatchSize = Batch
 	}
-	return &rescuer{cfg: cfg, q: q, log: log}
+	return &Rescuer{cfg: cfg, q: q, log: log}
 }
 
-func (r *rescuer) service() service {
-	return service{"rescuer", r.cfg.Interval, withResult(r.runOnce)}
-}
-
-// runOnce rescues every job whose lease has expired, a batch per statement, and logs
+// RunOnce rescues every job whose lease has expired, a batch per statement, and logs
 // what it did: a rescue means a worker vanished with work in hand.
-func (r *rescuer) runOnce(ctx context.Context) (rescuerResult, error) {
-	var res rescuerResult
+func (r *Rescuer) RunOnce(ctx context.Context) (RescuerResult, error) {
+	var res RescuerResult
 	for {
 		rows, err := r.q.RescueExpired(ctx, int32(r.cfg.BatchSize))
 		if err != nil {
 			return res, fmt.Errorf("rescue expired leases: %w", err)
 		}
-		var batch rescuerResult
+		var batch RescuerResult
 		for _, row := range rows {
 			if row.Problem != "" {
 				// jobc_rescue_expired failed this job alone: its rescue failed.

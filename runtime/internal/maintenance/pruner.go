@@ -1,4 +1,4 @@
-package runtime
+package maintenance
 
 import (
 	"context"
@@ -8,43 +8,52 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// prunerConfig tunes the pruner.
-type prunerConfig struct {
-	Interval  time.Duration // how often it runs
-	Retention Retention     // how long each finished state is kept; negative: forever
-	BatchSize int           // rows per statement; default maintenanceBatch
+// Retention is how long the pruner keeps each finished state and handlers' idempotency
+// keys; a negative duration keeps them forever. It has the fields of runtime.Retention,
+// which converts to it.
+type Retention struct {
+	Completed       time.Duration
+	Failed          time.Duration
+	Cancelled       time.Duration
+	IdempotencyKeys time.Duration
 }
 
-// pruner deletes finished jobs older than their state's retention, with the unique
+// PrunerConfig tunes the pruner.
+type PrunerConfig struct {
+	Retention Retention        // how long each finished state is kept
+	BatchSize int              // rows per statement; default Batch
+	Now       func() time.Time // the clock retention is measured on; default time.Now
+}
+
+// Pruner deletes finished jobs older than their state's retention, with the unique
 // keys they still held, and handlers' old idempotency keys.
-type pruner struct {
-	cfg prunerConfig
+type Pruner struct {
+	cfg PrunerConfig
 	q   *db.Queries
-	now func() time.Time
 }
 
-// prunerResult is what one run of the pruner deleted.
-type prunerResult struct {
+// PrunerResult is what one run of the pruner deleted.
+type PrunerResult struct {
 	Completed, Failed, Cancelled int64 // finished jobs, by state
 	IdempotencyKeys              int64
 }
 
-func newPruner(q *db.Queries, cfg prunerConfig) *pruner {
+// NewPruner returns a pruner that works through q.
+func NewPruner(q *db.Queries, cfg PrunerConfig) *Pruner {
 	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = maintenanceBatch
+		cfg.BatchSize = Batch
 	}
-	return &pruner{cfg: cfg, q: q, now: time.Now}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &Pruner{cfg: cfg, q: q}
 }
 
-func (p *pruner) service() service {
-	return service{"pruner", p.cfg.Interval, withResult(p.runOnce)}
-}
-
-// runOnce deletes everything past its retention, a batch per statement.
-func (p *pruner) runOnce(ctx context.Context) (prunerResult, error) {
-	var res prunerResult
+// RunOnce deletes everything past its retention, a batch per statement.
+func (p *Pruner) RunOnce(ctx context.Context) (PrunerResult, error) {
+	var res PrunerResult
 	r := p.cfg.Retention
-	now := p.now()
+	now := p.cfg.Now()
 	for _, s := range []struct {
 		state db.JobcState
 		keep  time.Duration

@@ -1,4 +1,4 @@
-package runtime
+package maintenance
 
 import (
 	"context"
@@ -10,81 +10,77 @@ import (
 )
 
 // Defaults of the unhandled-jobs reporter. It looks at start and then every
-// unhandledInterval: each look reads every available job of the worker's queues that
+// UnhandledInterval: each look reads every available job of the worker's queues that
 // waited longer than unhandledMinWait, too much to do every few seconds on a large
 // backlog, and a kind nobody handles is a deploy-time mistake, not a transient. It
 // logs one kind and queue again only after unhandledRepeat: the record is a call to
 // act, not a metric. A job younger than unhandledMinWait is not reported: the worker
 // that handles it may be starting.
 const (
-	unhandledInterval = 5 * time.Minute
+	UnhandledInterval = 5 * time.Minute
 	unhandledRepeat   = 15 * time.Minute
 	unhandledMinWait  = time.Minute
 )
 
-// unhandledConfig tunes the unhandled-jobs reporter.
-type unhandledConfig struct {
-	Interval time.Duration // how often it looks; default unhandledInterval
-	Queues   []string      // the queues this worker serves
-	Kinds    []string      // the kinds (and aliases) this worker handles
-	Repeat   time.Duration // quiet time per kind and queue after a record; default unhandledRepeat
-	MinWait  time.Duration // only jobs available for longer count; default unhandledMinWait
+// UnhandledConfig tunes the unhandled-jobs reporter.
+type UnhandledConfig struct {
+	Queues  []string         // the queues this worker serves
+	Kinds   []string         // the kinds (and aliases) this worker handles
+	Repeat  time.Duration    // quiet time per kind and queue after a record; default unhandledRepeat
+	MinWait time.Duration    // only jobs available for longer count; default unhandledMinWait
+	Now     func() time.Time // the clock waits and quiet times are measured on; default time.Now
 }
 
-// unhandledReporter logs jobs available for a while, in a queue this worker serves, of
+// UnhandledReporter logs jobs available for a while, in a queue this worker serves, of
 // a kind that no live worker of the queue handles: nothing claims them, so without a record they
 // would wait silently (a job type removed while jobs of it remain, a producer ahead of
 // the workers' release, a typo in a kind written by hand). It logs each kind and queue
 // at once and then at most once per Repeat.
-type unhandledReporter struct {
-	cfg    unhandledConfig
+type UnhandledReporter struct {
+	cfg    UnhandledConfig
 	q      *db.Queries
 	log    *slog.Logger
-	now    func() time.Time
 	logged map[[2]string]time.Time // (kind, queue) → when it was last logged
 }
 
-// unhandledJobs are the available jobs of one kind in one queue nobody handles.
-type unhandledJobs struct {
+// UnhandledJobs are the available jobs of one kind in one queue nobody handles.
+type UnhandledJobs struct {
 	Kind       string
 	Queue      string
 	Jobs       int64
 	OldestWait time.Duration // since the longest-waiting one became due
 }
 
-// unhandledResult is what one run of the reporter found and logged.
-type unhandledResult struct {
-	Found  []unhandledJobs
+// UnhandledResult is what one run of the reporter found and logged.
+type UnhandledResult struct {
+	Found  []UnhandledJobs
 	Logged int // how many of Found it logged; the others were logged recently
 }
 
-func newUnhandledReporter(q *db.Queries, log *slog.Logger, cfg unhandledConfig) *unhandledReporter {
-	if cfg.Interval <= 0 {
-		cfg.Interval = unhandledInterval
-	}
+// NewUnhandledReporter returns a reporter that works through q and logs to log.
+func NewUnhandledReporter(q *db.Queries, log *slog.Logger, cfg UnhandledConfig) *UnhandledReporter {
 	if cfg.Repeat <= 0 {
 		cfg.Repeat = unhandledRepeat
 	}
 	if cfg.MinWait <= 0 {
 		cfg.MinWait = unhandledMinWait
 	}
-	return &unhandledReporter{cfg: cfg, q: q, log: log, now: time.Now, logged: map[[2]string]time.Time{}}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	return &UnhandledReporter{cfg: cfg, q: q, log: log, logged: map[[2]string]time.Time{}}
 }
 
-func (u *unhandledReporter) service() service {
-	return service{"unhandled jobs reporter", u.cfg.Interval, withResult(u.runOnce)}
-}
-
-// runOnce looks for unhandled jobs and logs those not logged within Repeat.
-func (u *unhandledReporter) runOnce(ctx context.Context) (unhandledResult, error) {
+// RunOnce looks for unhandled jobs and logs those not logged within Repeat.
+func (u *UnhandledReporter) RunOnce(ctx context.Context) (UnhandledResult, error) {
 	rows, err := u.q.UnhandledJobs(ctx, db.UnhandledJobsParams{Queues: u.cfg.Queues, Kinds: u.cfg.Kinds, MinWaitSeconds: u.cfg.MinWait.Seconds()})
 	if err != nil {
-		return unhandledResult{}, fmt.Errorf("look for jobs no worker handles: %w", err)
+		return UnhandledResult{}, fmt.Errorf("look for jobs no worker handles: %w", err)
 	}
-	now := u.now()
-	res := unhandledResult{Found: make([]unhandledJobs, len(rows))}
+	now := u.cfg.Now()
+	res := UnhandledResult{Found: make([]UnhandledJobs, len(rows))}
 	for i, r := range rows {
-		found := unhandledJobs{Kind: r.Kind, Queue: r.Queue, Jobs: r.Jobs, OldestWait: max(now.Sub(r.OldestAvailableAt), 0).Round(time.Second)}
+		found := UnhandledJobs{Kind: r.Kind, Queue: r.Queue, Jobs: r.Jobs, OldestWait: max(now.Sub(r.OldestAvailableAt), 0).Round(time.Second)}
 		res.Found[i] = found
 		key := [2]string{r.Kind, r.Queue}
 		if last, ok := u.logged[key]; ok && now.Sub(last) < u.cfg.Repeat {
@@ -92,16 +88,16 @@ func (u *unhandledReporter) runOnce(ctx context.Context) (unhandledResult, error
 		}
 		u.logged[key] = now
 		res.Logged++
-		u.log.WarnContext(ctx, "jobc worker: "+unhandledReason(r.Queue, r.Kind, true)+"; these jobs wait until a worker that handles the kind runs",
+		u.log.WarnContext(ctx, "jobc worker: "+UnhandledReason(r.Queue, r.Kind, true)+"; these jobs wait until a worker that handles the kind runs",
 			slog.String("kind", r.Kind), slog.String("queue", r.Queue), slog.Int64("jobs", r.Jobs), slog.String("oldest_wait", found.OldestWait.String()))
 	}
 	return res, nil
 }
 
-// unhandledReason says why no live worker takes unfinished jobs of kind in queue:
+// UnhandledReason says why no live worker takes unfinished jobs of kind in queue:
 // either no live worker serves the queue, or the ones that do do not handle the kind.
 // VersionCount.Problem (and so `jobc status`) and the worker's log use the same words.
-func unhandledReason(queue, kind string, queueServed bool) string {
+func UnhandledReason(queue, kind string, queueServed bool) string {
 	if !queueServed {
 		return fmt.Sprintf("no live worker serves queue %s", queue)
 	}
