@@ -3,8 +3,8 @@
 // decoded as a worker decodes it, run one job's handler in a transaction that rolls
 // back, and work every waiting job to completion with a worker tuned for tests.
 //
-// The typed helpers are a [Kind] per job type, which jobc generates into the package
-// <package>test beside the generated package (jobstest for package jobs):
+// The typed helpers are a [Kind] per job type, built with [NewKind] from the generated
+// job type and handler interface (a test file of the application's declares them once):
 //
 //	func TestPlaceOrder(t *testing.T) {
 //		orderID := placeOrder(t, pool)
