@@ -2,14 +2,10 @@ package runtime
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
-
-// ErrJobFinished is returned by Cancel for a job that already finished.
-var ErrJobFinished = errors.New("jobc: job already finished")
 
 // Cancel cancels a job. A job that has not started is cancelled at once (it returns
 // StateCancelled). A running job's handler gets its context cancelled — through a

@@ -64,10 +64,6 @@ type AttemptError struct {
 	Worker  string    `json:"worker"`
 }
 
-// ErrJobNotFound is returned by GetJob for an id that no job has (or had, before
-// retention pruned it).
-var ErrJobNotFound = errors.New("jobc: job not found")
-
 // GetJob returns the job with the given id, unfinished or finished.
 func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 	r, err := db.New(dbtx).GetJob(ctx, id)

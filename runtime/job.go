@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"log/slog"
 	"strconv"
 	"sync"
@@ -32,11 +31,6 @@ type Job struct {
 // it to external APIs that deduplicate requests, so a retried attempt does not repeat a
 // side effect that already happened.
 func (j *Job) IdempotencyKey() string { return "jobc-" + strconv.FormatInt(j.ID, 10) }
-
-// ErrLeaseLost is returned by Heartbeat when the job's lease is no longer this
-// worker's: it expired and was rescued, or the job was cancelled. The handler should
-// stop; another attempt may be running elsewhere.
-var ErrLeaseLost = errors.New("jobc: the job's lease was lost")
 
 // Heartbeat extends the job's lease now. The worker already extends the leases of all
 // its running jobs together, every third of the lease duration; call Heartbeat to learn

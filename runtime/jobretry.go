@@ -11,14 +11,6 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// Errors of the control API, for errors.Is.
-var (
-	ErrJobRunning     = errors.New("jobc: job is running: cancel it first")
-	ErrUniqueConflict = errors.New("jobc: another job holds the unique key")
-	ErrNothingToRetry = errors.New("jobc: job is not failed, cancelled or scheduled")
-	ErrEmptyQueueName = errors.New("jobc: queue name is empty")
-)
-
 // retryConflictAttempts bounds how often a retry runs again after a concurrent enqueue
 // took a unique key between its snapshot and its insert; the next run sees the holder
 // and skips the job.

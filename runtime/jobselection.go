@@ -21,9 +21,6 @@ type JobSelection struct {
 	Limit      int       // 0: no limit for mutations; ListJobs: default 100, max 10,000
 }
 
-// ErrNoFilter is returned by a bulk mutation whose JobSelection has no filter.
-var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least one filter")
-
 // BulkResult is what a bulk mutation did.
 type BulkResult struct {
 	Changed int     // jobs changed

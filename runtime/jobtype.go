@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
@@ -180,45 +179,6 @@ func (jt *JobType) check(version int, s *schema.Schema, doc any) error {
 		e.Problems[i] = Problem{Field: p.Field, Message: p.Message}
 	}
 	return e
-}
-
-// PayloadError says why a payload does not match its version's schema, or would not
-// reach a handler exactly as it was given: a string that is not UTF-8 or holds a NUL,
-// a NaN or infinity, a number its Go type cannot hold as PostgreSQL stores it (an
-// integer written with a fraction, or beyond int64; a number beyond float64 or so
-// small that it rounds to 0), nesting deeper than 64 objects and arrays. With
-// Metadata, the problems are in the job's (or event's) metadata instead.
-type PayloadError struct {
-	Kind     string
-	Version  int
-	Metadata bool
-	Problems []Problem
-}
-
-// Problem is one schema violation, at a JSON pointer into the payload.
-type Problem struct {
-	Field   string // "/recipient", "/items/0/sku"; "" for the whole payload
-	Message string
-}
-
-func (e *PayloadError) Error() string {
-	var b strings.Builder
-	if e.Metadata {
-		fmt.Fprintf(&b, "invalid %s metadata: ", e.Kind)
-	} else {
-		fmt.Fprintf(&b, "invalid %s payload (version %d): ", e.Kind, e.Version)
-	}
-	for i, p := range e.Problems {
-		if i > 0 {
-			b.WriteString("; ")
-		}
-		if p.Field != "" {
-			b.WriteString(p.Field)
-			b.WriteString(": ")
-		}
-		b.WriteString(p.Message)
-	}
-	return b.String()
 }
 
 // marshalPayload encodes a payload, refuses what would not reach a worker exactly

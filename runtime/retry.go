@@ -84,23 +84,6 @@ type ErrorClass struct {
 	MaxAttempts int
 }
 
-// ClassError is a handler error of a declared class. Generated code has a constructor
-// for each class a job declares; handlers return those instead of building this.
-type ClassError struct {
-	Class      string
-	RetryAfter time.Duration // only for classes with DelayFromError
-	Err        error
-}
-
-func (e *ClassError) Error() string {
-	if e.Err == nil {
-		return e.Class
-	}
-	return e.Err.Error()
-}
-
-func (e *ClassError) Unwrap() error { return e.Err }
-
 // Classify wraps err in a ClassError of the given class.
 func Classify(class string, err error) error {
 	return &ClassError{Class: class, Err: err}
