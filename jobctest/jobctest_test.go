@@ -3,6 +3,7 @@ package jobctest_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5"
@@ -80,4 +81,26 @@ func TestWorkRunsEverythingAndReportsOutcomes(t *testing.T) {
 		return func(_ context.Context, _ pgx.Tx, _ *runtime.Job, p greeting) error { return h(p.Name) }
 	})
 	greet.RequireNotEnqueued(t, pool)
+}
+
+// TestFindRefusesToReadAPrefix: with more jobs than one listing returns, Find fails
+// rather than deciding on the first page alone.
+func TestFindRefusesToReadAPrefix(t *testing.T) {
+	pool := pgtest.NewSchema(t, migrated)
+	ctx := context.Background()
+	jt := greetType()
+	payloads := make([]greeting, 10001)
+	for i := range payloads {
+		payloads[i] = greeting{Name: "Ada"}
+	}
+	if _, err := runtime.EnqueueMany(ctx, pool, jt, payloads); err != nil {
+		t.Fatal(err)
+	}
+	greet := jobctest.NewKind[greeting, greeting](jt, func(h func(string) error) jobctest.Handler[greeting] {
+		return func(_ context.Context, _ pgx.Tx, _ *runtime.Job, p greeting) error { return h(p.Name) }
+	})
+	jobs, err := greet.Find(ctx, pool)
+	if err == nil || !strings.Contains(err.Error(), "more than 10000 jobs match") {
+		t.Fatalf("Find over 10,001 jobs: %d jobs, error %v; want the error that more match", len(jobs), err)
+	}
 }

@@ -237,6 +237,10 @@ func list(ctx context.Context, db runtime.DBTX, sel runtime.JobSelection) ([]*ru
 	if err != nil {
 		return nil, fmt.Errorf("jobctest: %w", err)
 	}
+	if page.More {
+		// Reading a prefix would pass or fail a test on jobs it never looked at.
+		return nil, fmt.Errorf("jobctest: more than %d jobs match: narrow the selection (Queue, Priority, States)", listLimit)
+	}
 	return page.Jobs, nil
 }
 
