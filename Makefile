@@ -64,15 +64,7 @@ verify: check race
 ## testdata/fuzz beside each target; a failure writes its input there)
 FUZZTIME ?= 10s
 fuzz:
-	@$(WITH_PG) sh -c 'rc=0; for m in $(CODE_MODULES); do \
-	  for d in $$(cd $$m && grep -rl --include="*_test.go" "^func Fuzz" . | xargs -r -n1 dirname | sort -u); do \
-	    (cd $$m && $(GO) list $$d >/dev/null 2>&1) || continue; \
-	    for f in $$(cd $$m && grep -h "^func Fuzz" $$d/*_test.go | sed "s/^func \(Fuzz[A-Za-z0-9_]*\).*/\1/"); do \
-	      echo "fuzz $$m/$$d $$f ($(FUZZTIME))"; \
-	      (cd $$m && $(GO) test -run "^$$" -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$d) || rc=1; \
-	    done; \
-	  done; \
-	done; exit $$rc'
+	@$(WITH_PG) env TIER_MODULES="$(CODE_MODULES)" GO="$(GO)" FUZZTIME="$(FUZZTIME)" .ci/fuzz
 
 ## race: the runtime's and jobctest's tests under the race detector
 race:
