@@ -1,6 +1,9 @@
 package schema
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {
 	ms, err := Migrations()
@@ -65,4 +68,80 @@ func TestDestructiveStatementsAreFound(t *testing.T) {
 			t.Errorf("destructive(%q) = %q, want nothing", sql, got)
 		}
 	}
+}
+
+// TestLibraryVersionIsRecorded: the embedded library's checksum is the one
+// library/versions records for its version, so a change to the library cannot ship
+// under the version of another: a migrator that finds a version recorded in the
+// database must be able to trust that it is the library it knows by that number.
+func TestLibraryVersionIsRecorded(t *testing.T) {
+	lib, err := FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := libraryVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := versions[len(versions)-1]
+	if lib.Checksum != last.Checksum {
+		t.Errorf("schema/library changed: its checksum is %s, library/versions records %s for version %d.\n"+
+			"Append the line\n\t%d %s\n(or replace the last line if version %d is not released yet)",
+			lib.Checksum, last.Checksum, last.Version, last.Version+1, lib.Checksum, last.Version)
+	}
+	if !strings.Contains(lib.SQL, "CREATE OR REPLACE FUNCTION jobc_format_uuid(") {
+		t.Errorf("the library lacks jobc_format_uuid: %.200s", lib.SQL)
+	}
+}
+
+// TestLibraryOnlyReplacesFunctions: outside the functions' bodies, the library is
+// CREATE OR REPLACE FUNCTION statements and comments, so applying it again, or a newer
+// version over an older one, changes nothing but the functions, and no version takes
+// away what an older release's generated functions call.
+func TestLibraryOnlyReplacesFunctions(t *testing.T) {
+	lib, err := FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := libraryStatements(lib.SQL); len(bad) > 0 {
+		t.Errorf("the library holds statements other than CREATE OR REPLACE FUNCTION: %q", bad)
+	}
+	for _, sql := range []string{
+		"CREATE TABLE jobc_x (a int);",
+		"CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$; DROP FUNCTION g();",
+		"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;",
+		"CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ SELECT 1 $$;",
+	} {
+		if len(libraryStatements(sql)) == 0 {
+			t.Errorf("libraryStatements(%q) found nothing", sql)
+		}
+	}
+}
+
+// libraryStatements returns what, outside $$-quoted bodies and -- comments, is not the
+// head of a CREATE OR REPLACE FUNCTION running with the caller's rights.
+func libraryStatements(sql string) []string {
+	var bad []string
+	for i, part := range strings.Split(sql, "$$") {
+		if i%2 == 1 {
+			continue // a body
+		}
+		var code strings.Builder
+		for line := range strings.Lines(part) {
+			if j := strings.Index(line, "--"); j >= 0 {
+				line = line[:j] + "\n"
+			}
+			code.WriteString(line)
+		}
+		for _, stmt := range strings.Split(code.String(), ";") {
+			stmt = strings.Join(strings.Fields(stmt), " ")
+			if stmt == "" {
+				continue
+			}
+			if !strings.HasPrefix(stmt, "CREATE OR REPLACE FUNCTION ") || strings.Contains(strings.ToUpper(stmt), "SECURITY DEFINER") {
+				bad = append(bad, stmt)
+			}
+		}
+	}
+	return bad
 }
