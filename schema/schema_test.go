@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -144,4 +145,37 @@ func libraryStatements(sql string) []string {
 		}
 	}
 	return bad
+}
+
+// TestScriptsTakeTheMigratorsLock: the scripts `jobc migrate sql` prints take the
+// advisory lock runtime.Migrate takes, so a script applied by another tool and a
+// migrating binary never run at once.
+func TestScriptsTakeTheMigratorsLock(t *testing.T) {
+	q, err := os.ReadFile("../queries/migrate.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(q), "-- name: MigrationLock :exec\n"+migrationLock+"\n") {
+		t.Errorf("queries/migrate.sql's MigrationLock is not %q", migrationLock)
+	}
+	scripts, err := Scripts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) != Latest()+1 || scripts[0].Name != "0001_baseline" || scripts[len(scripts)-1].Name != "library_v1" {
+		t.Errorf("Scripts(1) = %d scripts, first %q, last %q", len(scripts), scripts[0].Name, scripts[len(scripts)-1].Name)
+	}
+	for _, s := range scripts {
+		if !strings.Contains(s.SQL, migrationLock) {
+			t.Errorf("script %s does not take the lock", s.Name)
+		}
+	}
+	if only, err := Scripts(Latest() + 1); err != nil || len(only) != 1 {
+		t.Errorf("Scripts(%d) = %d scripts, %v; want the library alone", Latest()+1, len(only), err)
+	}
+	for _, from := range []int{0, Latest() + 2} {
+		if _, err := Scripts(from); err == nil {
+			t.Errorf("Scripts(%d) gave no error", from)
+		}
+	}
 }
