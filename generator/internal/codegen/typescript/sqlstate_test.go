@@ -8,9 +8,9 @@ import (
 	"github.com/jobc-dev/jobc/generator/internal/codegen/typescript"
 )
 
-// TestInvalidPayloadSQLStateIsTheLibrarys: payloadProblems recognises the error by
+// TestInvalidPayloadSQLStateMatchesTheLibrary: payloadProblems recognises the error by
 // the SQLSTATE that the SQL producers' function library raises (jobc_payload_invalid).
-func TestInvalidPayloadSQLStateIsTheLibrarys(t *testing.T) {
+func TestInvalidPayloadSQLStateMatchesTheLibrary(t *testing.T) {
 	b, err := os.ReadFile("../../../../schema/library/1_messages.sql")
 	if err != nil {
 		t.Fatal(err)
