@@ -25,11 +25,11 @@
 // one recorded: during a rolling deploy, a binary of release N-1 that starts after
 // release N applied a newer library leaves it in place. That is safe because a
 // library change keeps every function's signature and meaning (a generated function
-// of release N-1 calls the newer library), and the library reads no table, so no
-// numbered migration of either release depends on its version. The core functions
-// that move jobs (jobc_finish, jobc_enqueue_job, the SECURITY DEFINER gates, ...) stay
-// in the numbered migrations: they are bound to the tables' shape and to the
-// privileges of schema/grants.go, and a change to them is a schema change that
+// of release N-1 calls the newer library), and because the library reads no table
+// and no numbered migration calls it, so neither depends on the other's version. The
+// core functions that move jobs (jobc_finish, jobc_enqueue_job, the SECURITY DEFINER
+// gates, ...) stay in the numbered migrations: they are bound to the tables' shape and
+// to the privileges of schema/grants.go, and a change to them is a schema change that
 // belongs in reviewed, ordered history.
 //
 // bootstrap.sql creates the two bookkeeping tables.
