@@ -39,9 +39,9 @@ LIMIT sqlc.arg(max);
 
 -- name: RetrySelected :one
 -- Makes the selected failed, cancelled and scheduled jobs available now, up to max
--- (NULL: all), newest first, in one statement (jobc_retry_selected, schema/0013: it
--- moves finished jobs back with their own ids, which only the schema's owner may
--- write). Returns how many jobs the selection matched, how many changed, and the first
+-- (NULL: all), newest first, in one statement (jobc_retry_selected, in
+-- schema/0001_baseline.sql: it moves finished jobs back with their own ids, which only
+-- the schema's owner may write). Returns how many jobs the selection matched, how many changed, and the first
 -- 1,000 changed ids.
 SELECT r.matched::bigint AS matched, r.changed::bigint AS changed, r.ids::bigint[] AS ids, r.woken::bigint AS woken
 FROM jobc_retry_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],

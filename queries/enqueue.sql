@@ -26,10 +26,10 @@ RETURNING id,
 
 -- name: InsertUniqueJob :one
 -- Inserts the job only if no other job holds its unique key, and otherwise returns the
--- holder's id with inserted false (jobc_enqueue_unique, schema/0010: the key row and
--- the job row in one statement, so of concurrent inserts of one key exactly one
--- inserts; it runs with its owner's rights, so a producer role cannot write key rows
--- or take ids of its own).
+-- holder's id with inserted false (jobc_enqueue_unique, in schema/0001_baseline.sql:
+-- the key row and the job row in one statement, so of concurrent inserts of one key
+-- exactly one inserts; it runs with its owner's rights, so a producer role cannot
+-- write key rows or take ids of its own).
 SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted
 FROM jobc_enqueue_unique(sqlc.arg(kind)::text, sqlc.arg(queue)::text, sqlc.arg(priority)::int,
     sqlc.arg(max_attempts)::int, sqlc.arg(payload_version)::int, sqlc.arg(payload)::jsonb,

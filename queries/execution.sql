@@ -187,7 +187,7 @@ ON CONFLICT (key) DO NOTHING;
 
 -- When one job makes a statement fail, it fails alone: the worker falls back from the
 -- statement over a batch to one statement per job, and ends a job whose own statement
--- still fails with jobc_poison (schema/0010), failed with the reason.
+-- still fails with jobc_poison (schema/0001_baseline.sql), failed with the reason.
 
 -- name: ClaimCandidates :many
 -- The jobs ClaimJobs would lease, read without locking or computing anything from

@@ -133,7 +133,8 @@ func ExampleCancel() {
 	// jobc: job already finished: job 1 is cancelled
 }
 
-// ExampleMigrate applies jobc's migrations; running it again does nothing.
+// ExampleMigrate applies jobc's migrations and function library; running it again
+// does nothing.
 func ExampleMigrate() {
 	pool, _, cleanup := pgtest.ExampleSchema("migrate", nil)
 	defer cleanup()
@@ -145,21 +146,15 @@ func ExampleMigrate() {
 	for _, m := range applied {
 		fmt.Printf("applied %04d_%s\n", m.Version, m.Name)
 	}
+	st, err := runtime.Migrations(ctx, pool)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("function library v%d\n", st.LibraryApplied)
 	again, err := runtime.Migrate(ctx, pool)
 	fmt.Println(len(again), err)
 	// Output:
-	// applied 0001_jobs
-	// applied 0002_shared_rules
-	// applied 0003_control
-	// applied 0004_dashboard
-	// applied 0005_job_selection
-	// applied 0006_events
-	// applied 0007_sql_producers
-	// applied 0008_claim_by_version
-	// applied 0009_one_claim_index
-	// applied 0010_table_invariants
-	// applied 0011_validate_invariants
-	// applied 0012_exact_payloads
-	// applied 0013_retry_gate
+	// applied 0001_baseline
+	// function library v1
 	// 0 <nil>
 }

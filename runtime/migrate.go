@@ -7,7 +7,7 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/migrate"
 )
 
-// Migration is one of jobc's schema migrations.
+// Migration is one of jobc's numbered schema migrations.
 type Migration struct {
 	Version int
 	Name    string
@@ -19,10 +19,20 @@ type MigrationStatus struct {
 	Applied []Migration // recorded in the database
 	Pending []Migration // known here, not yet applied
 	Unknown []Migration // applied, but newer than this binary
+
+	// The function library the SQL producers call (package schema's doc says why it
+	// is not a migration): the version this binary embeds, and the newest the
+	// database has (0: none). A newer one than this binary's is accepted, like newer
+	// migrations.
+	Library        int
+	LibraryApplied int
 }
 
-// Migrate applies every pending jobc migration. It is safe to call from many processes
-// at once: each migration runs once, under an advisory lock, in its own transaction.
+// Migrate applies every pending jobc migration, then jobc's function library if the
+// database has an older one or none, and returns the migrations it applied. It is safe
+// to call from many processes at once: each migration runs once, under an advisory
+// lock, in its own transaction, and so does the library, once per version; a library
+// newer than this binary's, applied by the next release, is left in place.
 func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
 	done, err := migrate.Up(ctx, db)
 	out := make([]Migration, 0, len(done))
@@ -41,7 +51,7 @@ func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
 	if err != nil {
 		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", describeDBError(err))
 	}
-	out := MigrationStatus{Latest: st.Latest}
+	out := MigrationStatus{Latest: st.Latest, Library: st.Library.Version, LibraryApplied: st.LibraryApplied}
 	for _, a := range st.Applied {
 		out.Applied = append(out.Applied, Migration{Version: a.Version, Name: a.Name})
 	}
@@ -72,6 +82,13 @@ func (st MigrationStatus) check() error {
 	if len(st.Pending) > 0 {
 		return fmt.Errorf("jobc: the database has %d of %d jobc migrations (next: %04d_%s): run `jobc migrate up` or call runtime.Migrate",
 			len(st.Applied)-len(st.Unknown), st.Latest, st.Pending[0].Version, st.Pending[0].Name)
+	}
+	if st.LibraryApplied == 0 && st.Library > 0 {
+		return fmt.Errorf("jobc: the database lacks jobc's function library (v%d): run `jobc migrate up` or call runtime.Migrate", st.Library)
+	}
+	if st.LibraryApplied < st.Library {
+		return fmt.Errorf("jobc: the database has jobc's function library v%d, this binary needs v%d: run `jobc migrate up` or call runtime.Migrate",
+			st.LibraryApplied, st.Library)
 	}
 	return nil
 }

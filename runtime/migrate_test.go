@@ -132,3 +132,123 @@ func TestNewerSchemaIsAccepted(t *testing.T) {
 		t.Errorf("CheckSchema with migration %d missing: %v; want an error saying to run jobc migrate up", schema.Latest(), err)
 	}
 }
+
+// sentinelQuote replaces a library function with one that says it was not replaced,
+// to see whether a later Migrate applies the library again.
+const sentinelQuote = `CREATE OR REPLACE FUNCTION jobc_go_quote(p text, p_style text DEFAULT 'message') RETURNS text
+	LANGUAGE sql IMMUTABLE AS $$ SELECT 'sentinel' $$`
+
+func goQuote(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var q string
+	if err := pool.QueryRow(t.Context(), `SELECT jobc_go_quote('it''s')`).Scan(&q); err != nil {
+		t.Fatal(err)
+	}
+	return q
+}
+
+// TestLibraryIsNeverDowngraded is the rolling deploy: once the next release applied a
+// newer function library, a binary of this one that starts and migrates leaves it in
+// place, and its CheckSchema accepts it. The same version with another checksum (a
+// development build whose library changed) is applied again.
+func TestLibraryIsNeverDowngraded(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	lib, err := schema.FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := goQuote(t, pool); q != `'it\'s'` {
+		t.Fatalf("jobc_go_quote after migrating: %s", q)
+	}
+	if _, err := pool.Exec(ctx, sentinelQuote); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_library (version, checksum) VALUES ($1, 'sha256:next')`, lib.Version+1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if q := goQuote(t, pool); q != "sentinel" {
+		t.Errorf("Migrate replaced the newer library with its own v%d: jobc_go_quote gives %s", lib.Version, q)
+	}
+	if err := runtime.CheckSchema(ctx, pool); err != nil {
+		t.Errorf("CheckSchema with a newer library: %v", err)
+	}
+
+	if _, err := pool.Exec(ctx, `DELETE FROM jobc_library WHERE version > $1`, lib.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_library SET checksum = 'sha256:other' WHERE version = $1`, lib.Version); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if q := goQuote(t, pool); q != `'it\'s'` {
+		t.Errorf("Migrate left v%d with another checksum in place: jobc_go_quote gives %s", lib.Version, q)
+	}
+	var sum string
+	if err := pool.QueryRow(ctx, `SELECT checksum FROM jobc_library WHERE version = $1`, lib.Version).Scan(&sum); err != nil || sum != lib.Checksum {
+		t.Errorf("recorded checksum %q (%v), want %q", sum, err, lib.Checksum)
+	}
+}
+
+// TestLibraryIsRequired: a database with every migration but without the function
+// library, or with an older one, is refused by CheckSchema, saying what to run; the
+// library is also safe to apply over itself (as `jobc migrate sql` output may be).
+func TestLibraryIsRequired(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	lib, err := schema.FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, lib.SQL); err != nil {
+		t.Fatalf("applying the library again: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_library SET version = version - 1`); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CheckSchema(ctx, pool); err == nil || !strings.Contains(err.Error(), "function library") || !strings.Contains(err.Error(), "jobc migrate up") {
+		t.Errorf("CheckSchema with an older library: %v", err)
+	}
+	if _, err := pool.Exec(ctx, `DELETE FROM jobc_library`); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CheckSchema(ctx, pool); err == nil || !strings.Contains(err.Error(), "lacks jobc's function library") {
+		t.Errorf("CheckSchema without the library: %v", err)
+	}
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CheckSchema(ctx, pool); err != nil {
+		t.Errorf("CheckSchema after migrating: %v", err)
+	}
+}
+
+// TestPreBaselineDatabaseIsRefused: a database migrated by a development build from
+// before the schema baseline records other migrations under the same numbers; the
+// migrator says so and changes nothing rather than guessing.
+func TestPreBaselineDatabaseIsRefused(t *testing.T) {
+	t.Parallel()
+	pool := pgtestSchemaWithoutMigrations(t)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, schema.Bootstrap()+`; INSERT INTO jobc_migrations (version, name) VALUES (1, 'jobs'), (2, 'shared_rules')`); err != nil {
+		t.Fatal(err)
+	}
+	for what, err := range map[string]error{
+		"Migrate":     func() error { _, err := runtime.Migrate(ctx, pool); return err }(),
+		"CheckSchema": runtime.CheckSchema(ctx, pool),
+	} {
+		if err == nil || !strings.Contains(err.Error(), "0001_jobs where this binary has 0001_baseline") {
+			t.Errorf("%s on a pre-baseline database: %v", what, err)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM pg_class WHERE relname = 'jobc_jobs' AND relnamespace = current_schema()::regnamespace`); n != 0 {
+		t.Errorf("Migrate created jobc_jobs in a pre-baseline database")
+	}
+}

@@ -2,21 +2,17 @@ package runtime_test
 
 import (
 	"context"
-	"fmt"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
-	"github.com/jobc-dev/jobc/schema"
 )
 
-// The rules of schema/0002_shared_rules.sql, exercised through the statements the
-// worker runs (runtime/internal/db) against a real database.
+// The shared rules of schema/0001_baseline.sql (jobc_finish and the functions around
+// it), exercised through the statements the worker runs (runtime/internal/db) against
+// a real database.
 
 // leaseAll marks every job of the test's schema running under owner at attempt 1.
 func leaseAll(t *testing.T, ctx context.Context, dbtx runtime.DBTX, owner string) {
@@ -156,53 +152,19 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	}
 }
 
-// TestSharedRulesMigrationIsRepeatable: applying 0002, or any migration after it,
-// again over itself changes nothing and fails nothing (CREATE OR REPLACE, IF NOT
-// EXISTS), so a migrator that crashed after the DDL but before recording it can simply
-// run again. Each is checked on a schema migrated up to it; a migrator only ever runs
-// again the last one it applied.
-func TestSharedRulesMigrationIsRepeatable(t *testing.T) {
+// TestCancelWaitingLeavesNoTrace: jobc_cancel_waiting leases a waiting job only to
+// finish it through jobc_finish, so nothing of the lease shows on the cancelled job.
+func TestCancelWaitingLeavesNoTrace(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
-	ctx := context.Background()
-	ms, err := schema.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	from := -1
-	for i := range ms {
-		if ms[i].Name == "shared_rules" {
-			from = i
-		}
-	}
-	if from < 0 {
-		t.Fatalf("no shared_rules migration among %d", len(ms))
-	}
-	for i := from; i < len(ms); i++ {
-		upTo := pool
-		if i < len(ms)-1 {
-			upTo = pgtest.NewSchema(t, func(ctx context.Context, p *pgxpool.Pool) error {
-				for _, m := range ms[:i+1] {
-					if _, err := p.Exec(ctx, m.SQL); err != nil {
-						return fmt.Errorf("apply %04d_%s: %w", m.Version, m.Name, err)
-					}
-				}
-				return nil
-			})
-		}
-		if _, err := upTo.Exec(ctx, ms[i].SQL); err != nil {
-			t.Fatalf("applying %04d_%s again: %v", ms[i].Version, ms[i].Name, err)
-		}
-	}
-	jt := emailType(t, nil)
-	e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "a@example.com"})
+	ctx := t.Context()
+	e, err := runtime.Enqueue(ctx, pool, emailType(t, nil), emailPayload{N: 1, Email: "a@example.com"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if st, err := runtime.Cancel(ctx, pool, e.ID); err != nil || st != runtime.StateCancelled {
-		t.Errorf("cancel after re-applying: %s, %v", st, err)
+		t.Errorf("cancel: %s, %v", st, err)
 	}
-	// jobc_cancel_waiting leases the job only to finish it: nothing of that shows.
 	if info, err := runtime.GetJob(ctx, pool, e.ID); err != nil || info.Attempt != 0 || info.AttemptedAt != nil || info.FinishedAt == nil {
 		t.Errorf("cancelled job: %+v, %v; want attempt 0, never attempted, finished", info, err)
 	}

@@ -81,7 +81,7 @@ func (jt *JobType) uniqueKey(raw []byte, doc any, o enqueueOptions) (string, []s
 // that itself starts with hashedKeyPrefix is hashed too, whatever its length, so a
 // stored key stands for one key only: either it has the prefix and is a hash, or it
 // is the key. The SQL producers bound their keys alike (jobc_bound_unique_key,
-// migration 0012), so Go and SQL still find each other's jobs.
+// schema/library), so Go and SQL still find each other's jobs.
 const (
 	maxUniqueKey    = 1024
 	hashedKeyPrefix = "sha256:"

@@ -109,14 +109,16 @@ func objects() []object {
 		{kind: "TABLE", name: "jobc_queues",
 			worker: []string{sel, ins, upd}, readOnly: []string{sel}},
 		// CheckSchema, which a worker runs at start (and an application may run),
-		// reads the applied migrations; only the owner writes them.
+		// reads the applied migrations and function library; only the owner writes them.
 		{kind: "TABLE", name: "jobc_migrations",
 			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
-		// The view of unfinished and finished jobs (migration 0002): GetJob and ListJobs
+		{kind: "TABLE", name: "jobc_library",
+			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
+		// The view of unfinished and finished jobs: GetJob and ListJobs
 		// read it.
 		{kind: "TABLE", name: "jobc_jobs_all", // GRANT ... ON TABLE covers views
 			worker: []string{sel}, readOnly: []string{sel}},
-		// The outbox (migration 0006): Publish<Event> inserts rows in the business
+		// The outbox: Publish<Event> inserts rows in the business
 		// transaction (and reads back their ids); relays claim, mark and prune them.
 		// The producer inserts the columns of a new event only: no id, state, lease or
 		// publication time (the relay checks the rest against the spec).
@@ -133,13 +135,13 @@ func objects() []object {
 		// hand any more; the worker role, which claims, marks and prunes the outbox,
 		// keeps USAGE on it as on every other object of the schema.
 		{kind: "SEQUENCE", name: "jobc_events_id_seq", worker: []string{"USAGE"}},
-		// The gate for unique jobs (migration 0010), SECURITY DEFINER; EXECUTE is
+		// The gate for unique jobs, SECURITY DEFINER; EXECUTE is
 		// revoked from PUBLIC, so only the roles that enqueue may call it.
 		{kind: "FUNCTION", name: "jobc_enqueue_unique",
 			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
-		// RetrySelected (migration 0013) and PoisonJob, with the rescuer (0010):
+		// RetrySelected and PoisonJob, with the rescuer:
 		// SECURITY DEFINER, EXECUTE revoked from PUBLIC.
 		{kind: "FUNCTION", name: "jobc_retry_selected",
 			args:   "bigint[], text[], text[], text[], text, timestamptz, bigint",

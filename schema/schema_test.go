@@ -1,6 +1,10 @@
 package schema
 
-import "testing"
+import (
+	"os"
+	"strings"
+	"testing"
+)
 
 func TestMigrationsAreNumberedInOrder(t *testing.T) {
 	ms, err := Migrations()
@@ -63,6 +67,115 @@ func TestDestructiveStatementsAreFound(t *testing.T) {
 	} {
 		if got := destructive(sql); len(got) != 0 {
 			t.Errorf("destructive(%q) = %q, want nothing", sql, got)
+		}
+	}
+}
+
+// TestLibraryVersionIsRecorded: the embedded library's checksum is the one
+// library/versions records for its version, so a change to the library cannot ship
+// under the version of another: a migrator that finds a version recorded in the
+// database must be able to trust that it is the library it knows by that number.
+func TestLibraryVersionIsRecorded(t *testing.T) {
+	lib, err := FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	versions, err := libraryVersions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := versions[len(versions)-1]
+	if lib.Checksum != last.Checksum {
+		t.Errorf("schema/library changed: its checksum is %s, library/versions records %s for version %d.\n"+
+			"Append the line\n\t%d %s\n(or replace the last line if version %d is not released yet)",
+			lib.Checksum, last.Checksum, last.Version, last.Version+1, lib.Checksum, last.Version)
+	}
+	if !strings.Contains(lib.SQL, "CREATE OR REPLACE FUNCTION jobc_format_uuid(") {
+		t.Errorf("the library lacks jobc_format_uuid: %.200s", lib.SQL)
+	}
+}
+
+// TestLibraryOnlyReplacesFunctions: outside the functions' bodies, the library is
+// CREATE OR REPLACE FUNCTION statements and comments, so applying it again, or a newer
+// version over an older one, changes nothing but the functions, and no version takes
+// away what an older release's generated functions call.
+func TestLibraryOnlyReplacesFunctions(t *testing.T) {
+	lib, err := FunctionLibrary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bad := libraryStatements(lib.SQL); len(bad) > 0 {
+		t.Errorf("the library holds statements other than CREATE OR REPLACE FUNCTION: %q", bad)
+	}
+	for _, sql := range []string{
+		"CREATE TABLE jobc_x (a int);",
+		"CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$; DROP FUNCTION g();",
+		"CREATE FUNCTION f() RETURNS int LANGUAGE sql AS $$ SELECT 1 $$;",
+		"CREATE OR REPLACE FUNCTION f() RETURNS int LANGUAGE sql SECURITY DEFINER AS $$ SELECT 1 $$;",
+	} {
+		if len(libraryStatements(sql)) == 0 {
+			t.Errorf("libraryStatements(%q) found nothing", sql)
+		}
+	}
+}
+
+// libraryStatements returns what, outside $$-quoted bodies and -- comments, is not the
+// head of a CREATE OR REPLACE FUNCTION running with the caller's rights.
+func libraryStatements(sql string) []string {
+	var bad []string
+	for i, part := range strings.Split(sql, "$$") {
+		if i%2 == 1 {
+			continue // a body
+		}
+		var code strings.Builder
+		for line := range strings.Lines(part) {
+			if j := strings.Index(line, "--"); j >= 0 {
+				line = line[:j] + "\n"
+			}
+			code.WriteString(line)
+		}
+		for _, stmt := range strings.Split(code.String(), ";") {
+			stmt = strings.Join(strings.Fields(stmt), " ")
+			if stmt == "" {
+				continue
+			}
+			if !strings.HasPrefix(stmt, "CREATE OR REPLACE FUNCTION ") || strings.Contains(strings.ToUpper(stmt), "SECURITY DEFINER") {
+				bad = append(bad, stmt)
+			}
+		}
+	}
+	return bad
+}
+
+// TestScriptsTakeTheMigratorsLock: the scripts `jobc migrate sql` prints take the
+// advisory lock runtime.Migrate takes, so a script applied by another tool and a
+// migrating binary never run at once.
+func TestScriptsTakeTheMigratorsLock(t *testing.T) {
+	q, err := os.ReadFile("../queries/migrate.sql")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(q), "-- name: MigrationLock :exec\n"+migrationLock+"\n") {
+		t.Errorf("queries/migrate.sql's MigrationLock is not %q", migrationLock)
+	}
+	scripts, err := Scripts(1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(scripts) != Latest()+1 || scripts[0].Name != "0001_baseline" || scripts[len(scripts)-1].Name != "library_v1" {
+		t.Errorf("Scripts(1) = %d scripts, first %q, last %q", len(scripts), scripts[0].Name, scripts[len(scripts)-1].Name)
+	}
+	for _, s := range scripts {
+		if !strings.Contains(s.SQL, migrationLock) {
+			t.Errorf("script %s does not take the lock", s.Name)
+		}
+	}
+	if only, err := Scripts(Latest() + 1); err != nil || len(only) != 1 {
+		t.Errorf("Scripts(%d) = %d scripts, %v; want the library alone", Latest()+1, len(only), err)
+	}
+	for _, from := range []int{0, Latest() + 2} {
+		if _, err := Scripts(from); err == nil {
+			t.Errorf("Scripts(%d) gave no error", from)
 		}
 	}
 }

@@ -83,6 +83,7 @@ func withOption(t *testing.T, u, opt string) string {
 var (
 	offlineCommands = map[string]bool{
 		"jobc init": true, "jobc generate": true, "jobc diff": true, "jobc vet": true, "jobc check": true, "jobc lock": true,
+		"jobc migrate sql": true, // prints SQL, reads no database
 	}
 	groupCommands = map[string]bool{"jobc": true, "jobc jobs": true, "jobc migrate": true}
 )

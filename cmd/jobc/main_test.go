@@ -133,12 +133,16 @@ func TestBadInputIsOneLine(t *testing.T) {
 func TestMigrateUpThenStatus(t *testing.T) {
 	pool := pgtest.NewSchema(t, nil)
 	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
-	out, errOut, code := jobc(t, "migrate", "up", "--database-url", url)
-	if code != 0 || !strings.Contains(out, "applied 0001_jobs") {
+	out, errOut, code := jobc(t, "migrate", "status", "--database-url", url)
+	if code != 3 || !strings.Contains(out, "pending  0001_baseline") || !strings.Contains(out, "pending  function library v1") {
+		t.Fatalf("migrate status before up: exit %d: %s%s", code, out, errOut)
+	}
+	out, errOut, code = jobc(t, "migrate", "up", "--database-url", url)
+	if code != 0 || out != "applied 0001_baseline\napplied function library v1\n" {
 		t.Fatalf("migrate up: exit %d: %s%s", code, out, errOut)
 	}
 	out, errOut, code = jobc(t, "migrate", "status", "--database-url", url)
-	if code != 0 || !strings.Contains(out, "applied  0001_jobs") || strings.Contains(out, "pending") {
+	if code != 0 || !strings.Contains(out, "applied  0001_baseline") || !strings.Contains(out, "applied  function library v1") || strings.Contains(out, "pending") {
 		t.Fatalf("migrate status: exit %d: %s%s", code, out, errOut)
 	}
 	out, _, _ = jobc(t, "migrate", "up", "--database-url", url)

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
+	"github.com/jobc-dev/jobc/schema"
 )
 
 // applySQLProducers applies the SQL producers file of the project in dir, if its spec
@@ -40,13 +42,15 @@ func applySQLProducers(cmd *cobra.Command, conn *pgx.Conn, dir string) error {
 func newMigrate(o *options) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "migrate",
-		Short: "Apply or inspect jobc's database migrations",
+		Short: "Apply, inspect or print jobc's database migrations",
 	}
 	var upDB, statusDB *dbFlags
 	up := &cobra.Command{
 		Use:   "up",
-		Short: "Apply every pending migration (safe to run from several processes at once)",
-		Long: `Apply every pending migration (safe to run from several processes at once).
+		Short: "Apply every pending migration and the function library (safe to run from several processes at once)",
+		Long: `Apply every pending migration (safe to run from several processes at once), then
+jobc's function library (the functions the SQL producers call) when the database has an
+older one or none; a newer one, applied by a newer jobc, is left in place.
 
 When the project directory (-C) has a jobc.yaml with producers.sql, the SQL producers
 file it names (written by "jobc generate") is applied after the migrations, every time:
@@ -58,6 +62,10 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPGConn(cmd, upDB, false, func(ctx context.Context, conn *pgx.Conn) error {
+				before, err := runtime.Migrations(ctx, conn)
+				if err != nil {
+					return err
+				}
 				done, err := runtime.Migrate(ctx, conn)
 				for _, m := range done {
 					fmt.Fprintf(cmd.OutOrStdout(), "applied %04d_%s\n", m.Version, m.Name)
@@ -65,7 +73,14 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 				if err != nil {
 					return err
 				}
-				if len(done) == 0 {
+				after, err := runtime.Migrations(ctx, conn)
+				if err != nil {
+					return err
+				}
+				if after.LibraryApplied != before.LibraryApplied {
+					fmt.Fprintf(cmd.OutOrStdout(), "applied function library v%d\n", after.LibraryApplied)
+				}
+				if len(done) == 0 && after.LibraryApplied == before.LibraryApplied {
 					fmt.Fprintln(cmd.OutOrStdout(), "already up to date")
 				}
 				return applySQLProducers(cmd, conn, o.dir)
@@ -75,7 +90,7 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 	upDB = addDBFlags(up.Flags(), migrateStatementTimeout)
 	status := &cobra.Command{
 		Use:   "status",
-		Short: "List the migrations and whether each is applied; exit 3 when some are pending",
+		Short: "List the migrations and the function library, and whether each is applied; exit 3 when some are pending",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
@@ -90,15 +105,95 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 				for _, m := range st.Pending {
 					fmt.Fprintf(out, "pending  %04d_%s\n", m.Version, m.Name)
 				}
-				if len(st.Pending) > 0 {
-					return &exitError{code: 3, err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", len(st.Pending))}
+				pending := len(st.Pending)
+				if st.LibraryApplied >= st.Library {
+					fmt.Fprintf(out, "applied  function library v%d\n", st.LibraryApplied)
+				} else {
+					fmt.Fprintf(out, "pending  function library v%d\n", st.Library)
+					pending++
+				}
+				if pending > 0 {
+					return &exitError{code: 3, err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", pending)}
 				}
 				return nil
 			})
 		},
 	}
 	statusDB = addDBFlags(status.Flags(), defaultStatementTimeout)
-	cmd.AddCommand(up, status, newMigrateGrants())
+	cmd.AddCommand(up, status, newMigrateSQL(), newMigrateGrants())
+	return cmd
+}
+
+func newMigrateSQL() *cobra.Command {
+	var (
+		from, start int
+		dir         string
+	)
+	cmd := &cobra.Command{
+		Use:   "sql [--from N] [--dir DIR [--start N]]",
+		Short: "Print the migrations and the function library as SQL, for golang-migrate, goose, Atlas or psql",
+		Long: `jobc migrate sql prints what "jobc migrate up" applies, for teams that apply migrations
+with their own tool: each numbered migration from --from on, then jobc's function
+library (the functions the SQL producers call), in apply order. Each comes with the
+bookkeeping of jobc's own migrator, so that a later "jobc migrate up", runtime.Migrate
+or runtime.CheckSchema agrees with what was applied: it takes the migrator's advisory
+lock, creates the tables jobc_migrations and jobc_library if missing and records
+itself there. The library refuses to run where a newer one is recorded.
+
+Each unit must run in one transaction. On standard output every unit is wrapped in
+BEGIN and COMMIT, for psql:
+
+  jobc migrate sql | psql -v ON_ERROR_STOP=1 "$DATABASE_URL"
+
+With --dir, each unit is written to a file of its own, NNNN_jobc_NAME.up.sql, without
+BEGIN and COMMIT (golang-migrate and Atlas run each file in a transaction; goose needs
+its "-- +goose Up" annotation added). Files are numbered from --start, so that they
+follow the migrations already in DIR; an existing file is never overwritten.
+
+After upgrading jobc, print what the database lacks: --from the first migration that
+"jobc migrate status" lists as pending (or the number after the last one, for the
+library alone). No database is needed.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("start") && dir == "" {
+				return usagef(cmd, "--start numbers the files of --dir: give --dir too")
+			}
+			if start < 1 {
+				return usagef(cmd, "--start must be 1 or more")
+			}
+			scripts, err := schema.Scripts(from)
+			if err != nil {
+				return usagef(cmd, "--from %d: there is no such migration: the migrations are 1 to %d (%d: the function library alone)", from, schema.Latest(), schema.Latest()+1)
+			}
+			out := cmd.OutOrStdout()
+			if dir == "" {
+				for _, s := range scripts {
+					fmt.Fprintf(out, "BEGIN;\n\n%s\nCOMMIT;\n\n", s.SQL)
+				}
+				return nil
+			}
+			for i, s := range scripts {
+				name := filepath.Join(dir, fmt.Sprintf("%04d_jobc_%s.up.sql", start+i, strings.TrimLeft(s.Name, "0123456789_")))
+				f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+				if err != nil {
+					return fmt.Errorf("jobc: write migration file: %w", err)
+				}
+				_, err = f.WriteString(s.SQL)
+				if cerr := f.Close(); err == nil {
+					err = cerr
+				}
+				if err != nil {
+					return fmt.Errorf("jobc: write %s: %w", name, err)
+				}
+				fmt.Fprintf(out, "wrote %s\n", name)
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&from, "from", 1, "the first numbered migration to print; the function library always follows")
+	f.StringVar(&dir, "dir", "", "write one file per migration into this directory instead of printing")
+	f.IntVar(&start, "start", 1, "with --dir: the number of the first file")
 	return cmd
 }
 

@@ -129,7 +129,7 @@ func TestRetryAfterFaultyUpcast(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &j); err != nil {
 			t.Fatalf("jobs show %d --json: %v\n%s", id, err, out)
 		}
-		// The failure of attempt 1, then the retry's record (schema/0013).
+		// The failure of attempt 1, then the retry's record (jobc_retried, jobc_retry_selected).
 		if j.State != "completed" || j.Attempt != 2 || j.MaxAttempts != 2 || len(j.Errors) != 2 ||
 			j.Errors[0].Attempt != 1 || j.Errors[0].Class != "invalid_payload" || j.Errors[1].Class != "jobc_retried" {
 			t.Errorf("job %d after the fix: %s", id, out)

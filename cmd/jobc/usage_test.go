@@ -55,6 +55,11 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"migrate", "up", "extra"}, `unknown command "extra"`},
 		{[]string{"migrate", "status", "--bogus"}, "unknown flag: --bogus"},
 		{[]string{"migrate", "grants", "--owner", "o"}, "unknown flag: --owner"},
+		{[]string{"migrate", "sql", "--from", "0"}, "--from 0: there is no such migration"},
+		{[]string{"migrate", "sql", "--from", "99"}, "--from 99: there is no such migration"},
+		{[]string{"migrate", "sql", "--start", "3"}, "give --dir too"},
+		{[]string{"migrate", "sql", "--dir", "d", "--start", "0"}, "--start must be 1 or more"},
+		{[]string{"migrate", "sql", "--from", "one"}, `invalid argument "one" for "--from"`},
 	}
 	// Every command, including ones added later, rejects an unknown flag and (unless it
 	// takes arguments) an extra argument.

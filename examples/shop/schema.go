@@ -101,7 +101,7 @@ func migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	if _, err := pool.Exec(ctx, shopTables); err != nil {
 		return fmt.Errorf("create the shop's tables: %w", err)
 	}
-	// The SQL producers need jobc's migrations (0007_sql_producers), so they come after.
+	// The SQL producers need jobc's migrations and function library, so they come after.
 	if _, err := pool.Exec(ctx, sqlProducers); err != nil {
 		return fmt.Errorf("create the SQL producers (db/jobc_producers.sql): %w", err)
 	}

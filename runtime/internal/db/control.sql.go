@@ -311,9 +311,9 @@ type RetrySelectedRow struct {
 }
 
 // Makes the selected failed, cancelled and scheduled jobs available now, up to max
-// (NULL: all), newest first, in one statement (jobc_retry_selected, schema/0013: it
-// moves finished jobs back with their own ids, which only the schema's owner may
-// write). Returns how many jobs the selection matched, how many changed, and the first
+// (NULL: all), newest first, in one statement (jobc_retry_selected, in
+// schema/0001_baseline.sql: it moves finished jobs back with their own ids, which only
+// the schema's owner may write). Returns how many jobs the selection matched, how many changed, and the first
 // 1,000 changed ids.
 func (q *Queries) RetrySelected(ctx context.Context, arg RetrySelectedParams) (RetrySelectedRow, error) {
 	row := q.db.QueryRow(ctx, retrySelected,

@@ -166,10 +166,10 @@ type InsertUniqueJobRow struct {
 }
 
 // Inserts the job only if no other job holds its unique key, and otherwise returns the
-// holder's id with inserted false (jobc_enqueue_unique, schema/0010: the key row and
-// the job row in one statement, so of concurrent inserts of one key exactly one
-// inserts; it runs with its owner's rights, so a producer role cannot write key rows
-// or take ids of its own).
+// holder's id with inserted false (jobc_enqueue_unique, in schema/0001_baseline.sql:
+// the key row and the job row in one statement, so of concurrent inserts of one key
+// exactly one inserts; it runs with its owner's rights, so a producer role cannot
+// write key rows or take ids of its own).
 func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams) (InsertUniqueJobRow, error) {
 	row := q.db.QueryRow(ctx, insertUniqueJob,
 		arg.Kind,

@@ -37,7 +37,7 @@ type ClaimCandidatesParams struct {
 
 // When one job makes a statement fail, it fails alone: the worker falls back from the
 // statement over a batch to one statement per job, and ends a job whose own statement
-// still fails with jobc_poison (schema/0010), failed with the reason.
+// still fails with jobc_poison (schema/0001_baseline.sql), failed with the reason.
 // The jobs ClaimJobs would lease, read without locking or computing anything from
 // them, so that a row that makes the claim fail cannot make this fail: the claim then
 // takes them one at a time (ClaimJobByID).

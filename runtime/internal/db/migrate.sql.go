@@ -9,6 +9,36 @@ import (
 	"context"
 )
 
+const appliedLibrary = `-- name: AppliedLibrary :many
+SELECT version, checksum FROM jobc_library ORDER BY version DESC LIMIT 1
+`
+
+type AppliedLibraryRow struct {
+	Version  int32
+	Checksum string
+}
+
+// The newest function library applied, if any.
+func (q *Queries) AppliedLibrary(ctx context.Context) ([]AppliedLibraryRow, error) {
+	rows, err := q.db.Query(ctx, appliedLibrary)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []AppliedLibraryRow{}
+	for rows.Next() {
+		var i AppliedLibraryRow
+		if err := rows.Scan(&i.Version, &i.Checksum); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const appliedMigrations = `-- name: AppliedMigrations :many
 SELECT version, name, applied_at FROM jobc_migrations ORDER BY version
 `
@@ -33,13 +63,25 @@ func (q *Queries) AppliedMigrations(ctx context.Context) ([]JobcMigration, error
 	return items, nil
 }
 
+const libraryTableExists = `-- name: LibraryTableExists :one
+SELECT (to_regclass('jobc_library') IS NOT NULL)::boolean AS exists
+`
+
+func (q *Queries) LibraryTableExists(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, libraryTableExists)
+	var exists bool
+	err := row.Scan(&exists)
+	return exists, err
+}
+
 const migrationLock = `-- name: MigrationLock :exec
 
 SELECT pg_advisory_xact_lock(hashtextextended('jobc_migrate:' || current_schema(), 0))
 `
 
-// Statements of the migration runner. Each migration runs in its own transaction that
-// first takes MigrationLock, so concurrent migrators apply every migration exactly once.
+// Statements of the migration runner. Each migration, and the function library, runs in
+// its own transaction that first takes MigrationLock, so concurrent migrators apply
+// every migration exactly once and the library once per version.
 func (q *Queries) MigrationLock(ctx context.Context) error {
 	_, err := q.db.Exec(ctx, migrationLock)
 	return err
@@ -54,6 +96,21 @@ func (q *Queries) MigrationsTableExists(ctx context.Context) (bool, error) {
 	var exists bool
 	err := row.Scan(&exists)
 	return exists, err
+}
+
+const recordLibrary = `-- name: RecordLibrary :exec
+INSERT INTO jobc_library (version, checksum) VALUES ($1, $2)
+ON CONFLICT (version) DO UPDATE SET checksum = excluded.checksum, applied_at = now()
+`
+
+type RecordLibraryParams struct {
+	Version  int32
+	Checksum string
+}
+
+func (q *Queries) RecordLibrary(ctx context.Context, arg RecordLibraryParams) error {
+	_, err := q.db.Exec(ctx, recordLibrary, arg.Version, arg.Checksum)
+	return err
 }
 
 const recordMigration = `-- name: RecordMigration :exec

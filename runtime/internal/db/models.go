@@ -145,6 +145,12 @@ type JobcJobsFinished struct {
 	LastErrorClass *string
 }
 
+type JobcLibrary struct {
+	Version   int32
+	Checksum  string
+	AppliedAt time.Time
+}
+
 type JobcMigration struct {
 	Version   int32
 	Name      string

@@ -14,7 +14,7 @@ type RescuerConfig struct {
 }
 
 // Rescuer returns jobs whose lease expired (their worker crashed, was killed or lost
-// its connection) to their queue, or fails or cancels them (jobc_rescue).
+// its connection) to their queue, or fails or cancels them (jobc_rescue_expired).
 type Rescuer struct {
 	cfg RescuerConfig
 	q   *db.Queries

@@ -15,12 +15,12 @@ import (
 // MaxDepth bounds how deeply a payload's objects and arrays nest: a payload may hold
 // at most MaxDepth of them one inside the other ([[1]] nests two). encoding/json stops
 // at 10000 and PostgreSQL at its stack depth; a bound both producers enforce (the SQL
-// producers with jobc_payload_too_deep, migration 0012) keeps a payload that one
+// producers with jobc_payload_too_deep, schema/library) keeps a payload that one
 // accepts from failing in the other or in a worker, and keeps every recursive walk of
 // a payload (validation, defaults, upcasts, the SQL checks) short.
 const MaxDepth = 64
 
-// The rules Exact applies, worded as the SQL producers word them (migration 0012).
+// The rules Exact applies, worded as the SQL producers word them (schema/library).
 const (
 	msgTooDeep       = "nested deeper than 64 levels"
 	msgInvalidUTF8   = "invalid UTF-8"

@@ -64,7 +64,7 @@ func TestExact(t *testing.T) {
 		}
 	}
 	if fmt.Sprint(schema.MaxDepth) != "64" {
-		t.Errorf("MaxDepth %d: the message and migration 0012 say 64", schema.MaxDepth)
+		t.Errorf("MaxDepth %d: the message and schema/library (jobc_payload_too_deep) say 64", schema.MaxDepth)
 	}
 }
 

@@ -1,12 +1,43 @@
--- Exact payloads: the shared half of what the SQL producers (jobc_enqueue_<kind>,
--- migration 0007) check so that a payload they accept reaches a Go worker exactly as
--- it was given, as Go's Enqueue checks it (runtime/internal/schema/exact.go), and the
--- bound on unique keys both apply. A generated function calls them; jsonb itself
--- already refuses invalid UTF-8, NUL (\u0000) and lone surrogates, before the
--- function runs, and holds no NaN or infinity.
+-- The function library, part 2: the checks a generated jobc_enqueue_<kind> shares
+-- with every other (1_messages.sql says what the library is). Each returns the Go
+-- validator's rule for a problem (runtime/internal/schema), or NULL for none.
 --
--- Contents: jobc_payload_too_deep; jobc_exact_number; jobc_bound_unique_key.
--- CREATE OR REPLACE keeps the file safe to apply twice.
+-- jsonb itself already refuses invalid UTF-8, NUL (\u0000) and lone surrogates before
+-- a function runs, and holds no NaN or infinity; jobc_payload_too_deep and
+-- jobc_exact_number check the rest of what Go's Enqueue checks so that a payload they
+-- accept reaches a Go worker exactly as it was given (runtime/internal/schema/exact.go).
+
+-- jobc_missing_properties: the required properties p_object lacks, in p_required's order.
+CREATE OR REPLACE FUNCTION jobc_missing_properties(p_object jsonb, p_required text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE count(*)
+        WHEN 0 THEN NULL
+        WHEN 1 THEN 'missing property ' || min(jobc_go_quote(r))
+        ELSE 'missing properties ' || string_agg(jobc_go_quote(r), ', ' ORDER BY o) END
+    FROM unnest(p_required) WITH ORDINALITY AS u(r, o)
+    WHERE NOT p_object ? r
+$$;
+
+-- jobc_additional_properties: the members of p_object not in p_known (with
+-- additionalProperties: false), sorted by name.
+CREATE OR REPLACE FUNCTION jobc_additional_properties(p_object jsonb, p_known text[]) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'additional properties ' || string_agg(jobc_go_quote(k), ', ' ORDER BY k COLLATE "C") || ' not allowed'
+    FROM jsonb_object_keys(p_object) AS k
+    WHERE NOT k = ANY (p_known)
+    HAVING count(*) > 0
+$$;
+
+-- jobc_unique_items: the first two equal items of p_array (uniqueItems). jsonb's
+-- equality is JSON's: numbers by value, objects by members.
+CREATE OR REPLACE FUNCTION jobc_unique_items(p_array jsonb) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT 'uniqueItems: items at ' || (a.i - 1) || ' and ' || (b.i - 1) || ' are equal'
+    FROM jsonb_array_elements(p_array) WITH ORDINALITY a(x, i)
+    JOIN jsonb_array_elements(p_array) WITH ORDINALITY b(y, i) ON b.i > a.i AND a.x = b.y
+    ORDER BY a.i, b.i
+    LIMIT 1
+$$;
 
 -- jobc_payload_too_deep returns the JSON pointer of the first container (byte order
 -- of pointers, as Go compares them) nested deeper than 64 objects and arrays, or NULL.
@@ -56,23 +87,5 @@ LANGUAGE sql IMMUTABLE AS $$
             WHEN p::numeric <> 0 AND abs(p::numeric) * 404804506614621236704990693437834614099113299528284236713802716054860679135990693783920767402874248990374155728633623822779617474771586953734026799881477019843034848553132722728933815484186432682479535356945490137124014966849385397236206711298319112681620113024717539104666829230461005064372655017292012526615415482186989568 <= 1
                 THEN 'number too small for float64, which would round it to 0'
             END
-        END
-$$;
-
--- jobc_bound_unique_key returns the unique key stored for p_key: p_key itself, or,
--- when it is longer than 1024 bytes or starts with 'sha256:', 'sha256:' and the hex
--- SHA-256 of its UTF-8 bytes, as Go's Enqueue stores it (runtime/unique.go). A btree
--- refuses index entries over about 2.7 kB, with an error that names no field; hashed,
--- a key of any length works. Hashing every key with the prefix keeps a stored key
--- unambiguous: it is a hash if and only if it has the prefix. Rows already stored
--- keep their keys: a key over 1024 bytes held by a job enqueued before this migration
--- is not matched by its hashed form, so an enqueue of the same key during the upgrade
--- inserts a second job instead of returning the first.
-CREATE OR REPLACE FUNCTION jobc_bound_unique_key(p_key text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
-    SELECT CASE
-        WHEN p_key IS NULL THEN NULL
-        WHEN octet_length(p_key) <= 1024 AND left(p_key, 7) <> 'sha256:' THEN p_key
-        ELSE 'sha256:' || encode(sha256(convert_to(p_key, 'UTF8')), 'hex')
         END
 $$;

@@ -1,0 +1,58 @@
+package schema
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Script is one transaction of the SQL that `jobc migrate sql` prints for teams that
+// apply migrations with their own tool: a numbered migration, or the function library,
+// with the bookkeeping runtime.Migrate does around it, so that a later runtime.Migrate
+// or `jobc migrate up` agrees with what was applied.
+type Script struct {
+	Name string // "0001_baseline", "library_v1"
+	SQL  string // without BEGIN and COMMIT: each Script must run in one transaction
+}
+
+// migrationLock is runtime.Migrate's lock (queries/migrate.sql, MigrationLock), so
+// that a script applied by another tool and a migrating binary wait for each other.
+const migrationLock = "SELECT pg_advisory_xact_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+
+// Scripts returns the scripts that bring a database that has the migrations before
+// version from up to this binary's schema: the numbered migrations from version from
+// on, then the function library. A script of the library refuses to run where a newer
+// library is recorded, rather than replace it with an older one.
+func Scripts(from int) ([]Script, error) {
+	ms, err := Migrations()
+	if err != nil {
+		return nil, err
+	}
+	if from < 1 || from > len(ms)+1 {
+		return nil, fmt.Errorf("schema: no migration %d: the migrations are 1 to %d (%d: the function library alone)", from, len(ms), len(ms)+1)
+	}
+	lib, err := FunctionLibrary()
+	if err != nil {
+		return nil, err
+	}
+	head := func(title string) string {
+		return fmt.Sprintf("-- jobc %s, printed by `jobc migrate sql`: run it in one transaction\n%s\n\n%s\n", title, migrationLock, strings.TrimRight(Bootstrap(), "\n"))
+	}
+	var out []Script
+	for _, m := range ms[from-1:] {
+		name := fmt.Sprintf("%04d_%s", m.Version, m.Name)
+		out = append(out, Script{Name: name, SQL: head("migration "+name) + "\n" + strings.TrimRight(m.SQL, "\n") + "\n\n" +
+			fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, '%s');\n", m.Version, m.Name)})
+	}
+	out = append(out, Script{Name: fmt.Sprintf("library_v%d", lib.Version), SQL: head(fmt.Sprintf("function library v%d", lib.Version)) + fmt.Sprintf(`
+DO $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM jobc_library WHERE version > %[1]d) THEN
+        RAISE EXCEPTION 'jobc: the database has a newer function library than v%[1]d: this script comes from an older jobc; print it with the jobc that applied the newer one';
+    END IF;
+END
+$$;
+
+`, lib.Version) + strings.TrimRight(lib.SQL, "\n") + "\n\n" +
+		fmt.Sprintf("INSERT INTO jobc_library (version, checksum) VALUES (%d, '%s')\n    ON CONFLICT (version) DO UPDATE SET checksum = excluded.checksum, applied_at = now();\n", lib.Version, lib.Checksum)})
+	return out, nil
+}
