@@ -310,6 +310,21 @@ func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) 
 		}
 		out = append(out, golang.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
 	}
+	if len(out) < len(svs) {
+		// Not emitted (diags has the failure), and the version that failed may have
+		// declared types a later one shares.
+		for i := range out {
+			out[i].Declared = out[i].Payload
+		}
+		return out, nvs, diags
+	}
+	payloads := make([]*gotype.Payload, len(out))
+	for i, v := range out {
+		payloads[i] = v.Payload
+	}
+	for i, p := range gotype.Share(payloads) {
+		out[i].Declared, nvs[i].Declared = p, p
+	}
 	return out, nvs, diags
 }
 

@@ -52,7 +52,8 @@ type SendReceiptV2Money struct {
 	Currency   SendReceiptV2MoneyCurrency `json:"currency"`
 }
 
-// SendReceiptV2MoneyCurrency is the type of $defs.money.currency in SendReceiptV2.
+// SendReceiptV2MoneyCurrency is the type of $defs.money.currency in SendReceiptV2
+// and SendReceiptV3.
 type SendReceiptV2MoneyCurrency string
 
 // Values of SendReceiptV2MoneyCurrency.
@@ -107,18 +108,8 @@ const (
 // SendReceiptV3Money is the type of $defs.money in SendReceiptV3.
 type SendReceiptV3Money struct {
 	MinorUnits int64                      `json:"minor_units"`
-	Currency   SendReceiptV3MoneyCurrency `json:"currency"`
+	Currency   SendReceiptV2MoneyCurrency `json:"currency"`
 }
-
-// SendReceiptV3MoneyCurrency is the type of $defs.money.currency in SendReceiptV3.
-type SendReceiptV3MoneyCurrency string
-
-// Values of SendReceiptV3MoneyCurrency.
-const (
-	SendReceiptV3MoneyCurrencyEUR SendReceiptV3MoneyCurrency = "EUR"
-	SendReceiptV3MoneyCurrencyUSD SendReceiptV3MoneyCurrency = "USD"
-	SendReceiptV3MoneyCurrencyGBP SendReceiptV3MoneyCurrency = "GBP"
-)
 
 // SendReceiptV3Line is the type of lines[] in SendReceiptV3.
 type SendReceiptV3Line struct {

@@ -38,7 +38,7 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Const().Id(n.KindConst()).Op("=").Lit(s.Kind)
 
 	for _, v := range j.Versions {
-		decls(f, v.Payload, versionDoc(j, v))
+		decls(f, v.Declared, versionDoc(j, v))
 	}
 	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", n.Payload(), s.Kind, newest.Spec.Number)
 	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
