@@ -42,7 +42,7 @@ func Diff(res *Result) ([]Change, error) {
 			out = append(out, Change{Path: f.Path, Kind: "stale", Diff: unified(f.Path, old, f.Content)})
 		}
 	}
-	extra, err := extraFiles(pr, p.Out, want)
+	extra, err := extraFiles(pr, p, want)
 	if err != nil {
 		return nil, err
 	}

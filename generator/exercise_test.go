@@ -46,7 +46,7 @@ func UpcastTallyV1ToV2(in TallyV1) (TallyV2, error) {
 	if in.Unit != nil {
 		unit = string(*in.Unit)
 	}
-	return TallyV2{Count: in.Count, Unit: TallyV2Unit(unit)}, nil
+	return TallyV2{Count: in.Count, Unit: TallyV1Unit(unit)}, nil
 }
 `
 

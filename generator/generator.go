@@ -24,6 +24,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 	"github.com/jobc-dev/jobc/generator/internal/codegen/sql"
 	"github.com/jobc-dev/jobc/generator/internal/confine"
+	"github.com/jobc-dev/jobc/generator/internal/gomod"
 	"github.com/jobc-dev/jobc/generator/internal/gotype"
 	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -117,6 +118,11 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
 	res.Files = append(res.Files, File{Path: filepath.Join(p.Out, CatalogFileName), Content: b})
+	if f, ok, err := testFile(p, jobs); err != nil {
+		return nil, err
+	} else if ok {
+		res.Files = append(res.Files, f)
+	}
 	if p.Producers.SQL != "" {
 		f, err := sqlProducers(p, jobs)
 		if err != nil {
@@ -133,6 +139,28 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	}
 	sort.Slice(res.Files, func(i, j int) bool { return res.Files[i].Path < res.Files[j].Path })
 	return res, nil
+}
+
+// TestDir is the directory, relative to the project, of the typed test helpers of a
+// project whose generated package is in out: <out>/<package>test (golang.TestPackage).
+func TestDir(p *spec.Project) string { return filepath.Join(p.Out, golang.TestPackage(p.Package)) }
+
+// testFile renders the typed test helpers' package (golang.TestFile), when there is a
+// job type to help with and out is in a Go module, whose path the helpers import the
+// generated package by.
+func testFile(p *spec.Project, jobs []golang.Job) (File, bool, error) {
+	if len(jobs) == 0 {
+		return File{}, false, nil
+	}
+	importPath, _, err := gomod.ImportPath(filepath.Join(p.Dir, p.Out))
+	if err != nil || importPath == "" {
+		return File{}, false, err
+	}
+	b, err := golang.TestFile(p.Package, importPath, p.File, jobs)
+	if err != nil {
+		return File{}, false, fmt.Errorf("jobc: generate the test helpers: %w", err)
+	}
+	return File{Path: filepath.Join(TestDir(p), CatalogFileName), Content: b}, true, nil
 }
 
 // sqlProducers renders the SQL producers file (producers.sql in the spec).
@@ -310,6 +338,21 @@ func convertVersions(p *spec.Project, svs []*spec.Version, structName func(int) 
 		}
 		out = append(out, golang.Version{Spec: sv, Payload: payload, Schema: string(canon), HandWritten: nv.HandWritten})
 	}
+	if len(out) < len(svs) {
+		// Not emitted (diags has the failure), and the version that failed may have
+		// declared types a later one shares.
+		for i := range out {
+			out[i].Declared = out[i].Payload
+		}
+		return out, nvs, diags
+	}
+	payloads := make([]*gotype.Payload, len(out))
+	for i, v := range out {
+		payloads[i] = v.Payload
+	}
+	for i, p := range gotype.Share(payloads) {
+		out[i].Declared, nvs[i].Declared = p, p
+	}
 	return out, nvs, diags
 }
 
@@ -463,7 +506,7 @@ func WriteWith(res *Result, o WriteOptions) error {
 			return err
 		}
 	}
-	extra, err := extraFiles(pr, p.Out, want)
+	extra, err := extraFiles(pr, p, want)
 	if err != nil {
 		return err
 	}
@@ -476,7 +519,13 @@ func WriteWith(res *Result, o WriteOptions) error {
 	}
 	for _, name := range extra {
 		if g := o.GoGenerate; g != nil && !g.hasRead(filepath.Join(p.Dir, name)) {
-			if err := pr.writeIfChanged(name, tombstone(p.Package, directive)); err != nil {
+			stone := tombstone(p.Package, directive)
+			if filepath.Dir(name) == TestDir(p) {
+				// The test helpers' package holds no directive: one that declares
+				// nothing is enough, and the next run deletes it.
+				stone = tombstone(golang.TestPackage(p.Package), nil)
+			}
+			if err := pr.writeIfChanged(name, stone); err != nil {
 				return err
 			}
 			continue
@@ -608,19 +657,22 @@ func filePaths(files []File) []string {
 	return out
 }
 
-// extraFiles lists the generated files in out that want does not hold, by their names
-// relative to the project, sorted.
-func extraFiles(pr *project, out string, want map[string]bool) ([]string, error) {
-	entries, err := pr.readDir(out)
-	if err != nil {
-		return nil, err
-	}
+// extraFiles lists the generated files in p's out directory and its test helpers'
+// (TestDir) that want does not hold, by their names relative to the project, sorted.
+func extraFiles(pr *project, p *spec.Project, want map[string]bool) ([]string, error) {
 	var extra []string
-	for _, e := range entries {
-		name := filepath.Join(out, e.Name())
-		if !e.IsDir() && !want[name] && owned(pr, name) {
-			extra = append(extra, name)
+	for _, dir := range []string{p.Out, TestDir(p)} {
+		entries, err := pr.readDir(dir)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			name := filepath.Join(dir, e.Name())
+			if !e.IsDir() && !want[name] && owned(pr, name) {
+				extra = append(extra, name)
+			}
 		}
 	}
+	sort.Strings(extra)
 	return extra, nil
 }

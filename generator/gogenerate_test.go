@@ -28,11 +28,11 @@ func TestGoGenerateAfterRemovingAJob(t *testing.T) {
 		})
 		env.spec(t, dir, "internal/jobs", "archive_orders", "send_email", "zap_cache")
 		env.goGenerate(t, dir)
-		wantFiles(t, filepath.Join(dir, "internal/jobs"), "archive_orders.jobc.go", "jobc.go", "send_email.jobc.go", "zap_cache.jobc.go")
+		wantFiles(t, filepath.Join(dir, "internal/jobs"), "archive_orders.jobc.go", "jobc.go", "jobstest", "send_email.jobc.go", "zap_cache.jobc.go")
 
 		env.spec(t, dir, "internal/jobs", "archive_orders") // removes send_email and zap_cache
 		env.goGenerate(t, dir)
-		wantFiles(t, filepath.Join(dir, "internal/jobs"), "archive_orders.jobc.go", "jobc.go")
+		wantFiles(t, filepath.Join(dir, "internal/jobs"), "archive_orders.jobc.go", "jobc.go", "jobstest")
 		env.goBuild(t, dir)
 		wantClean(t, dir)
 	})
@@ -49,7 +49,7 @@ func TestGoGenerateAfterRemovingAJob(t *testing.T) {
 		env.goGenerate(t, dir)
 		env.spec(t, dir, "internal/jobs", "send_email")
 		env.goGenerate(t, dir)
-		wantFiles(t, filepath.Join(dir, "internal/jobs"), "generate.go", "jobc.go", "send_email.jobc.go")
+		wantFiles(t, filepath.Join(dir, "internal/jobs"), "generate.go", "jobc.go", "jobstest", "send_email.jobc.go")
 		env.goBuild(t, dir)
 		wantClean(t, dir)
 	})
@@ -87,7 +87,7 @@ func TestGoGenerateAfterRemovingAJob(t *testing.T) {
 		if err := generator.Write(res); err != nil {
 			t.Fatal(err)
 		}
-		wantFiles(t, filepath.Join(dir, "internal/jobs"), "jobc.go", "send_email.jobc.go")
+		wantFiles(t, filepath.Join(dir, "internal/jobs"), "jobc.go", "jobstest", "send_email.jobc.go")
 		wantClean(t, dir)
 	})
 }

@@ -78,6 +78,10 @@ func TestGolden(t *testing.T) {
 		})
 		if !isErrCase && err == nil {
 			packages = append(packages, "./"+filepath.ToSlash(filepath.Join(dir, res.Project.Out)))
+			if len(res.Project.Jobs) > 0 {
+				// The typed test helpers, which only tests import.
+				packages = append(packages, "./"+filepath.ToSlash(filepath.Join(dir, generator.TestDir(res.Project))))
+			}
 		}
 	}
 	t.Run("compiles", func(t *testing.T) {

@@ -52,7 +52,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			for _, e := range events {
 				var vs []names.Version
 				for _, v := range e.Versions {
-					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, HandWritten: v.HandWritten})
+					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
 				}
 				for _, id := range e.Names.Idents(vs) {
 					if id.HandWritten {
@@ -65,7 +65,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			for _, j := range jobs {
 				var vs []names.Version
 				for _, v := range j.Versions {
-					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, HandWritten: v.HandWritten})
+					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
 				}
 				for _, id := range j.Names.Idents(vs) {
 					if id.HandWritten {

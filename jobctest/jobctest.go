@@ -3,8 +3,10 @@
 // decoded as a worker decodes it, run one job's handler in a transaction that rolls
 // back, and work every waiting job to completion with a worker tuned for tests.
 //
-// The typed helpers are a [Kind] per job type, built with [NewKind] from the generated
-// job type and handler interface (a test file of the application's declares them once):
+// The typed helpers are a [Kind] per job type. jobc generate declares them in a
+// package of their own beside the generated one, <out>/<package>test (jobs →
+// jobstest), which only tests import, so the application's binary links neither it
+// nor package testing:
 //
 //	func TestPlaceOrder(t *testing.T) {
 //		orderID := placeOrder(t, pool)

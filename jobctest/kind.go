@@ -14,9 +14,9 @@ import (
 
 // Kind is one job type in tests, typed by its contract: P is the newest payload type
 // (the one handlers receive), W the type its enqueue function takes (the write
-// version's) and H its handler interface. Declare one per job type with [NewKind],
-// in a test file or a test-only package, so that production binaries do not carry
-// test code:
+// version's) and H its handler interface. jobc generate declares one per job type,
+// named like its payload, in the package <out>/<package>test, which only tests import
+// (so production binaries do not carry test code); [NewKind] is how it does:
 //
 //	job := jobstest.SendEmail.RequireEnqueued(t, tx, jobctest.Queue("email"))
 //	if job.Payload.Recipient != "ada@example.com" { ... }
@@ -33,7 +33,8 @@ type Kind[P, W, H any] struct {
 type Handler[P any] func(ctx context.Context, tx pgx.Tx, job *runtime.Job, p P) error
 
 // NewKind returns the Kind of jt; adapt turns a handler H into the function Run calls.
-// Call it once per job type, e.g. in a package-level var of a test file.
+// The generated test package calls it once per job type, in a package-level var; call
+// it by hand for a job type declared without the generator.
 func NewKind[P, W, H any](jt *runtime.JobType, adapt func(H) Handler[P]) *Kind[P, W, H] {
 	return &Kind[P, W, H]{jt: jt, adapt: adapt}
 }

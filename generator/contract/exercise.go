@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/jobc-dev/jobc/generator/internal/gomod"
 	"github.com/jobc-dev/jobc/generator/internal/samples"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -88,25 +88,17 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 		}
 		return res, nil
 	}
-	root, modPath, err := findModule(p.Dir)
+	outAbs, err := filepath.Abs(filepath.Join(p.Dir, p.Out))
+	if err != nil {
+		return nil, fmt.Errorf("jobc: %w", err)
+	}
+	importPath, root, err := gomod.ImportPath(outAbs)
 	if err != nil {
 		return nil, err
 	}
 	if root == "" {
 		res.Skipped = "no go.mod in " + p.Dir + " or above it, so no build of the generated package"
 		return res, nil
-	}
-	outAbs, err := filepath.Abs(filepath.Join(p.Dir, p.Out))
-	if err != nil {
-		return nil, fmt.Errorf("jobc: %w", err)
-	}
-	rel, err := filepath.Rel(root, outAbs)
-	if err != nil || strings.HasPrefix(rel, "..") {
-		return nil, fmt.Errorf("jobc: the output directory %s is not inside module %s (%s)", outAbs, modPath, root)
-	}
-	importPath := modPath
-	if rel != "." {
-		importPath += "/" + filepath.ToSlash(rel)
 	}
 	// Beside the output package, so that an internal package may be imported.
 	near := filepath.Dir(outAbs)
@@ -240,34 +232,6 @@ type sampleIn struct {
 type sampleOut struct {
 	Output json.RawMessage `json:"output,omitempty"`
 	Error  string          `json:"error,omitempty"`
-}
-
-// findModule returns the directory of the go.mod at or above dir and its module
-// path; "" when there is none.
-func findModule(dir string) (root, path string, err error) {
-	d, err := filepath.Abs(dir)
-	if err != nil {
-		return "", "", fmt.Errorf("jobc: %w", err)
-	}
-	for {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil {
-			for _, line := range strings.Split(string(b), "\n") {
-				if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module "); ok {
-					return d, strings.Trim(strings.TrimSpace(rest), `"`), nil
-				}
-			}
-			return "", "", fmt.Errorf("jobc: %s has no module line", filepath.Join(d, "go.mod"))
-		}
-		if !errors.Is(err, os.ErrNotExist) {
-			return "", "", fmt.Errorf("jobc: %w", err)
-		}
-		parent := filepath.Dir(d)
-		if parent == d {
-			return "", "", nil
-		}
-		d = parent
-	}
 }
 
 // exerciseMain is the throwaway program: it reads samples as JSON lines and writes

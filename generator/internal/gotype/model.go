@@ -39,6 +39,9 @@ type Decl struct {
 	Of     string // where it is used, for a default doc comment: "address", "parcels[]"
 	Struct *Struct
 	Enum   *Enum
+	// SharedBy lists the root structs of the later versions that use this type too,
+	// instead of declaring their own (Share).
+	SharedBy []string
 }
 
 // Struct is an object with known properties, in schema order.

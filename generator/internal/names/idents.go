@@ -22,6 +22,10 @@ type Version struct {
 	// Payload is the version's converted schema; nil when it has no Go type, and then
 	// only the root struct's name is known.
 	Payload *gotype.Payload
+	// Declared is Payload less the nested types an earlier version declares
+	// identically (gotype.Share): what the Go package declares for this version. The
+	// TypeScript producers declare every type of Payload.
+	Declared *gotype.Payload
 	// HandWritten says the package must also declare the hand-written upcast into
 	// this version.
 	HandWritten bool
@@ -70,11 +74,15 @@ func (n Job) Idents(versions []Version) []Ident {
 // payloadIdents lists the nested types and enum constants of a payload version whose
 // root struct is root.
 func payloadIdents(v Version, root, num string) []Ident {
-	if v.Payload == nil {
+	p := v.Declared
+	if p == nil {
+		p = v.Payload // a version that converted while another did not: not shared
+	}
+	if p == nil {
 		return nil
 	}
 	var ids []Ident
-	for _, d := range v.Payload.Decls {
+	for _, d := range p.Decls {
 		if d.Name != root {
 			what := "a nested type of the version " + num + " payload"
 			if d.Of != "" {

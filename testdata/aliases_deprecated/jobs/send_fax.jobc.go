@@ -67,9 +67,12 @@ func EnqueueSendFax(
 	return runtime.Enqueue(ctx, db, sendFaxType, p, opts...)
 }
 
-// EnqueueSendFaxMany inserts many send_fax jobs, with one statement per 20,000
-// jobs: all of them or, when any payload is invalid, none (the error names its
-// index). The options apply to every job.
+// EnqueueSendFaxMany inserts many send_fax jobs through db, with one statement per
+// 20,000 jobs (one per job with runtime.WithDedupKey). Every payload is checked
+// against version 1 of its schema first: if any is invalid, it returns a
+// *runtime.PayloadError naming its index and inserts nothing. Pass a transaction
+// for all of the jobs or none: through a pool, each statement commits on its own.
+// The options apply to every job.
 //
 // Deprecated: Faxes are no longer sent; use notify_customer.
 func EnqueueSendFaxMany(

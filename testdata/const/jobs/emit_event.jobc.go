@@ -84,9 +84,12 @@ func EnqueueEmitEvent(
 	return runtime.Enqueue(ctx, db, emitEventType, p, opts...)
 }
 
-// EnqueueEmitEventMany inserts many emit_event jobs, with one statement per 20,000
-// jobs: all of them or, when any payload is invalid, none (the error names its
-// index). The options apply to every job.
+// EnqueueEmitEventMany inserts many emit_event jobs through db, with one statement
+// per 20,000 jobs (one per job with runtime.WithDedupKey). Every payload is
+// checked against version 1 of its schema first: if any is invalid, it returns a
+// *runtime.PayloadError naming its index and inserts nothing. Pass a transaction
+// for all of the jobs or none: through a pool, each statement commits on its own.
+// The options apply to every job.
 func EnqueueEmitEventMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -101,9 +101,13 @@ func PublishOrderPaid(
 	return runtime.Publish(ctx, db, orderPaidEvent, e, opts...)
 }
 
-// PublishOrderPaidMany publishes many order_paid events in one transaction, with
-// one statement per table: all of them or, when any payload is invalid, none (the
-// error names its index). The options apply to every event.
+// PublishOrderPaidMany publishes many order_paid events in one transaction (db's,
+// or one it begins and commits on a pool): it writes their outbox rows with one
+// statement per 20,000 events, and each subscriber's jobs with one statement per
+// 20,000 jobs (one per job for a unique job). Every payload is checked against
+// version 2 of its schema first: if any is invalid, it returns a
+// *runtime.PayloadError naming its index and writes nothing. The options apply to
+// every event.
 func PublishOrderPaidMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -89,9 +89,12 @@ func PublishOrderPlaced(
 	return runtime.Publish(ctx, db, orderPlacedEvent, e, opts...)
 }
 
-// PublishOrderPlacedMany publishes many order_placed events in one transaction,
-// with one statement per table: all of them or, when any payload is invalid, none
-// (the error names its index). The options apply to every event.
+// PublishOrderPlacedMany publishes many order_placed events in one transaction
+// (db's, or one it begins and commits on a pool): it writes each subscriber's jobs
+// with one statement per 20,000 jobs (one per job for a unique job). Every payload
+// is checked against version 1 of its schema first: if any is invalid, it returns
+// a *runtime.PayloadError naming its index and writes nothing. The options apply
+// to every event.
 func PublishOrderPlacedMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -75,9 +75,12 @@ func EnqueueReserveStock(
 	return runtime.Enqueue(ctx, db, reserveStockType, p, opts...)
 }
 
-// EnqueueReserveStockMany inserts many reserve_stock jobs, with one statement per
-// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueReserveStockMany inserts many reserve_stock jobs through db, with one
+// statement per 20,000 jobs (one per job with runtime.WithDedupKey). Every payload
+// is checked against version 1 of its schema first: if any is invalid, it returns
+// a *runtime.PayloadError naming its index and inserts nothing. Pass a transaction
+// for all of the jobs or none: through a pool, each statement commits on its own.
+// The options apply to every job.
 func EnqueueReserveStockMany(
 	ctx context.Context,
 	db runtime.DBTX,

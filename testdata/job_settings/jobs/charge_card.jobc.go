@@ -93,9 +93,12 @@ func EnqueueChargeCard(
 	return runtime.Enqueue(ctx, db, chargeCardType, p, opts...)
 }
 
-// EnqueueChargeCardMany inserts many charge_card jobs, with one statement per
-// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueChargeCardMany inserts many charge_card jobs through db, with one
+// statement per 20,000 jobs (one per job with runtime.WithDedupKey). Every payload
+// is checked against version 1 of its schema first: if any is invalid, it returns
+// a *runtime.PayloadError naming its index and inserts nothing. Pass a transaction
+// for all of the jobs or none: through a pool, each statement commits on its own.
+// The options apply to every job.
 func EnqueueChargeCardMany(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -138,7 +141,8 @@ func (ChargeCardJob) Invalid(err error) error {
 
 // ChargeCardHandler handles charge_card jobs. The job is transactional: tx also
 // marks the job completed when the handler returns nil, so its writes happen
-// exactly once; an error rolls them back and the job is retried.
+// exactly once; an error rolls them back, and the job is retried or failed as its
+// error class says.
 //
 // Charges the customer's card for an order.
 type ChargeCardHandler interface {

@@ -52,7 +52,8 @@ type SendReceiptV2Money struct {
 	Currency   SendReceiptV2MoneyCurrency `json:"currency"`
 }
 
-// SendReceiptV2MoneyCurrency is the type of $defs.money.currency in SendReceiptV2.
+// SendReceiptV2MoneyCurrency is the type of $defs.money.currency in SendReceiptV2
+// and SendReceiptV3.
 type SendReceiptV2MoneyCurrency string
 
 // Values of SendReceiptV2MoneyCurrency.
@@ -107,18 +108,8 @@ const (
 // SendReceiptV3Money is the type of $defs.money in SendReceiptV3.
 type SendReceiptV3Money struct {
 	MinorUnits int64                      `json:"minor_units"`
-	Currency   SendReceiptV3MoneyCurrency `json:"currency"`
+	Currency   SendReceiptV2MoneyCurrency `json:"currency"`
 }
-
-// SendReceiptV3MoneyCurrency is the type of $defs.money.currency in SendReceiptV3.
-type SendReceiptV3MoneyCurrency string
-
-// Values of SendReceiptV3MoneyCurrency.
-const (
-	SendReceiptV3MoneyCurrencyEUR SendReceiptV3MoneyCurrency = "EUR"
-	SendReceiptV3MoneyCurrencyUSD SendReceiptV3MoneyCurrency = "USD"
-	SendReceiptV3MoneyCurrencyGBP SendReceiptV3MoneyCurrency = "GBP"
-)
 
 // SendReceiptV3Line is the type of lines[] in SendReceiptV3.
 type SendReceiptV3Line struct {
@@ -379,6 +370,8 @@ var sendReceiptType = runtime.MustJobType(runtime.JobType{
 // of the business change that needs the job: the job then exists if and only if
 // that transaction commits. The payload is checked against version 2 of its schema
 // first; an invalid payload returns a *runtime.PayloadError and inserts nothing.
+// While another job holds the same unique key, nothing is inserted either: the
+// result names that job and says Duplicate.
 func EnqueueSendReceipt(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -388,9 +381,13 @@ func EnqueueSendReceipt(
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
-// EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
-// job, each checking its unique key: all of them or, when any payload is invalid,
-// none (the error names its index). The options apply to every job.
+// EnqueueSendReceiptMany inserts many send_receipt jobs through db, with one
+// statement per job, each checking its unique key: a job whose key another job
+// holds is not inserted, and its result names that job and says Duplicate. Every
+// payload is checked against version 2 of its schema first: if any is invalid, it
+// returns a *runtime.PayloadError naming its index and inserts nothing. Pass a
+// transaction for all of the jobs or none: through a pool, each statement commits
+// on its own. The options apply to every job.
 func EnqueueSendReceiptMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -247,7 +247,8 @@ var generateInvoicePDFType = runtime.MustJobType(runtime.JobType{
 // the transaction of the business change that needs the job: the job then exists
 // if and only if that transaction commits. The payload is checked against version
 // 1 of its schema first; an invalid payload returns a *runtime.PayloadError and
-// inserts nothing.
+// inserts nothing. While another job holds the same unique key, nothing is
+// inserted either: the result names that job and says Duplicate.
 func EnqueueGenerateInvoicePDF(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -257,10 +258,13 @@ func EnqueueGenerateInvoicePDF(
 	return runtime.Enqueue(ctx, db, generateInvoicePDFType, p, opts...)
 }
 
-// EnqueueGenerateInvoicePDFMany inserts many generate_invoice_pdf jobs, with one
-// statement per job, each checking its unique key: all of them or, when any
-// payload is invalid, none (the error names its index). The options apply to every
-// job.
+// EnqueueGenerateInvoicePDFMany inserts many generate_invoice_pdf jobs through db,
+// with one statement per job, each checking its unique key: a job whose key
+// another job holds is not inserted, and its result names that job and says
+// Duplicate. Every payload is checked against version 1 of its schema first: if
+// any is invalid, it returns a *runtime.PayloadError naming its index and inserts
+// nothing. Pass a transaction for all of the jobs or none: through a pool, each
+// statement commits on its own. The options apply to every job.
 func EnqueueGenerateInvoicePDFMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -195,7 +195,8 @@ var paymentConfirmedType = runtime.MustJobType(runtime.JobType{
 // transaction of the business change that needs the job: the job then exists if
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
-// inserts nothing.
+// inserts nothing. While another job holds the same unique key, nothing is
+// inserted either: the result names that job and says Duplicate.
 func EnqueuePaymentConfirmed(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -205,10 +206,13 @@ func EnqueuePaymentConfirmed(
 	return runtime.Enqueue(ctx, db, paymentConfirmedType, p, opts...)
 }
 
-// EnqueuePaymentConfirmedMany inserts many payment_confirmed jobs, with one
-// statement per job, each checking its unique key: all of them or, when any
-// payload is invalid, none (the error names its index). The options apply to every
-// job.
+// EnqueuePaymentConfirmedMany inserts many payment_confirmed jobs through db, with
+// one statement per job, each checking its unique key: a job whose key another job
+// holds is not inserted, and its result names that job and says Duplicate. Every
+// payload is checked against version 1 of its schema first: if any is invalid, it
+// returns a *runtime.PayloadError naming its index and inserts nothing. Pass a
+// transaction for all of the jobs or none: through a pool, each statement commits
+// on its own. The options apply to every job.
 func EnqueuePaymentConfirmedMany(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -243,7 +247,8 @@ func (PaymentConfirmedJob) Invalid(err error) error {
 
 // PaymentConfirmedHandler handles payment_confirmed jobs. The job is
 // transactional: tx also marks the job completed when the handler returns nil, so
-// its writes happen exactly once; an error rolls them back and the job is retried.
+// its writes happen exactly once; an error rolls them back, and the job is retried
+// or failed as its error class says.
 //
 // Reacts to the payment provider's payment-succeeded event: marks the order paid
 // and, in the same transaction, enqueues its invoice and the merchant's order.paid

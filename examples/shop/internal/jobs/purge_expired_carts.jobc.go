@@ -81,7 +81,8 @@ var purgeExpiredCartsType = runtime.MustJobType(runtime.JobType{
 // transaction of the business change that needs the job: the job then exists if
 // and only if that transaction commits. The payload is checked against version 1
 // of its schema first; an invalid payload returns a *runtime.PayloadError and
-// inserts nothing.
+// inserts nothing. While another job holds the same unique key, nothing is
+// inserted either: the result names that job and says Duplicate.
 func EnqueuePurgeExpiredCarts(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -91,10 +92,13 @@ func EnqueuePurgeExpiredCarts(
 	return runtime.Enqueue(ctx, db, purgeExpiredCartsType, p, opts...)
 }
 
-// EnqueuePurgeExpiredCartsMany inserts many purge_expired_carts jobs, with one
-// statement per job, each checking its unique key: all of them or, when any
-// payload is invalid, none (the error names its index). The options apply to every
-// job.
+// EnqueuePurgeExpiredCartsMany inserts many purge_expired_carts jobs through db,
+// with one statement per job, each checking its unique key: a job whose key
+// another job holds is not inserted, and its result names that job and says
+// Duplicate. Every payload is checked against version 1 of its schema first: if
+// any is invalid, it returns a *runtime.PayloadError naming its index and inserts
+// nothing. Pass a transaction for all of the jobs or none: through a pool, each
+// statement commits on its own. The options apply to every job.
 func EnqueuePurgeExpiredCartsMany(
 	ctx context.Context,
 	db runtime.DBTX,

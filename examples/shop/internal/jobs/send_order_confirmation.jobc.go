@@ -26,7 +26,7 @@ type SendOrderConfirmationV1 struct {
 }
 
 // SendOrderConfirmationV1LineItem is the type of $defs.line_item in
-// SendOrderConfirmationV1.
+// SendOrderConfirmationV1 and SendOrderConfirmationV2.
 //
 // One line of the order.
 type SendOrderConfirmationV1LineItem struct {
@@ -37,7 +37,7 @@ type SendOrderConfirmationV1LineItem struct {
 }
 
 // SendOrderConfirmationV1Money is the type of $defs.money in
-// SendOrderConfirmationV1.
+// SendOrderConfirmationV1 and SendOrderConfirmationV2.
 //
 // An amount in the currency's minor unit.
 type SendOrderConfirmationV1Money struct {
@@ -46,7 +46,7 @@ type SendOrderConfirmationV1Money struct {
 }
 
 // SendOrderConfirmationV1MoneyCurrency is the type of $defs.money.currency in
-// SendOrderConfirmationV1.
+// SendOrderConfirmationV1 and SendOrderConfirmationV2.
 type SendOrderConfirmationV1MoneyCurrency string
 
 // Values of SendOrderConfirmationV1MoneyCurrency.
@@ -64,42 +64,11 @@ type SendOrderConfirmationV2 struct {
 	Recipient    string                            `json:"recipient"`
 	CustomerName string                            `json:"customer_name"`
 	PlacedAt     time.Time                         `json:"placed_at"`
-	Items        []SendOrderConfirmationV2LineItem `json:"items"`
-	Total        SendOrderConfirmationV2Money      `json:"total"`
+	Items        []SendOrderConfirmationV1LineItem `json:"items"`
+	Total        SendOrderConfirmationV1Money      `json:"total"`
 	// The language of the email.
 	Locale SendOrderConfirmationV2Locale `json:"locale"`
 }
-
-// SendOrderConfirmationV2LineItem is the type of $defs.line_item in
-// SendOrderConfirmationV2.
-//
-// One line of the order.
-type SendOrderConfirmationV2LineItem struct {
-	SKU       string                       `json:"sku"`
-	Name      string                       `json:"name"`
-	Quantity  int64                        `json:"quantity"`
-	UnitPrice SendOrderConfirmationV2Money `json:"unit_price"`
-}
-
-// SendOrderConfirmationV2Money is the type of $defs.money in
-// SendOrderConfirmationV2.
-//
-// An amount in the currency's minor unit.
-type SendOrderConfirmationV2Money struct {
-	AmountCents int64                                `json:"amount_cents"`
-	Currency    SendOrderConfirmationV2MoneyCurrency `json:"currency"`
-}
-
-// SendOrderConfirmationV2MoneyCurrency is the type of $defs.money.currency in
-// SendOrderConfirmationV2.
-type SendOrderConfirmationV2MoneyCurrency string
-
-// Values of SendOrderConfirmationV2MoneyCurrency.
-const (
-	SendOrderConfirmationV2MoneyCurrencyEUR SendOrderConfirmationV2MoneyCurrency = "EUR"
-	SendOrderConfirmationV2MoneyCurrencyUSD SendOrderConfirmationV2MoneyCurrency = "USD"
-	SendOrderConfirmationV2MoneyCurrencyGBP SendOrderConfirmationV2MoneyCurrency = "GBP"
-)
 
 // SendOrderConfirmationV2Locale is the type of locale in SendOrderConfirmationV2.
 //
@@ -367,7 +336,9 @@ var sendOrderConfirmationType = runtime.MustJobType(runtime.JobType{
 // Pass the transaction of the business change that needs the job: the job then
 // exists if and only if that transaction commits. The payload is checked against
 // version 1 of its schema first; an invalid payload returns a
-// *runtime.PayloadError and inserts nothing.
+// *runtime.PayloadError and inserts nothing. While another job holds the same
+// unique key, nothing is inserted either: the result names that job and says
+// Duplicate.
 func EnqueueSendOrderConfirmation(
 	ctx context.Context,
 	db runtime.DBTX,
@@ -377,10 +348,13 @@ func EnqueueSendOrderConfirmation(
 	return runtime.Enqueue(ctx, db, sendOrderConfirmationType, p, opts...)
 }
 
-// EnqueueSendOrderConfirmationMany inserts many send_order_confirmation jobs, with
-// one statement per job, each checking its unique key: all of them or, when any
-// payload is invalid, none (the error names its index). The options apply to every
-// job.
+// EnqueueSendOrderConfirmationMany inserts many send_order_confirmation jobs
+// through db, with one statement per job, each checking its unique key: a job
+// whose key another job holds is not inserted, and its result names that job and
+// says Duplicate. Every payload is checked against version 1 of its schema first:
+// if any is invalid, it returns a *runtime.PayloadError naming its index and
+// inserts nothing. Pass a transaction for all of the jobs or none: through a pool,
+// each statement commits on its own. The options apply to every job.
 func EnqueueSendOrderConfirmationMany(
 	ctx context.Context,
 	db runtime.DBTX,

@@ -31,7 +31,7 @@ func EventFile(pkg string, e Event) ([]byte, error) {
 		if d := strings.TrimSpace(s.Description); d != "" && v == newest {
 			doc = joinDoc(doc, d)
 		}
-		decls(f, v.Payload, doc)
+		decls(f, v.Declared, doc)
 	}
 	f.Commentf("%s is the newest %s payload (version %d): the one %s returns.", n.Payload(), s.Name, newest.Spec.Number, n.Decode())
 	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
@@ -61,9 +61,24 @@ func EventFile(pkg string, e Event) ([]byte, error) {
 		Return(Qual(rt, "Publish").Call(Id("ctx"), Id("db"), Id(typeVar), Id("e"), Id("opts").Op("..."))),
 	))
 
-	writeDoc(f, fmt.Sprintf("%s publishes many %s events in one transaction, with one statement per table: all of "+
-		"them or, when any payload is invalid, none (the error names its index). The options apply to every event.",
-		n.PublishMany(), s.Name))
+	// What runtime.PublishMany writes, and how: an INSERT ... SELECT FROM unnest per
+	// 20,000 rows, but one insert per job for a unique job.
+	var writes string
+	jobs := "each subscriber's jobs with one statement per 20,000 jobs (one per job for a unique job)"
+	switch {
+	case len(e.Subscribers) == 0 && s.Relay:
+		writes = "their outbox rows with one statement per 20,000 events"
+	case len(e.Subscribers) == 0:
+		writes = "nothing: it has no subscribers and is not relayed"
+	case s.Relay:
+		writes = "their outbox rows with one statement per 20,000 events, and " + jobs
+	default:
+		writes = jobs
+	}
+	writeDoc(f, fmt.Sprintf("%s publishes many %s events in one transaction (db's, or one it begins and commits "+
+		"on a pool): it writes %s. Every payload is checked against version %d of its schema first: if any is "+
+		"invalid, it returns a *runtime.PayloadError naming its index and writes nothing. The options apply to "+
+		"every event.", n.PublishMany(), s.Name, writes, write.Spec.Number))
 	f.Add(signature(n.PublishMany(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),

@@ -38,7 +38,7 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Const().Id(n.KindConst()).Op("=").Lit(s.Kind)
 
 	for _, v := range j.Versions {
-		decls(f, v.Payload, versionDoc(j, v))
+		decls(f, v.Declared, versionDoc(j, v))
 	}
 	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", n.Payload(), s.Kind, newest.Spec.Number)
 	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
@@ -50,6 +50,10 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
 		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
 		n.Enqueue(), names.Article(s.Kind), s.Kind, write.Spec.Number)
+	if s.Unique != nil {
+		enqueueDoc += " While another job holds the same unique key, nothing is inserted either: the result names " +
+			"that job and says Duplicate."
+	}
 	if s.Deprecated != "" {
 		enqueueDoc = joinDoc(enqueueDoc, "Deprecated: "+s.Deprecated)
 	}
@@ -63,12 +67,18 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		Return(Qual(rt, "Enqueue").Call(Id("ctx"), Id("db"), Id(typeVar), Id("p"), Id("opts").Op("..."))),
 	))
 
-	how := "one statement per 20,000 jobs"
+	// What runtime.EnqueueMany does: an INSERT ... SELECT FROM unnest per 20,000 jobs,
+	// or one insert per job through the gate that skips duplicates for unique jobs and
+	// with a dedup key. Through a pool each statement commits on its own.
+	how := "one statement per 20,000 jobs (one per job with runtime.WithDedupKey)"
 	if s.Unique != nil {
-		how = "one statement per job, each checking its unique key"
+		how = "one statement per job, each checking its unique key: a job whose key another job holds is " +
+			"not inserted, and its result names that job and says Duplicate"
 	}
-	manyDoc := fmt.Sprintf("%s inserts many %s jobs, with %s: all of them or, "+
-		"when any payload is invalid, none (the error names its index). The options apply to every job.", n.EnqueueMany(), s.Kind, how)
+	manyDoc := fmt.Sprintf("%s inserts many %s jobs through db, with %s. Every payload is checked against "+
+		"version %d of its schema first: if any is invalid, it returns a *runtime.PayloadError naming its index "+
+		"and inserts nothing. Pass a transaction for all of the jobs or none: through a pool, each statement "+
+		"commits on its own. The options apply to every job.", n.EnqueueMany(), s.Kind, how, write.Spec.Number)
 	if s.Deprecated != "" {
 		manyDoc = joinDoc(manyDoc, "Deprecated: "+s.Deprecated)
 	}
@@ -92,7 +102,8 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	handlerDoc := fmt.Sprintf("%s handles %s jobs.", n.Handler(), s.Kind)
 	if s.Transactional {
 		handlerDoc += " The job is transactional: tx also marks the job completed when the handler returns nil, " +
-			"so its writes happen exactly once; an error rolls them back and the job is retried."
+			"so its writes happen exactly once; an error rolls them back, and the job is retried or failed as " +
+			"its error class says."
 	}
 	if s.Description != "" {
 		handlerDoc = joinDoc(handlerDoc, s.Description)

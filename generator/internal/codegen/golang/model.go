@@ -50,8 +50,11 @@ type Subscriber struct {
 // Version is one payload version, ready to emit.
 type Version struct {
 	Spec    *spec.Version
-	Payload *gotype.Payload
-	Schema  string // canonical JSON Schema
+	Payload *gotype.Payload // the version's types, each of them (as TypeScript declares them)
+	// Declared is Payload as the Go package declares it: less the nested types an
+	// earlier version declares identically, which it refers to instead (gotype.Share).
+	Declared *gotype.Payload
+	Schema   string // canonical JSON Schema
 	// HandWritten says the upcast from the previous version is a function the user
 	// writes (names.Job.Upcast), because the versions are not compatible and
 	// declare no changes.
@@ -82,7 +85,7 @@ func imports(versions []Version) []string {
 		}
 	}
 	for _, v := range versions {
-		for _, d := range v.Payload.Decls {
+		for _, d := range v.Declared.Decls {
 			if d.Struct != nil {
 				for _, f := range d.Struct.Fields {
 					walk(f.Type)

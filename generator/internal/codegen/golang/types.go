@@ -33,10 +33,10 @@ func goType(t gotype.Type) *Statement {
 	panic(fmt.Sprintf("emit: unknown type %T", t))
 }
 
-// decls renders a payload version's named types.
+// decls renders the named types a payload version declares.
 func decls(f *File, p *gotype.Payload, rootDoc string) {
 	for i, d := range p.Decls {
-		doc := joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, p.Root), d.Doc)
+		doc := joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, andList(append([]string{p.Root}, d.SharedBy...))), d.Doc)
 		if i == 0 {
 			doc = joinDoc(rootDoc, d.Doc)
 		}
@@ -83,6 +83,14 @@ func fields(fs []gotype.Field) []Code {
 		out = append(out, st)
 	}
 	return out
+}
+
+// andList joins items as prose: "a", "a and b", "a, b and c".
+func andList(items []string) string {
+	if len(items) < 2 {
+		return strings.Join(items, "")
+	}
+	return strings.Join(items[:len(items)-1], ", ") + " and " + items[len(items)-1]
 }
 
 func jsonText(v any) string {

@@ -127,9 +127,12 @@ func EnqueueSendReceipt(
 	return runtime.Enqueue(ctx, db, sendReceiptType, p, opts...)
 }
 
-// EnqueueSendReceiptMany inserts many send_receipt jobs, with one statement per
-// 20,000 jobs: all of them or, when any payload is invalid, none (the error names
-// its index). The options apply to every job.
+// EnqueueSendReceiptMany inserts many send_receipt jobs through db, with one
+// statement per 20,000 jobs (one per job with runtime.WithDedupKey). Every payload
+// is checked against version 2 of its schema first: if any is invalid, it returns
+// a *runtime.PayloadError naming its index and inserts nothing. Pass a transaction
+// for all of the jobs or none: through a pool, each statement commits on its own.
+// The options apply to every job.
 func EnqueueSendReceiptMany(
 	ctx context.Context,
 	db runtime.DBTX,
