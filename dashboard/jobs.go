@@ -152,8 +152,8 @@ type event struct {
 
 // The error classes the runtime writes itself, beside those a job type declares.
 const (
-	classRetried        = "jobc_retried"    // a retry of a finished job (schema/0013)
-	classPoisoned       = "jobc_poisoned"   // a job that made a statement fail (jobc_poison, schema/0010)
+	classRetried        = "jobc_retried"    // a retry of a finished job (jobc_retry_selected)
+	classPoisoned       = "jobc_poisoned"   // a job that made a statement fail (jobc_poison)
 	classLeaseExpired   = "lease_expired"   // the rescuer's, for a dead worker's attempt
 	classInvalidPayload = "invalid_payload" // the payload does not match its version's schema: never retried
 	classUnregistered   = "unregistered"    // no handler for the kind: never retried

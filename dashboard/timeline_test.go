@@ -72,7 +72,7 @@ func wantTimeline(t *testing.T, what string, got []string, want ...string) {
 }
 
 // TestJobTimeline: a job's timeline shows each attempt's error, an operator's retry
-// (the record schema/0013 adds) and why a failed job ended failed: out of attempts, a
+// (the record jobc_retry_selected adds) and why a failed job ended failed: out of attempts, a
 // permanent error class, poisoned, or its lease expired on its last attempt.
 func TestJobTimeline(t *testing.T) {
 	t.Parallel()

@@ -18,7 +18,7 @@ const retryConflictAttempts = 3
 
 // RetryJob makes a failed, cancelled or scheduled job available now. A failed or
 // cancelled job keeps its error history and gains an entry of class "jobc_retried"
-// saying when and how it had ended (schema/0013); if its attempts are used up, it gets
+// saying when and how it had ended (jobc_retry_selected); if its attempts are used up, it gets
 // one more (max_attempts = attempt + 1). Its
 // unique key is taken again; when another job holds that key, it fails with an error
 // wrapping ErrUniqueConflict that names the holder's id. A running, available or

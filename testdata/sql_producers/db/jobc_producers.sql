@@ -10,9 +10,9 @@
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
 -- rule as Go's error does, and so does a payload Go's worker could not decode exactly
 -- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
--- number beyond float64). Apply this file after jobc's migrations (it needs
--- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
--- migration tool; it is safe to apply again.
+-- number beyond float64). Apply this file after jobc's migrations and function library (jobc migrate up,
+-- or the SQL of jobc migrate sql in your own migration tool); it is safe to apply
+-- again.
 
 -- jobc_enqueue_purge_carts enqueues a purge_carts job: queue maintenance, priority 5, 25 attempts, payload version 1.
 CREATE OR REPLACE FUNCTION jobc_enqueue_purge_carts(

@@ -1,7 +1,7 @@
 package sql
 
-// formats maps each format the Go runtime checks to the function of migration
-// 0007_sql_producers that checks it the same way, returning Go's reason or NULL.
+// formats maps each format the Go runtime checks to the function of jobc's SQL
+// function library (schema/library/4_formats.sql) that checks it the same way, returning Go's reason or NULL.
 // A format the runtime checks and SQL does not (regex, which is Go's regexp;
 // uri-template, which reads the raw path net/url keeps) is refused; one the runtime
 // does not check (an annotation) is not checked here either.

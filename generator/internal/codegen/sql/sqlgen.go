@@ -7,7 +7,7 @@
 //
 // The checks are generated from the schema, keyword by keyword, with the wording of
 // the Go validator (runtime/internal/schema); what all functions share (the insert,
-// the unique key's encoding, the error) is in migration 0007_sql_producers. What SQL
+// the unique key's encoding, the error) is in jobc's SQL function library (schema/library). What SQL
 // cannot check exactly as Go does (a pattern PostgreSQL's regular expressions read
 // differently, a format without a SQL check, a unique key field whose Go encoding
 // differs from its JSON) is refused with a diagnostic rather than approximated.
@@ -48,9 +48,9 @@ func File(p *spec.Project, jobs []Job) ([]byte, spec.Diagnostics) {
 -- invalid payload raises SQLSTATE 22J01, whose message names each JSON pointer and
 -- rule as Go's error does, and so does a payload Go's worker could not decode exactly
 -- (nesting beyond 64 levels, an integer beyond int64 or written with a fraction, a
--- number beyond float64). Apply this file after jobc's migrations (it needs
--- 0007_sql_producers and 0012_exact_payloads), with jobc migrate up or your own
--- migration tool; it is safe to apply again.
+-- number beyond float64). Apply this file after jobc's migrations and function library (jobc migrate up,
+-- or the SQL of jobc migrate sql in your own migration tool); it is safe to apply
+-- again.
 `, "source: "+filepath.ToSlash(p.File), p.File)
 	var diags spec.Diagnostics
 	for _, j := range jobs {

@@ -21,7 +21,7 @@ import (
 )
 
 // InvalidPayloadSQLState is the SQLSTATE of the error the SQL producers raise for an
-// invalid payload (jobc_payload_invalid in schema/0007_sql_producers.sql), whose
+// invalid payload (jobc_payload_invalid in schema/library/1_messages.sql), whose
 // DETAIL lists the problems as JSON.
 const InvalidPayloadSQLState = "22J01"
 
