@@ -3,7 +3,7 @@ module github.com/jobc-dev/jobc/contrib/otel
 go 1.26.0
 
 require (
-	github.com/jobc-dev/jobc v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/metric v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0
@@ -27,5 +27,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..

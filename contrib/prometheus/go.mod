@@ -2,7 +2,7 @@ module github.com/jobc-dev/jobc/contrib/prometheus
 
 go 1.26.0
 
-require github.com/jobc-dev/jobc v0.0.0
+require github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/beorn7/perks v1.0.1 // indirect
@@ -22,5 +22,3 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..

@@ -4,7 +4,7 @@ module github.com/jobc-dev/jobc/contrib/rabbitmq
 
 go 1.26.0
 
-require github.com/jobc-dev/jobc v0.0.0
+require github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
@@ -16,5 +16,3 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..

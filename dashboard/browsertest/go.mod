@@ -9,7 +9,7 @@ require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jobc-dev/jobc v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -26,6 +26,3 @@ require (
 	golang.org/x/sys v0.34.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )
-
-// Tested against the root module of the same checkout, like cmd/jobc.
-replace github.com/jobc-dev/jobc => ../..

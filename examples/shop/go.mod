@@ -6,8 +6,8 @@ go 1.26.0
 
 require (
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jobc-dev/jobc v0.0.0
-	github.com/jobc-dev/jobc/contrib/prometheus v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
+	github.com/jobc-dev/jobc/contrib/prometheus v0.0.0-00010101000000-000000000000
 	github.com/prometheus/client_golang v1.25.0
 )
 
@@ -27,7 +27,3 @@ require (
 	golang.org/x/text v0.44.0 // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..
-
-replace github.com/jobc-dev/jobc/contrib/prometheus => ../../contrib/prometheus
