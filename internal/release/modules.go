@@ -117,6 +117,12 @@ func SetRequires(root, version string) error {
 		r.Old.Version = version
 		have[r.Old.Path] = true
 	}
+	var block *modfile.LineBlock
+	for _, stmt := range wf.Syntax.Stmt {
+		if b, ok := stmt.(*modfile.LineBlock); ok && len(b.Token) == 1 && b.Token[0] == "replace" {
+			block = b
+		}
+	}
 	for _, m := range mods {
 		if have[m.Path] {
 			continue
@@ -129,12 +135,14 @@ func SetRequires(root, version string) error {
 		if rel == "." {
 			dir = "."
 		}
-		if err := wf.AddReplace(m.Path, version, dir, ""); err != nil {
-			return err
+		// Into the block of replacements, which AddReplace would not use.
+		if block == nil {
+			block = &modfile.LineBlock{Token: []string{"replace"}}
+			wf.Syntax.Stmt = append(wf.Syntax.Stmt, block)
 		}
+		block.Line = append(block.Line, &modfile.Line{Token: []string{m.Path, version, "=>", dir}, InBlock: true})
 	}
 	wf.SortBlocks()
-	wf.Cleanup()
 	return os.WriteFile(name, modfile.Format(wf.Syntax), 0o644)
 }
 
