@@ -2,6 +2,6 @@
 // root module's graph.
 module github.com/jobc-dev/jobc/internal/release
 
-go 1.26.0
+go 1.25.0
 
-require golang.org/x/mod v0.42.0
+require golang.org/x/mod v0.40.0
