@@ -31,7 +31,9 @@ const (
 	migrateStatementTimeout = cli.MigrateStatementTimeout
 )
 
-// exitError carries a specific exit status (1 is the default for any error).
+// exitError carries a specific exit status (1 is the default for any error); cli.Run
+// exits with its ExitCode. The commands of this package, migrate.go's too, build it as
+// &exitError{code, err}; cli.ExitError is the same for the servers' binaries.
 type exitError struct {
 	code int
 	err  error
@@ -65,7 +67,6 @@ func usagef(cmd *cobra.Command, format string, a ...any) error {
 
 func asUsage(cmd *cobra.Command, err error) error { return cli.AsUsage(cmd, err) }
 func message(err error) string                    { return cli.Message(err) }
-func isCommandPrefix(s string) bool               { return cli.IsCommandPrefix(s) }
 func missingObjectErr(err error) bool             { return cli.MissingObjectErr(err) }
 
 func newTable(w io.Writer, headings ...string) *cli.Table { return cli.NewTable(w, headings...) }
