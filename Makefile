@@ -43,7 +43,8 @@ help:
 	  /^## / { sub(/^## /, ""); printf "%-18s%s\n", "", $$0 }' $(MAKEFILE_LIST)
 
 ## check: what needs no service: build, go vet, golangci-lint, gofmt, sqlc and jobc
-## output, the generator's golden cases, tidy go.mod files and the tests' tiers
+## output, the generator's golden cases, tidy go.mod files (each module also vetted with
+## the versions its own go.mod selects, outside the workspace) and the tests' tiers
 check: vet lint
 	@for m in $(CODE_MODULES) bench; do echo "go build ($$m)"; (cd $$m && $(GO) build ./...) || exit 1; done
 	$(SQLC) diff
@@ -53,6 +54,7 @@ check: vet lint
 	$(GO) test -count=1 -run '^(TestGolden|TestGenerateIsDeterministic)$$' ./generator
 	$(GO) test -count=1 -run '^TestLockGolden$$' ./generator/contract
 	@$(RELEASE) tidy -diff
+	@$(RELEASE) vet
 	@echo "go mod tidy -diff (tools)"; cd tools && GOWORK=off $(GO) mod tidy -diff || { echo "tools: go.mod/go.sum not tidy: run make tidy"; exit 1; }
 	@$(TIERS) check
 

@@ -2,11 +2,11 @@
 // applications that relay to NATS resolve nats.go.
 module github.com/jobc-dev/jobc/contrib/nats
 
-go 1.25.0
+go 1.26.0
 
 require (
 	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
-	github.com/nats-io/nats.go v1.53.1
+	github.com/nats-io/nats.go v1.55.0
 )
 
 require (
@@ -18,8 +18,8 @@ require (
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
-	golang.org/x/crypto v0.55.0 // indirect
-	golang.org/x/sync v0.22.0 // indirect
-	golang.org/x/sys v0.47.0 // indirect
-	golang.org/x/text v0.41.0 // indirect
+	golang.org/x/crypto v0.57.0 // indirect
+	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+	golang.org/x/text v0.44.0 // indirect
 )

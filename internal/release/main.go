@@ -3,6 +3,7 @@
 //
 //	release [-root DIR] requires VERSION   point every require between jobc's modules, and go.work's replacements, at VERSION
 //	release [-root DIR] tidy [-diff]       go mod tidy in every module, the siblings taken from the checkout
+//	release [-root DIR] vet                go vet in every module with the versions its go.mod selects
 //	release [-root DIR] publish VERSION DIR write every module at VERSION into DIR, laid out as a GOPROXY
 //
 // The modules are those go.work uses. It is a module of its own so that
@@ -35,7 +36,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	args = fs.Args()
 	usage := func(msg string) int {
-		fmt.Fprintf(stderr, "release: %s\nusage: release [-root DIR] requires VERSION | tidy [-diff] | publish VERSION DIR\n", msg)
+		fmt.Fprintf(stderr, "release: %s\nusage: release [-root DIR] requires VERSION | tidy [-diff] | vet | publish VERSION DIR\n", msg)
 		return 2
 	}
 	if len(args) == 0 {
@@ -54,6 +55,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 			return usage("tidy takes only -diff")
 		}
 		err = Tidy(ctx, *root, diff, stdout)
+	case "vet":
+		if len(args) != 1 {
+			return usage("vet takes no arguments")
+		}
+		err = Vet(ctx, *root, stdout)
 	case "publish":
 		if len(args) != 3 {
 			return usage("publish takes VERSION and DIR")

@@ -71,47 +71,20 @@ func Tidy(ctx context.Context, root string, diff bool, w io.Writer) error {
 
 // tidyOne returns m's go.mod and go.sum as go mod tidy leaves them.
 func tidyOne(ctx context.Context, m Module, mods []Module, ours map[string]bool) (mod, sum []byte, err error) {
-	tmp, err := os.MkdirTemp("", "release-tidy-")
+	tmpMod, cleanup, err := withSiblings(m, mods)
 	if err != nil {
 		return nil, nil, err
 	}
-	defer os.RemoveAll(tmp)
+	defer cleanup()
+	if err := goIn(ctx, m.Dir, tmpMod, "mod", "tidy"); err != nil {
+		return nil, nil, err
+	}
 	name := filepath.Join(m.Dir, "go.mod")
-	data, err := os.ReadFile(name)
+	data, err := os.ReadFile(tmpMod)
 	if err != nil {
 		return nil, nil, err
 	}
 	f, err := modfile.Parse(name, data, nil)
-	if err != nil {
-		return nil, nil, err
-	}
-	for _, o := range mods {
-		if o.Path != m.Path {
-			if err := f.AddReplace(o.Path, "", o.Dir, ""); err != nil {
-				return nil, nil, err
-			}
-		}
-	}
-	tmpMod, tmpSum := filepath.Join(tmp, "go.mod"), filepath.Join(tmp, "go.sum")
-	if err := os.WriteFile(tmpMod, modfile.Format(f.Syntax), 0o644); err != nil {
-		return nil, nil, err
-	}
-	if s, err := os.ReadFile(filepath.Join(m.Dir, "go.sum")); err == nil {
-		if err := os.WriteFile(tmpSum, s, 0o644); err != nil {
-			return nil, nil, err
-		}
-	}
-	cmd := exec.CommandContext(ctx, "go", "mod", "tidy")
-	cmd.Dir = m.Dir
-	cmd.Env = append(withoutEnv("GOWORK", "GOFLAGS"), "GOWORK=off", "GOFLAGS=-modfile="+tmpMod)
-	if out, err := cmd.CombinedOutput(); err != nil {
-		return nil, nil, fmt.Errorf("go mod tidy in %s: %w\n%s", m.Dir, err, out)
-	}
-	data, err = os.ReadFile(tmpMod)
-	if err != nil {
-		return nil, nil, err
-	}
-	f, err = modfile.Parse(name, data, nil)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -123,11 +96,88 @@ func tidyOne(ctx context.Context, m Module, mods []Module, ours map[string]bool)
 		}
 	}
 	f.Cleanup()
-	sum, err = os.ReadFile(tmpSum)
+	sum, err = os.ReadFile(strings.TrimSuffix(tmpMod, ".mod") + ".sum")
 	if err != nil && !os.IsNotExist(err) {
 		return nil, nil, err
 	}
 	return modfile.Format(f.Syntax), sum, nil
+}
+
+// Vet runs go vet in every module with the versions its own go.mod selects, the other
+// modules taken from the checkout. In the workspace every module builds with the
+// highest version any of them requires, so a require too low for the code (an API the
+// required release lacks) passes there, and fails for a user.
+func Vet(ctx context.Context, root string, w io.Writer) error {
+	mods, err := Modules(root)
+	if err != nil {
+		return err
+	}
+	for _, m := range mods {
+		fmt.Fprintf(w, "go vet, outside the workspace (%s)\n", m.Path)
+		tmpMod, cleanup, err := withSiblings(m, mods)
+		if err != nil {
+			return err
+		}
+		err = goIn(ctx, m.Dir, tmpMod, "vet", "./...")
+		cleanup()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// withSiblings writes a copy of m's go.mod and go.sum into a temporary directory, the
+// go.mod with a directory replacement for every other module, and returns the copy's
+// path and what removes it.
+func withSiblings(m Module, mods []Module) (tmpMod string, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "release-")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { _ = os.RemoveAll(tmp) }
+	name := filepath.Join(m.Dir, "go.mod")
+	data, err := os.ReadFile(name)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	f, err := modfile.Parse(name, data, nil)
+	if err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	for _, o := range mods {
+		if o.Path != m.Path {
+			if err := f.AddReplace(o.Path, "", o.Dir, ""); err != nil {
+				cleanup()
+				return "", nil, err
+			}
+		}
+	}
+	tmpMod = filepath.Join(tmp, "go.mod")
+	if err := os.WriteFile(tmpMod, modfile.Format(f.Syntax), 0o644); err != nil {
+		cleanup()
+		return "", nil, err
+	}
+	if s, err := os.ReadFile(filepath.Join(m.Dir, "go.sum")); err == nil {
+		if err := os.WriteFile(filepath.Join(tmp, "go.sum"), s, 0o644); err != nil {
+			cleanup()
+			return "", nil, err
+		}
+	}
+	return tmpMod, cleanup, nil
+}
+
+// goIn runs the go command in dir outside the workspace, with modfile as go.mod.
+func goIn(ctx context.Context, dir, modFile string, args ...string) error {
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = dir
+	cmd.Env = append(withoutEnv("GOWORK", "GOFLAGS"), "GOWORK=off", "GOFLAGS=-modfile="+modFile)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("go %s in %s: %w\n%s", strings.Join(args, " "), dir, err, out)
+	}
+	return nil
 }
 
 // withoutEnv is the environment without the variables named.
