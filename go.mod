@@ -1,6 +1,6 @@
 module github.com/jobc-dev/jobc
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/dave/jennifer v1.7.1
@@ -10,12 +10,12 @@ require (
 	github.com/robfig/cron/v3 v3.0.1
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	go.yaml.in/yaml/v3 v3.0.6
-	golang.org/x/text v0.44.0
+	golang.org/x/text v0.41.0
 )
 
 require (
 	github.com/jackc/pgpassfile v1.0.0 // indirect
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 )

@@ -24,11 +24,11 @@ from enqueue to handler start for an idle worker. The machine and server setting
 dominate the figures: compare runs on the same machine.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			t, err := dbf.target(cmd)
+			t, err := dbf.Target(cmd)
 			if err != nil {
 				return err
 			}
-			o.Configure = t.configure
+			o.Configure = t.Configure
 			var bar progress
 			phase := ""
 			o.Progress = func(p string, done, total int) {
@@ -41,12 +41,12 @@ dominate the figures: compare runs on the same machine.`,
 				}
 				bar.Set(done)
 			}
-			res, err := selfbench.Run(cmd.Context(), t.url, o)
+			res, err := selfbench.Run(cmd.Context(), t.URL(), o)
 			if bar != nil {
 				bar.Finish()
 			}
 			if err != nil {
-				return t.explain(cmd.Context(), nil, fmt.Errorf("jobc: bench: %w", err))
+				return t.Explain(cmd.Context(), nil, fmt.Errorf("jobc: bench: %w", err))
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "transactional enqueue  %10.0f tx/s   (%d producers, %s)\n", res.TxEnqueuePerSec, o.Producers, o.Duration)

@@ -8,30 +8,19 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/cmd/internal/clitest"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// slowdown multiplies every interval a test waits on: on a loaded machine a process or
-// goroutine may get the CPU late, while a wait a few intervals long still fails soon
-// when something is broken.
-const slowdown = 10
+// slowdown multiplies every interval a test waits on (clitest.Slowdown).
+const slowdown = clitest.Slowdown
 
 // waitFor polls cond until it reports done, and fails after timeout with the last
 // status it described.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() (done bool, status string)) {
 	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		done, status := cond()
-		if done {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; last seen: %s", timeout, what, status)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	clitest.WaitFor(t, what, timeout, cond)
 }
 
 // migratedDB gives the test its own migrated schema and the URL the CLI reaches it by.

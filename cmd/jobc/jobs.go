@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -90,10 +89,10 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 					if j.LastError != nil {
 						last = truncate(lastError(*j.LastError), 60)
 					}
-					t.row(j.ID, j.Kind, j.Queue, string(j.State), j.Priority, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
+					t.Row(j.ID, j.Kind, j.Queue, string(j.State), j.Priority, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
 						fmt.Sprintf("v%d", j.PayloadVersion), j.CreatedAt.UTC().Format(time.DateTime), last)
 				}
-				if err := t.flush(); err != nil {
+				if err := t.Flush(); err != nil {
 					return err
 				}
 				if next > 0 {
@@ -149,19 +148,19 @@ func newJobsShow(dbf *dbFlags) *cobra.Command {
 func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 	out := cmd.OutOrStdout()
 	t := newTable(out)
-	t.row("id", j.ID)
-	t.row("kind", j.Kind)
-	t.row("queue", j.Queue)
-	t.row("state", string(j.State))
-	t.row("priority", j.Priority)
-	t.row("payload version", j.PayloadVersion)
-	t.row("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
-	t.row("unique key", orDash(j.UniqueKey))
-	t.row("created at", j.CreatedAt.UTC().Format(time.RFC3339))
-	t.row("available at", j.AvailableAt.UTC().Format(time.RFC3339))
-	t.row("attempted at", optTime(j.AttemptedAt))
-	t.row("finished at", optTime(j.FinishedAt))
-	if err := t.flush(); err != nil {
+	t.Row("id", j.ID)
+	t.Row("kind", j.Kind)
+	t.Row("queue", j.Queue)
+	t.Row("state", string(j.State))
+	t.Row("priority", j.Priority)
+	t.Row("payload version", j.PayloadVersion)
+	t.Row("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
+	t.Row("unique key", orDash(j.UniqueKey))
+	t.Row("created at", j.CreatedAt.UTC().Format(time.RFC3339))
+	t.Row("available at", j.AvailableAt.UTC().Format(time.RFC3339))
+	t.Row("attempted at", optTime(j.AttemptedAt))
+	t.Row("finished at", optTime(j.FinishedAt))
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	for _, part := range []struct {
@@ -180,9 +179,9 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 		fmt.Fprintln(out, "errors:")
 		t = newTable(out, "  ATTEMPT", "AT", "CLASS", "WORKER", "ERROR")
 		for _, e := range j.Errors {
-			t.row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), orDash(e.Class), orDash(e.Worker), orDash(e.Error))
+			t.Row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), orDash(e.Class), orDash(e.Worker), orDash(e.Error))
 		}
-		return t.flush()
+		return t.Flush()
 	}
 	return nil
 }
@@ -234,12 +233,4 @@ func jobID(cmd *cobra.Command, s string) (int64, error) {
 		return 0, usagef(cmd, "%q is not a job id", s)
 	}
 	return id, nil
-}
-
-func truncate(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return strings.TrimSpace(string(r[:n-1])) + "…"
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -9,40 +8,21 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobc-dev/jobc/cmd/internal/clitest"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 )
 
 func TestMain(m *testing.M) { pgtest.Main(m) }
 
 // jobc runs the CLI in-process, as main does, and returns its output and exit status.
-// Whatever a test runs, no line of stderr may say the command prefix twice
-// ("jobc relay: jobc relay: ...", "jobc: retry job 5: jobc: ...").
 func jobc(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	var out, errOut bytes.Buffer
-	code = run(t.Context(), args, &out, &errOut)
-	for line := range strings.Lines(errOut.String()) {
-		prefixes := 0
-		for _, seg := range strings.Split(line, ": ") {
-			if isCommandPrefix(seg) {
-				prefixes++
-			}
-		}
-		if prefixes > 1 {
-			t.Errorf("jobc %s: stderr says the command prefix %d times: %s", strings.Join(args, " "), prefixes, line)
-		}
-	}
-	return out.String(), errOut.String(), code
+	return clitest.Run(t, newRoot(), args...)
 }
 
 func writeFile(t *testing.T, path, content string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	clitest.WriteFile(t, path, content)
 }
 
 // TestInitGenerateDiff: init scaffolds a project that generates, diff is clean after

@@ -24,7 +24,6 @@ func TestEmptyTablesSaySo(t *testing.T) {
 		{[]string{"jobs", "list", "--after", "1"}, "no jobs match\n"},
 		{[]string{"queues"}, "no queues: no queue has unfinished jobs, jobs finished in the last hour, a pause or a live worker\n"},
 		{[]string{"workers"}, "no live workers: none sent a heartbeat within 1m0s\n"},
-		{[]string{"relay", "failed"}, "no failed events\n"},
 		{[]string{"status"}, "\nqueues:\n  no queues: "},
 		{[]string{"status"}, "\nunfinished jobs:\n  none\n"},
 	} {

@@ -3,8 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"strings"
 
-	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 )
 
@@ -19,8 +19,7 @@ type progress interface {
 // transcript is a screenful of carriage returns.
 func newProgress(w io.Writer, desc string, total int) progress {
 	if isTerminal(w) {
-		return &barProgress{bar: progressbar.NewOptions(total, progressbar.OptionSetDescription(desc),
-			progressbar.OptionSetWriter(w), progressbar.OptionClearOnFinish())}
+		return &barProgress{w: w, desc: desc, total: total, drawn: -1}
 	}
 	return &lineProgress{w: w, desc: desc, total: total, printed: -1}
 }
@@ -31,10 +30,33 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-type barProgress struct{ bar *progressbar.ProgressBar }
+// barProgress redraws one line, "desc [#####     ] done/total (p%)", at each percent,
+// and clears it when the phase ends. (A library for it would add five modules to the
+// graph of every project that runs jobc as a tool.)
+type barProgress struct {
+	w     io.Writer
+	desc  string
+	total int
+	drawn int // the percentage on the line, -1 before the first
+}
 
-func (p *barProgress) Set(done int) { _ = p.bar.Set(done) }
-func (p *barProgress) Finish()      { _ = p.bar.Finish() }
+const barWidth = 20
+
+func (p *barProgress) Set(done int) {
+	pct := 100
+	if p.total > 0 {
+		pct = max(0, min(100, done*100/p.total))
+	}
+	if pct == p.drawn {
+		return
+	}
+	p.drawn = pct
+	n := pct * barWidth / 100
+	fmt.Fprintf(p.w, "\r%s [%s%s] %d/%d (%d%%)", p.desc, strings.Repeat("#", n), strings.Repeat(" ", barWidth-n), done, p.total, pct)
+}
+
+// Finish clears the line.
+func (p *barProgress) Finish() { fmt.Fprint(p.w, "\r\x1b[K") }
 
 // lineProgress writes "desc: done/total (p%)" each time another tenth is done.
 type lineProgress struct {

@@ -42,3 +42,18 @@ func TestProgressOffTerminal(t *testing.T) {
 		t.Error("a regular file is taken for a terminal")
 	}
 }
+
+// TestProgressBar: on a terminal, progress redraws one line at each percent and
+// clears it at the end.
+func TestProgressBar(t *testing.T) {
+	var buf bytes.Buffer
+	p := &barProgress{w: &buf, desc: "enqueue", total: 200, drawn: -1}
+	p.Set(0)
+	p.Set(1) // still 0%: not redrawn
+	p.Set(100)
+	p.Finish()
+	want := "\renqueue [                    ] 0/200 (0%)\renqueue [##########          ] 100/200 (50%)\r\x1b[K"
+	if got := buf.String(); got != want {
+		t.Errorf("bar:\n%q\nwant\n%q", got, want)
+	}
+}

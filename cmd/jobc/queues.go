@@ -51,9 +51,9 @@ func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) e
 		if q.Paused {
 			paused = "PAUSED"
 		}
-		t.row(indent+q.Queue, q.Available, q.Scheduled, q.Running, age(q.OldestAvailableAge), q.CompletedLastHour, q.FailedLastHour, paused, q.Workers)
+		t.Row(indent+q.Queue, q.Available, q.Scheduled, q.Running, age(q.OldestAvailableAge), q.CompletedLastHour, q.FailedLastHour, paused, q.Workers)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func newQueues(o *options) *cobra.Command {

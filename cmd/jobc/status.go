@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
@@ -115,7 +116,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if asJSON {
 					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
 					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: seconds(outbox.Lag),
-						FailedEvents: toFailedEventsJSON(failedEvents)}
+						FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
 					err = writeJSON(cmd.OutOrStdout(), s)
 				} else {
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
@@ -170,7 +171,7 @@ func printOutbox(cmd *cobra.Command, s relay.Stats, failed []relay.FailedEvent) 
 	if s.Failed > int64(len(failed)) {
 		fmt.Fprintf(out, "  the newest %d failed (all: jobc relay failed; send again: jobc relay retry):\n", len(failed))
 	}
-	return printFailedEvents(cmd, failed, "  ")
+	return cli.PrintFailedEvents(cmd, failed, "  ")
 }
 
 func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, stats []runtime.QueueStat, workers []runtime.WorkerInfo, counts []runtime.VersionCount) error {
@@ -183,9 +184,9 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 	fmt.Fprintf(out, "\nworkers (%d live, heartbeat within %s):\n", len(workers), within)
 	t := newTable(out)
 	for _, w := range workers {
-		t.row("  "+w.ID, fmt.Sprintf("%s pid %d", w.Host, w.PID), "queues "+strings.Join(w.Queues, ","), kindRanges(w.Kinds))
+		t.Row("  "+w.ID, fmt.Sprintf("%s pid %d", w.Host, w.PID), "queues "+strings.Join(w.Queues, ","), kindRanges(w.Kinds))
 	}
-	if err := t.flush(); err != nil {
+	if err := t.Flush(); err != nil {
 		return err
 	}
 	fmt.Fprintln(out, "\nunfinished jobs:")
@@ -199,9 +200,9 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 		if len(c.Decoders) == 0 {
 			by = "NONE: " + c.Problem
 		}
-		t.row("  "+c.Kind, c.Queue, c.Version, string(c.State), c.Jobs, by)
+		t.Row("  "+c.Kind, c.Queue, c.Version, string(c.State), c.Jobs, by)
 	}
-	return t.flush()
+	return t.Flush()
 }
 
 func toStatusJSON(applied, latest int, stats []runtime.QueueStat, workers []runtime.WorkerInfo, counts []runtime.VersionCount) statusJSON {

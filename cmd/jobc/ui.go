@@ -178,17 +178,17 @@ func hasConfig(dir string) bool {
 
 // serveUI serves the dashboard until ctx is cancelled.
 func serveUI(ctx context.Context, cmd *cobra.Command, db *dbFlags, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
-	t, err := db.target(cmd)
+	t, err := db.Target(cmd)
 	if err != nil {
 		return err
 	}
 	// Connecting here checks at start that the server answers, within the connect timeout.
-	pool, err := t.pool(ctx, "jobc ui", 0)
+	pool, err := t.Pool(ctx, "jobc ui", 0)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := t.checkSchema(ctx, pool); err != nil {
+	if err := t.CheckSchema(ctx, pool); err != nil {
 		return err
 	}
 	opt.Logger = slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))

@@ -56,10 +56,10 @@ func newWorkers() *cobra.Command {
 				}
 				t := newTable(cmd.OutOrStdout(), "ID", "HOST", "PID", "QUEUES", "KINDS", "STARTED", "HEARTBEAT")
 				for _, w := range ws {
-					t.row(w.ID, w.Host, w.PID, strings.Join(w.Queues, ","), kindRanges(w.Kinds),
+					t.Row(w.ID, w.Host, w.PID, strings.Join(w.Queues, ","), kindRanges(w.Kinds),
 						w.StartedAt.UTC().Format(time.DateTime), age(now.Sub(w.HeartbeatAt))+" ago")
 				}
-				return t.flush()
+				return t.Flush()
 			})
 		},
 	}

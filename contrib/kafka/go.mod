@@ -5,7 +5,7 @@ module github.com/jobc-dev/jobc/contrib/kafka
 go 1.26.0
 
 require (
-	github.com/jobc-dev/jobc v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 	github.com/twmb/franz-go v1.22.3
 	github.com/twmb/franz-go/pkg/kfake v0.0.0-20260918054303-01f206a7e32c
 )
@@ -22,5 +22,3 @@ require (
 	golang.org/x/sync v0.25.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..

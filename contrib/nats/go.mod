@@ -5,7 +5,7 @@ module github.com/jobc-dev/jobc/contrib/nats
 go 1.26.0
 
 require (
-	github.com/jobc-dev/jobc v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 	github.com/nats-io/nats.go v1.55.0
 )
 
@@ -23,5 +23,3 @@ require (
 	golang.org/x/sys v0.48.0 // indirect
 	golang.org/x/text v0.44.0 // indirect
 )
-
-replace github.com/jobc-dev/jobc => ../..

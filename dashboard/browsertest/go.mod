@@ -3,13 +3,13 @@
 // or the dashboard.
 module github.com/jobc-dev/jobc/dashboard/browsertest
 
-go 1.26.0
+go 1.25.0
 
 require (
 	github.com/chromedp/cdproto v0.0.0-20250724212937-08a3db8b4327
 	github.com/chromedp/chromedp v0.14.2
 	github.com/jackc/pgx/v5 v5.12.0
-	github.com/jobc-dev/jobc v0.0.0
+	github.com/jobc-dev/jobc v0.0.0-00010101000000-000000000000
 )
 
 require (
@@ -22,10 +22,7 @@ require (
 	github.com/jackc/pgservicefile v0.0.0-20240606120523-5a60cdf6a761 // indirect
 	github.com/jackc/puddle/v2 v2.2.3 // indirect
 	github.com/robfig/cron/v3 v3.0.1 // indirect
-	golang.org/x/sync v0.25.0 // indirect
+	golang.org/x/sync v0.22.0 // indirect
 	golang.org/x/sys v0.34.0 // indirect
-	golang.org/x/text v0.44.0 // indirect
+	golang.org/x/text v0.41.0 // indirect
 )
-
-// Tested against the root module of the same checkout, like cmd/jobc.
-replace github.com/jobc-dev/jobc => ../..

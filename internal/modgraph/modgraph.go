@@ -18,6 +18,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -28,13 +29,18 @@ import (
 )
 
 // Importer describes the module to measure: a module named Module that
-// imports the packages Imports of the module at Root.
+// imports the packages Imports of the module at Root, or runs its commands
+// Tools as tools (go get -tool).
 type Importer struct {
 	// Root is the directory of the module under measurement (the one with
-	// go.mod); its module path is read from there.
+	// go.mod); its module path is read from there. When Root holds a go.work,
+	// every module it uses is taken from this checkout too, as a release
+	// would publish them together.
 	Root string
 	// Imports are the import paths the measuring module imports.
 	Imports []string
+	// Tools are the packages the measuring module declares as tools.
+	Tools []string
 	// Module is the measuring module's path; empty means example.com/importer.
 	Module string
 	// Go is the go command; empty means "go" on PATH.
@@ -52,8 +58,8 @@ type Importer struct {
 // configured GOPROXY, so the measurement works offline with a filled cache
 // and online with an empty one.
 func (im Importer) SumModules(ctx context.Context, dir string) ([]string, error) {
-	if len(im.Imports) == 0 {
-		return nil, errors.New("modgraph: no imports to measure")
+	if len(im.Imports) == 0 && len(im.Tools) == 0 {
+		return nil, errors.New("modgraph: no imports or tools to measure")
 	}
 	goCmd := im.Go
 	if goCmd == "" {
@@ -76,18 +82,38 @@ func (im Importer) SumModules(ctx context.Context, dir string) ([]string, error)
 		return nil, err
 	}
 
-	var src strings.Builder
-	src.WriteString("// Command importer imports the packages whose module graph is measured.\npackage main\n\nimport (\n")
-	for _, p := range im.Imports {
-		fmt.Fprintf(&src, "\t_ %q\n", p)
+	files := map[string][]byte{}
+	if len(im.Imports) > 0 {
+		var src strings.Builder
+		src.WriteString("// Command importer imports the packages whose module graph is measured.\npackage main\n\nimport (\n")
+		for _, p := range im.Imports {
+			fmt.Fprintf(&src, "\t_ %q\n", p)
+		}
+		src.WriteString(")\n\nfunc main() {}\n")
+		files["main.go"] = []byte(src.String())
 	}
-	src.WriteString(")\n\nfunc main() {}\n")
-	gomod := fmt.Sprintf("module %s\n\ngo %s\n\nreplace %s => %s\n", module, goVersion, modPath, root)
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("modgraph: %w", err)
+	gomod := fmt.Sprintf("module %s\n\ngo %s\n", module, goVersion)
+	for _, t := range im.Tools {
+		gomod += "\ntool " + t + "\n"
 	}
-	for name, data := range map[string][]byte{"go.mod": []byte(gomod), "main.go": []byte(src.String()), "go.sum": sum} {
+	mods, err := Workspace(ctx, goCmd, root)
+	if err != nil {
+		return nil, err
+	}
+	if len(mods) == 0 {
+		mods = []Module{{Path: modPath, Dir: root}}
+	}
+	var sum []byte
+	for _, m := range mods {
+		gomod += fmt.Sprintf("\nreplace %s => %s\n", m.Path, m.Dir)
+		data, err := os.ReadFile(filepath.Join(m.Dir, "go.sum"))
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("modgraph: %w", err)
+		}
+		sum = append(sum, data...)
+	}
+	files["go.mod"], files["go.sum"] = []byte(gomod), sum
+	for name, data := range files {
 		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
 			return nil, fmt.Errorf("modgraph: %w", err)
 		}
@@ -107,9 +133,43 @@ func (im Importer) SumModules(ctx context.Context, dir string) ([]string, error)
 	if err != nil {
 		return nil, fmt.Errorf("modgraph: after go mod tidy: %w", err)
 	}
-	mods, err := ParseSum(data)
+	names, err := ParseSum(data)
 	if err != nil {
 		return nil, fmt.Errorf("modgraph: %s: %w", filepath.Join(dir, "go.sum"), err)
+	}
+	return names, nil
+}
+
+// Module is a module of a workspace.
+type Module struct {
+	Path string // module path
+	Dir  string // absolute directory
+}
+
+// Workspace returns the modules the go.work in root uses, or none when root has no
+// go.work.
+func Workspace(ctx context.Context, goCmd, root string) ([]Module, error) {
+	if _, err := os.Stat(filepath.Join(root, "go.work")); errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	cmd := exec.CommandContext(ctx, goCmd, "work", "edit", "-json")
+	cmd.Dir = root
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("modgraph: go work edit -json in %s: %w", root, err)
+	}
+	var work struct{ Use []struct{ DiskPath string } }
+	if err := json.Unmarshal(out, &work); err != nil {
+		return nil, fmt.Errorf("modgraph: go work edit -json: %w", err)
+	}
+	var mods []Module
+	for _, u := range work.Use {
+		dir := filepath.Join(root, filepath.FromSlash(u.DiskPath))
+		path, err := modulePath(filepath.Join(dir, "go.mod"))
+		if err != nil {
+			return nil, err
+		}
+		mods = append(mods, Module{Path: path, Dir: dir})
 	}
 	return mods, nil
 }

@@ -52,6 +52,38 @@ func TestRuntimeImporterModules(t *testing.T) {
 	}
 }
 
+// maxToolModules is the budget of a module that runs the CLI as a tool (go get
+// -tool github.com/jobc-dev/jobc/cmd/jobc, for go generate): what its go.sum names
+// besides jobc's own modules. The servers (jobc-relay, jobc-metrics) are modules of
+// their own so that the brokers' and Prometheus's libraries stay out of it.
+const maxToolModules = 25
+
+// TestToolModules measures the go.sum of a module that declares the CLI as a tool.
+func TestToolModules(t *testing.T) {
+	t.Parallel()
+	mods, err := modgraph.Importer{Root: "../..", Tools: []string{"github.com/jobc-dev/jobc/cmd/jobc"}}.SumModules(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	list := "\n\t" + strings.Join(mods, "\n\t")
+	t.Logf("jobc as a tool: go.sum names %d modules:%s", len(mods), list)
+	for _, want := range []string{"github.com/jackc/pgx/v5", "github.com/spf13/cobra"} {
+		if !slices.Contains(mods, want) {
+			t.Fatalf("go.sum does not name %s, which the CLI imports; the measurement is broken:%s", want, list)
+		}
+	}
+	if len(mods) > maxToolModules {
+		t.Errorf("jobc as a tool: go.sum names %d modules, more than %d:%s", len(mods), maxToolModules, list)
+	}
+	for _, m := range mods {
+		for _, banned := range []string{"github.com/nats-io/", "github.com/rabbitmq/", "github.com/twmb/", "github.com/prometheus/", "google.golang.org/protobuf", "github.com/jobc-dev/"} {
+			if strings.HasPrefix(m, banned) {
+				t.Errorf("jobc as a tool: go.sum names %s", m)
+			}
+		}
+	}
+}
+
 func TestParseSum(t *testing.T) {
 	t.Parallel()
 	mods, err := modgraph.ParseSum([]byte(`github.com/jackc/pgx/v5 v5.12.0 h1:AAAA=

@@ -10,8 +10,9 @@ import (
 
 // TestCLIAsTool follows the README's "To use jobc in your own module" steps
 // with the CLI as a module of its own: go get -tool, go tool jobc init,
-// go generate, go mod tidy, go vet. Replace directives point both modules at
-// this checkout, as a published version would be found through the proxy.
+// go generate, go mod tidy, go vet. Replace directives point jobc's modules at
+// this checkout, as a published version would be found through the proxy
+// (internal/release's test installs from one).
 func TestCLIAsTool(t *testing.T) {
 	t.Parallel()
 	ctx := t.Context()
@@ -24,25 +25,19 @@ func TestCLIAsTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	gomod := "module example.com/userapp\n\ngo " + goVersion + "\n\n" +
-		"replace github.com/jobc-dev/jobc => " + root + "\n\n" +
-		"replace github.com/jobc-dev/jobc/cmd/jobc => " + filepath.Join(root, "cmd", "jobc") + "\n"
-	// jobc metrics serves the Prometheus adapter's gauges and jobc relay publishes
-	// through the sinks; a release tags those modules too.
-	contribs := []string{"prometheus", "nats", "rabbitmq", "kafka"}
-	for _, c := range contribs {
-		gomod += "\nreplace github.com/jobc-dev/jobc/contrib/" + c + " => " + filepath.Join(root, "contrib", c) + "\n"
-	}
-	// The modules' go.sum files hold every checksum the user module needs, so no
+	gomod := "module example.com/userapp\n\ngo " + goVersion + "\n"
+	// Every module of the workspace from this checkout, as a release tags them
+	// together; their go.sum files hold every checksum the user module needs, so no
 	// checksum database is asked.
-	sums := []string{filepath.Join(root, "go.sum"), filepath.Join(root, "cmd", "jobc", "go.sum")}
-	for _, c := range contribs {
-		sums = append(sums, filepath.Join(root, "contrib", c, "go.sum"))
+	mods, err := Workspace(ctx, "go", root)
+	if err != nil {
+		t.Fatal(err)
 	}
 	var sum []byte
-	for _, f := range sums {
-		data, err := os.ReadFile(f)
-		if err != nil {
+	for _, m := range mods {
+		gomod += "\nreplace " + m.Path + " => " + m.Dir + "\n"
+		data, err := os.ReadFile(filepath.Join(m.Dir, "go.sum"))
+		if err != nil && !os.IsNotExist(err) {
 			t.Fatal(err)
 		}
 		sum = append(sum, data...)

@@ -14,6 +14,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/jobc-dev/jobc/cmd/internal/clitest"
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
 	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
@@ -42,7 +43,7 @@ func (s *syncBuffer) String() string {
 // age growing; after a resume the worker's counter says every job completed, and the
 // waiting jobs are gone from jobc metrics.
 func TestMetricsEndpoints(t *testing.T) {
-	pool, url := migratedDB(t)
+	pool, url := clitest.MigratedDB(t)
 	ctx := t.Context()
 	jt, err := runtime.NewJobType(runtime.JobType{
 		Kind: "thumbnail", Queue: "images", Priority: 5, MaxAttempts: 1, WriteVersion: 1,
@@ -51,8 +52,8 @@ func TestMetricsEndpoints(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, errOut, code := jobc(t, "queues", "pause", "images", "--database-url", url); code != 0 {
-		t.Fatalf("queues pause: exit %d: %s", code, errOut)
+	if err := runtime.PauseQueue(ctx, pool, "images"); err != nil {
+		t.Fatal(err)
 	}
 	const n = 6
 	for range n {
@@ -75,7 +76,7 @@ func TestMetricsEndpoints(t *testing.T) {
 		}
 	}()
 	addr := regexp.MustCompile(`http://(\S+)/metrics`)
-	waitUntil(t, "jobc metrics to listen", 10*time.Second, func() (bool, string) {
+	clitest.WaitFor(t, "jobc metrics to listen", 10*time.Second, func() (bool, string) {
 		return addr.MatchString(out.String()), out.String() + errOut.String()
 	})
 	fleet := "http://" + addr.FindStringSubmatch(out.String())[1] + "/metrics"
@@ -107,7 +108,7 @@ func TestMetricsEndpoints(t *testing.T) {
 	oldest := `jobc_queue_oldest_available_age_seconds{queue="images"}`
 	paused := `jobc_queue_paused{queue="images"}`
 	var first map[string]float64
-	waitUntil(t, "the worker in jobc metrics", 20*cfg.LeaseDuration, func() (bool, string) {
+	clitest.WaitFor(t, "the worker in jobc metrics", 20*cfg.LeaseDuration, func() (bool, string) {
 		time.Sleep(ttl)
 		first = testkit.Scrape(t, fleet)
 		return first["jobc_workers"] == 1, fmt.Sprint(first)
@@ -122,15 +123,15 @@ func TestMetricsEndpoints(t *testing.T) {
 			available, later[available], first[oldest], later[oldest], n, ttl)
 	}
 
-	if _, errOut, code := jobc(t, "queues", "resume", "images", "--database-url", url); code != 0 {
-		t.Fatalf("queues resume: exit %d: %s", code, errOut)
+	if err := runtime.ResumeQueue(ctx, pool, "images"); err != nil {
+		t.Fatal(err)
 	}
 	completed := `jobc_jobs_finished_total{class="",kind="thumbnail",outcome="completed",queue="images"}`
-	waitUntil(t, "the worker's counter to say every job completed", 20*cfg.LeaseDuration, func() (bool, string) {
+	clitest.WaitFor(t, "the worker's counter to say every job completed", 20*cfg.LeaseDuration, func() (bool, string) {
 		got := testkit.Scrape(t, workerSrv.URL)
 		return got[completed] == n, fmt.Sprint(got)
 	})
-	waitUntil(t, "jobc metrics to show none waiting", 20*cfg.LeaseDuration, func() (bool, string) {
+	clitest.WaitFor(t, "jobc metrics to show none waiting", 20*cfg.LeaseDuration, func() (bool, string) {
 		time.Sleep(ttl)
 		got := testkit.Scrape(t, fleet)
 		_, waiting := got[available]
@@ -148,21 +149,5 @@ func TestMetricsUsage(t *testing.T) {
 		if _, errOut, code := jobc(t, args...); code != 2 {
 			t.Errorf("jobc %v: exit %d, want 2 (%s)", args, code, errOut)
 		}
-	}
-}
-
-// waitUntil polls cond until it holds or timeout passes, then fails with what it saw.
-func waitUntil(t *testing.T, what string, timeout time.Duration, cond func() (bool, string)) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		ok, saw := cond()
-		if ok {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s; saw %s", timeout, what, saw)
-		}
-		time.Sleep(20 * time.Millisecond)
 	}
 }

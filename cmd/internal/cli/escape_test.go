@@ -1,4 +1,4 @@
-package main
+package cli
 
 import "testing"
 
@@ -15,8 +15,8 @@ func TestEsc(t *testing.T) {
 		{"bad\xffutf8", `bad\ufffdutf8`},
 		{`back\slash é 日本`, `back\slash é 日本`},
 	} {
-		if got := esc(c.in); got != c.want {
-			t.Errorf("esc(%q) = %q, want %q", c.in, got, c.want)
+		if got := Esc(c.in); got != c.want {
+			t.Errorf("Esc(%q) = %q, want %q", c.in, got, c.want)
 		}
 	}
 }

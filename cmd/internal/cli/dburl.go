@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"context"
@@ -24,22 +24,22 @@ import (
 // that a server (or a proxy, or a firewall) that accepts the connection and never
 // answers, or a statement stuck behind a lock, fails the command instead of hanging it.
 const (
-	// defaultConnectTimeout bounds opening one connection: TCP, TLS, authentication and
+	// DefaultConnectTimeout bounds opening one connection: TCP, TLS, authentication and
 	// the session setup, per host of the connection string.
-	defaultConnectTimeout = 10 * time.Second
-	// defaultStatementTimeout bounds each statement, not a command: `jobc relay`,
+	DefaultConnectTimeout = 10 * time.Second
+	// DefaultStatementTimeout bounds each statement, not a command: `jobc relay`,
 	// `jobc metrics` and `jobc ui` run until stopped, each of their statements bounded.
-	defaultStatementTimeout = 30 * time.Second
-	// migrateStatementTimeout is the default of `jobc migrate up`, whose statements may
+	DefaultStatementTimeout = 30 * time.Second
+	// MigrateStatementTimeout is the default of `jobc migrate up`, whose statements may
 	// build an index or validate a constraint over the whole jobs table, and which waits
 	// on purpose while another process applies a migration.
-	migrateStatementTimeout = 10 * time.Minute
+	MigrateStatementTimeout = 10 * time.Minute
 )
 
-// dbFlags are the flags of every command that opens the database. A command registers
-// them with addDBFlags and opens the database with withConn or openPool, which read
-// them through target: one rule for a missing URL, one place for the timeouts.
-type dbFlags struct {
+// DBFlags are the flags of every command that opens the database. A command registers
+// them with AddDBFlags and opens the database with WithConn or DBTarget.Pool, which read
+// them through Target: one rule for a missing URL, one place for the timeouts.
+type DBFlags struct {
 	url              string
 	connectTimeout   time.Duration
 	statementTimeout time.Duration
@@ -48,12 +48,12 @@ type dbFlags struct {
 	connectFlag, statementFlag *pflag.Flag
 }
 
-// addDBFlags registers --database-url, --connect-timeout and --statement-timeout on fs
+// AddDBFlags registers --database-url, --connect-timeout and --statement-timeout on fs
 // (a command's flags, or a command group's persistent flags).
-func addDBFlags(fs *pflag.FlagSet, statementTimeout time.Duration) *dbFlags {
-	f := &dbFlags{}
+func AddDBFlags(fs *pflag.FlagSet, statementTimeout time.Duration) *DBFlags {
+	f := &DBFlags{}
 	fs.StringVar(&f.url, "database-url", "", "PostgreSQL connection string (default $DATABASE_URL)")
-	fs.DurationVar(&f.connectTimeout, "connect-timeout", defaultConnectTimeout,
+	fs.DurationVar(&f.connectTimeout, "connect-timeout", DefaultConnectTimeout,
 		"give up opening a connection after this long (0: never); overrides connect_timeout in the connection string")
 	fs.DurationVar(&f.statementTimeout, "statement-timeout", statementTimeout,
 		"cancel any statement running longer than this (0: never); by default a statement_timeout the connection string or the server sets is kept")
@@ -61,9 +61,9 @@ func addDBFlags(fs *pflag.FlagSet, statementTimeout time.Duration) *dbFlags {
 	return f
 }
 
-// dbTarget is the database a command runs against, resolved from its flags and the
+// DBTarget is the database a command runs against, resolved from its flags and the
 // environment.
-type dbTarget struct {
+type DBTarget struct {
 	url    string
 	source string // where url came from, for messages: "--database-url" or "$DATABASE_URL"
 	where  string // host:port/database, no user or password: safe to print
@@ -76,25 +76,25 @@ type dbTarget struct {
 	statementInForce atomic.Pointer[statementTimeout] // of the last connection opened
 }
 
-// target resolves the database of cmd. A missing or unparseable URL and a negative
+// Target resolves the database of cmd. A missing or unparseable URL and a negative
 // timeout are usage errors (exit 2): nothing has run yet.
-func (f *dbFlags) target(cmd *cobra.Command) (*dbTarget, error) {
-	t := &dbTarget{url: f.url, source: "--database-url"}
+func (f *DBFlags) Target(cmd *cobra.Command) (*DBTarget, error) {
+	t := &DBTarget{url: f.url, source: "--database-url"}
 	if t.url == "" {
 		t.url, t.source = os.Getenv("DATABASE_URL"), "$DATABASE_URL"
 	}
 	if t.url == "" {
-		return nil, usagef(cmd, "no database: pass --database-url or set $DATABASE_URL")
+		return nil, Usagef(cmd, "no database: pass --database-url or set $DATABASE_URL")
 	}
 	if f.connectTimeout < 0 || f.statementTimeout < 0 {
-		return nil, usagef(cmd, "--connect-timeout and --statement-timeout must not be negative (0: no bound)")
+		return nil, Usagef(cmd, "--connect-timeout and --statement-timeout must not be negative (0: no bound)")
 	}
 	cfg, err := pgconn.ParseConfig(t.url)
 	if err != nil {
 		// pgconn's message shows the connection string with its password redacted.
-		return nil, usagef(cmd, "%s: %v", t.source, err)
+		return nil, Usagef(cmd, "%s: %v", t.source, err)
 	}
-	t.where = describeTarget(cfg)
+	t.where = DescribeTarget(cfg)
 	t.connectTimeout = f.connectTimeout
 	if !f.connectFlag.Changed && cfg.ConnectTimeout > 0 {
 		t.connectTimeout, t.connectFromURL = cfg.ConnectTimeout, true
@@ -115,8 +115,8 @@ func setsStatementTimeout(params map[string]string) bool {
 	return strings.Contains(opts, "statement_timeout") || strings.Contains(opts, "statement-timeout")
 }
 
-// describeTarget names the hosts and the database of cfg, without credentials.
-func describeTarget(cfg *pgconn.Config) string {
+// DescribeTarget names the hosts and the database of cfg, without credentials.
+func DescribeTarget(cfg *pgconn.Config) string {
 	hosts := []string{hostPort(cfg.Host, cfg.Port)}
 	for _, fb := range cfg.Fallbacks {
 		if hp := hostPort(fb.Host, fb.Port); hp != hosts[len(hosts)-1] { // TLS fallbacks repeat the host
@@ -133,8 +133,8 @@ func hostPort(host string, port uint16) string {
 	return net.JoinHostPort(host, strconv.Itoa(int(port)))
 }
 
-// configure applies the timeouts to a connection's configuration.
-func (t *dbTarget) configure(c *pgconn.Config) {
+// Configure applies the timeouts to a connection's configuration.
+func (t *DBTarget) Configure(c *pgconn.Config) {
 	if !t.connectFromURL {
 		c.ConnectTimeout = t.connectTimeout
 		c.DialFunc = (&net.Dialer{Timeout: t.connectTimeout}).DialContext
@@ -174,6 +174,9 @@ func (t *dbTarget) configure(c *pgconn.Config) {
 	}
 }
 
+// URL is the connection string.
+func (t *DBTarget) URL() string { return t.url }
+
 // statementTimeout is the statement_timeout of a connection: its value as the server
 // prints it, and whether it is the flag's (given or default) or the connection
 // string's, role's, database's or server's.
@@ -183,28 +186,28 @@ type statementTimeout struct {
 }
 
 // connect opens one connection.
-func (t *dbTarget) connect(ctx context.Context) (*pgx.Conn, error) {
+func (t *DBTarget) connect(ctx context.Context) (*pgx.Conn, error) {
 	cfg, err := pgx.ParseConfig(t.url)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: %s: %w", t.source, err)
 	}
-	t.configure(&cfg.Config)
+	t.Configure(&cfg.Config)
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, t.explain(ctx, nil, err)
+		return nil, t.Explain(ctx, nil, err)
 	}
 	return conn, nil
 }
 
-// pool opens a pool of at most maxConns connections (0: pgxpool's default, or the
+// Pool opens a pool of at most maxConns connections (0: pgxpool's default, or the
 // connection string's pool_max_conns) named app in pg_stat_activity (unless the
 // connection string names it), and checks that the server answers.
-func (t *dbTarget) pool(ctx context.Context, app string, maxConns int32) (*pgxpool.Pool, error) {
+func (t *DBTarget) Pool(ctx context.Context, app string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(t.url)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: %s: %w", t.source, err)
 	}
-	t.configure(&cfg.ConnConfig.Config)
+	t.Configure(&cfg.ConnConfig.Config)
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
@@ -217,25 +220,25 @@ func (t *dbTarget) pool(ctx context.Context, app string, maxConns int32) (*pgxpo
 	}
 	if err := pool.Ping(ctx); err != nil {
 		pool.Close()
-		return nil, t.explain(ctx, nil, err)
+		return nil, t.Explain(ctx, nil, err)
 	}
 	return pool, nil
 }
 
-// withConn runs fn on one connection to the database of cmd, and explains its error.
-func withConn(cmd *cobra.Command, f *dbFlags, fn func(ctx context.Context, db runtime.DBTX) error) error {
-	return withPGConn(cmd, f, false, func(ctx context.Context, conn *pgx.Conn) error { return fn(ctx, conn) })
+// WithConn runs fn on one connection to the database of cmd, and explains its error.
+func WithConn(cmd *cobra.Command, f *DBFlags, fn func(ctx context.Context, db runtime.DBTX) error) error {
+	return WithPGConn(cmd, f, false, func(ctx context.Context, conn *pgx.Conn) error { return fn(ctx, conn) })
 }
 
-// withMigratedConn is withConn for a command that reads across jobc's tables: it
+// WithMigratedConn is WithConn for a command that reads across jobc's tables: it
 // first checks that the database has every migration the binary needs.
-func withMigratedConn(cmd *cobra.Command, f *dbFlags, fn func(ctx context.Context, db runtime.DBTX) error) error {
-	return withPGConn(cmd, f, true, func(ctx context.Context, conn *pgx.Conn) error { return fn(ctx, conn) })
+func WithMigratedConn(cmd *cobra.Command, f *DBFlags, fn func(ctx context.Context, db runtime.DBTX) error) error {
+	return WithPGConn(cmd, f, true, func(ctx context.Context, conn *pgx.Conn) error { return fn(ctx, conn) })
 }
 
-// withPGConn is withConn for what needs the connection itself (migrations).
-func withPGConn(cmd *cobra.Command, f *dbFlags, checkSchema bool, fn func(ctx context.Context, conn *pgx.Conn) error) error {
-	t, err := f.target(cmd)
+// WithPGConn is WithConn for what needs the connection itself (migrations).
+func WithPGConn(cmd *cobra.Command, f *DBFlags, checkSchema bool, fn func(ctx context.Context, conn *pgx.Conn) error) error {
+	t, err := f.Target(cmd)
 	if err != nil {
 		return err
 	}
@@ -246,25 +249,25 @@ func withPGConn(cmd *cobra.Command, f *dbFlags, checkSchema bool, fn func(ctx co
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
 	if checkSchema {
-		if err := t.checkSchema(ctx, conn); err != nil {
+		if err := t.CheckSchema(ctx, conn); err != nil {
 			return err
 		}
 	}
 	if err := fn(ctx, conn); err != nil {
 		if conn.IsClosed() {
-			return t.explain(ctx, nil, err)
+			return t.Explain(ctx, nil, err)
 		}
-		return t.explain(ctx, conn, err)
+		return t.Explain(ctx, conn, err)
 	}
 	return nil
 }
 
-// explain turns the database errors whose remedy is known into one line that names
+// Explain turns the database errors whose remedy is known into one line that names
 // it: the server did not answer in time, a statement ran into the statement timeout,
 // or jobc's tables or functions are missing (the database needs `jobc migrate up`).
 // db, when not nil, is asked how far the database is migrated. Other errors pass
 // unchanged.
-func (t *dbTarget) explain(ctx context.Context, db runtime.DBTX, err error) error {
+func (t *DBTarget) Explain(ctx context.Context, db runtime.DBTX, err error) error {
 	if err == nil || ctx.Err() != nil {
 		return err // nothing to explain, or the command was interrupted
 	}
@@ -295,14 +298,14 @@ func (t *dbTarget) explain(ctx context.Context, db runtime.DBTX, err error) erro
 	return err
 }
 
-func (t *dbTarget) connectTimeoutSource() string {
+func (t *DBTarget) connectTimeoutSource() string {
 	if t.connectFromURL {
 		return "connect_timeout of " + t.source
 	}
 	return "--connect-timeout"
 }
 
-func (t *dbTarget) statementTimeoutSource(flag bool) string {
+func (t *DBTarget) statementTimeoutSource(flag bool) string {
 	switch {
 	case flag:
 		return "--statement-timeout"
@@ -326,15 +329,15 @@ func isMissingObject(pgErr *pgconn.PgError) bool {
 	return false
 }
 
-// missingObjectErr reports whether err is a missing table, function, type or column.
-func missingObjectErr(err error) bool {
+// MissingObjectErr reports whether err is a missing table, function, type or column.
+func MissingObjectErr(err error) bool {
 	var pgErr *pgconn.PgError
 	return errors.As(err, &pgErr) && isMissingObject(pgErr)
 }
 
 // missingObject says which object is missing, how far the database is migrated, where,
 // and what to run.
-func (t *dbTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pgconn.PgError) string {
+func (t *DBTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pgconn.PgError) string {
 	what := pgErr.Message // e.g. relation "jobc_jobs" does not exist
 	state := ""
 	if db != nil {
@@ -355,7 +358,7 @@ func (t *dbTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pg
 
 // schemaOf names where db looks for jobc's tables: the first schema of its search_path
 // that exists. ok is false when none exists: migrations would have nowhere to go.
-func (t *dbTarget) schemaOf(ctx context.Context, db runtime.DBTX) (where string, ok bool) {
+func (t *DBTarget) schemaOf(ctx context.Context, db runtime.DBTX) (where string, ok bool) {
 	var s *string
 	switch err := db.QueryRow(ctx, "SELECT current_schema()").Scan(&s); {
 	case err != nil:
@@ -366,13 +369,13 @@ func (t *dbTarget) schemaOf(ctx context.Context, db runtime.DBTX) (where string,
 	return "schema " + *s, true
 }
 
-// checkSchema fails when the database lacks migrations this binary needs, naming the
+// CheckSchema fails when the database lacks migrations this binary needs, naming the
 // database and what to run. A database with newer migrations than the binary passes
 // (see runtime.CheckSchema).
-func (t *dbTarget) checkSchema(ctx context.Context, db runtime.DBTX) error {
+func (t *DBTarget) CheckSchema(ctx context.Context, db runtime.DBTX) error {
 	st, err := runtime.Migrations(ctx, db)
 	if err != nil {
-		return t.explain(ctx, db, err)
+		return t.Explain(ctx, db, err)
 	}
 	if len(st.Pending) == 0 {
 		return nil

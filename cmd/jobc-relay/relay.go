@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	jobckafka "github.com/jobc-dev/jobc/contrib/kafka"
 	jobcnats "github.com/jobc-dev/jobc/contrib/nats"
 	jobcamqp "github.com/jobc-dev/jobc/contrib/rabbitmq"
@@ -23,13 +24,13 @@ import (
 
 // relayFlags are the flags of `jobc relay`.
 type relayFlags struct {
-	db                         *dbFlags
+	db                         *cli.DBFlags
 	to, exchange, msgIDPrefix  string
 	batch, concurrency         int
 	lease, retention, logStats time.Duration
 }
 
-func newRelay(o *options) *cobra.Command {
+func newRelay(dir *string) *cobra.Command {
 	var f relayFlags
 	cmd := &cobra.Command{
 		Use:   "relay --to URL",
@@ -56,32 +57,32 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if f.to == "" {
-				return usagef(cmd, "--to is required (nats://, amqp:// or kafka://)")
+				return cli.Usagef(cmd, "--to is required (nats://, amqp:// or kafka://)")
 			}
 			if f.batch <= 0 || f.concurrency <= 0 || f.lease <= 0 {
-				return usagef(cmd, "--batch, --concurrency and --lease must be positive")
+				return cli.Usagef(cmd, "--batch, --concurrency and --lease must be positive")
 			}
 			ctx := cmd.Context()
 			open, err := sinkFor(f)
 			if err != nil {
-				return usagef(cmd, "--to %s: %v", redact(f.to), err)
+				return cli.Usagef(cmd, "--to %s: %v", redact(f.to), err)
 			}
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			t, err := f.db.target(cmd)
+			t, err := f.db.Target(cmd)
 			if err != nil {
 				return err
 			}
 			// A connection per batch in flight and a spare.
-			pool, err := t.pool(ctx, "jobc relay", int32(f.concurrency+2))
+			pool, err := t.Pool(ctx, "jobc relay", int32(f.concurrency+2))
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
-			if err := t.checkSchema(ctx, pool); err != nil {
+			if err := t.CheckSchema(ctx, pool); err != nil {
 				return err
 			}
 			// The database first, as every database command checks it; then the spec.
-			events, err := declaredEvents(o.dir)
+			events, err := declaredEvents(*dir)
 			if err != nil {
 				return err
 			}
@@ -103,19 +104,19 @@ finish and exits 0. Events the broker refuses for good are kept as failed: see t
 			}
 			r, err := relay.New(pool, cfg)
 			if err != nil {
-				return usagef(cmd, "%v", err)
+				return cli.Usagef(cmd, "%v", err)
 			}
 			logger.InfoContext(ctx, "jobc relay: publishing the outbox", slog.String("to", redact(f.to)),
 				slog.Int("batch", f.batch), slog.Int("concurrency", f.concurrency), slog.Int("declared_events", len(events)))
 			if err := r.Run(ctx); err != nil {
-				return t.explain(ctx, pool, err)
+				return t.Explain(ctx, pool, err)
 			}
 			logger.InfoContext(context.WithoutCancel(ctx), "jobc relay: stopped")
 			return nil
 		},
 	}
 	fl := cmd.Flags()
-	f.db = addDBFlags(fl, defaultStatementTimeout)
+	f.db = cli.AddDBFlags(fl, cli.DefaultStatementTimeout)
 	fl.StringVar(&f.to, "to", "", "the broker: nats://…, amqp://… or kafka://…")
 	fl.StringVar(&f.exchange, "exchange", "", "RabbitMQ: the exchange to publish to (default: the default exchange)")
 	fl.StringVar(&f.msgIDPrefix, "msg-id-prefix", "", "NATS: put before the event id in Nats-Msg-Id (several databases, one stream)")
@@ -224,7 +225,7 @@ func (h statsLogger) OnEvent(ctx context.Context, e runtime.Event) {
 
 func newRelayFailed() *cobra.Command {
 	var (
-		dbf    *dbFlags
+		dbf    *cli.DBFlags
 		limit  int
 		asJSON bool
 	)
@@ -234,21 +235,21 @@ func newRelayFailed() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit <= 0 {
-				return usagef(cmd, "--limit must be positive")
+				return cli.Usagef(cmd, "--limit must be positive")
 			}
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				failed, err := relay.ListFailed(ctx, db, limit)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), toFailedEventsJSON(failed))
+					return cli.WriteJSON(cmd.OutOrStdout(), cli.ToFailedEventsJSON(failed))
 				}
-				return printFailedEvents(cmd, failed, "")
+				return cli.PrintFailedEvents(cmd, failed, "")
 			})
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().IntVar(&limit, "limit", 50, "list at most this many")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
@@ -256,7 +257,7 @@ func newRelayFailed() *cobra.Command {
 
 func newRelayRetry() *cobra.Command {
 	var (
-		dbf *dbFlags
+		dbf *cli.DBFlags
 		all bool
 	)
 	cmd := &cobra.Command{
@@ -269,63 +270,30 @@ with a spec that declares it.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if all == (len(args) > 0) {
-				return usagef(cmd, "name event ids or pass --all")
+				return cli.Usagef(cmd, "name event ids or pass --all")
 			}
 			ids := []int64{}
 			for _, a := range args {
 				id, err := strconv.ParseInt(a, 10, 64)
 				if err != nil || id <= 0 {
-					return usagef(cmd, "%q is not an event id", a)
+					return cli.Usagef(cmd, "%q is not an event id", a)
 				}
 				ids = append(ids, id)
 			}
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				n, err := relay.RetryFailed(ctx, db, ids)
 				if err != nil {
 					return err
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%d failed event(s) pending again\n", n)
 				if !all && n < int64(len(ids)) {
-					return &exitError{code: exitFailure, err: fmt.Errorf("jobc relay retry: %d of the %d ids name no failed event", int64(len(ids))-n, len(ids))}
+					return &cli.ExitError{Code: cli.ExitFailure, Err: fmt.Errorf("jobc relay retry: %d of the %d ids name no failed event", int64(len(ids))-n, len(ids))}
 				}
 				return nil
 			})
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().BoolVar(&all, "all", false, "retry every failed event")
 	return cmd
-}
-
-// failedEventJSON is one failed event in `jobc relay failed --json` and `jobc status --json`.
-type failedEventJSON struct {
-	ID          int64     `json:"id"`
-	Event       string    `json:"event"`
-	Version     int       `json:"version"`
-	Subject     string    `json:"subject"`
-	OrderingKey string    `json:"ordering_key"`
-	Attempts    int       `json:"attempts"`
-	CreatedAt   time.Time `json:"created_at"`
-	Error       string    `json:"error"`
-}
-
-func toFailedEventsJSON(failed []relay.FailedEvent) []failedEventJSON {
-	out := make([]failedEventJSON, len(failed))
-	for i, f := range failed {
-		out[i] = failedEventJSON(f)
-	}
-	return out
-}
-
-func printFailedEvents(cmd *cobra.Command, failed []relay.FailedEvent, indent string) error {
-	if len(failed) == 0 {
-		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no failed events")
-		return err
-	}
-	t := newTable(cmd.OutOrStdout(), indent+"ID", "EVENT", "VERSION", "SUBJECT", "KEY", "ATTEMPTS", "CREATED", "ERROR")
-	for _, f := range failed {
-		t.row(indent+strconv.FormatInt(f.ID, 10), esc(f.Event), f.Version, esc(f.Subject), esc(f.OrderingKey), f.Attempts,
-			f.CreatedAt.UTC().Format(time.RFC3339), esc(truncate(f.Error, 100)))
-	}
-	return t.flush()
 }

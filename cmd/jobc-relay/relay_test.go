@@ -17,6 +17,8 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
+	"github.com/jobc-dev/jobc/cmd/internal/clitest"
 	"github.com/jobc-dev/jobc/internal/brokertest"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/relay"
@@ -50,7 +52,7 @@ events:
             properties:
               key: {type: string}
 `
-	writeFile(t, filepath.Join(dir, "jobc.yaml"), yaml)
+	clitest.WriteFile(t, filepath.Join(dir, "jobc.yaml"), yaml)
 	return dir
 }
 
@@ -69,7 +71,7 @@ func TestRelayUsage(t *testing.T) {
 		{[]string{"relay", "retry", "x1"}, `"x1" is not an event id`},
 	} {
 		_, errOut, code := jobc(t, c.args...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) {
+		if code != cli.ExitUsage || !strings.Contains(errOut, c.want) {
 			t.Errorf("jobc %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}
 	}
@@ -94,7 +96,7 @@ func closedPort(t *testing.T) int {
 // has no stream for a relayed subject, exits 1 before it starts publishing, saying
 // so (and hiding the URL's password), instead of retrying every batch forever.
 func TestRelayFailsAtStart(t *testing.T) {
-	_, dbURL := migratedDB(t)
+	_, dbURL := clitest.MigratedDB(t)
 	dir := relaySpec(t, "cli.nostream")
 	srv := brokertest.StartNATS(t) // JetStream without any stream
 	port := closedPort(t)
@@ -105,7 +107,7 @@ func TestRelayFailsAtStart(t *testing.T) {
 		{srv.URL, `jobc relay: jobcnats: no stream binds subject "cli.nostream"`},
 	} {
 		_, errOut, code := jobc(t, "relay", "-C", dir, "--to", c.to, "--database-url", dbURL)
-		if code != exitFailure || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "publishing") || strings.Contains(errOut, "s3cret") {
+		if code != cli.ExitFailure || !strings.Contains(errOut, c.want) || strings.Contains(errOut, "publishing") || strings.Contains(errOut, "s3cret") {
 			t.Errorf("jobc relay --to %s: exit %d, stderr:\n%s\nwant exit 1 with %q before publishing, no password", c.to, code, errOut, c.want)
 		}
 	}
@@ -115,7 +117,7 @@ func TestRelayFailsAtStart(t *testing.T) {
 // when its context ends (SIGINT, SIGTERM), stops and exits 0; status then shows no
 // pending event and no lag.
 func TestRelayToNATS(t *testing.T) {
-	pool, dbURL := migratedDB(t)
+	pool, dbURL := clitest.MigratedDB(t)
 	srv := brokertest.StartNATS(t)
 	nc, err := nats.Connect(srv.URL)
 	if err != nil {
@@ -137,9 +139,8 @@ func TestRelayToNATS(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	out, _, _ := jobc(t, "status", "--database-url", dbURL)
-	if !strings.Contains(out, fmt.Sprintf("events: %d pending, relay lag ", events)) {
-		t.Errorf("status before the relay runs:\n%s", out)
+	if st, err := relay.ReadStats(t.Context(), pool); err != nil || st.Pending != events {
+		t.Errorf("before the relay runs: %+v, %v; want %d pending", st, err, events)
 	}
 
 	ctx, cancel := context.WithCancel(t.Context())
@@ -149,35 +150,36 @@ func TestRelayToNATS(t *testing.T) {
 		done <- run(ctx, []string{"relay", "-C", relaySpec(t, "cli.happened"), "--to", srv.URL, "--database-url", dbURL, "--batch", "10"}, &stdout, &stderr)
 	}()
 	const poll = 100 * time.Millisecond // relay.Config's default PollInterval
-	waitFor(t, "the stream to hold every event", slowdown*(poll+time.Second), func() (bool, string) {
+	clitest.WaitFor(t, "the stream to hold every event", clitest.Slowdown*(poll+time.Second), func() (bool, string) {
 		info, err := stream.Info(t.Context())
 		if err != nil {
 			return false, err.Error()
 		}
 		return info.State.Msgs == events, fmt.Sprintf("%d messages", info.State.Msgs)
 	})
-	waitFor(t, "the outbox to have nothing pending", slowdown*poll, func() (bool, string) {
+	clitest.WaitFor(t, "the outbox to have nothing pending", clitest.Slowdown*poll, func() (bool, string) {
 		s, err := relay.ReadStats(t.Context(), pool)
 		return err == nil && s.Pending == 0, fmt.Sprintf("%+v %v", s, err)
 	})
 	cancel()
-	if code := <-done; code != exitOK {
+	if code := <-done; code != cli.ExitOK {
 		t.Fatalf("jobc relay exited %d after its context ended\n%s", code, stderr.String())
 	}
 	if !strings.Contains(stderr.String(), "jobc relay: stopped") {
 		t.Errorf("jobc relay's log has no stop record:\n%s", stderr.String())
 	}
-	out, _, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "1m")
-	if code != exitOK || !strings.Contains(out, "events: 0 pending, relay lag none, 0 failed") {
-		t.Errorf("status after the relay: exit %d\n%s", code, out)
+	if st, err := relay.ReadStats(t.Context(), pool); err != nil || st.Pending != 0 || st.Failed != 0 || st.Lag != 0 {
+		t.Errorf("after the relay: %+v, %v; want nothing pending or failed", st, err)
 	}
 }
 
-// TestStatusShowsOutbox: status shows the relay lag and the failed events with their
-// errors, --fail-relay-lag fails on the lag, `jobc relay failed` lists the failed
-// events and `jobc relay retry` makes them pending again.
-func TestStatusShowsOutbox(t *testing.T) {
-	pool, dbURL := migratedDB(t)
+// TestRelayFailedRetry: `jobc relay failed` lists the failed events with their errors
+// and `jobc relay retry` makes them pending again, saying which ids named none.
+func TestRelayFailedRetry(t *testing.T) {
+	pool, dbURL := clitest.MigratedDB(t)
+	if out, _, code := jobc(t, "relay", "failed", "--database-url", dbURL); code != cli.ExitOK || out != "no failed events\n" {
+		t.Errorf("relay failed with none: exit %d, stdout %q", code, out)
+	}
 	et := relayedType("status.happened")
 	var ids []int64
 	for _, key := range []string{"a", "b", "c"} {
@@ -187,31 +189,15 @@ func TestStatusShowsOutbox(t *testing.T) {
 		}
 		ids = append(ids, p.ID)
 	}
-	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET created_at = now() - interval '10 minutes' WHERE id = $1`, ids[0]); err != nil {
-		t.Fatal(err)
-	}
 	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET state = 'failed', attempts = 1, last_error = 'returned: 312 NO_ROUTE' WHERE id = $1`, ids[2]); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "5m")
-	if code != exitFailure || !strings.Contains(out, "events: 2 pending, relay lag 10m") || !strings.Contains(out, "1 failed") ||
-		!strings.Contains(out, "NO_ROUTE") || !strings.Contains(errOut, "the relay lag is 10m") {
-		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
-	}
-	out, _, code = jobc(t, "status", "--database-url", dbURL, "--json")
-	var s statusJSON
-	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
-		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)
-	}
-	if e := s.Events; e.Pending != 2 || e.Failed != 1 || e.RelayLagSeconds < 600 || len(e.FailedEvents) != 1 || e.FailedEvents[0].ID != ids[2] || e.FailedEvents[0].OrderingKey != "c" {
-		t.Errorf("status --json events: %+v", e)
-	}
-	out, _, code = jobc(t, "relay", "failed", "--database-url", dbURL)
-	if code != exitOK || !strings.Contains(out, "cli_event") || !strings.Contains(out, "status.happened") || !strings.Contains(out, "NO_ROUTE") {
+	out, _, code := jobc(t, "relay", "failed", "--database-url", dbURL)
+	if code != cli.ExitOK || !strings.Contains(out, "cli_event") || !strings.Contains(out, "status.happened") || !strings.Contains(out, "NO_ROUTE") {
 		t.Errorf("relay failed: exit %d\n%s", code, out)
 	}
-	out, errOut, code = jobc(t, "relay", "retry", "--database-url", dbURL, fmt.Sprint(ids[2]), fmt.Sprint(ids[0]))
-	if code != exitFailure || !strings.Contains(out, "1 failed event(s) pending again") || !strings.Contains(errOut, "1 of the 2 ids name no failed event") {
+	out, errOut, code := jobc(t, "relay", "retry", "--database-url", dbURL, fmt.Sprint(ids[2]), fmt.Sprint(ids[0]))
+	if code != cli.ExitFailure || !strings.Contains(out, "1 failed event(s) pending again") || !strings.Contains(errOut, "1 of the 2 ids name no failed event") {
 		t.Errorf("relay retry: exit %d\n%s%s", code, out, errOut)
 	}
 	if st, err := relay.ReadStats(t.Context(), pool); err != nil || st.Pending != 3 || st.Failed != 0 {
@@ -226,7 +212,7 @@ func TestStatusShowsOutbox(t *testing.T) {
 // events around it are published. Without a spec, or with one that relays no event,
 // the relay does not start.
 func TestRelayRefusesForged(t *testing.T) {
-	pool, dbURL := migratedDB(t)
+	pool, dbURL := clitest.MigratedDB(t)
 	srv := brokertest.StartNATS(t)
 	nc, err := nats.Connect(srv.URL)
 	if err != nil {
@@ -258,13 +244,13 @@ func TestRelayRefusesForged(t *testing.T) {
 	}
 
 	empty := t.TempDir()
-	if _, errOut, code := jobc(t, "relay", "-C", empty, "--to", srv.URL, "--database-url", dbURL); code != exitFailure || !strings.Contains(errOut, "no jobc.yaml") {
+	if _, errOut, code := jobc(t, "relay", "-C", empty, "--to", srv.URL, "--database-url", dbURL); code != cli.ExitFailure || !strings.Contains(errOut, "no jobc.yaml") {
 		t.Errorf("relay without a spec: exit %d, %s", code, errOut)
 	}
 	unrelayed := t.TempDir()
-	writeFile(t, filepath.Join(unrelayed, "jobc.yaml"), "version: 1\npackage: jobs\nout: jobs\njobs:\n  j:\n    payload:\n      versions:\n        1: {schema: {type: object}}\n"+
+	clitest.WriteFile(t, filepath.Join(unrelayed, "jobc.yaml"), "version: 1\npackage: jobs\nout: jobs\njobs:\n  j:\n    payload:\n      versions:\n        1: {schema: {type: object}}\n"+
 		"events:\n  e:\n    subject: e.happened\n    subscribers: [j]\n    payload:\n      versions:\n        1: {schema: {type: object}}\n")
-	if _, errOut, code := jobc(t, "relay", "-C", unrelayed, "--to", srv.URL, "--database-url", dbURL); code != exitFailure || !strings.Contains(errOut, "declares no relayed event") {
+	if _, errOut, code := jobc(t, "relay", "-C", unrelayed, "--to", srv.URL, "--database-url", dbURL); code != cli.ExitFailure || !strings.Contains(errOut, "declares no relayed event") {
 		t.Errorf("relay with a spec that relays nothing: exit %d, %s", code, errOut)
 	}
 
@@ -275,12 +261,12 @@ func TestRelayRefusesForged(t *testing.T) {
 		done <- run(ctx, []string{"relay", "-C", relaySpec(t, "forged.happened"), "--to", srv.URL, "--database-url", dbURL}, &stdout, &stderr)
 	}()
 	const poll = 100 * time.Millisecond // relay.Config's default PollInterval
-	waitFor(t, "the outbox to have nothing pending", slowdown*(poll+time.Second), func() (bool, string) {
+	clitest.WaitFor(t, "the outbox to have nothing pending", clitest.Slowdown*(poll+time.Second), func() (bool, string) {
 		s, err := relay.ReadStats(t.Context(), pool)
 		return err == nil && s.Pending == 0, fmt.Sprintf("%+v %v", s, err)
 	})
 	cancel()
-	if code := <-done; code != exitOK {
+	if code := <-done; code != cli.ExitOK {
 		t.Fatalf("jobc relay exited %d\n%s", code, stderr.String())
 	}
 	info, err := stream.Info(t.Context())
@@ -295,13 +281,9 @@ func TestRelayRefusesForged(t *testing.T) {
 		t.Errorf("the relay's log does not name the refused event %d:\n%s", forged, stderr.String())
 	}
 	out, _, code := jobc(t, "relay", "failed", "--database-url", dbURL, "--json")
-	var failed []failedEventJSON
-	if err := json.Unmarshal([]byte(out), &failed); code != exitOK || err != nil || len(failed) != 1 || failed[0].ID != forged || failed[0].Error != reason {
+	var failed []cli.FailedEventJSON
+	if err := json.Unmarshal([]byte(out), &failed); code != cli.ExitOK || err != nil || len(failed) != 1 || failed[0].ID != forged || failed[0].Error != reason {
 		t.Errorf("relay failed --json: exit %d, %v\n%s; want event %d with %q", code, err, out, forged, reason)
-	}
-	out, _, code = jobc(t, "status", "--database-url", dbURL)
-	if code != exitOK || !strings.Contains(out, "1 failed") || !strings.Contains(out, "is not the declared subject") {
-		t.Errorf("status: exit %d\n%s", code, out)
 	}
 }
 

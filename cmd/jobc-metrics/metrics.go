@@ -13,12 +13,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	jobcprom "github.com/jobc-dev/jobc/contrib/prometheus"
 )
 
 func newMetrics() *cobra.Command {
 	var (
-		dbf          *dbFlags
+		dbf          *cli.DBFlags
 		addr         string
 		ttl, timeout time.Duration
 	)
@@ -35,21 +36,21 @@ lacks jobc's migrations, rather than serve jobc_database_up 0 for a mistake.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if ttl <= 0 || timeout <= 0 {
-				return usagef(cmd, "--ttl and --timeout must be positive (got %s, %s)", ttl, timeout)
+				return cli.Usagef(cmd, "--ttl and --timeout must be positive (got %s, %s)", ttl, timeout)
 			}
 			ctx := cmd.Context()
-			t, err := dbf.target(cmd)
+			t, err := dbf.Target(cmd)
 			if err != nil {
 				return err
 			}
-			pool, err := t.pool(ctx, "jobc metrics", 2) // one read at a time, and a spare
+			pool, err := t.Pool(ctx, "jobc metrics", 2) // one read at a time, and a spare
 			if err != nil {
 				return err
 			}
 			defer pool.Close()
 			// A database without jobc's tables would be reported as down on every scrape:
 			// say why once, at start, as the relay does.
-			if err := t.checkSchema(ctx, pool); err != nil {
+			if err := t.CheckSchema(ctx, pool); err != nil {
 				return err
 			}
 			reg := prometheus.NewRegistry()
@@ -78,7 +79,7 @@ lacks jobc's migrations, rather than serve jobc_database_up 0 for a mistake.`,
 			return nil
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:9090", "address to serve /metrics on")
 	cmd.Flags().DurationVar(&ttl, "ttl", 10*time.Second, "how long one read of the database serves scrapes")
 	cmd.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "bound of one read of the database")

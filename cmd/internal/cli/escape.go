@@ -1,4 +1,4 @@
-package main
+package cli
 
 import (
 	"fmt"
@@ -6,14 +6,14 @@ import (
 	"unicode"
 )
 
-// esc makes s safe for one cell of a table on a terminal: control characters (a
+// Esc makes s safe for one cell of a Table on a terminal: control characters (a
 // newline would split the row, a tab shift the columns, an escape sequence repaint the
 // screen) and invisible format characters (a right-to-left override reorders what
 // follows) are written as Go escapes, \n, \t, \x1b, \u202e. Everything else,
 // backslashes included, is left as it is: a cell stays readable, at the price that a
-// literal `\n` and an escaped newline look alike. Every table printer passes each
+// literal `\n` and an escaped newline look alike. Every Table printer passes each
 // string from the database through it; --json output needs no escaping.
-func esc(s string) string {
+func Esc(s string) string {
 	if strings.IndexFunc(s, needsEscape) < 0 {
 		return s
 	}

@@ -1,0 +1,21 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/jobc-dev/jobc/cmd/internal/clitest"
+	"github.com/jobc-dev/jobc/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
+
+// jobc runs the command line args (starting with "metrics") in-process.
+func jobc(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	return clitest.Run(t, newRoot(), args...)
+}
+
+// TestDatabaseFlags: jobc metrics opens the database as every jobc command does.
+func TestDatabaseFlags(t *testing.T) {
+	clitest.CheckDatabaseFlags(t, newRoot, []string{"metrics", "--addr", "127.0.0.1:0"})
+}

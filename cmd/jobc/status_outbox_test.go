@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// relayedType is a relayed event of the CLI's tests, ordered by "key".
+func relayedType(subject string) *runtime.EventType {
+	return runtime.MustEventType(runtime.EventType{Name: "cli_event", Subject: subject, OrderingKey: []string{"key"}, Relay: true,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object","properties":{"key":{"type":"string"}}}`}}})
+}
+
+// TestStatusShowsOutbox: status shows the relay lag and the failed events with their
+// errors, and --fail-relay-lag fails on the lag. (`jobc relay failed` and `jobc relay
+// retry` are jobc-relay's, tested there.)
+func TestStatusShowsOutbox(t *testing.T) {
+	pool, dbURL := migratedDB(t)
+	et := relayedType("status.happened")
+	var ids []int64
+	for _, key := range []string{"a", "b", "c"} {
+		p, err := runtime.Publish(t.Context(), pool, et, map[string]string{"key": key})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, p.ID)
+	}
+	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET created_at = now() - interval '10 minutes' WHERE id = $1`, ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(t.Context(), `UPDATE jobc_events SET state = 'failed', attempts = 1, last_error = 'returned: 312 NO_ROUTE' WHERE id = $1`, ids[2]); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "5m")
+	if code != exitFailure || !strings.Contains(out, "events: 2 pending, relay lag 10m") || !strings.Contains(out, "1 failed") ||
+		!strings.Contains(out, "NO_ROUTE") || !strings.Contains(errOut, "the relay lag is 10m") {
+		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
+	}
+	out, _, code = jobc(t, "status", "--database-url", dbURL, "--json")
+	var s statusJSON
+	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
+		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)
+	}
+	if e := s.Events; e.Pending != 2 || e.Failed != 1 || e.RelayLagSeconds < 600 || len(e.FailedEvents) != 1 || e.FailedEvents[0].ID != ids[2] || e.FailedEvents[0].OrderingKey != "c" {
+		t.Errorf("status --json events: %+v", e)
+	}
+}
