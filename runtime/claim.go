@@ -151,15 +151,14 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 // claimsOn is where the next claim runs. While the worker starts, that is where its
 // start-up statements go (starting); then it is claims, whose connections use generic
 // plans, so that no claim is planned again. A custom plan of ClaimJobs costs about as
-// much to make as the claim of the job or two a wake-up brings costs to run (0.16 ms to
-// plan, 0.1 ms to run one, EXPLAIN ANALYZE), and a custom plan of ClaimJobsAfter 0.25
-// ms for a claim of 100 that runs in 0.4; PostgreSQL keeps making them, since they
-// look cheaper than the generic plans. Both statements take their ids through an
-// array, so that their generic plans walk the claim index as the custom ones do
-// (queries/execution.sql). With generic plans the idle pickup p50 went from 0.70 to 0.50 ms, and
-// a 100,000-job burn-down from 40,754-42,702 to 48,101-50,019 jobs/s. The generic
-// plans' cost estimates grow with the table, which is why claims run without JIT
-// (noJIT).
+// much to make as the claim of the job or two a wake-up brings costs to run, and a
+// custom plan of ClaimJobsAfter a good part of what a claim of a full batch costs;
+// PostgreSQL keeps making them, since they look cheaper than the generic plans. Both
+// statements take their ids through an array, so that their generic plans walk the
+// claim index as the custom ones do (queries/execution.sql). Generic plans made idle
+// pickups and burn-downs faster (bench/README.md, the 2026-12-01 night results). The
+// generic plans' cost estimates grow with the table, which is why claims run without
+// JIT (noJIT).
 func (w *Worker) claimsOn() *db.Queries {
 	if on := w.starting(); on != w.q {
 		return on

@@ -9,8 +9,9 @@ import (
 
 // A claim marks its jobs running, which leaves their entries in the claim index dead
 // until VACUUM removes them, and every later claim steps over all of them again: with
-// a backlog of 100,000 jobs that was 22% of the server's CPU in a burn-down, and with
-// 1,000,000 it was most of it. So while a queue is busy (its claims coming back full),
+// a large backlog, stepping over them took a large share of the server's CPU in a
+// burn-down, growing with the backlog (bench/README.md, "Busy claims start after the
+// last job they claimed"). So while a queue is busy (its claims coming back full),
 // the claim of each (kind, version) pair starts after the last job of that pair it
 // claimed, the pair's hint: it reads the jobs after the hint, and the jobs of each
 // priority more urgent than the hint's whole. What it skips are

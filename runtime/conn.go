@@ -36,10 +36,10 @@ func nameConn(cfg *pgx.ConnConfig, workerID string) {
 // the worker runs reads and writes a handful of rows, and JIT never pays for itself on
 // those; but PostgreSQL compiles a statement whose estimated cost passes
 // jit_above_cost (100,000 by default), and the generic plan of a claim is estimated
-// from the table's size, not from the 100 rows it takes. With 1,000,000 jobs waiting,
-// the claim's generic plan came to a cost of 345,737: each claim spent 10-22 ms
-// compiling for 0.5 ms of work, and a burn-down ran at 2,927 jobs/s instead of 46,005
-// (bench/README.md). The application's own connections keep the server's setting.
+// from the table's size, not from the 100 rows it takes. With a large backlog the
+// claim's generic plan passes the threshold, each claim then spends far longer
+// compiling than working, and a burn-down crawls (bench/README.md, the 2026-12-01
+// night results). The application's own connections keep the server's setting.
 func noJIT(cfg *pgx.ConnConfig) {
 	cfg.RuntimeParams["jit"] = "off"
 }

@@ -9,8 +9,9 @@ import (
 
 // A starting worker opens connections of its own (see ownPools). A new connection
 // costs a new server process, which then loads the catalog entries of every table and
-// index its first statements touch: about 7 ms before a cold first claim even starts
-// on the 2-core benchmark machine, and about as long again for that claim. The
+// index its first statements touch, before a cold first claim even starts, and that
+// claim then takes about as long again (bench/README.md, "Worker start → first
+// handler"). The
 // application's pool usually has an idle connection that has done all of that already.
 // So the worker runs its start-up statements (the pause check, its registry entry, the
 // first claims) on the application's pool, and opens and warms its own connections
