@@ -1,5 +1,5 @@
 -- Inserting jobs. An insert of an available job wakes its queue through jobc_wake
--- (schema/0002): a notification on channel jobc, sent only when a worker of that
+-- (schema/0001_baseline.sql): a notification on channel jobc, sent only when a worker of that
 -- queue sleeps.
 
 -- name: InsertJob :one

@@ -1,5 +1,5 @@
 -- The worker's hot path: claim a batch, extend leases, record outcomes in batches.
--- Every statement that finishes a job does so through jobc_finish (schema/0002), which
+-- Every statement that finishes a job does so through jobc_finish (schema/0001_baseline.sql), which
 -- also releases its unique key unless the job declared that the key stays held in the
 -- state it finishes in; every one that gives work back to a queue wakes it through
 -- jobc_wake, which notifies only sleeping workers.

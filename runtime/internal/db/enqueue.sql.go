@@ -45,7 +45,7 @@ type InsertJobRow struct {
 }
 
 // Inserting jobs. An insert of an available job wakes its queue through jobc_wake
-// (schema/0002): a notification on channel jobc, sent only when a worker of that
+// (schema/0001_baseline.sql): a notification on channel jobc, sent only when a worker of that
 // queue sleeps.
 // One plain INSERT: the wake-up rides in RETURNING, and jobc_wake is called only when
 // the job is available and a worker of its queue sleeps (the common case under load,
