@@ -165,7 +165,11 @@ func (l *loader) subscribers(n node) []*Subscriber {
 		sn := n.at(strconv.Itoa(i), c)
 		s := &Subscriber{Pos: sn.pos()}
 		if sn.Kind == yaml.ScalarNode {
-			if s.Job, _ = l.str(sn); s.Job != "" {
+			job, ok := l.str(sn)
+			if ok && job == "" {
+				l.d.add(sn.pos(), sn.path, "is empty: name a job kind")
+			}
+			if s.Job = job; s.Job != "" {
 				out = append(out, s)
 			}
 			continue

@@ -165,7 +165,9 @@ func (l *loader) config(root node, p *Project) {
 		},
 		"out": func(v node) {
 			if s, ok := l.str(v); ok {
-				if !confine.Lexical(s) {
+				if s == "" {
+					l.d.add(v.pos(), v.path, `is empty: name a directory inside the project ("." for the project's own)`)
+				} else if !confine.Lexical(s) {
 					l.d.add(v.pos(), v.path, "%q must be a directory inside the project", s)
 				}
 				p.Out, p.OutPos = filepath.Clean(s), v.pos()

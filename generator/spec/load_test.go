@@ -2,6 +2,8 @@ package spec
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -263,5 +265,27 @@ func TestLargeSpecIsNoAliasBomb(t *testing.T) {
 	got := loadErrors(t, map[string]string{"jobc.yaml": b.String()})
 	if want := "jobc.yaml:1:1: cannot read: larger than 8 MiB"; got != want {
 		t.Errorf("a config file past the size bound: got %.500s, want %s", got, want)
+	}
+}
+
+// An empty value where a name is wanted is refused, not taken as "here" or skipped.
+func TestEmptyNamesAreRefused(t *testing.T) {
+	const job = "jobs:\n  j:\n    payload: {versions: {1: {schema: {type: object}}}}\n"
+	cases := map[string]struct{ spec, want string }{
+		"out": {"version: 1\npackage: jobs\nout: \"\"\n" + job,
+			`jobc.yaml:3:6: out: is empty: name a directory inside the project ("." for the project's own)`},
+		"subscriber": {"version: 1\npackage: jobs\nout: jobs\n" + job +
+			"events:\n  e:\n    relay: false\n    subscribers: [\"\"]\n    payload: {versions: {1: {schema: {type: object}}}}\n",
+			"jobc.yaml:10:19: events.e.subscribers.0: is empty: name a job kind"},
+	}
+	for name, c := range cases {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "jobc.yaml"), []byte(c.spec), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := Load(dir)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: Load = %v, want a diagnostic %q", name, err, c.want)
+		}
 	}
 }
