@@ -17,10 +17,8 @@
 -- caches the plans of a PL/pgSQL function's statements for the session, as it does for
 -- the prepared statements that call them, whereas a SQL function that cannot be
 -- inlined (and these cannot: they modify data or send notifications) is planned again
--- by every statement that calls it. Measured with interleaved prepared round trips on
--- 20,000 jobs, a SQL-language jobc_finish made completing a batch of 100 a third
--- slower; the PL/pgSQL one costs about 0.07 ms per batch more than the statement
--- written out. They run with the caller's rights and search_path, like the statements
+-- by every statement that calls it, which made a SQL-language jobc_finish measurably
+-- slower than the PL/pgSQL one (bench/README.md). They run with the caller's rights and search_path, like the statements
 -- they replace, except the three gates of section 6.
 
 ------------------------------------------------------------------------------------------
@@ -200,8 +198,7 @@ CREATE TABLE jobc_events (
 -- during a rolling upgrade) are never read by its claims, however many of them wait
 -- ahead of its own: one index range per pair, in the claim order within it. Starvation
 -- aging (AgeWaitingJobs) walks it too. It is the only index of available jobs: each one
--- costs every enqueue an insertion (batches of 100 jobs measured 7.0-8.8 µs of
--- PostgreSQL CPU per job with a second one and 5.5-7.0 without, bench/README.md).
+-- costs every enqueue an insertion (bench/README.md measures what a second one cost).
 CREATE INDEX jobc_jobs_claim_version_idx
     ON jobc_jobs (queue, kind, payload_version, priority, available_at, id)
     WHERE state = 'available';
@@ -218,10 +215,9 @@ CREATE INDEX jobc_jobs_finished_at_idx ON jobc_jobs_finished USING brin (finishe
 -- QueueStats counts the jobs finished in the last hour. The BRIN index above finds
 -- them only while finished rows lie in finish order; once retention has freed old
 -- pages and new rows reuse them, every block range spans up to now and the count reads
--- the whole table (measured by BenchmarkQueueStats, a million rows in random order:
--- 165-370 ms through BRIN). A plain B-tree does not help either: the hour's rows are
+-- the whole table (BenchmarkQueueStats, a million rows in random order). A plain B-tree does not help either: the hour's rows are
 -- on every page, and fetching them reads the table. This one includes what the count
--- needs, so it is an index-only scan of the hour's entries (a few ms; the visibility
+-- needs, so it is an index-only scan of the hour's entries (the visibility
 -- map that needs is kept by the autovacuum the inserts trigger). finished_at only
 -- grows, so each finish adds its entry at the right edge of the B-tree.
 CREATE INDEX jobc_jobs_finished_recent_idx ON jobc_jobs_finished (finished_at) INCLUDE (queue, state);
@@ -340,7 +336,7 @@ $$;
 -- The condition is the one the statement had when each caller wrote it out, on
 -- purpose without an OR that would make the owner optional: that hides
 -- state = 'running' from the planner, which then cannot use the partial index of
--- running jobs (jobc_jobs_lease_idx), and a batch of 100 measured a fifth slower.
+-- running jobs (jobc_jobs_lease_idx), which makes every batch slower.
 -- Rows are found with id = ANY(p_ids), an index walk in the generic plan too, and
 -- each one's attempt and error are looked up by position rather than by joining an
 -- unnest: a generic plan of the join re-evaluated the unnest for every row.

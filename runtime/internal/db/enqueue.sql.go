@@ -50,9 +50,8 @@ type InsertJobRow struct {
 // One plain INSERT: the wake-up rides in RETURNING, and jobc_wake is called only when
 // the job is available and a worker of its queue sleeps (the common case under load,
 // no sleeper, costs one index probe of jobc_sleepers and no function call). jobc_wake
-// checks again and stays the one rule of who is told. Measured with pgbench (one
-// client, prepared, alternating): 45 µs mean execution against 59 µs for the same
-// insert in a CTE joined to a jobc_wake call, and 42 µs with no wake-up at all.
+// checks again and stays the one rule of who is told. The same insert in a CTE joined
+// to a jobc_wake call cost measurably more (bench/README.md).
 func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (InsertJobRow, error) {
 	row := q.db.QueryRow(ctx, insertJob,
 		arg.Kind,
@@ -108,8 +107,7 @@ type InsertJobsRow struct {
 // statement (an InitPlan), not once per row. Identity values are taken in the order the
 // rows are inserted, and the rows are inserted in unnest's order, so the ids sorted
 // ascending are the payloads' order (the caller sorts them: an ORDER BY here would
-// need the rows in a CTE, which made a batch of 100 a third slower, 1.0 vs 0.7 ms
-// mean execution with pgbench).
+// need the rows in a CTE, which made batches measurably slower).
 func (q *Queries) InsertJobs(ctx context.Context, arg InsertJobsParams) ([]InsertJobsRow, error) {
 	rows, err := q.db.Query(ctx, insertJobs,
 		arg.Kind,

@@ -121,10 +121,10 @@ type QueueStatsRow struct {
 // or a live worker serving it. The plan with a million finished rows (ten thousand in
 // the hour, in random physical order) and ten thousand unfinished, from
 // BenchmarkQueueStats: a seq scan of the hot table (jobc_jobs is small by design);
-// an index-only scan of jobc_jobs_finished_recent_idx for the hour (no heap fetches,
-// ~1-2 ms); seq scans of jobc_queues and jobc_workers (a few rows); four tiny sorts
-// and merge joins by queue. About 6 ms in all; through the BRIN index alone it was
-// 165-370 ms, since the hour's rows were on every block range.
+// an index-only scan of jobc_jobs_finished_recent_idx for the hour (no heap fetches);
+// seq scans of jobc_queues and jobc_workers (a few rows); four tiny sorts and merge
+// joins by queue. Through the BRIN index alone it read every block range, since the
+// hour's rows were on all of them (bench/README.md has the figures).
 func (q *Queries) QueueStats(ctx context.Context) ([]QueueStatsRow, error) {
 	rows, err := q.db.Query(ctx, queueStats)
 	if err != nil {
