@@ -7,13 +7,13 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
-// Cancel cancels a job. A job that has not started is cancelled at once (it returns
+// CancelJob cancels a job. A job that has not started is cancelled at once (it returns
 // StateCancelled). A running job's handler gets its context cancelled — through a
 // notification at once, or at the worker's next heartbeat — and the job ends cancelled
 // when the handler returns (it returns StateRunning); a handler that ignores its
-// context and succeeds completes the job. Cancel returns ErrJobFinished for a finished
+// context and succeeds completes the job. CancelJob returns ErrJobFinished for a finished
 // job and ErrJobNotFound for an unknown id.
-func Cancel(ctx context.Context, dbtx DBTX, id int64) (State, error) {
+func CancelJob(ctx context.Context, dbtx DBTX, id int64) (State, error) {
 	q := db.New(dbtx)
 	n, err := q.CancelPending(ctx, id)
 	if err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/jobc-dev/jobc/schema"
 )
 
-// GrantRoles names the roles that [Grants] and [ApplyGrants] give privileges to: a
+// GrantRoles names the roles that [ListGrants] and [ApplyGrants] give privileges to: a
 // worker role (workers, and applications that enqueue and cancel), an optional
 // producer role (enqueue only) and a read-only role (status, dashboards). The role
 // that runs [Migrate] owns the tables and is not named. An empty field is skipped.
@@ -34,15 +34,15 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = u.r) ORDER BY i`
 WHERE NOT has_schema_privilege(u.r, $2, 'USAGE') ORDER BY i`
 )
 
-// Grants returns the GRANT statements, one per line and each ending in ";", that give
+// ListGrants returns the GRANT statements, one per line and each ending in ";", that give
 // roles the privileges jobc's statements need on the jobc tables found through db's
 // search_path (the schema [Migrate] created them in). Every named role must exist.
-func Grants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, error) {
+func ListGrants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, error) {
 	stmts, _, err := grants(ctx, db, roles)
 	return stmts, err
 }
 
-// ApplyGrants runs the statements of [Grants] in one transaction and returns them. It
+// ApplyGrants runs the statements of [ListGrants] in one transaction and returns them. It
 // must run as the owner of the jobc tables (the role that ran [Migrate]) or a
 // superuser: PostgreSQL lets anyone else's GRANT succeed with a warning and no effect,
 // so ApplyGrants refuses to start instead.

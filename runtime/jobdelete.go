@@ -48,8 +48,8 @@ func DeleteJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, e
 	return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.IDs}, nil
 }
 
-// CountDeletable returns how many jobs DeleteJobs would remove now (its dry run).
-func CountDeletable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+// CountDeletableJobs returns how many jobs DeleteJobs would remove now (its dry run).
+func CountDeletableJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
 	p, limit, err := sel.mutationParams()
 	if err != nil {
 		return 0, fmt.Errorf("jobc: count deletable jobs: %w", err)

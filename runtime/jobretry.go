@@ -186,8 +186,8 @@ func inSavepoint[T any](ctx context.Context, dbtx DBTX, f func(q *db.Queries) (T
 	return v, nil
 }
 
-// CountRetryable returns how many jobs RetryJobs would change now (its dry run).
-func CountRetryable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+// CountRetryableJobs returns how many jobs RetryJobs would change now (its dry run).
+func CountRetryableJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
 	p, limit, err := sel.mutationParams()
 	if err != nil {
 		return 0, fmt.Errorf("jobc: count retryable jobs: %w", err)

@@ -114,7 +114,7 @@ func newUpgrader(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *
 		MaxVersion: jt.maxVersion(),
 		Upcast:     jt.upcastTo,
 		LiveKinds: func(ctx context.Context) ([]map[string][2]int, error) {
-			workers, err := Workers(ctx, pool, 0)
+			workers, err := ListWorkers(ctx, pool, 0)
 			kinds := make([]map[string][2]int, len(workers))
 			for i, wk := range workers {
 				kinds[i] = wk.Kinds

@@ -35,8 +35,8 @@ func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
 	return out, nil
 }
 
-// Migrations reports which jobc migrations the database has.
-func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
+// GetMigrationStatus reports which jobc migrations the database has.
+func GetMigrationStatus(ctx context.Context, db DBTX) (MigrationStatus, error) {
 	st, err := migrate.Current(ctx, db)
 	if err != nil {
 		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", describeDBError(err))
@@ -61,7 +61,7 @@ func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
 // including the ones that restart after the new release migrated. The worker logs
 // that case at start.
 func CheckSchema(ctx context.Context, db DBTX) error {
-	st, err := Migrations(ctx, db)
+	st, err := GetMigrationStatus(ctx, db)
 	if err != nil {
 		return err
 	}

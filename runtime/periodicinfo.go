@@ -20,10 +20,10 @@ type PeriodicJob struct {
 	Last     *JobInfo  // the newest job of the kind; nil when none exists (or was pruned)
 }
 
-// PeriodicJobs describes every job type in types that has a Schedule, in the order
+// ListPeriodicJobs describes every job type in types that has a Schedule, in the order
 // given. The schedules come from the job types (the application's generated
 // JobTypes()), not the database: workers enqueue occurrences, nothing stores the plan.
-func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Time) ([]PeriodicJob, error) {
+func ListPeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Time) ([]PeriodicJob, error) {
 	var out []PeriodicJob
 	q := db.New(dbtx)
 	for _, jt := range types {

@@ -24,12 +24,12 @@ type QueueStat struct {
 	Workers        int // live workers serving it
 }
 
-// QueueStats returns one entry per queue that has unfinished jobs or jobs finished in
+// ListQueueStats returns one entry per queue that has unfinished jobs or jobs finished in
 // the last hour, is paused, or is served by a live worker, ordered by name. It is one
 // query; the last hour's counts read only the hour's entries of an index, so a million
 // older finished jobs cost little (about 6 ms in all with a million finished rows, by
 // BenchmarkQueueStats; the plan is in queries/queues.sql).
-func QueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
+func ListQueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
 	rows, err := db.New(dbtx).QueueStats(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: queue stats: %w", describeDBError(err))

@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// errCancelled is the cause of a handler context cancelled by runtime.Cancel.
+// errCancelled is the cause of a handler context cancelled by runtime.CancelJob.
 var errCancelled = errors.New("jobc: job cancelled")
 
 // runningJobs holds every job this worker has claimed and not yet recorded: for

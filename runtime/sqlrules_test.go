@@ -199,7 +199,7 @@ func TestSharedRulesMigrationIsRepeatable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := runtime.Cancel(ctx, pool, e.ID); err != nil || st != runtime.StateCancelled {
+	if st, err := runtime.CancelJob(ctx, pool, e.ID); err != nil || st != runtime.StateCancelled {
 		t.Errorf("cancel after re-applying: %s, %v", st, err)
 	}
 	// jobc_cancel_waiting leases the job only to finish it: nothing of that shows.

@@ -18,10 +18,10 @@ type Throughput struct {
 	Cancelled []int64
 }
 
-// QueueThroughput returns, for every queue that finished a job within window, the jobs
+// ListQueueThroughput returns, for every queue that finished a job within window, the jobs
 // finished per bucket of that width, ordered by queue. window must be a positive
 // multiple of bucket, at most 1,000 buckets.
-func QueueThroughput(ctx context.Context, dbtx DBTX, window, bucket time.Duration) ([]Throughput, error) {
+func ListQueueThroughput(ctx context.Context, dbtx DBTX, window, bucket time.Duration) ([]Throughput, error) {
 	if bucket <= 0 || window < bucket || window%bucket != 0 || window/bucket > 1000 {
 		return nil, fmt.Errorf("jobc: queue throughput: window %s is not a positive multiple (at most 1000) of bucket %s", window, bucket)
 	}

@@ -77,7 +77,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if len(w.kinds) == 0 {
 		return errors.New("jobc: worker has no handlers: call the generated Register function first")
 	}
-	st, err := Migrations(ctx, w.pool)
+	st, err := GetMigrationStatus(ctx, w.pool)
 	if err == nil {
 		err = st.check()
 	}

@@ -79,7 +79,7 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
-				st, err := runtime.Migrations(ctx, db)
+				st, err := runtime.GetMigrationStatus(ctx, db)
 				if err != nil {
 					return err
 				}
@@ -139,7 +139,7 @@ Run it again after "jobc migrate up" applies new migrations.`,
 			return withPGConn(cmd, dbf, false, func(ctx context.Context, conn *pgx.Conn) error {
 				out := cmd.OutOrStdout()
 				if !apply {
-					stmts, err := runtime.Grants(ctx, conn, roles)
+					stmts, err := runtime.ListGrants(ctx, conn, roles)
 					if err != nil {
 						return err
 					}
