@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // How a drained queue waits for work. Normally it sleeps: it registers in
@@ -71,7 +72,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			switch {
 			case err != nil:
 				if ctx.Err() == nil {
-					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", describeDBError(err))
+					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
 				}
 				needFetch = false
 				rearm(w.cfg.PollInterval)
@@ -128,7 +129,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	on := w.claimsOn()
 	base := db.ClaimJobsParams{Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds()}
 	rows, err := q.claimJobs(ctx, on, base, asked)
-	if err != nil && rowFault(err) {
+	if err != nil && dberr.RowFault(err) {
 		// One job makes the claim fail: claim the rest one by one (isolate.go).
 		var alone []db.ClaimJobsRow
 		alone, err = w.claimAlone(ctx, on, q, base, asked-len(rows))
@@ -180,7 +181,7 @@ func (w *Worker) setAsleep(ctx context.Context, q *queue, asleep bool) bool {
 	}
 	if err != nil {
 		if !errors.Is(ctx.Err(), context.Canceled) {
-			w.log.WarnContext(ctx, "jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", describeDBError(err))
+			w.log.WarnContext(ctx, "jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", dberr.Describe(err))
 		}
 		return false
 	}

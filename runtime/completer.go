@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/poison"
 )
 
 type outcome uint8
@@ -100,7 +102,7 @@ func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
 		}
 		wait := min(jitter(delay), time.Until(latestLease(w.running, pending)))
 		w.log.ErrorContext(ctx, "jobc worker: recording outcomes failed; retrying",
-			"jobs", len(pending), "err", describeDBError(err), "in", wait.String())
+			"jobs", len(pending), "err", dberr.Describe(err), "in", wait.String())
 		if !sleep(ctx, wait) {
 			w.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
 			return
@@ -139,7 +141,7 @@ func (w *Worker) dropExpired(ctx context.Context, pending []result, lastErr erro
 func (w *Worker) gaveUp(ctx context.Context, rs []result, why string, lastErr error) {
 	ids, _ := idsAttempts(rs)
 	w.log.WarnContext(ctx, "jobc worker: stopped retrying outcomes: "+why+"; the jobs run again once rescued",
-		"job_ids", ids, "err", describeDBError(lastErr))
+		"job_ids", ids, "err", dberr.Describe(lastErr))
 }
 
 // latestLease is the latest lease expiry among rs: retrying past it is pointless.
@@ -162,7 +164,7 @@ func jitter(d time.Duration) time.Duration {
 // record writes the outcomes of rs, one statement per kind of outcome. On error it
 // returns the results not yet written; the kinds written before the error stay written.
 // A statement that fails because of one job's row is run again for each job of its
-// group on its own, and a job whose own statement fails too is poisoned (isolate.go),
+// group on its own, and a job whose own statement fails too is poisoned (internal/poison),
 // so that the outcomes of the others are recorded.
 func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 	by := map[outcome][]result{}
@@ -184,7 +186,7 @@ func (w *Worker) record(ctx context.Context, rs []result) ([]result, error) {
 			continue
 		}
 		done, err := w.recordGroup(ctx, o, group)
-		if err != nil && rowFault(err) {
+		if err != nil && dberr.RowFault(err) {
 			var rest []result
 			done, rest, err = w.recordAlone(ctx, o, group, err)
 			if err != nil {
@@ -252,15 +254,15 @@ func (w *Worker) recordGroup(ctx context.Context, o outcome, group []result) ([]
 // other error it returns the results not yet written.
 func (w *Worker) recordAlone(ctx context.Context, o outcome, group []result, batchErr error) (done []int64, rest []result, err error) {
 	w.log.WarnContext(ctx, "jobc worker: recording outcomes failed because of a job's row; recording them one by one",
-		"jobs", len(group), "outcome", o.String(), "err", describeDBError(batchErr))
+		"jobs", len(group), "outcome", o.String(), "err", dberr.Describe(batchErr))
 	owner := w.cfg.ID
 	for j, r := range group {
 		d, err := w.recordGroup(ctx, o, group[j:j+1])
 		switch {
 		case err == nil:
 			done = append(done, d...)
-		case rowFault(err):
-			if w.poison(ctx, w.outcomes, r.id, &owner, r.attempt, "recording the job's outcome ("+o.String()+")", err) {
+		case dberr.RowFault(err):
+			if poison.Job(ctx, w.log, w.outcomes, r.id, &owner, r.attempt, "recording the job's outcome ("+o.String()+")", err) {
 				done = append(done, r.id)
 			}
 		default:

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // CancelJob cancels a job. A job that has not started is cancelled at once (it returns
@@ -17,13 +18,13 @@ func CancelJob(ctx context.Context, dbtx DBTX, id int64) (State, error) {
 	q := db.New(dbtx)
 	n, err := q.CancelPending(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("jobc: cancel job %d: %w", id, describeDBError(err))
+		return "", fmt.Errorf("jobc: cancel job %d: %w", id, dberr.Describe(err))
 	}
 	if n > 0 {
 		return StateCancelled, nil
 	}
 	if n, err = q.RequestCancel(ctx, id); err != nil {
-		return "", fmt.Errorf("jobc: cancel job %d: %w", id, describeDBError(err))
+		return "", fmt.Errorf("jobc: cancel job %d: %w", id, dberr.Describe(err))
 	}
 	if n > 0 {
 		return StateRunning, nil
@@ -45,7 +46,7 @@ func CancelJob(ctx context.Context, dbtx DBTX, id int64) (State, error) {
 func (j *Job) Once(ctx context.Context, tx DBTX, step string) (first bool, err error) {
 	n, err := db.New(tx).RecordIdempotencyKey(ctx, db.RecordIdempotencyKeyParams{Key: j.IdempotencyKey() + ":" + step, JobID: j.ID})
 	if err != nil {
-		return false, fmt.Errorf("jobc: record idempotency key of job %d step %q: %w", j.ID, step, describeDBError(err))
+		return false, fmt.Errorf("jobc: record idempotency key of job %d step %q: %w", j.ID, step, dberr.Describe(err))
 	}
 	return n == 1, nil
 }

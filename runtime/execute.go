@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Pseudo-classes the runtime assigns on its own.
@@ -97,7 +98,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version int, payload []byte) (recorded bool, err error) {
 	tx, err := w.pool.Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("begin the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("begin the handler's transaction: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := safeRun(func() error { return r.runTx(ctx, tx, job, version, payload) }); err != nil {
@@ -105,14 +106,14 @@ func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version
 	}
 	n, err := db.New(tx).CompleteJobInTx(ctx, db.CompleteJobInTxParams{ID: job.ID, Attempt: int32(job.Attempt), Owner: w.cfg.ID})
 	if err != nil {
-		return false, fmt.Errorf("complete the job in the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("complete the job in the handler's transaction: %w", dberr.Describe(err))
 	}
 	if n == 0 {
 		job.Logger().Warn("jobc job: lease lost before commit; rolled back the handler's transaction")
 		return true, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("commit the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("commit the handler's transaction: %w", dberr.Describe(err))
 	}
 	return true, nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // FailedGroup is a set of failed jobs of one kind whose last error has the same
@@ -29,7 +30,7 @@ func ListFailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup,
 	limit = min(limit, maxListLimit)
 	rows, err := db.New(dbtx).FailedGroups(ctx, int32(limit))
 	if err != nil {
-		return nil, fmt.Errorf("jobc: group failed jobs: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: group failed jobs: %w", dberr.Describe(err))
 	}
 	out := make([]FailedGroup, len(rows))
 	for i, r := range rows {
@@ -54,7 +55,7 @@ func ListFailedGroupJobIDs(ctx context.Context, dbtx DBTX, kind, message string,
 	limit = min(limit, maxListLimit)
 	ids, err := db.New(dbtx).FailedGroupIDs(ctx, db.FailedGroupIDsParams{Kind: kind, Message: message, After: after, Max: int32(limit)})
 	if err != nil {
-		return nil, fmt.Errorf("jobc: failed group ids of kind %s: %w", kind, describeDBError(err))
+		return nil, fmt.Errorf("jobc: failed group ids of kind %s: %w", kind, dberr.Describe(err))
 	}
 	return ids, nil
 }

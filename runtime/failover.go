@@ -9,6 +9,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // FollowPrimary makes a pool follow the primary of a multi-host connection string
@@ -49,7 +51,7 @@ func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 	configureConn(cfg.ConnConfig)
 	w.health.install(cfg, true, func(ctx context.Context, err error) {
 		w.log.WarnContext(ctx, "jobc worker: a database connection failed; reconnecting all of the worker's connections, so that they find the primary again",
-			"err", describeDBError(err))
+			"err", dberr.Describe(err))
 	})
 }
 
@@ -245,7 +247,7 @@ func (h *connHealth) install(cfg *pgxpool.Config, owned bool, onRetire func(cont
 	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
 	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
-		if ok && connectionLost(conn, err, owned) {
+		if ok && dberr.ConnectionLost(conn, err, owned) {
 			h.retire(ctx, gen, err)
 		}
 	}

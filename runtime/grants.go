@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/schema"
 )
 
@@ -49,7 +50,7 @@ func ListGrants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, error
 func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: begin: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: begin: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	stmts, own, err := grants(ctx, tx, roles)
@@ -62,16 +63,16 @@ func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, 
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
-			return nil, fmt.Errorf("jobc: grants: %s: %w", strings.TrimSuffix(s, ";"), describeDBError(err))
+			return nil, fmt.Errorf("jobc: grants: %s: %w", strings.TrimSuffix(s, ";"), dberr.Describe(err))
 		}
 	}
 	rows, err := tx.Query(ctx, withoutSchemaUsage, roleNames(roles), own.schema)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", dberr.Describe(err))
 	}
 	lacking, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", dberr.Describe(err))
 	}
 	if len(lacking) > 0 {
 		s := pgx.Identifier{own.schema}.Sanitize()
@@ -79,7 +80,7 @@ func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, 
 			quoteAll(lacking), s, s, quoteAll(lacking))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("jobc: grants: commit: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: commit: %w", dberr.Describe(err))
 	}
 	return stmts, nil
 }
@@ -98,15 +99,15 @@ func grants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, ownership
 		return nil, own, errors.New("jobc: grants: table jobc_jobs is not on the search_path (or the current user may not use its schema): run `jobc migrate up` (or runtime.Migrate) first, with the same search_path, as the role that is to own the tables")
 	}
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: find the jobc tables: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: find the jobc tables: %w", dberr.Describe(err))
 	}
 	rows, err := db.Query(ctx, missingRoles, roleNames(roles))
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", dberr.Describe(err))
 	}
 	missing, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", dberr.Describe(err))
 	}
 	if len(missing) > 0 {
 		return nil, own, fmt.Errorf("jobc: grants: role %s does not exist: create it first (CREATE ROLE %s LOGIN)",

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
@@ -33,7 +34,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		w.status.heartbeat()
 	}
 	if err != nil && ctx.Err() == nil {
-		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
+		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", dberr.Describe(err))
 	}
 	ids := w.running.ids()
 	if len(ids) == 0 {
@@ -42,7 +43,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	rows, err := w.extend(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
+			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", dberr.Describe(err))
 		}
 		return
 	}

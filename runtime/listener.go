@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // listenLoop keeps a connection LISTENing and wakes the queue named by each jobc
@@ -35,7 +36,7 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 			continue
 		}
 		w.log.WarnContext(ctx, "jobc worker: notification listener lost its connection; reconnecting",
-			"err", describeDBError(err), "in", delay.String())
+			"err", dberr.Describe(err), "in", delay.String())
 		// The worker's other connections go to the same server: if they hang on the
 		// same dead link, they may not find out by themselves soon.
 		w.health.stalled(ctx, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/migrate"
 )
 
@@ -30,7 +31,7 @@ func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
 		out = append(out, Migration{Version: m.Version, Name: m.Name})
 	}
 	if err != nil {
-		return out, fmt.Errorf("jobc: migrate: %w", describeDBError(err))
+		return out, fmt.Errorf("jobc: migrate: %w", dberr.Describe(err))
 	}
 	return out, nil
 }
@@ -39,7 +40,7 @@ func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
 func GetMigrationStatus(ctx context.Context, db DBTX) (MigrationStatus, error) {
 	st, err := migrate.Current(ctx, db)
 	if err != nil {
-		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", describeDBError(err))
+		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", dberr.Describe(err))
 	}
 	out := MigrationStatus{Latest: st.Latest}
 	for _, a := range st.Applied {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -41,7 +42,7 @@ func ListPeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time
 		p := PeriodicJob{Kind: jt.Kind, Queue: jt.Queue, Cron: jt.Schedule.Cron, Timezone: tz, Next: sched.Next(now)}
 		rows, err := q.LastJobOfKind(ctx, jt.Kind)
 		if err != nil {
-			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, describeDBError(err))
+			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, dberr.Describe(err))
 		}
 		if len(rows) > 0 {
 			if p.Last, err = jobInfo(rows[0]); err != nil {

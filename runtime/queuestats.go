@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // QueueStat is what one queue holds and who serves it.
@@ -32,7 +33,7 @@ type QueueStat struct {
 func ListQueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
 	rows, err := db.New(dbtx).QueueStats(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: queue stats: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: queue stats: %w", dberr.Describe(err))
 	}
 	out := make([]QueueStat, len(rows))
 	for i, r := range rows {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Throughput is how many jobs of one queue finished in each of a series of equal time
@@ -28,7 +29,7 @@ func ListQueueThroughput(ctx context.Context, dbtx DBTX, window, bucket time.Dur
 	n := int(window / bucket)
 	rows, err := db.New(dbtx).QueueThroughput(ctx, db.QueueThroughputParams{BucketSecs: bucket.Seconds(), WindowSecs: window.Seconds()})
 	if err != nil {
-		return nil, fmt.Errorf("jobc: queue throughput: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: queue throughput: %w", dberr.Describe(err))
 	}
 	var out []Throughput
 	for _, r := range rows {

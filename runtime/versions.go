@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -43,7 +44,7 @@ func ListWorkers(ctx context.Context, dbtx DBTX, within time.Duration) ([]Worker
 	}
 	rows, err := db.New(dbtx).LiveWorkers(ctx, secs)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: list workers: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: list workers: %w", dberr.Describe(err))
 	}
 	out := make([]WorkerInfo, len(rows))
 	for i, r := range rows {
@@ -82,7 +83,7 @@ func CountUnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Durati
 	}
 	rows, err := db.New(dbtx).UnfinishedVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: count unfinished jobs: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: count unfinished jobs: %w", dberr.Describe(err))
 	}
 	out := make([]VersionCount, len(rows))
 	for i, r := range rows {
@@ -116,7 +117,7 @@ func CountUnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Durati
 func (w *Worker) warnUndecodable(ctx context.Context) error {
 	rows, err := w.q.UnfinishedVersions(ctx)
 	if err != nil {
-		return fmt.Errorf("jobc: count unfinished jobs: %w", describeDBError(err))
+		return fmt.Errorf("jobc: count unfinished jobs: %w", dberr.Describe(err))
 	}
 	for _, r := range rows {
 		reg := w.kinds[r.Kind]

@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // A starting worker opens connections of its own (see ownPools). A new connection
@@ -68,7 +69,7 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 	for _, on := range []*db.Queries{w.q, w.claims} {
 		wg.Go(func() {
 			if _, err := on.ClaimJobs(ctx, p); err != nil {
-				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))
+				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", dberr.Describe(err))
 			}
 		})
 	}
@@ -82,6 +83,6 @@ func (w *Worker) warmOutcomes(ctx context.Context) {
 	defer cancel()
 	_, err := w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{IDs: []int64{}, Owner: w.cfg.ID, Attempts: []int32{}})
 	if err != nil {
-		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", describeDBError(err))
+		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", dberr.Describe(err))
 	}
 }

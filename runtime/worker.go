@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Worker claims jobs of the queues it serves, runs their handlers and records outcomes.
@@ -270,13 +271,13 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	var err error
 	cfg := w.ownConfig(queues + 3) // a claim per queue while starting, heartbeats, maintenance, sleepers
 	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-		return p, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connections: %w", dberr.Describe(err))
 	}
 	icfg := w.ownConfig(queues)
 	icfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	if p.claims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
 		p.own.Close()
-		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", dberr.Describe(err))
 	}
 	ocfg := w.pool.Config().Copy()
 	if w.cfg.AsyncOutcomes {
@@ -290,7 +291,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
 		p.own.Close()
 		p.claims.Close()
-		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", dberr.Describe(err))
 	}
 	return p, nil
 }
