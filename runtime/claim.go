@@ -126,15 +126,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	on := w.claimsOn()
-	base := db.ClaimJobsParams{Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds()}
-	rows, err := q.claimJobs(ctx, on, base, asked)
-	if err != nil && dberr.RowFault(err) {
-		// One job makes the claim fail: claim the rest one by one (isolate.go).
-		var alone []db.ClaimJobsRow
-		alone, err = w.claimAlone(ctx, on, q, base, asked-len(rows))
-		rows = append(rows, alone...)
-	}
+	rows, err := q.claim.Claim(ctx, w.claimsOn(), w.log, w.cfg.ID, w.cfg.LeaseDuration, asked)
 	w.status.claimed(err)
 	// Jobs leased before an error are handed out all the same: dropped, they would
 	// wait for the rescuer.

@@ -61,14 +61,10 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 	}
 	// One queue's claim prepares the statement that every queue's claims share.
 	q := queues[0]
-	p := db.ClaimJobsParams{
-		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
-		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
-	}
 	var wg sync.WaitGroup
 	for _, on := range []*db.Queries{w.q, w.claims} {
 		wg.Go(func() {
-			if _, err := on.ClaimJobs(ctx, p); err != nil {
+			if err := q.claim.Prepare(ctx, on, w.cfg.ID, w.cfg.LeaseDuration); err != nil {
 				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", dberr.Describe(err))
 			}
 		})

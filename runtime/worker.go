@@ -333,7 +333,7 @@ func (w *Worker) buildQueues() ([]*queue, error) {
 			q = newQueue(qname, max, w.cfg.FetchBatch)
 			byQueue[qname] = q
 		}
-		q.addKind(name, r.jt.minVersion(), r.jt.maxVersion())
+		q.claim.AddKind(name, r.jt.minVersion(), r.jt.maxVersion())
 	}
 	for name := range cfgQueues {
 		if byQueue[name] == nil {
