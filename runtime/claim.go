@@ -132,7 +132,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	// wait for the rescuer.
 	for _, row := range rows {
 		q.active.Add(1)
-		w.running.add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
+		w.running.Add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
 		q.jobs <- row // never blocks: at most q.max jobs are active
 	}
 	if len(rows) > 0 {

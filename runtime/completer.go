@@ -9,6 +9,7 @@ import (
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/lease"
 	"github.com/jobc-dev/jobc/runtime/internal/poison"
 )
 
@@ -74,7 +75,7 @@ func (w *Worker) completeLoop(ctx context.Context, results <-chan result) {
 // and its drain time is over; those jobs are rescued the same way. Either way the job
 // runs again, as delivery at least once allows, and the worker says so at Warn.
 func (w *Worker) recordWithRetry(ctx context.Context, batch []result) {
-	defer w.running.forget(idsAttempts(batch))
+	defer w.running.Forget(idsAttempts(batch))
 	pending := make([]result, 0, len(batch))
 	for _, r := range batch {
 		if r.outcome != outcomeRecorded {
@@ -125,7 +126,7 @@ func (w *Worker) dropExpired(ctx context.Context, pending []result, lastErr erro
 	live := pending[:0:0]
 	var expired []result
 	for _, r := range pending {
-		if until, ok := w.running.leaseUntil(r.id, r.attempt); ok && now.Before(until) {
+		if until, ok := w.running.Until(r.id, r.attempt); ok && now.Before(until) {
 			live = append(live, r)
 		} else {
 			expired = append(expired, r)
@@ -145,10 +146,10 @@ func (w *Worker) gaveUp(ctx context.Context, rs []result, why string, lastErr er
 }
 
 // latestLease is the latest lease expiry among rs: retrying past it is pointless.
-func latestLease(running *runningJobs, rs []result) time.Time {
+func latestLease(running *lease.Held, rs []result) time.Time {
 	var latest time.Time
 	for _, r := range rs {
-		if until, ok := running.leaseUntil(r.id, r.attempt); ok && until.After(latest) {
+		if until, ok := running.Until(r.id, r.attempt); ok && until.After(latest) {
 			latest = until
 		}
 	}

@@ -13,6 +13,9 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
+// errCancelled is the cause of a handler context cancelled by runtime.CancelJob.
+var errCancelled = errors.New("jobc: job cancelled")
+
 // Pseudo-classes the runtime assigns on its own.
 const (
 	classInvalidPayload = "invalid_payload" // the stored payload does not match its schema: never retried
@@ -51,7 +54,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		ctx, stop = context.WithTimeoutCause(ctx, r.jt.Timeout, errTimeout)
 		defer stop()
 	}
-	w.running.started(job.ID, cancel)
+	w.running.Started(job.ID, cancel)
 	began := time.Now()
 
 	var err error

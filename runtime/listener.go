@@ -129,7 +129,7 @@ func (w *Worker) listenOnce(ctx context.Context, byName map[string]*queue, conne
 		case "jobc_queues":
 			w.onQueueNotification(ctx, byName, n.Payload)
 		case "jobc_cancel":
-			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.cancel(id, errCancelled) {
+			if id, err := strconv.ParseInt(n.Payload, 10, 64); err == nil && w.running.Cancel(id, errCancelled) {
 				w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", id)
 			}
 		}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/lease"
 )
 
 // Worker claims jobs of the queues it serves, runs their handlers and records outcomes.
@@ -39,7 +40,7 @@ type Worker struct {
 
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
-	running *runningJobs
+	running *lease.Held
 	health  connHealth   // retires the worker's connections after a failover (failover.go)
 	status  workerStatus // what Health reports (health.go)
 	// registration is the worker's registry entry, written when Run starts.
@@ -60,7 +61,7 @@ func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 		app:      db.New(pool),
 		ownReady: make(chan struct{}),
 		kinds:    map[string]*registration{},
-		running:  newRunningJobs(),
+		running:  lease.NewHeld(),
 	}
 }
 
