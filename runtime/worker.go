@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime/internal/completer"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/lease"
@@ -135,7 +136,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Handlers run under workCtx, which outlives ctx by the grace period.
 	workCtx, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)
-	results := make(chan result, 2*totalSlots(queues))
+	results := make(chan completer.Result, 2*totalSlots(queues))
 	var handlers sync.WaitGroup
 
 	var loops sync.WaitGroup
@@ -175,7 +176,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	completeCtx, stopCompleting := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCompleting()
 	completerDone := make(chan struct{})
-	go func() { defer close(completerDone); w.completeLoop(completeCtx, results) }()
+	outcomes := completer.New(completer.Config{
+		Queries: w.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
+	})
+	go func() { defer close(completerDone); outcomes.Run(completeCtx, results) }()
 
 	<-ctx.Done()
 	w.status.running.Store(false)
