@@ -368,15 +368,3 @@ func totalSlots(qs []*queue) int {
 	}
 	return n
 }
-
-// sleep waits for d or until ctx is done, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
