@@ -152,7 +152,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 // (queries/execution.sql). With generic plans the idle pickup p50 went from 0.70 to 0.50 ms, and
 // a 100,000-job burn-down from 40,754-42,702 to 48,101-50,019 jobs/s. The generic
 // plans' cost estimates grow with the table, which is why claims run without JIT
-// (noJIT).
+// (dbconn.NoJIT).
 func (w *Worker) claimsOn() *db.Queries {
 	if on := w.starting(); on != w.q {
 		return on

@@ -7,6 +7,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/jobc-dev/jobc/runtime/internal/dbconn"
 	"github.com/jobc-dev/jobc/runtime/internal/notifier"
 )
 
@@ -25,17 +26,17 @@ func (w *Worker) listenLoop(ctx context.Context, queues []*queue) {
 		// A connection of its own, made from the pool's configuration.
 		ConnConfig: func() *pgx.ConnConfig {
 			cfg := w.pool.Config().ConnConfig.Copy()
-			configureConn(cfg)
-			nameConn(cfg, w.cfg.ID)
+			dbconn.Configure(cfg)
+			dbconn.Name(cfg, w.cfg.ID)
 			return cfg
 		},
 		StatementTimeout: w.cfg.StatementTimeout,
 		Check:            w.cfg.LeaseDuration / 3, // as often as the heartbeat
 		Retired: func() <-chan struct{} {
-			_, retired := w.health.current()
+			_, retired := w.health.Current()
 			return retired
 		},
-		Stalled: w.health.stalled,
+		Stalled: w.health.Stalled,
 		Log:     w.log,
 	}, &listener{w: w, byName: byName})
 }

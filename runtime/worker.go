@@ -14,6 +14,7 @@ import (
 
 	"github.com/jobc-dev/jobc/runtime/internal/completer"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dbconn"
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/lease"
 )
@@ -42,8 +43,8 @@ type Worker struct {
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
 	running *lease.Held
-	health  connHealth   // retires the worker's connections after a failover (failover.go)
-	status  workerStatus // what Health reports (health.go)
+	health  dbconn.Health // retires the worker's connections after a failover
+	status  workerStatus  // what Health reports (health.go)
 	// registration is the worker's registry entry, written when Run starts.
 	registration db.RegisterWorkerParams
 }
@@ -246,7 +247,7 @@ func (p workerPools) close() {
 
 // ownPools opens the worker's connections: own and claims for its statements whose
 // loss in a server crash is harmless, and outcomes for recording what attempts came to.
-// None of them compiles statements with JIT (noJIT).
+// None of them compiles statements with JIT (dbconn.NoJIT).
 //
 // own and claims run with synchronous_commit off: their commits return without
 // waiting for the WAL flush, and a crash of the server can take back the last few of
@@ -288,10 +289,10 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	if w.cfg.AsyncOutcomes {
 		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
-	noJIT(ocfg.ConnConfig)
+	dbconn.NoJIT(ocfg.ConnConfig)
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
-	nameConn(ocfg.ConnConfig, w.cfg.ID)
+	dbconn.Name(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
 	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
 		p.own.Close()
@@ -306,10 +307,10 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 func (w *Worker) ownConfig(maxConns int) *pgxpool.Config {
 	cfg := w.pool.Config().Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	noJIT(cfg.ConnConfig)
+	dbconn.NoJIT(cfg.ConnConfig)
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = 0
-	nameConn(cfg.ConnConfig, w.cfg.ID)
+	dbconn.Name(cfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(cfg)
 	return cfg
 }
