@@ -96,7 +96,7 @@ func (h *handler) cancelJob(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	st, err := runtime.Cancel(r.Context(), h.db, id)
+	st, err := runtime.CancelJob(r.Context(), h.db, id)
 	if err != nil {
 		h.actionError(w, r, err)
 		return
@@ -207,7 +207,7 @@ func (h *handler) groupBatch(ctx context.Context, kind, msg string, after int64,
 	do func(ctx context.Context, ids []int64) (runtime.BulkResult, error)) ([]int64, runtime.BulkResult, error) {
 	ctx, cancel := h.bounded(ctx)
 	defer cancel()
-	ids, err := runtime.FailedGroupIDs(ctx, h.db, kind, msg, after, groupBatch)
+	ids, err := runtime.ListFailedGroupJobIDs(ctx, h.db, kind, msg, after, groupBatch)
 	if err != nil || len(ids) == 0 {
 		return nil, runtime.BulkResult{}, err
 	}

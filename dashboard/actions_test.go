@@ -39,7 +39,7 @@ func TestJobActions(t *testing.T) {
 	status, body = e.post(fmt.Sprintf("/jobs/%d/cancel", failed), nil, tok)
 	wantStatus(t, "cancel", status, http.StatusSeeOther, body)
 	if got := e.state(failed); got != runtime.StateCancelled {
-		t.Errorf("after Cancel, job %d is %s, want cancelled", failed, got)
+		t.Errorf("after CancelJob, job %d is %s, want cancelled", failed, got)
 	}
 
 	status, body = e.post(fmt.Sprintf("/jobs/%d/delete", failed), url.Values{"next": {"//evil.example/"}}, tok)
@@ -102,7 +102,7 @@ func TestQueueActions(t *testing.T) {
 	tok := e.token("/queues")
 	paused := func() bool {
 		t.Helper()
-		qs, err := runtime.QueueStats(ctx, e.pool)
+		qs, err := runtime.ListQueueStats(ctx, e.pool)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -14,7 +14,7 @@ type failedData struct {
 }
 
 func (h *handler) failed(w http.ResponseWriter, r *http.Request) {
-	gs, err := runtime.FailedGroups(r.Context(), h.db, failedGroupsShown)
+	gs, err := runtime.ListFailedGroups(r.Context(), h.db, failedGroupsShown)
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -101,7 +101,7 @@ func TestHostAllowlist(t *testing.T) {
 	tok := e.token(fmt.Sprintf("/jobs/%d", id))
 	status, body := e.doHost(http.MethodPost, "/queues/email/pause", "evil.test:"+port, url.Values{"csrf": {tok}})
 	wantStatus(t, "POST pause with Host evil.test", status, http.StatusMisdirectedRequest, body)
-	qs, err := runtime.QueueStats(t.Context(), e.pool)
+	qs, err := runtime.ListQueueStats(t.Context(), e.pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -96,7 +96,7 @@ func (h *handler) jobs(w http.ResponseWriter, r *http.Request) {
 		// Encode escapes every value, so the query is a safe URL.
 		d.Next = template.URL("jobs?" + next.Encode()) //nolint:gosec // see above
 	}
-	stats, err := runtime.QueueStats(r.Context(), h.db)
+	stats, err := runtime.ListQueueStats(r.Context(), h.db)
 	if err != nil {
 		h.fail(w, r, err)
 		return

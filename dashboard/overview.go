@@ -37,7 +37,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	ws, err := runtime.Workers(r.Context(), h.db, 0)
+	ws, err := runtime.ListWorkers(r.Context(), h.db, 0)
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -57,11 +57,11 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 
 // queueRows joins the queue statistics with the last hour's throughput.
 func (h *handler) queueRows(r *http.Request) ([]queueRow, error) {
-	stats, err := runtime.QueueStats(r.Context(), h.db)
+	stats, err := runtime.ListQueueStats(r.Context(), h.db)
 	if err != nil {
 		return nil, err
 	}
-	tps, err := runtime.QueueThroughput(r.Context(), h.db, throughputWindow, throughputBucket)
+	tps, err := runtime.ListQueueThroughput(r.Context(), h.db, throughputWindow, throughputBucket)
 	if err != nil {
 		return nil, err
 	}

@@ -13,7 +13,7 @@ type periodicData struct {
 }
 
 func (h *handler) periodic(w http.ResponseWriter, r *http.Request) {
-	ps, err := runtime.PeriodicJobs(r.Context(), h.db, h.opt.JobTypes, time.Now())
+	ps, err := runtime.ListPeriodicJobs(r.Context(), h.db, h.opt.JobTypes, time.Now())
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -56,7 +56,7 @@ func TestCSRFRefusal(t *testing.T) {
 	if got := e.state(id); got != runtime.StateFailed {
 		t.Errorf("after refused requests, job %d is %s, want failed (nothing changed)", id, got)
 	}
-	qs, err := runtime.QueueStats(t.Context(), e.pool)
+	qs, err := runtime.ListQueueStats(t.Context(), e.pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -123,7 +123,7 @@ func TestJobTimeline(t *testing.T) {
 
 	// A job cancelled before its first attempt and retried: the record says so.
 	cancelled := e.enqueue(map[string]string{"to": "c@example.com"})
-	if st, err := runtime.Cancel(ctx, e.pool, cancelled); err != nil || st != runtime.StateCancelled {
+	if st, err := runtime.CancelJob(ctx, e.pool, cancelled); err != nil || st != runtime.StateCancelled {
 		t.Fatalf("cancel job %d: %s, %v", cancelled, st, err)
 	}
 	ended, err := runtime.GetJob(ctx, e.pool, cancelled)

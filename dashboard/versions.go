@@ -16,12 +16,12 @@ type versionsData struct {
 }
 
 func (h *handler) versions(w http.ResponseWriter, r *http.Request) {
-	vs, err := runtime.UnfinishedByVersion(r.Context(), h.db, 0)
+	vs, err := runtime.CountUnfinishedByVersion(r.Context(), h.db, 0)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	ws, err := runtime.Workers(r.Context(), h.db, 0)
+	ws, err := runtime.ListWorkers(r.Context(), h.db, 0)
 	if err != nil {
 		h.fail(w, r, err)
 		return

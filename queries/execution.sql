@@ -47,7 +47,7 @@ RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.met
 
 -- name: ClaimJobsAfter :many
 -- ClaimJobs for a busy worker, which starts each pair after the last job of it that it
--- claimed (runtime/claimranges.go), rather than step over the dead index entries of
+-- claimed (runtime/internal/claim), rather than step over the dead index entries of
 -- the jobs claimed before. It reads, on jobc_jobs_claim_version_idx in claim order:
 --   - pair i (kinds[i] at versions[i]) from just after (from_priorities[i],
 --     from_available_at[i], from_ids[i]);

@@ -19,19 +19,19 @@ func TestCancelPendingJob(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := runtime.Cancel(ctx, pool, e.ID)
+	st, err := runtime.CancelJob(ctx, pool, e.ID)
 	if err != nil || st != runtime.StateCancelled {
-		t.Fatalf("Cancel = %s, %v; want cancelled", st, err)
+		t.Fatalf("CancelJob = %s, %v; want cancelled", st, err)
 	}
 	info, err := runtime.GetJob(ctx, pool, e.ID)
 	if err != nil || info.State != runtime.StateCancelled || info.FinishedAt == nil {
 		t.Fatalf("job after cancel: %+v, %v", info, err)
 	}
-	if _, err := runtime.Cancel(ctx, pool, e.ID); !errors.Is(err, runtime.ErrJobFinished) {
-		t.Errorf("second Cancel: %v, want ErrJobFinished", err)
+	if _, err := runtime.CancelJob(ctx, pool, e.ID); !errors.Is(err, runtime.ErrJobFinished) {
+		t.Errorf("second CancelJob: %v, want ErrJobFinished", err)
 	}
-	if _, err := runtime.Cancel(ctx, pool, 987654); !errors.Is(err, runtime.ErrJobNotFound) {
-		t.Errorf("Cancel of an unknown id: %v, want ErrJobNotFound", err)
+	if _, err := runtime.CancelJob(ctx, pool, 987654); !errors.Is(err, runtime.ErrJobNotFound) {
+		t.Errorf("CancelJob of an unknown id: %v, want ErrJobNotFound", err)
 	}
 }
 
@@ -59,9 +59,9 @@ func TestCancelRunningJob(t *testing.T) {
 	}
 	startWorker(t, w)
 	<-started
-	st, err := runtime.Cancel(ctx, pool, e.ID)
+	st, err := runtime.CancelJob(ctx, pool, e.ID)
 	if err != nil || st != runtime.StateRunning {
-		t.Fatalf("Cancel = %s, %v; want running (cancellation requested)", st, err)
+		t.Fatalf("CancelJob = %s, %v; want running (cancellation requested)", st, err)
 	}
 	select {
 	case c := <-cause:

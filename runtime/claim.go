@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // How a drained queue waits for work. Normally it sleeps: it registers in
@@ -71,7 +72,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			switch {
 			case err != nil:
 				if ctx.Err() == nil {
-					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", describeDBError(err))
+					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
 				}
 				needFetch = false
 				rearm(w.cfg.PollInterval)
@@ -125,21 +126,13 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
-	on := w.claimsOn()
-	base := db.ClaimJobsParams{Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds()}
-	rows, err := q.claimJobs(ctx, on, base, asked)
-	if err != nil && rowFault(err) {
-		// One job makes the claim fail: claim the rest one by one (isolate.go).
-		var alone []db.ClaimJobsRow
-		alone, err = w.claimAlone(ctx, on, q, base, asked-len(rows))
-		rows = append(rows, alone...)
-	}
+	rows, err := q.claim.Claim(ctx, w.claimsOn(), w.log, w.cfg.ID, w.cfg.LeaseDuration, asked)
 	w.status.claimed(err)
 	// Jobs leased before an error are handed out all the same: dropped, they would
 	// wait for the rescuer.
 	for _, row := range rows {
 		q.active.Add(1)
-		w.running.add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
+		w.running.Add(row.ID, row.Attempt, sent.Add(w.cfg.LeaseDuration))
 		q.jobs <- row // never blocks: at most q.max jobs are active
 	}
 	if len(rows) > 0 {
@@ -158,7 +151,7 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 // claim index as the custom ones do (queries/execution.sql). Generic plans made idle
 // pickups and burn-downs faster (bench/README.md, the 2026-12-01 night results). The
 // generic plans' cost estimates grow with the table, which is why claims run without
-// JIT (noJIT).
+// JIT (dbconn.NoJIT).
 func (w *Worker) claimsOn() *db.Queries {
 	if on := w.starting(); on != w.q {
 		return on
@@ -179,7 +172,7 @@ func (w *Worker) setAsleep(ctx context.Context, q *queue, asleep bool) bool {
 	}
 	if err != nil {
 		if !errors.Is(ctx.Err(), context.Canceled) {
-			w.log.WarnContext(ctx, "jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", describeDBError(err))
+			w.log.WarnContext(ctx, "jobc worker: could not record whether it waits for notifications; polling instead", "queue", q.name, "err", dberr.Describe(err))
 		}
 		return false
 	}

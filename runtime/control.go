@@ -5,25 +5,26 @@ import (
 	"fmt"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
-// Cancel cancels a job. A job that has not started is cancelled at once (it returns
+// CancelJob cancels a job. A job that has not started is cancelled at once (it returns
 // StateCancelled). A running job's handler gets its context cancelled — through a
 // notification at once, or at the worker's next heartbeat — and the job ends cancelled
 // when the handler returns (it returns StateRunning); a handler that ignores its
-// context and succeeds completes the job. Cancel returns ErrJobFinished for a finished
+// context and succeeds completes the job. CancelJob returns ErrJobFinished for a finished
 // job and ErrJobNotFound for an unknown id.
-func Cancel(ctx context.Context, dbtx DBTX, id int64) (State, error) {
+func CancelJob(ctx context.Context, dbtx DBTX, id int64) (State, error) {
 	q := db.New(dbtx)
 	n, err := q.CancelPending(ctx, id)
 	if err != nil {
-		return "", fmt.Errorf("jobc: cancel job %d: %w", id, describeDBError(err))
+		return "", fmt.Errorf("jobc: cancel job %d: %w", id, dberr.Describe(err))
 	}
 	if n > 0 {
 		return StateCancelled, nil
 	}
 	if n, err = q.RequestCancel(ctx, id); err != nil {
-		return "", fmt.Errorf("jobc: cancel job %d: %w", id, describeDBError(err))
+		return "", fmt.Errorf("jobc: cancel job %d: %w", id, dberr.Describe(err))
 	}
 	if n > 0 {
 		return StateRunning, nil
@@ -45,7 +46,7 @@ func Cancel(ctx context.Context, dbtx DBTX, id int64) (State, error) {
 func (j *Job) Once(ctx context.Context, tx DBTX, step string) (first bool, err error) {
 	n, err := db.New(tx).RecordIdempotencyKey(ctx, db.RecordIdempotencyKeyParams{Key: j.IdempotencyKey() + ":" + step, JobID: j.ID})
 	if err != nil {
-		return false, fmt.Errorf("jobc: record idempotency key of job %d step %q: %w", j.ID, step, describeDBError(err))
+		return false, fmt.Errorf("jobc: record idempotency key of job %d step %q: %w", j.ID, step, dberr.Describe(err))
 	}
 	return n == 1, nil
 }

@@ -99,7 +99,7 @@ func TestControlRacesWorker(t *testing.T) {
 						markDeleted(id)
 					}
 				case op < 13:
-					_, err = runtime.Cancel(ctx, pool, id)
+					_, err = runtime.CancelJob(ctx, pool, id)
 				case op < 19:
 					var res runtime.BulkResult
 					res, err = runtime.RetryJobs(ctx, pool, runtime.JobSelection{IDs: []int64{id, ids[r.IntN(len(ids))], ids[r.IntN(len(ids))]}})

@@ -139,12 +139,12 @@
 // [Enqueued.Duplicate] set. [WithDedupKey] sets a key for
 // one enqueue. A job type with a [Schedule] (cron and time zone) is enqueued by every
 // worker's scheduler under a key per occurrence, so any number of nodes produce one job
-// per occurrence without a leader; [PeriodicJobs] lists the schedules, their next
+// per occurrence without a leader; [ListPeriodicJobs] lists the schedules, their next
 // occurrence and what the last one did.
 //
 // # Cancellation and graceful shutdown
 //
-// [Cancel] cancels a job: at once if it has not started, or, when it is running, by
+// [CancelJob] cancels a job: at once if it has not started, or, when it is running, by
 // cancelling its handler's context; the job then ends cancelled when the handler
 // returns. Handlers should therefore honour ctx. Cancelling the context of
 // [Worker.Run] shuts the worker down: it stops claiming, lets running handlers finish
@@ -165,11 +165,11 @@
 // # Inspecting and controlling jobs
 //
 // The functions behind the CLI and the dashboard are exported, each taking a [DBTX]:
-// [GetJob], [ListJobs], [ListJobsByError] and [FailedGroups] read jobs; [RetryJob],
-// [RetryJobs], [DeleteJob], [DeleteJobs] and [Cancel] act on them (the bulk ones on a
+// [GetJob], [ListJobs], [ListJobsByError] and [ListFailedGroups] read jobs; [RetryJob],
+// [RetryJobs], [DeleteJob], [DeleteJobs] and [CancelJob] act on them (the bulk ones on a
 // [JobSelection], refusing an empty one with [ErrNoFilter]); [PauseQueue] and
-// [ResumeQueue] stop and restart a queue on every worker; [QueueStats],
-// [QueueThroughput] and [Workers] describe the fleet.
+// [ResumeQueue] stop and restart a queue on every worker; [ListQueueStats],
+// [ListQueueThroughput] and [ListWorkers] describe the fleet.
 //
 //	if _, err := runtime.RetryJob(ctx, pool, id); err != nil {
 //		return err

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Enqueued is the outcome of one enqueue.
@@ -134,7 +135,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
 		})
 		if err != nil {
-			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, dberr.Describe(err))
 		}
 		return Enqueued{ID: row.ID}, nil
 	}
@@ -144,7 +145,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 		UniqueKey: key, UniqueFinished: finished,
 	})
 	if err != nil {
-		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, describeDBError(err))
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, dberr.Describe(err))
 	}
 	return Enqueued{ID: row.ID, Duplicate: !row.Inserted}, nil
 }
@@ -240,7 +241,7 @@ func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byt
 		Payloads: raws,
 	})
 	if err != nil {
-		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(raws), jt.Kind, describeDBError(err))
+		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(raws), jt.Kind, dberr.Describe(err))
 	}
 	if len(rows) != len(raws) {
 		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %d inserted", len(raws), jt.Kind, len(rows))

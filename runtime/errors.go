@@ -15,7 +15,7 @@ import (
 // stop; another attempt may be running elsewhere.
 var ErrLeaseLost = errors.New("jobc: the job's lease was lost")
 
-// ErrJobFinished is returned by Cancel for a job that already finished.
+// ErrJobFinished is returned by CancelJob for a job that already finished.
 var ErrJobFinished = errors.New("jobc: job already finished")
 
 // ErrJobNotFound is returned by GetJob for an id that no job has (or had, before

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // ListJobsByError returns the newest jobs whose last recorded error message contains
@@ -21,7 +22,7 @@ func ListJobsByError(ctx context.Context, dbtx DBTX, text string, f JobFilter) (
 	}
 	rows, err := db.New(dbtx).ListJobsByError(ctx, p)
 	if err != nil {
-		return JobPage{}, fmt.Errorf("jobc: list jobs by error: %w", describeDBError(err))
+		return JobPage{}, fmt.Errorf("jobc: list jobs by error: %w", dberr.Describe(err))
 	}
 	var page JobPage
 	for i, r := range rows {

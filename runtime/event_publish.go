@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Published is the outcome of publishing one event.
@@ -211,7 +212,7 @@ func (et *EventType) write(ctx context.Context, q *db.Queries, b *eventBatch, o 
 	if et.Relay {
 		if keys := sortedKeys(b.keys); len(keys) > 0 {
 			if err := q.LockEventKeys(ctx, db.LockEventKeysParams{Event: et.Name, OrderingKeys: keys}); err != nil {
-				return nil, fmt.Errorf("jobc: publish %s: lock ordering keys: %w", et.Name, describeDBError(err))
+				return nil, fmt.Errorf("jobc: publish %s: lock ordering keys: %w", et.Name, dberr.Describe(err))
 			}
 		}
 		if err := et.insertEvents(ctx, q, b, o, out); err != nil {
@@ -244,7 +245,7 @@ func (et *EventType) insertEvents(ctx context.Context, q *db.Queries, b *eventBa
 			OrderingKey: b.keys[0], Payload: b.raws[0], Metadata: o.meta,
 		})
 		if err != nil {
-			return fmt.Errorf("jobc: publish %s: %w", et.Name, describeDBError(err))
+			return fmt.Errorf("jobc: publish %s: %w", et.Name, dberr.Describe(err))
 		}
 		out[0].ID = id
 		return nil
@@ -263,7 +264,7 @@ func (et *EventType) insertEvents(ctx context.Context, q *db.Queries, b *eventBa
 			Keyed: keyed, OrderingKeys: keys, Payloads: b.raws[start:end], Metadata: o.meta,
 		})
 		if err != nil {
-			return fmt.Errorf("jobc: publish %d %s events: %w", end-start, et.Name, describeDBError(err))
+			return fmt.Errorf("jobc: publish %d %s events: %w", end-start, et.Name, dberr.Describe(err))
 		}
 		if len(ids) != end-start {
 			return fmt.Errorf("jobc: publish %d %s events: %d inserted", end-start, et.Name, len(ids))
@@ -321,14 +322,14 @@ func inTx(ctx context.Context, dbtx DBTX, fn func(DBTX) error) error {
 	}
 	tx, err := b.Begin(ctx)
 	if err != nil {
-		return fmt.Errorf("jobc: publish: begin: %w", describeDBError(err))
+		return fmt.Errorf("jobc: publish: begin: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(ctx) }() // after Commit, a no-op
 	if err := fn(tx); err != nil {
 		return err
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return fmt.Errorf("jobc: publish: commit: %w", describeDBError(err))
+		return fmt.Errorf("jobc: publish: commit: %w", dberr.Describe(err))
 	}
 	return nil
 }

@@ -21,7 +21,7 @@ func ExampleRetryJob() {
 	if err != nil {
 		panic(err)
 	}
-	if _, err := runtime.Cancel(ctx, pool, job.ID); err != nil {
+	if _, err := runtime.CancelJob(ctx, pool, job.ID); err != nil {
 		panic(err)
 	}
 	info, err := runtime.RetryJob(ctx, pool, job.ID)
@@ -47,12 +47,12 @@ func ExampleRetryJobs() {
 		if err != nil {
 			panic(err)
 		}
-		if _, err := runtime.Cancel(ctx, pool, job.ID); err != nil {
+		if _, err := runtime.CancelJob(ctx, pool, job.ID); err != nil {
 			panic(err)
 		}
 	}
 	sel := runtime.JobSelection{Kinds: []string{welcomeType.Kind}, States: []runtime.State{runtime.StateCancelled}}
-	n, err := runtime.CountRetryable(ctx, pool, sel)
+	n, err := runtime.CountRetryableJobs(ctx, pool, sel)
 	fmt.Println("would retry", n, err)
 	res, err := runtime.RetryJobs(ctx, pool, sel)
 	fmt.Println("retried", res.Changed, res.IDs, err)
@@ -91,7 +91,7 @@ func ExamplePauseQueue() {
 	if err := runtime.PauseQueue(ctx, pool, "email"); err != nil {
 		panic(err)
 	}
-	stats, err := runtime.QueueStats(ctx, pool)
+	stats, err := runtime.ListQueueStats(ctx, pool)
 	if err != nil {
 		panic(err)
 	}
@@ -107,7 +107,7 @@ func ExamplePauseQueue() {
 
 // ExampleQueueStats reports what each queue holds, for a status page or an alert on
 // the age of the oldest available job.
-func ExampleQueueStats() {
+func ExampleListQueueStats() {
 	pool, _, cleanup := pgtest.ExampleSchema("queue_stats", migrated)
 	defer cleanup()
 	ctx := context.Background()
@@ -119,7 +119,7 @@ func ExampleQueueStats() {
 	if _, err := runtime.Enqueue(ctx, pool, welcomeType, welcome{UserID: 9, Email: "ada@example.com"}, runtime.RunAfter(time.Hour)); err != nil {
 		panic(err)
 	}
-	stats, err := runtime.QueueStats(ctx, pool)
+	stats, err := runtime.ListQueueStats(ctx, pool)
 	if err != nil {
 		panic(err)
 	}

@@ -116,7 +116,7 @@ func ExampleWorker() {
 }
 
 // ExampleCancel cancels a job that has not started yet.
-func ExampleCancel() {
+func ExampleCancelJob() {
 	pool, _, cleanup := pgtest.ExampleSchema("cancel", migrated)
 	defer cleanup()
 	ctx := context.Background()
@@ -124,9 +124,9 @@ func ExampleCancel() {
 	if err != nil {
 		panic(err)
 	}
-	state, err := runtime.Cancel(ctx, pool, job.ID)
+	state, err := runtime.CancelJob(ctx, pool, job.ID)
 	fmt.Println(state, err)
-	_, err = runtime.Cancel(ctx, pool, job.ID)
+	_, err = runtime.CancelJob(ctx, pool, job.ID)
 	fmt.Println(err)
 	// Output:
 	// cancelled <nil>
@@ -146,7 +146,7 @@ func ExampleMigrate() {
 	for _, m := range applied {
 		fmt.Printf("applied %04d_%s\n", m.Version, m.Name)
 	}
-	st, err := runtime.Migrations(ctx, pool)
+	st, err := runtime.GetMigrationStatus(ctx, pool)
 	if err != nil {
 		panic(err)
 	}

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,8 +10,13 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jobc-dev/jobc/runtime/internal/completer"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
+
+// errCancelled is the cause of a handler context cancelled by runtime.CancelJob.
+var errCancelled = errors.New("jobc: job cancelled")
 
 // Pseudo-classes the runtime assigns on its own.
 const (
@@ -50,7 +56,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		ctx, stop = context.WithTimeoutCause(ctx, r.jt.Timeout, errTimeout)
 		defer stop()
 	}
-	w.running.started(job.ID, cancel)
+	w.running.Started(job.ID, cancel)
 	began := time.Now()
 
 	var err error
@@ -64,7 +70,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 			return err
 		})
 		if recorded {
-			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRecorded}
+			return newResult(job.ID, row.Attempt, completer.Recorded)
 		}
 	} else {
 		err = w.handle(ctx, job, func(ctx context.Context) error {
@@ -74,10 +80,12 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 	if err != nil {
 		switch cause := context.Cause(ctx); {
 		case errors.Is(cause, errShutdown):
-			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeRelease}
+			return newResult(job.ID, row.Attempt, completer.Release)
 		case errors.Is(cause, errCancelled):
 			job.Logger().Info("jobc job cancelled")
-			return result{id: job.ID, attempt: row.Attempt, outcome: outcomeCancel, err: w.attemptError(job, classCancelled, "cancelled while running: "+err.Error())}
+			res = newResult(job.ID, row.Attempt, completer.Cancel)
+			res.setError(w.attemptError(job, classCancelled, "cancelled while running: "+err.Error()))
+			return res
 		case errors.Is(cause, errTimeout):
 			err = &ClassError{Class: classTimeout, Err: fmt.Errorf("handler exceeded its timeout of %s: %w", r.jt.Timeout, err)}
 		}
@@ -85,7 +93,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 	res = w.decide(r.jt, job, err)
 	// Checked first: tagging the job's logger costs an allocation the hot path would
 	// pay for nothing when Debug is off.
-	if res.outcome == outcomeComplete && w.log.Enabled(ctx, slog.LevelDebug) {
+	if res.Outcome == completer.Complete && w.log.Enabled(ctx, slog.LevelDebug) {
 		job.Logger().DebugContext(ctx, "jobc job completed", slog.String("took", time.Since(began).String()))
 	}
 	return res
@@ -97,7 +105,7 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version int, payload []byte) (recorded bool, err error) {
 	tx, err := w.pool.Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("begin the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("begin the handler's transaction: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	if err := safeRun(func() error { return r.runTx(ctx, tx, job, version, payload) }); err != nil {
@@ -105,14 +113,14 @@ func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version
 	}
 	n, err := db.New(tx).CompleteJobInTx(ctx, db.CompleteJobInTxParams{ID: job.ID, Attempt: int32(job.Attempt), Owner: w.cfg.ID})
 	if err != nil {
-		return false, fmt.Errorf("complete the job in the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("complete the job in the handler's transaction: %w", dberr.Describe(err))
 	}
 	if n == 0 {
 		job.Logger().Warn("jobc job: lease lost before commit; rolled back the handler's transaction")
 		return true, nil
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, fmt.Errorf("commit the handler's transaction: %w", describeDBError(err))
+		return false, fmt.Errorf("commit the handler's transaction: %w", dberr.Describe(err))
 	}
 	return true, nil
 }
@@ -131,15 +139,37 @@ func (w *Worker) attemptError(job *Job, class, msg string) AttemptError {
 	return AttemptError{Attempt: job.Attempt, At: time.Now().UTC(), Class: class, Error: msg, Worker: w.cfg.ID}
 }
 
+// result is a finished attempt: what the completer records, and the error class the
+// hooks see.
+type result struct {
+	completer.Result
+	class string
+}
+
+func newResult(id int64, attempt int32, o completer.Outcome) result {
+	return result{Result: completer.Result{ID: id, Attempt: attempt, Outcome: o}}
+}
+
+// setError records the attempt's error: its class for the hooks, and the record the
+// job's errors keep.
+func (r *result) setError(e AttemptError) {
+	r.class = e.Class
+	b, err := json.Marshal(e)
+	if err != nil { // cannot happen: AttemptError has only plain fields
+		b = []byte(`{"error":"unencodable error"}`)
+	}
+	r.Error = b
+}
+
 // decide turns a handler's return value into the job's next state.
 func (w *Worker) decide(jt *JobType, job *Job, err error) result {
-	res := result{id: job.ID, attempt: int32(job.Attempt)}
+	res := newResult(job.ID, int32(job.Attempt), completer.Complete)
 	if err == nil {
-		res.outcome = outcomeComplete
+		res.Outcome = completer.Complete
 		return res
 	}
 	if d, ok := snoozed(err); ok {
-		res.outcome, res.runAt = outcomeSnooze, time.Now().Add(d)
+		res.Outcome, res.RunAt = completer.Snooze, time.Now().Add(d)
 		job.Logger().Debug("jobc job snoozed", "for", d.String())
 		return res
 	}
@@ -174,9 +204,9 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 		retry = false
 	}
 
-	res.err = w.attemptError(job, className, err.Error())
+	res.setError(w.attemptError(job, className, err.Error()))
 	if !retry || job.Attempt >= maxAttempts {
-		res.outcome = outcomeFail
+		res.Outcome = completer.Fail
 		job.Logger().Warn("jobc job failed", "class", className, "err", err)
 		return res
 	}
@@ -184,21 +214,21 @@ func (w *Worker) decide(jt *JobType, job *Job, err error) result {
 	if declared && class.DelayFromError && retryAfter > 0 {
 		delay = retryAfter
 	}
-	res.outcome = outcomeRetry
-	res.runAt = time.Now().Add(delay)
+	res.Outcome = completer.Retry
+	res.RunAt = time.Now().Add(delay)
 	job.Logger().Info("jobc job will retry", "class", className, "in", delay.String(), "err", err)
 	return res
 }
 
 // startHandlers starts the queue's handler goroutines. They live as long as the
 // worker, so a job does not pay for a new goroutine and its stack growth.
-func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- result) {
+func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync.WaitGroup, results chan<- completer.Result) {
 	for range q.max {
 		handlers.Add(1)
 		go func() {
 			defer handlers.Done()
 			for row := range q.jobs {
-				results <- w.execute(workCtx, row)
+				results <- w.execute(workCtx, row).Result
 				q.active.Add(-1)
 				signal(q.slotFreed)
 			}

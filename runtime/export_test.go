@@ -9,6 +9,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime/internal/claim"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
@@ -67,19 +68,6 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 	return names, nil
 }
 
-// ClaimForTest runs the worker's claim statement once for one queue and the given
-// decodable kinds, each with its versions minVersion..maxVersion, as a worker's queue
-// builds them, and returns the ids it leased in claim order.
-func ClaimForTest(ctx context.Context, dbtx DBTX, queueName string, max int, kinds map[string][2]int) ([]int64, error) {
-	q := testQueue(queueName, max, kinds)
-	rows, err := q.claimJobs(ctx, db.New(dbtx), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, max)
-	ids := make([]int64, len(rows))
-	for i, r := range rows {
-		ids[i] = r.ID
-	}
-	return ids, err
-}
-
 // InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
 // jobs that are neither unique nor deduplicated.
 func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte) ([]int64, error) {
@@ -102,38 +90,31 @@ const UnnestMaxBatch = unnestMaxBatch
 // and its claims no longer borrow the application's pool (warm.go).
 func OwnConnectionsReady(w *Worker) <-chan struct{} { return w.ownReady }
 
-// ClaimQueueForTest is one queue's claims, with the hints they keep between them
-// (claimranges.go).
-type ClaimQueueForTest struct{ q *queue }
+// ClaimQueueForTest is one queue's claims (internal/claim), for the grants test, which
+// runs the claim that starts from hints as the worker role.
+type ClaimQueueForTest struct{ q *claim.Queue }
 
 func NewClaimQueueForTest(queueName string, kinds map[string][2]int) *ClaimQueueForTest {
-	return &ClaimQueueForTest{q: testQueue(queueName, 1, kinds)}
+	q := claim.NewQueue(queueName)
+	for _, k := range slices.Sorted(maps.Keys(kinds)) {
+		q.AddKind(k, kinds[k][0], kinds[k][1])
+	}
+	return &ClaimQueueForTest{q: q}
 }
 
 // Claim claims up to max jobs as the fetch loop does, and says whether the claim
 // started from hints.
 func (c *ClaimQueueForTest) Claim(ctx context.Context, dbtx DBTX, max int) (ids []int64, hinted bool, err error) {
-	hinted = c.q.claims.hinted(time.Now())
-	rows, err := c.q.claimJobs(ctx, db.New(dbtx), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, max)
+	hinted = c.q.Hinted(time.Now())
+	rows, err := c.q.Claim(ctx, db.New(dbtx), slog.New(slog.DiscardHandler), "claim-test", 30*time.Second, max)
 	for _, r := range rows {
 		ids = append(ids, r.ID)
 	}
 	return ids, hinted, err
 }
 
-// Fresh makes the queue's hints as good as new: the next claims start from them (if
-// the queue is busy) however slow the machine running the test is.
-func (c *ClaimQueueForTest) Fresh() { c.q.claims.fullAt = time.Now() }
-
-// testQueue is a queue of the given kinds, each with its versions min..max, as a
-// worker that registered them builds it.
-func testQueue(name string, max int, kinds map[string][2]int) *queue {
-	q := newQueue(name, max, max)
-	for _, k := range slices.Sorted(maps.Keys(kinds)) {
-		q.addKind(k, kinds[k][0], kinds[k][1])
-	}
-	return q
-}
+// Fresh makes the queue's hints as good as new (claim.Queue.Fresh).
+func (c *ClaimQueueForTest) Fresh() { c.q.Fresh() }
 
 // UniqueKeyHolderForTest runs UniqueKeyHolder, which only RetryJob of a job whose key
 // another job holds reaches, so that the grants test runs it as the worker role.

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // FailedGroup is a set of failed jobs of one kind whose last error has the same
@@ -20,16 +21,16 @@ type FailedGroup struct {
 	SampleID  int64     // the newest job of the group
 }
 
-// FailedGroups returns failed jobs grouped by kind and last error message, the largest
+// ListFailedGroups returns failed jobs grouped by kind and last error message, the largest
 // groups first, at most limit groups (default 100, at most 10,000).
-func FailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup, error) {
+func ListFailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup, error) {
 	if limit <= 0 {
 		limit = 100
 	}
 	limit = min(limit, maxListLimit)
 	rows, err := db.New(dbtx).FailedGroups(ctx, int32(limit))
 	if err != nil {
-		return nil, fmt.Errorf("jobc: group failed jobs: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: group failed jobs: %w", dberr.Describe(err))
 	}
 	out := make([]FailedGroup, len(rows))
 	for i, r := range rows {
@@ -39,12 +40,12 @@ func FailedGroups(ctx context.Context, dbtx DBTX, limit int) ([]FailedGroup, err
 	return out, nil
 }
 
-// FailedGroupIDs returns the ids of the failed jobs of kind whose last error message is
+// ListFailedGroupJobIDs returns the ids of the failed jobs of kind whose last error message is
 // message, above after, in id order, at most limit (default 1,000, at most 10,000). Pass
 // the last id returned as after to read the next batch; an empty result is the end.
 // Acting on a group is RetryJobs or DeleteJobs with JobSelection.IDs set to a batch:
 // those re-check every job's state, so a job retried meanwhile is left alone.
-func FailedGroupIDs(ctx context.Context, dbtx DBTX, kind, message string, after int64, limit int) ([]int64, error) {
+func ListFailedGroupJobIDs(ctx context.Context, dbtx DBTX, kind, message string, after int64, limit int) ([]int64, error) {
 	if kind == "" {
 		return nil, fmt.Errorf("jobc: failed group ids: kind is empty")
 	}
@@ -54,7 +55,7 @@ func FailedGroupIDs(ctx context.Context, dbtx DBTX, kind, message string, after 
 	limit = min(limit, maxListLimit)
 	ids, err := db.New(dbtx).FailedGroupIDs(ctx, db.FailedGroupIDsParams{Kind: kind, Message: message, After: after, Max: int32(limit)})
 	if err != nil {
-		return nil, fmt.Errorf("jobc: failed group ids of kind %s: %w", kind, describeDBError(err))
+		return nil, fmt.Errorf("jobc: failed group ids of kind %s: %w", kind, dberr.Describe(err))
 	}
 	return ids, nil
 }

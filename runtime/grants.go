@@ -8,10 +8,11 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/schema"
 )
 
-// GrantRoles names the roles that [Grants] and [ApplyGrants] give privileges to: a
+// GrantRoles names the roles that [ListGrants] and [ApplyGrants] give privileges to: a
 // worker role (workers, and applications that enqueue and cancel), an optional
 // producer role (enqueue only) and a read-only role (status, dashboards). The role
 // that runs [Migrate] owns the tables and is not named. An empty field is skipped.
@@ -34,22 +35,22 @@ WHERE NOT EXISTS (SELECT 1 FROM pg_roles WHERE rolname = u.r) ORDER BY i`
 WHERE NOT has_schema_privilege(u.r, $2, 'USAGE') ORDER BY i`
 )
 
-// Grants returns the GRANT statements, one per line and each ending in ";", that give
+// ListGrants returns the GRANT statements, one per line and each ending in ";", that give
 // roles the privileges jobc's statements need on the jobc tables found through db's
 // search_path (the schema [Migrate] created them in). Every named role must exist.
-func Grants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, error) {
+func ListGrants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, error) {
 	stmts, _, err := grants(ctx, db, roles)
 	return stmts, err
 }
 
-// ApplyGrants runs the statements of [Grants] in one transaction and returns them. It
+// ApplyGrants runs the statements of [ListGrants] in one transaction and returns them. It
 // must run as the owner of the jobc tables (the role that ran [Migrate]) or a
 // superuser: PostgreSQL lets anyone else's GRANT succeed with a warning and no effect,
 // so ApplyGrants refuses to start instead.
 func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, error) {
 	tx, err := db.Begin(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: begin: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: begin: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
 	stmts, own, err := grants(ctx, tx, roles)
@@ -62,16 +63,16 @@ func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, 
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
-			return nil, fmt.Errorf("jobc: grants: %s: %w", strings.TrimSuffix(s, ";"), describeDBError(err))
+			return nil, fmt.Errorf("jobc: grants: %s: %w", strings.TrimSuffix(s, ";"), dberr.Describe(err))
 		}
 	}
 	rows, err := tx.Query(ctx, withoutSchemaUsage, roleNames(roles), own.schema)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", dberr.Describe(err))
 	}
 	lacking, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: check schema usage: %w", dberr.Describe(err))
 	}
 	if len(lacking) > 0 {
 		s := pgx.Identifier{own.schema}.Sanitize()
@@ -79,7 +80,7 @@ func ApplyGrants(ctx context.Context, db Beginner, roles GrantRoles) ([]string, 
 			quoteAll(lacking), s, s, quoteAll(lacking))
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return nil, fmt.Errorf("jobc: grants: commit: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: grants: commit: %w", dberr.Describe(err))
 	}
 	return stmts, nil
 }
@@ -98,15 +99,15 @@ func grants(ctx context.Context, db DBTX, roles GrantRoles) ([]string, ownership
 		return nil, own, errors.New("jobc: grants: table jobc_jobs is not on the search_path (or the current user may not use its schema): run `jobc migrate up` (or runtime.Migrate) first, with the same search_path, as the role that is to own the tables")
 	}
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: find the jobc tables: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: find the jobc tables: %w", dberr.Describe(err))
 	}
 	rows, err := db.Query(ctx, missingRoles, roleNames(roles))
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", dberr.Describe(err))
 	}
 	missing, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	if err != nil {
-		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", describeDBError(err))
+		return nil, own, fmt.Errorf("jobc: grants: look up roles: %w", dberr.Describe(err))
 	}
 	if len(missing) > 0 {
 		return nil, own, fmt.Errorf("jobc: grants: role %s does not exist: create it first (CREATE ROLE %s LOGIN)",

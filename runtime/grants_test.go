@@ -357,11 +357,11 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 
 	// The worker role cancels (the control API); the read-only and producer roles
 	// cannot.
-	if st, err := runtime.Cancel(ctx, workerPool, cancelRunning.ID); err != nil || st != runtime.StateRunning {
+	if st, err := runtime.CancelJob(ctx, workerPool, cancelRunning.ID); err != nil || st != runtime.StateRunning {
 		t.Fatalf("cancel a running job as the worker role: %s, %v", st, err)
 	}
 	waitState("job cancelled while running", cancelRunning.ID, runtime.StateCancelled)
-	if st, err := runtime.Cancel(ctx, workerPool, cancelPending.ID); err != nil || st != runtime.StateCancelled {
+	if st, err := runtime.CancelJob(ctx, workerPool, cancelPending.ID); err != nil || st != runtime.StateCancelled {
 		t.Fatalf("cancel a pending job as the worker role: %s, %v", st, err)
 	}
 	// Cancelled jobs are kept for a second, then pruned by the worker role.
@@ -411,8 +411,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	// The control API as the worker role: retry the failed job (it gets one more
 	// attempt and fails again), count and delete, pause and resume the queue.
 	onlyFailed := runtime.JobSelection{IDs: []int64{failed.ID}}
-	if n, err := runtime.CountRetryable(ctx, workerPool, onlyFailed); err != nil || n != 1 {
-		t.Errorf("CountRetryable of the failed job as the worker role: %d, %v; want 1", n, err)
+	if n, err := runtime.CountRetryableJobs(ctx, workerPool, onlyFailed); err != nil || n != 1 {
+		t.Errorf("CountRetryableJobs of the failed job as the worker role: %d, %v; want 1", n, err)
 	}
 	if _, err := runtime.RetryJob(ctx, workerPool, failed.ID); err != nil {
 		t.Fatalf("RetryJob as the worker role: %v", err)
@@ -421,8 +421,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("retried job failed again at attempt %d with errors %+v; want attempt 2, both errors kept and the retry between them", info.Attempt, info.Errors)
 	}
 	onlyOK := runtime.JobSelection{IDs: []int64{ok.ID}}
-	if n, err := runtime.CountDeletable(ctx, workerPool, onlyOK); err != nil || n != 1 {
-		t.Errorf("CountDeletable of a completed job as the worker role: %d, %v; want 1", n, err)
+	if n, err := runtime.CountDeletableJobs(ctx, workerPool, onlyOK); err != nil || n != 1 {
+		t.Errorf("CountDeletableJobs of a completed job as the worker role: %d, %v; want 1", n, err)
 	}
 	if res, err := runtime.DeleteJobs(ctx, workerPool, onlyOK); err != nil || res.Changed != 1 {
 		t.Errorf("DeleteJobs of a completed job as the worker role: %+v, %v; want 1 deleted", res, err)
@@ -436,8 +436,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if info := waitState("job of a paused queue", held.ID, runtime.StateAvailable); info.Attempt != 0 {
 		t.Errorf("a job of the paused queue ran: attempt %d\n%s", info.Attempt, dump())
 	}
-	if stats, err := runtime.QueueStats(ctx, readerPool); err != nil || len(stats) != 1 || !stats[0].Paused || stats[0].Available < 1 || stats[0].Workers != 1 {
-		t.Errorf("QueueStats as the read-only role: %+v, %v; want the paused grants queue with the held job available and its worker", stats, err)
+	if stats, err := runtime.ListQueueStats(ctx, readerPool); err != nil || len(stats) != 1 || !stats[0].Paused || stats[0].Available < 1 || stats[0].Workers != 1 {
+		t.Errorf("ListQueueStats as the read-only role: %+v, %v; want the paused grants queue with the held job available and its worker", stats, err)
 	}
 	if err := runtime.ResumeQueue(ctx, workerPool, "grants"); err != nil {
 		t.Fatalf("ResumeQueue as the worker role: %v", err)
@@ -468,30 +468,30 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if _, err := runtime.ListJobs(ctx, readerPool, runtime.JobFilter{}); err != nil {
 		t.Errorf("ListJobs as the read-only role: %v", err)
 	}
-	if ws, err := runtime.Workers(ctx, readerPool, 0); err != nil || len(ws) != 1 || ws[0].ID != w.ID() {
-		t.Errorf("Workers as the read-only role: %+v, %v; want the one worker", ws, err)
+	if ws, err := runtime.ListWorkers(ctx, readerPool, 0); err != nil || len(ws) != 1 || ws[0].ID != w.ID() {
+		t.Errorf("ListWorkers as the read-only role: %+v, %v; want the one worker", ws, err)
 	}
-	if _, err := runtime.UnfinishedByVersion(ctx, readerPool, 0); err != nil {
-		t.Errorf("UnfinishedByVersion as the read-only role: %v", err)
+	if _, err := runtime.CountUnfinishedByVersion(ctx, readerPool, 0); err != nil {
+		t.Errorf("CountUnfinishedByVersion as the read-only role: %v", err)
 	}
 	if err := runtime.CheckSchema(ctx, readerPool); err != nil {
 		t.Errorf("CheckSchema as the read-only role: %v", err)
 	}
 	// The dashboard's own reads (queries/dashboard.sql).
-	if _, err := runtime.FailedGroups(ctx, readerPool, 0); err != nil {
-		t.Errorf("FailedGroups as the read-only role: %v", err)
+	if _, err := runtime.ListFailedGroups(ctx, readerPool, 0); err != nil {
+		t.Errorf("ListFailedGroups as the read-only role: %v", err)
 	}
-	if _, err := runtime.FailedGroupIDs(ctx, readerPool, periodicType.Kind, "", 0, 0); err != nil {
-		t.Errorf("FailedGroupIDs as the read-only role: %v", err)
+	if _, err := runtime.ListFailedGroupJobIDs(ctx, readerPool, periodicType.Kind, "", 0, 0); err != nil {
+		t.Errorf("ListFailedGroupJobIDs as the read-only role: %v", err)
 	}
 	if page, err := runtime.ListJobsByError(ctx, readerPool, "always fails", runtime.JobFilter{}); err != nil || len(page.Jobs) == 0 {
 		t.Errorf("ListJobsByError as the read-only role: %+v, %v; want the failed job", page, err)
 	}
-	if _, err := runtime.QueueThroughput(ctx, readerPool, time.Hour, time.Minute); err != nil {
-		t.Errorf("QueueThroughput as the read-only role: %v", err)
+	if _, err := runtime.ListQueueThroughput(ctx, readerPool, time.Hour, time.Minute); err != nil {
+		t.Errorf("ListQueueThroughput as the read-only role: %v", err)
 	}
-	if ps, err := runtime.PeriodicJobs(ctx, readerPool, []*runtime.JobType{periodicType}, time.Now()); err != nil || len(ps) != 1 || ps[0].Last == nil {
-		t.Errorf("PeriodicJobs as the read-only role: %+v, %v; want the periodic type with its last job", ps, err)
+	if ps, err := runtime.ListPeriodicJobs(ctx, readerPool, []*runtime.JobType{periodicType}, time.Now()); err != nil || len(ps) != 1 || ps[0].Last == nil {
+		t.Errorf("ListPeriodicJobs as the read-only role: %+v, %v; want the periodic type with its last job", ps, err)
 	}
 
 	// Shutdown releases the blocked job, sleepers and the registry entry.
@@ -499,8 +499,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if info := waitState("released job", released.ID, runtime.StateAvailable); info.Attempt != 0 {
 		t.Errorf("released job at attempt %d, want 0", info.Attempt)
 	}
-	if ws, err := runtime.Workers(ctx, readerPool, 0); err != nil || len(ws) != 0 {
-		t.Errorf("after shutdown, Workers: %+v, %v; want none", ws, err)
+	if ws, err := runtime.ListWorkers(ctx, readerPool, 0); err != nil || len(ws) != 0 {
+		t.Errorf("after shutdown, ListWorkers: %+v, %v; want none", ws, err)
 	}
 
 	// The dashboard's and `jobc jobs list`'s payload-free lists, as the read-only role.
@@ -688,10 +688,10 @@ func checkForbidden(t *testing.T, e *grantsEnv) {
 		_, err := c.conn.Exec(ctx, c.sql)
 		wantDenied(t, c.role+": "+c.sql, err, c.object)
 	}
-	_, err := runtime.Cancel(ctx, reader, 1)
-	wantDenied(t, "read-only: runtime.Cancel", err, "jobc_jobs")
-	_, err = runtime.Cancel(ctx, producer, 1)
-	wantDenied(t, "producer: runtime.Cancel", err, "jobc_jobs")
+	_, err := runtime.CancelJob(ctx, reader, 1)
+	wantDenied(t, "read-only: runtime.CancelJob", err, "jobc_jobs")
+	_, err = runtime.CancelJob(ctx, producer, 1)
+	wantDenied(t, "producer: runtime.CancelJob", err, "jobc_jobs")
 	_, err = runtime.Enqueue(ctx, reader, emailType(t, nil), emailPayload{N: 1, Email: "ada@example.com"})
 	wantDenied(t, "read-only: runtime.Enqueue", err, "jobc_jobs")
 	wantDenied(t, "read-only: runtime.PauseQueue", runtime.PauseQueue(ctx, reader, "grants"), "jobc_queues")

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // HealthReport says whether a worker is healthy and, when it is not, why.
@@ -62,7 +64,7 @@ func (w *Worker) Health() HealthReport {
 	s.mu.Lock()
 	if s.claimErr != nil {
 		r.Reasons = append(r.Reasons, fmt.Sprintf("claims failing for %s: %v",
-			time.Since(s.claimFailed).Round(time.Millisecond), describeDBError(s.claimErr)))
+			time.Since(s.claimFailed).Round(time.Millisecond), dberr.Describe(s.claimErr)))
 	}
 	s.mu.Unlock()
 	interval := w.cfg.LeaseDuration / 3

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // heartbeatLoop extends the leases of every job this worker holds, in one statement,
@@ -33,42 +34,32 @@ func (w *Worker) heartbeat(ctx context.Context) {
 		w.status.heartbeat()
 	}
 	if err != nil && ctx.Err() == nil {
-		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", describeDBError(err))
+		w.log.ErrorContext(ctx, "jobc worker: registry heartbeat failed", "err", dberr.Describe(err))
 	}
-	ids := w.running.ids()
+	ids := w.running.IDs()
 	if len(ids) == 0 {
 		return
 	}
 	rows, err := w.extend(ctx, ids)
 	if err != nil {
 		if ctx.Err() == nil {
-			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", describeDBError(err))
+			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", dberr.Describe(err))
 		}
 		return
 	}
 	for _, r := range rows {
-		if r.CancelRequested && w.running.cancel(r.ID, errCancelled) {
+		if r.CancelRequested && w.running.Cancel(r.ID, errCancelled) {
 			w.log.InfoContext(ctx, "jobc worker: cancelling a running job on request", "job_id", r.ID)
 		}
 	}
 }
 
 // extend extends the leases of ids that this worker still holds, within
-// Config.StatementTimeout, and notes the new expiry of each.
+// Config.StatementTimeout.
 func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
-	sent := time.Now()
-	rows, err := w.q.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: w.cfg.LeaseDuration.Seconds(), IDs: ids, Owner: w.cfg.ID})
-	if err != nil {
-		return nil, err
-	}
-	extended := make([]int64, len(rows))
-	for i, r := range rows {
-		extended[i] = r.ID
-	}
-	w.running.extended(extended, sent.Add(w.cfg.LeaseDuration))
-	return rows, nil
+	return w.running.Extend(ctx, w.q, w.cfg.ID, w.cfg.LeaseDuration, ids)
 }
 
 // extendOne extends one job's lease for Job.Heartbeat.

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/jobc-dev/jobc/runtime/internal/completer"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -200,20 +201,20 @@ func (w *Worker) wrap(job *Job, run func(ctx context.Context) error) func(ctx co
 	return run
 }
 
-// label is the outcome's name in events and metrics.
-func (o outcome) label() string {
+// outcomeLabel is the outcome's name in events and metrics.
+func outcomeLabel(o completer.Outcome) string {
 	switch o {
-	case outcomeComplete, outcomeRecorded: // recorded: the handler's transaction completed it
+	case completer.Complete, completer.Recorded: // recorded: the handler's transaction completed it
 		return OutcomeCompleted
-	case outcomeRetry:
+	case completer.Retry:
 		return OutcomeRetried
-	case outcomeFail:
+	case completer.Fail:
 		return OutcomeFailed
-	case outcomeCancel:
+	case completer.Cancel:
 		return OutcomeCancelled
-	case outcomeSnooze:
+	case completer.Snooze:
 		return OutcomeSnoozed
-	case outcomeRelease:
+	case completer.Release:
 		return OutcomeReleased
 	}
 	return "unknown"
@@ -235,8 +236,8 @@ func (w *Worker) observe(ctx context.Context, job *Job, wait time.Duration) func
 	w.emit(ctx, e)
 	return func(res *result, err *error) {
 		e.Kind, e.RunTime = EventFinish, time.Since(began)
-		e.Outcome, e.ErrorClass = res.outcome.label(), res.err.Class
-		if res.outcome != outcomeComplete && res.outcome != outcomeRecorded {
+		e.Outcome, e.ErrorClass = outcomeLabel(res.Outcome), res.class
+		if res.Outcome != completer.Complete && res.Outcome != completer.Recorded {
 			e.Err = *err
 		}
 		w.emit(ctx, e)

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // State is where a job is in its life.
@@ -71,7 +72,7 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 		return nil, fmt.Errorf("%w: id %d", ErrJobNotFound, id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("jobc: get job %d: %w", id, describeDBError(err))
+		return nil, fmt.Errorf("jobc: get job %d: %w", id, dberr.Describe(err))
 	}
 	return jobInfo(r)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // DeleteJob removes a finished, available or scheduled job and its unique key. A
@@ -17,7 +18,7 @@ func DeleteJob(ctx context.Context, dbtx DBTX, id int64) error {
 	for range retryConflictAttempts {
 		row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams{IDs: []int64{id}})
 		if err != nil {
-			return fmt.Errorf("jobc: delete job %d: %w", id, describeDBError(err))
+			return fmt.Errorf("jobc: delete job %d: %w", id, dberr.Describe(err))
 		}
 		if row.Changed == 1 {
 			return nil
@@ -43,20 +44,20 @@ func DeleteJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, e
 	}
 	row, err := db.New(dbtx).DeleteSelected(ctx, db.DeleteSelectedParams(withMax(p, limit)))
 	if err != nil {
-		return BulkResult{}, fmt.Errorf("jobc: delete jobs: %w", describeDBError(err))
+		return BulkResult{}, fmt.Errorf("jobc: delete jobs: %w", dberr.Describe(err))
 	}
 	return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.IDs}, nil
 }
 
-// CountDeletable returns how many jobs DeleteJobs would remove now (its dry run).
-func CountDeletable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+// CountDeletableJobs returns how many jobs DeleteJobs would remove now (its dry run).
+func CountDeletableJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
 	p, limit, err := sel.mutationParams()
 	if err != nil {
 		return 0, fmt.Errorf("jobc: count deletable jobs: %w", err)
 	}
 	n, err := db.New(dbtx).CountDeletable(ctx, db.CountDeletableParams(withMax(p, limit)))
 	if err != nil {
-		return 0, fmt.Errorf("jobc: count deletable jobs: %w", describeDBError(err))
+		return 0, fmt.Errorf("jobc: count deletable jobs: %w", dberr.Describe(err))
 	}
 	return int(n), nil
 }

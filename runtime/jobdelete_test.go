@@ -43,8 +43,8 @@ func TestDeleteJobs(t *testing.T) {
 	}
 
 	sel := runtime.JobSelection{IDs: []int64{sched.ID, again.ID, 987654}}
-	if n, err := runtime.CountDeletable(ctx, pool, sel); err != nil || n != 2 {
-		t.Errorf("CountDeletable: %d, %v; want 2", n, err)
+	if n, err := runtime.CountDeletableJobs(ctx, pool, sel); err != nil || n != 2 {
+		t.Errorf("CountDeletableJobs: %d, %v; want 2", n, err)
 	}
 	res, err := runtime.DeleteJobs(ctx, pool, sel)
 	if err != nil || res.Changed != 2 || res.Skipped != 0 || fmt.Sprint(res.IDs) != fmt.Sprint([]int64{sched.ID, again.ID}) {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // JobFilter selects jobs for ListJobs: a JobSelection (empty: every job) and a page.
@@ -36,7 +37,7 @@ func ListJobs(ctx context.Context, dbtx DBTX, f JobFilter) (JobPage, error) {
 	}
 	rows, err := db.New(dbtx).ListJobs(ctx, args)
 	if err != nil {
-		return JobPage{}, fmt.Errorf("jobc: list jobs: %w", describeDBError(err))
+		return JobPage{}, fmt.Errorf("jobc: list jobs: %w", dberr.Describe(err))
 	}
 	page := JobPage{More: len(rows) > limit}
 	rows = rows[:min(len(rows), limit)]

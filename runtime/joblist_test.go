@@ -92,7 +92,7 @@ func TestJobInfoDeclaredPriority(t *testing.T) {
 	if err != nil || info.Priority != 7 || !info.Aged {
 		t.Errorf("aged job: priority %d, aged %t, %v; want the declared 7, aged", info.Priority, info.Aged, err)
 	}
-	if _, err := runtime.Cancel(ctx, pool, e.ID); err != nil {
+	if _, err := runtime.CancelJob(ctx, pool, e.ID); err != nil {
 		t.Fatal(err)
 	}
 	if info, err := runtime.GetJob(ctx, pool, e.ID); err != nil || info.Priority != 7 {

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // retryConflictAttempts bounds how often a retry runs again after a concurrent enqueue
@@ -65,7 +66,7 @@ func uniqueHolder(ctx context.Context, dbtx DBTX, info *JobInfo) (int64, error) 
 	}
 	ids, err := db.New(dbtx).UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: info.Kind, UniqueKey: info.UniqueKey})
 	if err != nil {
-		return 0, fmt.Errorf("read the unique key's holder: %w", describeDBError(err))
+		return 0, fmt.Errorf("read the unique key's holder: %w", dberr.Describe(err))
 	}
 	for _, h := range ids {
 		if h != info.ID {
@@ -86,7 +87,7 @@ func RetryJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, er
 		return BulkResult{}, fmt.Errorf("jobc: retry jobs: %w", err)
 	}
 	res, err := retrySelected(ctx, dbtx, p, limit)
-	if err != nil && rowFault(err) {
+	if err != nil && dberr.RowFault(err) {
 		// One job makes the statement fail: retry the selected jobs one by one.
 		res, err = retryAlone(ctx, dbtx, sel, err)
 	}
@@ -97,7 +98,7 @@ func RetryJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, er
 }
 
 // retryAlone retries the jobs sel selects one statement each, after the statement for
-// all of them failed with batchErr, a row's fault (isolate.go): a job whose own retry
+// all of them failed with batchErr, a row's fault (dberr.RowFault): a job whose own retry
 // fails too is left as it is and listed in Refused with the error, and the others are
 // retried. The ids come from ListJobs, a page at a time, newest first, as
 // RetrySelected takes them.
@@ -108,7 +109,7 @@ func retryAlone(ctx context.Context, dbtx DBTX, sel JobSelection, batchErr error
 	for budget := sel.Limit; ; {
 		page, err := ListJobs(ctx, dbtx, f)
 		if err != nil {
-			return res, fmt.Errorf("list the jobs to retry one by one after %w: %w", describeDBError(batchErr), err)
+			return res, fmt.Errorf("list the jobs to retry one by one after %w: %w", dberr.Describe(batchErr), err)
 		}
 		for _, j := range page.Jobs {
 			if sel.Limit > 0 && budget == 0 {
@@ -129,7 +130,7 @@ func retryAlone(ctx context.Context, dbtx DBTX, sel JobSelection, batchErr error
 					res.IDs = append(res.IDs, one.IDs...)
 				}
 				budget -= one.Changed
-			case rowFault(err):
+			case dberr.RowFault(err):
 				res.Skipped++
 				res.Refused = append(res.Refused, Refusal{ID: j.ID, Reason: err.Error()})
 			default:
@@ -157,7 +158,7 @@ func retrySelected(ctx context.Context, dbtx DBTX, p selectionParams, limit *int
 			continue
 		}
 		if err != nil {
-			return BulkResult{}, describeDBError(err)
+			return BulkResult{}, dberr.Describe(err)
 		}
 		return BulkResult{Changed: int(row.Changed), Skipped: int(row.Matched - row.Changed), IDs: row.IDs}, nil
 	}
@@ -186,15 +187,15 @@ func inSavepoint[T any](ctx context.Context, dbtx DBTX, f func(q *db.Queries) (T
 	return v, nil
 }
 
-// CountRetryable returns how many jobs RetryJobs would change now (its dry run).
-func CountRetryable(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
+// CountRetryableJobs returns how many jobs RetryJobs would change now (its dry run).
+func CountRetryableJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (int, error) {
 	p, limit, err := sel.mutationParams()
 	if err != nil {
 		return 0, fmt.Errorf("jobc: count retryable jobs: %w", err)
 	}
 	n, err := db.New(dbtx).CountRetryable(ctx, db.CountRetryableParams(withMax(p, limit)))
 	if err != nil {
-		return 0, fmt.Errorf("jobc: count retryable jobs: %w", describeDBError(err))
+		return 0, fmt.Errorf("jobc: count retryable jobs: %w", dberr.Describe(err))
 	}
 	return int(n), nil
 }

@@ -23,7 +23,7 @@ func cancelledJobs(t *testing.T, pool *pgxpool.Pool, jt *runtime.JobType, n int)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if st, err := runtime.Cancel(t.Context(), pool, e.ID); err != nil || st != runtime.StateCancelled {
+		if st, err := runtime.CancelJob(t.Context(), pool, e.ID); err != nil || st != runtime.StateCancelled {
 			t.Fatalf("cancel job %d: %s, %v", e.ID, st, err)
 		}
 		ids[i] = e.ID
@@ -173,9 +173,9 @@ func TestRetryBadInput(t *testing.T) {
 			_, err := runtime.RetryJobs(ctx, pool, runtime.JobSelection{Limit: 10})
 			return err
 		},
-		"DeleteJobs":     func() error { _, err := runtime.DeleteJobs(ctx, pool, runtime.JobSelection{}); return err },
-		"CountRetryable": func() error { _, err := runtime.CountRetryable(ctx, pool, runtime.JobSelection{}); return err },
-		"CountDeletable": func() error { _, err := runtime.CountDeletable(ctx, pool, runtime.JobSelection{}); return err },
+		"DeleteJobs":         func() error { _, err := runtime.DeleteJobs(ctx, pool, runtime.JobSelection{}); return err },
+		"CountRetryableJobs": func() error { _, err := runtime.CountRetryableJobs(ctx, pool, runtime.JobSelection{}); return err },
+		"CountDeletableJobs": func() error { _, err := runtime.CountDeletableJobs(ctx, pool, runtime.JobSelection{}); return err },
 	} {
 		if err := f(); !errors.Is(err, runtime.ErrNoFilter) {
 			t.Errorf("%s without a filter: %v; want ErrNoFilter", name, err)
@@ -215,14 +215,14 @@ func TestRetryUniqueKey(t *testing.T) {
 	if err != nil || res.Changed != 0 || res.Skipped != 1 {
 		t.Errorf("RetryJobs while another job holds the key: %+v, %v; want 0 changed, 1 skipped", res, err)
 	}
-	if n, err := runtime.CountRetryable(ctx, pool, runtime.JobSelection{IDs: []int64{first}}); err != nil || n != 0 {
-		t.Errorf("CountRetryable while another job holds the key: %d, %v; want 0", n, err)
+	if n, err := runtime.CountRetryableJobs(ctx, pool, runtime.JobSelection{IDs: []int64{first}}); err != nil || n != 0 {
+		t.Errorf("CountRetryableJobs while another job holds the key: %d, %v; want 0", n, err)
 	}
 	if info, err := runtime.GetJob(ctx, pool, first); err != nil || info.State != runtime.StateCancelled {
 		t.Errorf("job after the refused retry: %+v, %v; want it still cancelled", info, err)
 	}
 
-	if _, err := runtime.Cancel(ctx, pool, holder.ID); err != nil {
+	if _, err := runtime.CancelJob(ctx, pool, holder.ID); err != nil {
 		t.Fatal(err)
 	}
 	// Both are cancelled now and share the key: a bulk retry takes the newest only.
@@ -252,8 +252,8 @@ func TestRetryJobsSelection(t *testing.T) {
 	}
 
 	sel := runtime.JobSelection{Kinds: []string{"kind_a"}}
-	if n, err := runtime.CountRetryable(ctx, pool, sel); err != nil || n != 3 {
-		t.Errorf("CountRetryable of kind_a: %d, %v; want 3", n, err)
+	if n, err := runtime.CountRetryableJobs(ctx, pool, sel); err != nil || n != 3 {
+		t.Errorf("CountRetryableJobs of kind_a: %d, %v; want 3", n, err)
 	}
 	sel.Limit = 2
 	res, err := runtime.RetryJobs(ctx, pool, sel)

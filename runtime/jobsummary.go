@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // JobSummary is a job as a list shows it: everything of JobInfo but the payload, the
@@ -46,7 +47,7 @@ func ListJobSummaries(ctx context.Context, dbtx DBTX, f JobFilter) (JobSummaryPa
 	}
 	rows, err := db.New(dbtx).ListJobSummaries(ctx, db.ListJobSummariesParams(args))
 	if err != nil {
-		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: %w", describeDBError(err))
+		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs: %w", dberr.Describe(err))
 	}
 	page := JobSummaryPage{More: len(rows) > limit}
 	rows = rows[:min(len(rows), limit)]
@@ -65,7 +66,7 @@ func ListJobSummariesByError(ctx context.Context, dbtx DBTX, text string, f JobF
 	}
 	rows, err := db.New(dbtx).ListJobSummariesByError(ctx, db.ListJobSummariesByErrorParams(p))
 	if err != nil {
-		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs by error: %w", describeDBError(err))
+		return JobSummaryPage{}, fmt.Errorf("jobc: list jobs by error: %w", dberr.Describe(err))
 	}
 	page := JobSummaryPage{More: len(rows) > limit}
 	rows = rows[:min(len(rows), limit)]

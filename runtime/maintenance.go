@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -31,7 +32,7 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 		began := time.Now()
 		res, err := s.run(ctx)
 		if err != nil && ctx.Err() == nil {
-			w.log.ErrorContext(ctx, "jobc worker: maintenance failed", slog.String("service", s.name), slog.Any("err", describeDBError(err)))
+			w.log.ErrorContext(ctx, "jobc worker: maintenance failed", slog.String("service", s.name), slog.Any("err", dberr.Describe(err)))
 		}
 		if len(w.cfg.Hooks) > 0 {
 			w.emitMaintenance(ctx, s.name, time.Since(began), res, err)
@@ -114,7 +115,7 @@ func newUpgrader(pool *pgxpool.Pool, log *slog.Logger, jt *JobType, batch int) *
 		MaxVersion: jt.maxVersion(),
 		Upcast:     jt.upcastTo,
 		LiveKinds: func(ctx context.Context) ([]map[string][2]int, error) {
-			workers, err := Workers(ctx, pool, 0)
+			workers, err := ListWorkers(ctx, pool, 0)
 			kinds := make([]map[string][2]int, len(workers))
 			for i, wk := range workers {
 				kinds[i] = wk.Kinds

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/migrate"
 )
 
@@ -40,16 +41,16 @@ func Migrate(ctx context.Context, db Beginner) ([]Migration, error) {
 		out = append(out, Migration{Version: m.Version, Name: m.Name})
 	}
 	if err != nil {
-		return out, fmt.Errorf("jobc: migrate: %w", describeDBError(err))
+		return out, fmt.Errorf("jobc: migrate: %w", dberr.Describe(err))
 	}
 	return out, nil
 }
 
-// Migrations reports which jobc migrations the database has.
-func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
+// GetMigrationStatus reports which jobc migrations the database has.
+func GetMigrationStatus(ctx context.Context, db DBTX) (MigrationStatus, error) {
 	st, err := migrate.Current(ctx, db)
 	if err != nil {
-		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", describeDBError(err))
+		return MigrationStatus{}, fmt.Errorf("jobc: migration status: %w", dberr.Describe(err))
 	}
 	out := MigrationStatus{Latest: st.Latest, Library: st.Library.Version, LibraryApplied: st.LibraryApplied}
 	for _, a := range st.Applied {
@@ -71,7 +72,7 @@ func Migrations(ctx context.Context, db DBTX) (MigrationStatus, error) {
 // including the ones that restart after the new release migrated. The worker logs
 // that case at start.
 func CheckSchema(ctx context.Context, db DBTX) error {
-	st, err := Migrations(ctx, db)
+	st, err := GetMigrationStatus(ctx, db)
 	if err != nil {
 		return err
 	}

@@ -47,7 +47,7 @@ func TestConcurrentMigrate(t *testing.T) {
 	if want := schema.Latest(); total != want {
 		t.Errorf("migrations applied %d times in all, want %d (each once)", total, want)
 	}
-	st, err := runtime.Migrations(ctx, pool)
+	st, err := runtime.GetMigrationStatus(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -20,10 +21,10 @@ type PeriodicJob struct {
 	Last     *JobInfo  // the newest job of the kind; nil when none exists (or was pruned)
 }
 
-// PeriodicJobs describes every job type in types that has a Schedule, in the order
+// ListPeriodicJobs describes every job type in types that has a Schedule, in the order
 // given. The schedules come from the job types (the application's generated
 // JobTypes()), not the database: workers enqueue occurrences, nothing stores the plan.
-func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Time) ([]PeriodicJob, error) {
+func ListPeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Time) ([]PeriodicJob, error) {
 	var out []PeriodicJob
 	q := db.New(dbtx)
 	for _, jt := range types {
@@ -41,7 +42,7 @@ func PeriodicJobs(ctx context.Context, dbtx DBTX, types []*JobType, now time.Tim
 		p := PeriodicJob{Kind: jt.Kind, Queue: jt.Queue, Cron: jt.Schedule.Cron, Timezone: tz, Next: sched.Next(now)}
 		rows, err := q.LastJobOfKind(ctx, jt.Kind)
 		if err != nil {
-			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, describeDBError(err))
+			return nil, fmt.Errorf("jobc: last job of kind %s: %w", jt.Kind, dberr.Describe(err))
 		}
 		if len(rows) > 0 {
 			if p.Last, err = jobInfo(rows[0]); err != nil {

@@ -3,6 +3,7 @@ package runtime
 import (
 	"sync/atomic"
 
+	"github.com/jobc-dev/jobc/runtime/internal/claim"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
@@ -13,10 +14,9 @@ type queue struct {
 	max   int // handlers of this queue that may run at once
 	batch int // jobs one claim may take
 
-	// The (kind or alias, payload version) pairs this worker decodes, one per version:
-	// the claim reads each pair's range of the claim index on its own.
-	kinds    []string
-	versions []int32
+	// The (kind or alias, payload version) pairs this worker decodes and where the
+	// next claim starts; the fetch loop's.
+	claim *claim.Queue
 
 	active    atomic.Int32
 	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
@@ -27,8 +27,6 @@ type queue struct {
 	firstClaim chan struct{}
 	notified   atomic.Int64 // notifications received, to tell a trickle from a flood
 
-	claims claimState // where the next claim starts (claimranges.go); the fetch loop's
-
 	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
 	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
 }
@@ -38,18 +36,11 @@ func newQueue(name string, max, batch int) *queue {
 		name:       name,
 		max:        max,
 		batch:      batch,
+		claim:      claim.NewQueue(name),
 		jobs:       make(chan db.ClaimJobsRow, max),
 		slotFreed:  make(chan struct{}, 1),
 		wake:       make(chan struct{}, 1),
 		firstClaim: make(chan struct{}),
-	}
-}
-
-func (q *queue) addKind(kind string, minVersion, maxVersion int) {
-	for v := minVersion; v <= maxVersion; v++ {
-		q.kinds = append(q.kinds, kind)
-		q.versions = append(q.versions, int32(v))
-		q.claims.hints = append(q.claims.hints, claimHint{})
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // PauseQueue pauses a queue fleet-wide: every worker stops claiming from it at once
@@ -20,7 +21,7 @@ func PauseQueue(ctx context.Context, dbtx DBTX, queue string) error {
 		return fmt.Errorf("jobc: pause queue: %w", ErrEmptyQueueName)
 	}
 	if err := db.New(dbtx).PauseQueue(ctx, queue); err != nil {
-		return fmt.Errorf("jobc: pause queue %q: %w", queue, describeDBError(err))
+		return fmt.Errorf("jobc: pause queue %q: %w", queue, dberr.Describe(err))
 	}
 	return nil
 }
@@ -32,7 +33,7 @@ func ResumeQueue(ctx context.Context, dbtx DBTX, queue string) error {
 		return fmt.Errorf("jobc: resume queue: %w", ErrEmptyQueueName)
 	}
 	if err := db.New(dbtx).ResumeQueue(ctx, queue); err != nil {
-		return fmt.Errorf("jobc: resume queue %q: %w", queue, describeDBError(err))
+		return fmt.Errorf("jobc: resume queue %q: %w", queue, dberr.Describe(err))
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ func (w *Worker) refreshPaused(ctx context.Context, queues []*queue) error {
 	}
 	paused, err := w.starting().PausedQueues(ctx, names)
 	if err != nil {
-		return fmt.Errorf("jobc: read paused queues: %w", describeDBError(err))
+		return fmt.Errorf("jobc: read paused queues: %w", dberr.Describe(err))
 	}
 	set := make(map[string]bool, len(paused))
 	for _, name := range paused {

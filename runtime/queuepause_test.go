@@ -88,7 +88,7 @@ func TestPauseQueue(t *testing.T) {
 }
 
 // TestPauseQueueBadInput: an empty name is refused and nothing is stored; a queue that
-// no worker serves may be paused, and shows in QueueStats.
+// no worker serves may be paused, and shows in ListQueueStats.
 func TestPauseQueueBadInput(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -105,14 +105,14 @@ func TestPauseQueueBadInput(t *testing.T) {
 	if err := runtime.PauseQueue(ctx, pool, "nobody_serves_this"); err != nil {
 		t.Fatal(err)
 	}
-	stats, err := runtime.QueueStats(ctx, pool)
+	stats, err := runtime.ListQueueStats(ctx, pool)
 	if err != nil || len(stats) != 1 || stats[0].Queue != "nobody_serves_this" || !stats[0].Paused || stats[0].Workers != 0 {
-		t.Errorf("QueueStats: %+v, %v; want the one paused queue without workers", stats, err)
+		t.Errorf("ListQueueStats: %+v, %v; want the one paused queue without workers", stats, err)
 	}
 	if err := runtime.ResumeQueue(ctx, pool, "nobody_serves_this"); err != nil {
 		t.Fatal(err)
 	}
-	if stats, err := runtime.QueueStats(ctx, pool); err != nil || len(stats) != 0 {
-		t.Errorf("QueueStats after resuming the empty queue: %+v, %v; want no entry", stats, err)
+	if stats, err := runtime.ListQueueStats(ctx, pool); err != nil || len(stats) != 0 {
+		t.Errorf("ListQueueStats after resuming the empty queue: %+v, %v; want no entry", stats, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // QueueStat is what one queue holds and who serves it.
@@ -24,15 +25,15 @@ type QueueStat struct {
 	Workers        int // live workers serving it
 }
 
-// QueueStats returns one entry per queue that has unfinished jobs or jobs finished in
+// ListQueueStats returns one entry per queue that has unfinished jobs or jobs finished in
 // the last hour, is paused, or is served by a live worker, ordered by name. It is one
 // query; the last hour's counts read only the hour's entries of an index, so older
 // finished jobs cost little however many there are (BenchmarkQueueStats measures it;
 // the plan is in queries/queues.sql).
-func QueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
+func ListQueueStats(ctx context.Context, dbtx DBTX) ([]QueueStat, error) {
 	rows, err := db.New(dbtx).QueueStats(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: queue stats: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: queue stats: %w", dberr.Describe(err))
 	}
 	out := make([]QueueStat, len(rows))
 	for i, r := range rows {

@@ -13,13 +13,13 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// BenchmarkQueueStats measures QueueStats over a million finished jobs (ten thousand of
+// BenchmarkListQueueStats measures ListQueueStats over a million finished jobs (ten thousand of
 // them in the last hour, the rest older) and ten thousand unfinished ones, and logs the
 // plan. The finished rows lie in random physical order, as they come to after retention
 // has freed old pages for new rows to reuse: the BRIN index on finished_at then matches
 // every block range, and only the B-tree of 0003 keeps the last hour's count cheap.
-// `go test -run '^$' -bench QueueStats -benchtime 50x -v ./runtime/`.
-func BenchmarkQueueStats(b *testing.B) {
+// `go test -run '^$' -bench ListQueueStats -benchtime 50x -v ./runtime/`.
+func BenchmarkListQueueStats(b *testing.B) {
 	pool := pgtest.NewSchema(b, migrated)
 	ctx := context.Background()
 	for _, q := range []string{
@@ -37,7 +37,7 @@ func BenchmarkQueueStats(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	stats, err := runtime.QueueStats(ctx, pool)
+	stats, err := runtime.ListQueueStats(ctx, pool)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -46,12 +46,12 @@ func BenchmarkQueueStats(b *testing.B) {
 		hour += s.CompletedLastHour + s.FailedLastHour
 	}
 	if len(stats) != 10 || hour < 9900 || hour > 10100 {
-		b.Fatalf("QueueStats: %d queues, %d finished in the last hour; want 10 queues and about 10,000", len(stats), hour)
+		b.Fatalf("ListQueueStats: %d queues, %d finished in the last hour; want 10 queues and about 10,000", len(stats), hour)
 	}
 	logPlan(b, pool, querySQL(b, "queues.sql", "QueueStats"))
 	b.ResetTimer()
 	for range b.N {
-		if _, err := runtime.QueueStats(ctx, pool); err != nil {
+		if _, err := runtime.ListQueueStats(ctx, pool); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -68,12 +68,12 @@ func TestQueueStats(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	stats, err := runtime.QueueStats(ctx, pool)
+	stats, err := runtime.ListQueueStats(ctx, pool)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(stats) != 2 {
-		t.Fatalf("QueueStats: %+v; want the email and other queues", stats)
+		t.Fatalf("ListQueueStats: %+v; want the email and other queues", stats)
 	}
 	email, oth := stats[0], stats[1]
 	if email.Queue != "email" || email.Available != 0 || email.Running != 0 || email.CompletedLastHour != 2 || email.FailedLastHour != 1 ||
@@ -85,7 +85,7 @@ func TestQueueStats(t *testing.T) {
 		t.Errorf("other: %+v; want 3 available (the oldest due 90s ago), 1 scheduled, paused, no worker", oth)
 	}
 	stop()
-	if stats, err := runtime.QueueStats(ctx, pool); err != nil || stats[0].Workers != 0 {
+	if stats, err := runtime.ListQueueStats(ctx, pool); err != nil || stats[0].Workers != 0 {
 		t.Errorf("after the worker stopped: %+v, %v; want no worker on email", stats, err)
 	}
 }

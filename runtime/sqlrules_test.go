@@ -162,7 +162,7 @@ func TestCancelWaitingLeavesNoTrace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if st, err := runtime.Cancel(ctx, pool, e.ID); err != nil || st != runtime.StateCancelled {
+	if st, err := runtime.CancelJob(ctx, pool, e.ID); err != nil || st != runtime.StateCancelled {
 		t.Errorf("cancel: %s, %v", st, err)
 	}
 	if info, err := runtime.GetJob(ctx, pool, e.ID); err != nil || info.Attempt != 0 || info.AttemptedAt != nil || info.FinishedAt == nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Throughput is how many jobs of one queue finished in each of a series of equal time
@@ -18,17 +19,17 @@ type Throughput struct {
 	Cancelled []int64
 }
 
-// QueueThroughput returns, for every queue that finished a job within window, the jobs
+// ListQueueThroughput returns, for every queue that finished a job within window, the jobs
 // finished per bucket of that width, ordered by queue. window must be a positive
 // multiple of bucket, at most 1,000 buckets.
-func QueueThroughput(ctx context.Context, dbtx DBTX, window, bucket time.Duration) ([]Throughput, error) {
+func ListQueueThroughput(ctx context.Context, dbtx DBTX, window, bucket time.Duration) ([]Throughput, error) {
 	if bucket <= 0 || window < bucket || window%bucket != 0 || window/bucket > 1000 {
 		return nil, fmt.Errorf("jobc: queue throughput: window %s is not a positive multiple (at most 1000) of bucket %s", window, bucket)
 	}
 	n := int(window / bucket)
 	rows, err := db.New(dbtx).QueueThroughput(ctx, db.QueueThroughputParams{BucketSecs: bucket.Seconds(), WindowSecs: window.Seconds()})
 	if err != nil {
-		return nil, fmt.Errorf("jobc: queue throughput: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: queue throughput: %w", dberr.Describe(err))
 	}
 	var out []Throughput
 	for _, r := range rows {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
 
@@ -33,9 +34,9 @@ func (w WorkerInfo) Decodes(queue, kind string, version int) bool {
 	return served && ok && version >= r[0] && version <= r[1]
 }
 
-// Workers returns the workers whose last heartbeat is at most within old; with within
+// ListWorkers returns the workers whose last heartbeat is at most within old; with within
 // 0, the workers that missed fewer than nine heartbeats of their own (three leases).
-func Workers(ctx context.Context, dbtx DBTX, within time.Duration) ([]WorkerInfo, error) {
+func ListWorkers(ctx context.Context, dbtx DBTX, within time.Duration) ([]WorkerInfo, error) {
 	var secs *float64
 	if within > 0 {
 		s := within.Seconds()
@@ -43,7 +44,7 @@ func Workers(ctx context.Context, dbtx DBTX, within time.Duration) ([]WorkerInfo
 	}
 	rows, err := db.New(dbtx).LiveWorkers(ctx, secs)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: list workers: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: list workers: %w", dberr.Describe(err))
 	}
 	out := make([]WorkerInfo, len(rows))
 	for i, r := range rows {
@@ -70,19 +71,19 @@ type VersionCount struct {
 	Problem string
 }
 
-// UnfinishedByVersion counts unfinished jobs by kind, queue, version and state, and
-// names the live workers (heartbeat within the given time, see Workers) able to
+// CountUnfinishedByVersion counts unfinished jobs by kind, queue, version and state, and
+// names the live workers (heartbeat within the given time, see ListWorkers) able to
 // decode each. A count without decoders is work no running worker can take — a queue
 // nobody serves, a kind nobody handles, a version retired too early or a release
 // still rolling out — and its Problem says which.
-func UnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Duration) ([]VersionCount, error) {
-	workers, err := Workers(ctx, dbtx, within)
+func CountUnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Duration) ([]VersionCount, error) {
+	workers, err := ListWorkers(ctx, dbtx, within)
 	if err != nil {
 		return nil, err
 	}
 	rows, err := db.New(dbtx).UnfinishedVersions(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("jobc: count unfinished jobs: %w", describeDBError(err))
+		return nil, fmt.Errorf("jobc: count unfinished jobs: %w", dberr.Describe(err))
 	}
 	out := make([]VersionCount, len(rows))
 	for i, r := range rows {
@@ -116,7 +117,7 @@ func UnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Duration) (
 func (w *Worker) warnUndecodable(ctx context.Context) error {
 	rows, err := w.q.UnfinishedVersions(ctx)
 	if err != nil {
-		return fmt.Errorf("jobc: count unfinished jobs: %w", describeDBError(err))
+		return fmt.Errorf("jobc: count unfinished jobs: %w", dberr.Describe(err))
 	}
 	for _, r := range rows {
 		reg := w.kinds[r.Kind]

@@ -55,7 +55,7 @@ func TestStoredPayloadThatFailsItsSchema(t *testing.T) {
 }
 
 // TestUnknownVersionOrKindIsLeftAndReported: rows of a version or kind this worker does
-// not decode are never claimed, and UnfinishedByVersion reports that no live worker
+// not decode are never claimed, and CountUnfinishedByVersion reports that no live worker
 // decodes them.
 func TestUnknownVersionOrKindIsLeftAndReported(t *testing.T) {
 	t.Parallel()
@@ -82,7 +82,7 @@ func TestUnknownVersionOrKindIsLeftAndReported(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE state = 'available' AND attempt = 0`); n != 2 {
 		t.Fatalf("%d of the 2 undecodable jobs left untouched", n)
 	}
-	counts, err := runtime.UnfinishedByVersion(ctx, pool, time.Minute)
+	counts, err := runtime.CountUnfinishedByVersion(ctx, pool, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

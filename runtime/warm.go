@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // A starting worker opens connections of its own (see ownPools). A new connection
@@ -61,15 +62,11 @@ func (w *Worker) warmOwn(ctx context.Context, queues []*queue) {
 	}
 	// One queue's claim prepares the statement that every queue's claims share.
 	q := queues[0]
-	p := db.ClaimJobsParams{
-		Owner: w.cfg.ID, LeaseSeconds: w.cfg.LeaseDuration.Seconds(),
-		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
-	}
 	var wg sync.WaitGroup
 	for _, on := range []*db.Queries{w.q, w.claims} {
 		wg.Go(func() {
-			if _, err := on.ClaimJobs(ctx, p); err != nil {
-				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", describeDBError(err))
+			if err := q.claim.Prepare(ctx, on, w.cfg.ID, w.cfg.LeaseDuration); err != nil {
+				w.log.DebugContext(ctx, "jobc worker: warming its connection failed", "err", dberr.Describe(err))
 			}
 		})
 	}
@@ -83,6 +80,6 @@ func (w *Worker) warmOutcomes(ctx context.Context) {
 	defer cancel()
 	_, err := w.outcomes.CompleteJobs(ctx, db.CompleteJobsParams{IDs: []int64{}, Owner: w.cfg.ID, Attempts: []int32{}})
 	if err != nil {
-		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", describeDBError(err))
+		w.log.DebugContext(ctx, "jobc worker: warming the outcomes connection failed", "err", dberr.Describe(err))
 	}
 }

@@ -12,7 +12,11 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/runtime/internal/completer"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dbconn"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/lease"
 )
 
 // Worker claims jobs of the queues it serves, runs their handlers and records outcomes.
@@ -38,9 +42,9 @@ type Worker struct {
 
 	kinds   map[string]*registration // by kind and by alias
 	started atomic.Bool
-	running *runningJobs
-	health  connHealth   // retires the worker's connections after a failover (failover.go)
-	status  workerStatus // what Health reports (health.go)
+	running *lease.Held
+	health  dbconn.Health // retires the worker's connections after a failover
+	status  workerStatus  // what Health reports (health.go)
 	// registration is the worker's registry entry, written when Run starts.
 	registration db.RegisterWorkerParams
 }
@@ -59,7 +63,7 @@ func NewWorker(pool *pgxpool.Pool, cfg Config) *Worker {
 		app:      db.New(pool),
 		ownReady: make(chan struct{}),
 		kinds:    map[string]*registration{},
-		running:  newRunningJobs(),
+		running:  lease.NewHeld(),
 	}
 }
 
@@ -77,7 +81,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	if len(w.kinds) == 0 {
 		return errors.New("jobc: worker has no handlers: call the generated Register function first")
 	}
-	st, err := Migrations(ctx, w.pool)
+	st, err := GetMigrationStatus(ctx, w.pool)
 	if err == nil {
 		err = st.check()
 	}
@@ -133,7 +137,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	// Handlers run under workCtx, which outlives ctx by the grace period.
 	workCtx, cancelWork := context.WithCancelCause(context.WithoutCancel(ctx))
 	defer cancelWork(nil)
-	results := make(chan result, 2*totalSlots(queues))
+	results := make(chan completer.Result, 2*totalSlots(queues))
 	var handlers sync.WaitGroup
 
 	var loops sync.WaitGroup
@@ -173,7 +177,10 @@ func (w *Worker) Run(ctx context.Context) error {
 	completeCtx, stopCompleting := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopCompleting()
 	completerDone := make(chan struct{})
-	go func() { defer close(completerDone); w.completeLoop(completeCtx, results) }()
+	outcomes := completer.New(completer.Config{
+		Queries: w.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
+	})
+	go func() { defer close(completerDone); outcomes.Run(completeCtx, results) }()
 
 	<-ctx.Done()
 	w.status.running.Store(false)
@@ -240,7 +247,7 @@ func (p workerPools) close() {
 
 // ownPools opens the worker's connections: own and claims for its statements whose
 // loss in a server crash is harmless, and outcomes for recording what attempts came to.
-// None of them compiles statements with JIT (noJIT).
+// None of them compiles statements with JIT (dbconn.NoJIT).
 //
 // own and claims run with synchronous_commit off: their commits return without
 // waiting for the WAL flush, and a crash of the server can take back the last few of
@@ -270,27 +277,27 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	var err error
 	cfg := w.ownConfig(queues + 3) // a claim per queue while starting, heartbeats, maintenance, sleepers
 	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
-		return p, fmt.Errorf("jobc: open the worker's connections: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connections: %w", dberr.Describe(err))
 	}
 	icfg := w.ownConfig(queues)
 	icfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
 	if p.claims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
 		p.own.Close()
-		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", dberr.Describe(err))
 	}
 	ocfg := w.pool.Config().Copy()
 	if w.cfg.AsyncOutcomes {
 		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
-	noJIT(ocfg.ConnConfig)
+	dbconn.NoJIT(ocfg.ConnConfig)
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0
-	nameConn(ocfg.ConnConfig, w.cfg.ID)
+	dbconn.Name(ocfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(ocfg)
 	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
 		p.own.Close()
 		p.claims.Close()
-		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", describeDBError(err))
+		return p, fmt.Errorf("jobc: open the worker's connection for outcomes: %w", dberr.Describe(err))
 	}
 	return p, nil
 }
@@ -300,10 +307,10 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 func (w *Worker) ownConfig(maxConns int) *pgxpool.Config {
 	cfg := w.pool.Config().Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
-	noJIT(cfg.ConnConfig)
+	dbconn.NoJIT(cfg.ConnConfig)
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = 0
-	nameConn(cfg.ConnConfig, w.cfg.ID)
+	dbconn.Name(cfg.ConnConfig, w.cfg.ID)
 	w.followPrimary(cfg)
 	return cfg
 }
@@ -332,7 +339,7 @@ func (w *Worker) buildQueues() ([]*queue, error) {
 			q = newQueue(qname, max, w.cfg.FetchBatch)
 			byQueue[qname] = q
 		}
-		q.addKind(name, r.jt.minVersion(), r.jt.maxVersion())
+		q.claim.AddKind(name, r.jt.minVersion(), r.jt.maxVersion())
 	}
 	for name := range cfgQueues {
 		if byQueue[name] == nil {
@@ -361,16 +368,4 @@ func totalSlots(qs []*queue) int {
 		n += q.max
 	}
 	return n
-}
-
-// sleep waits for d or until ctx is done, and reports whether ctx is still live.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
 }

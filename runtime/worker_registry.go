@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // registerSelf records the worker in jobc_workers: its queues and the versions of each
@@ -27,7 +28,7 @@ func (w *Worker) registerSelf(ctx context.Context, queues []*queue) error {
 		LeaseSecs: w.cfg.LeaseDuration.Seconds(),
 	}
 	if err := w.starting().RegisterWorker(ctx, w.registration); err != nil {
-		return fmt.Errorf("jobc: register worker: %w", describeDBError(err))
+		return fmt.Errorf("jobc: register worker: %w", dberr.Describe(err))
 	}
 	return nil
 }
@@ -49,9 +50,9 @@ func (w *Worker) deregisterSelf(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StatementTimeout)
 	defer cancel()
 	if err := w.q.ForgetSleeper(ctx, w.cfg.ID); err != nil {
-		w.log.WarnContext(ctx, "jobc worker: could not remove its sleeper rows; the pruner removes them", "err", describeDBError(err))
+		w.log.WarnContext(ctx, "jobc worker: could not remove its sleeper rows; the pruner removes them", "err", dberr.Describe(err))
 	}
 	if err := w.q.DeregisterWorker(ctx, w.cfg.ID); err != nil {
-		w.log.WarnContext(ctx, "jobc worker: could not remove itself from the registry; it expires by itself", "err", describeDBError(err))
+		w.log.WarnContext(ctx, "jobc worker: could not remove itself from the registry; it expires by itself", "err", dberr.Describe(err))
 	}
 }

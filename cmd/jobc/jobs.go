@@ -211,7 +211,7 @@ func newJobsCancel(dbf *dbFlags) *cobra.Command {
 				return err
 			}
 			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				st, err := runtime.Cancel(ctx, db, id)
+				st, err := runtime.CancelJob(ctx, db, id)
 				if err != nil {
 					return err
 				}

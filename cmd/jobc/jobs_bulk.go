@@ -37,7 +37,7 @@ func newJobsRetry(dbf *dbFlags) *cobra.Command {
 			return fmt.Sprintf("job %d retried: available now, attempt %d of %d next", j.ID, j.Attempt+1, j.MaxAttempts), nil
 		},
 		many:  runtime.RetryJobs,
-		count: runtime.CountRetryable,
+		count: runtime.CountRetryableJobs,
 	}, `jobc jobs retry makes failed, cancelled or scheduled jobs available now. Each keeps the errors of its
 earlier attempts; one whose attempts are used up gets one more. A job whose unique key
 another job holds now is not retried: the message names that job.
@@ -60,7 +60,7 @@ func newJobsDelete(dbf *dbFlags) *cobra.Command {
 			return fmt.Sprintf("job %d deleted", id), nil
 		},
 		many:  runtime.DeleteJobs,
-		count: runtime.CountDeletable,
+		count: runtime.CountDeletableJobs,
 	}, `jobc jobs delete removes finished, available or scheduled jobs, with their unique keys. A running
 job is refused: cancel it first.
 

@@ -240,7 +240,7 @@ func TestJobsRetryUniqueConflict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runtime.Cancel(ctx, pool, first.ID); err != nil {
+	if _, err := runtime.CancelJob(ctx, pool, first.ID); err != nil {
 		t.Fatal(err)
 	}
 	holder, err := runtime.Enqueue(ctx, pool, jt, map[string]string{"day": "mon"})

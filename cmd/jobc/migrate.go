@@ -62,7 +62,7 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withPGConn(cmd, upDB, false, func(ctx context.Context, conn *pgx.Conn) error {
-				before, err := runtime.Migrations(ctx, conn)
+				before, err := runtime.GetMigrationStatus(ctx, conn)
 				if err != nil {
 					return err
 				}
@@ -73,7 +73,7 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 				if err != nil {
 					return err
 				}
-				after, err := runtime.Migrations(ctx, conn)
+				after, err := runtime.GetMigrationStatus(ctx, conn)
 				if err != nil {
 					return err
 				}
@@ -94,7 +94,7 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
-				st, err := runtime.Migrations(ctx, db)
+				st, err := runtime.GetMigrationStatus(ctx, db)
 				if err != nil {
 					return err
 				}
@@ -234,7 +234,7 @@ Run it again after "jobc migrate up" applies new migrations.`,
 			return withPGConn(cmd, dbf, false, func(ctx context.Context, conn *pgx.Conn) error {
 				out := cmd.OutOrStdout()
 				if !apply {
-					stmts, err := runtime.Grants(ctx, conn, roles)
+					stmts, err := runtime.ListGrants(ctx, conn, roles)
 					if err != nil {
 						return err
 					}

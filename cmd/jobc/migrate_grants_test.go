@@ -46,7 +46,7 @@ func TestMigrateGrantsUsage(t *testing.T) {
 	}
 }
 
-// TestMigrateGrantsPrintAndApply: the command prints exactly runtime.Grants'
+// TestMigrateGrantsPrintAndApply: the command prints exactly runtime.ListGrants'
 // statements without changing anything, names a missing role, and with --apply
 // grants them in the database.
 func TestMigrateGrantsPrintAndApply(t *testing.T) {
@@ -74,12 +74,12 @@ func TestMigrateGrantsPrintAndApply(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("print: exit %d: %s", code, errOut)
 	}
-	want, err := runtime.Grants(ctx, pool, runtime.GrantRoles{Worker: worker, Producer: producer, ReadOnly: reader})
+	want, err := runtime.ListGrants(ctx, pool, runtime.GrantRoles{Worker: worker, Producer: producer, ReadOnly: reader})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := strings.Split(strings.TrimSuffix(out, "\n"), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {
-		t.Errorf("printed:\n%s\nwant runtime.Grants:\n%s", out, strings.Join(want, "\n"))
+		t.Errorf("printed:\n%s\nwant runtime.ListGrants:\n%s", out, strings.Join(want, "\n"))
 	}
 	if !strings.Contains(out, `TO "`+producer+`";`) || !strings.Contains(out, pgx.Identifier{pgtest.SchemaOf(pool), "jobc_jobs"}.Sanitize()) {
 		t.Errorf("printed statements do not grant to the producer on the schema's jobc_jobs:\n%s", out)

@@ -67,7 +67,7 @@ func newQueues(o *options) *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				stats, err := runtime.QueueStats(ctx, db)
+				stats, err := runtime.ListQueueStats(ctx, db)
 				if err != nil {
 					return err
 				}
@@ -155,7 +155,7 @@ func oldestOver(stats []runtime.QueueStat, max time.Duration) []runtime.QueueSta
 // has one) nor a live worker uses queue, naming the queues that are used and the
 // closest of them; "" when one does.
 func unusedQueue(ctx context.Context, db runtime.DBTX, dir, queue string) (string, error) {
-	ws, err := runtime.Workers(ctx, db, 0)
+	ws, err := runtime.ListWorkers(ctx, db, 0)
 	if err != nil {
 		return "", err
 	}

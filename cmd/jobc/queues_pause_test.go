@@ -45,7 +45,7 @@ func TestQueuePauseAcrossWorkerProcesses(t *testing.T) {
 	start := func(id string) *workerProc { return startWorkerProc(t, bin, url, id, poll) }
 	procs := []*workerProc{start("w1"), start("w2"), start("w3")}
 	waitFor(t, "three live workers", slowdown*(time.Second+poll), func() (bool, string) {
-		ws, err := runtime.Workers(ctx, pool, 0)
+		ws, err := runtime.ListWorkers(ctx, pool, 0)
 		return err == nil && len(ws) == 3, fmt.Sprintf("%d live workers (%v)", len(ws), err)
 	})
 
@@ -87,7 +87,7 @@ func TestQueuePauseAcrossWorkerProcesses(t *testing.T) {
 	procs[0] = start("w1")
 	began := time.Now()
 	waitFor(t, "the restarted worker to be live", slowdown*(time.Second+poll), func() (bool, string) {
-		ws, err := runtime.Workers(ctx, pool, 0)
+		ws, err := runtime.ListWorkers(ctx, pool, 0)
 		for _, w := range ws {
 			if w.ID == "w1" && w.StartedAt.After(began.Add(-time.Second)) && w.PID == procs[0].cmd.Process.Pid {
 				return true, ""

@@ -83,19 +83,19 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				return usagef(cmd, "--fail-oldest and --fail-relay-lag must not be negative")
 			}
 			return withMigratedConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				st, err := runtime.Migrations(ctx, db)
+				st, err := runtime.GetMigrationStatus(ctx, db)
 				if err != nil {
 					return err
 				}
-				stats, err := runtime.QueueStats(ctx, db)
+				stats, err := runtime.ListQueueStats(ctx, db)
 				if err != nil {
 					return err
 				}
-				workers, err := runtime.Workers(ctx, db, within)
+				workers, err := runtime.ListWorkers(ctx, db, within)
 				if err != nil {
 					return err
 				}
-				counts, err := runtime.UnfinishedByVersion(ctx, db, within)
+				counts, err := runtime.CountUnfinishedByVersion(ctx, db, within)
 				if err != nil {
 					return err
 				}

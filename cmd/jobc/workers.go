@@ -42,7 +42,7 @@ func newWorkers() *cobra.Command {
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				ws, err := runtime.Workers(ctx, db, within)
+				ws, err := runtime.ListWorkers(ctx, db, within)
 				if err != nil {
 					return err
 				}

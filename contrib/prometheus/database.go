@@ -16,8 +16,8 @@ import (
 // DBCollector exports what the database holds: jobs by queue, kind and state, each
 // queue's oldest available age and pause, the live workers, and the outbox's pending
 // and failed events with the relay lag (relay.ReadStats). It reads through the
-// runtime's functions (runtime.QueueStats, runtime.UnfinishedByVersion,
-// runtime.Workers) when a scrape finds its last read older than DBOptions.TTL, so
+// runtime's functions (runtime.ListQueueStats, runtime.CountUnfinishedByVersion,
+// runtime.ListWorkers) when a scrape finds its last read older than DBOptions.TTL, so
 // any number of scrapers cost at most one read per TTL, and never a query per job.
 // When a read fails, the scrape carries jobc_database_up 0 and none of the other
 // database gauges (rather than stale ones that would hide a growing backlog).
@@ -111,15 +111,15 @@ func (c *DBCollector) read(ctx context.Context) []prometheus.Metric {
 }
 
 func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
-	stats, err := runtime.QueueStats(ctx, c.dbtx)
+	stats, err := runtime.ListQueueStats(ctx, c.dbtx)
 	if err != nil {
 		return nil, err
 	}
-	counts, err := runtime.UnfinishedByVersion(ctx, c.dbtx, 0)
+	counts, err := runtime.CountUnfinishedByVersion(ctx, c.dbtx, 0)
 	if err != nil {
 		return nil, err
 	}
-	workers, err := runtime.Workers(ctx, c.dbtx, 0)
+	workers, err := runtime.ListWorkers(ctx, c.dbtx, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 			prometheus.MustNewConstMetric(c.oldest, prometheus.GaugeValue, s.OldestAvailableAge.Seconds(), s.Queue),
 			prometheus.MustNewConstMetric(c.paused, prometheus.GaugeValue, paused, s.Queue))
 	}
-	// UnfinishedByVersion counts per payload version: sum the versions.
+	// CountUnfinishedByVersion counts per payload version: sum the versions.
 	type key struct{ queue, kind, state string }
 	byKey := map[key]int64{}
 	var order []key

@@ -237,7 +237,7 @@ func TestDNSRebinding(t *testing.T) {
 
 func queuePaused(t *testing.T, pool *pgxpool.Pool, queue string) bool {
 	t.Helper()
-	qs, err := runtime.QueueStats(t.Context(), pool)
+	qs, err := runtime.ListQueueStats(t.Context(), pool)
 	if err != nil {
 		t.Fatal(err)
 	}

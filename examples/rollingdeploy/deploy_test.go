@@ -214,7 +214,7 @@ func TestRollingDeploy(t *testing.T) {
 	}
 
 	// 5. Retire version 1: safe now that none is left.
-	counts, err := runtime.UnfinishedByVersion(ctx, pool, time.Minute)
+	counts, err := runtime.CountUnfinishedByVersion(ctx, pool, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,7 +244,7 @@ func TestRollingDeploy(t *testing.T) {
 	if n := count(t, pool, `SELECT count(*) FROM jobc_jobs WHERE payload_version = 1 AND state = 'available' AND attempt = 0`); n != 1 {
 		t.Errorf("the late version 1 job: %d untouched, want 1", n)
 	}
-	counts, err = runtime.UnfinishedByVersion(ctx, pool, time.Minute)
+	counts, err = runtime.CountUnfinishedByVersion(ctx, pool, time.Minute)
 	if err != nil {
 		t.Fatal(err)
 	}

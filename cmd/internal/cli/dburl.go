@@ -345,7 +345,7 @@ func (t *DBTarget) missingObject(ctx context.Context, db runtime.DBTX, pgErr *pg
 		if !ok {
 			return fmt.Sprintf("jobc: %s: %s: create it, then run `jobc migrate up` (%s points at %s)", what, where, t.source, t.where)
 		}
-		if st, err := runtime.Migrations(ctx, db); err == nil {
+		if st, err := runtime.GetMigrationStatus(ctx, db); err == nil {
 			if len(st.Pending) == 0 {
 				return fmt.Sprintf("jobc: %s, although %s has all %d jobc migrations: check the search_path and the role's privileges (%s points at %s)",
 					what, where, st.Latest, t.source, t.where)
@@ -373,7 +373,7 @@ func (t *DBTarget) schemaOf(ctx context.Context, db runtime.DBTX) (where string,
 // database and what to run. A database with newer migrations than the binary passes
 // (see runtime.CheckSchema).
 func (t *DBTarget) CheckSchema(ctx context.Context, db runtime.DBTX) error {
-	st, err := runtime.Migrations(ctx, db)
+	st, err := runtime.GetMigrationStatus(ctx, db)
 	if err != nil {
 		return t.Explain(ctx, db, err)
 	}

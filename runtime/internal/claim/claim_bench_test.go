@@ -1,4 +1,4 @@
-package runtime_test
+package claim
 
 import (
 	"context"
@@ -6,9 +6,6 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
-
-	"github.com/jobc-dev/jobc/internal/pgtest"
-	"github.com/jobc-dev/jobc/runtime"
 )
 
 // BenchmarkClaimUndecodableBacklog measures one claim of 100 jobs by a worker that
@@ -17,15 +14,15 @@ import (
 // for the scale table, 1,000,000 decodable ones). Each
 // claim runs in a transaction that is rolled back, so every iteration sees the same
 // table. With 3 kinds the claim locks up to 100 rows of each kind and leases 100. The
-// claim runs as a started worker's do: on a generic plan, without JIT (claimsOn).
-// `go run ./internal/cmd/withpostgres -- go test -run '^$' -bench ClaimUndecodable ./runtime/`.
+// claim runs as a started worker's do: on a generic plan, without JIT (the worker's claimsOn).
+// `go run ./internal/cmd/withpostgres -- go test -run '^$' -bench ClaimUndecodable ./runtime/internal/claim/`.
 func BenchmarkClaimUndecodableBacklog(b *testing.B) {
 	asStartedWorker := pgx.TxOptions{BeginQuery: "BEGIN; SET LOCAL plan_cache_mode = force_generic_plan; SET LOCAL jit = off"}
 	for _, c := range []struct{ kinds, ahead, backlog int }{
 		{1, 0, 1000}, {1, 50000, 1000}, {3, 0, 1000}, {3, 50000, 1000}, {1, 0, 1000000},
 	} {
 		b.Run(fmt.Sprintf("kinds=%d/undecodable=%d/decodable=%d", c.kinds, c.ahead, c.backlog), func(b *testing.B) {
-			pool := pgtest.NewSchema(b, migrated)
+			pool := newDB(b)
 			ctx := context.Background()
 			fill := `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
 				SELECT $1, 'bench', 'available', 5, $2, jsonb_build_object('n', i, 'email', 'bench@example.com'), 3,
@@ -51,7 +48,7 @@ func BenchmarkClaimUndecodableBacklog(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				ids, err := runtime.ClaimForTest(ctx, tx, "bench", 100, kinds)
+				ids, err := claimIDs(ctx, tx, testQueue("bench", kinds), 100)
 				if err != nil || len(ids) != 100 {
 					b.Fatalf("claimed %d of 100: %v", len(ids), err)
 				}

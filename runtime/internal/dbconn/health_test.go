@@ -1,4 +1,4 @@
-package runtime
+package dbconn
 
 import (
 	"context"
@@ -25,9 +25,9 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.RuntimeParams["application_name"] = "abandon-test"
-	var h connHealth
+	var h Health
 	var retired atomic.Int32
-	h.install(cfg, true, func(context.Context, error) { retired.Add(1) })
+	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -57,7 +57,7 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 		}
 	}
 
-	h.stalled(ctx, errors.New("test: the listener's ping timed out"))
+	h.Stalled(ctx, errors.New("test: the listener's ping timed out"))
 	select {
 	case err := <-done:
 		if err == nil {
@@ -71,7 +71,7 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 	}
 
 	// Nothing of the new generation is open yet: another stall retires nothing.
-	h.stalled(ctx, errors.New("test: the listener's ping timed out again"))
+	h.Stalled(ctx, errors.New("test: the listener's ping timed out again"))
 	if n := retired.Load(); n != 1 {
 		t.Fatalf("a stall with no connection to retire retired again (%d times)", n)
 	}
@@ -79,7 +79,7 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 	if _, err := pool.Exec(ctx, "SELECT 1"); err != nil {
 		t.Fatalf("the pool did not open a new connection after the stall: %v", err)
 	}
-	h.stalled(ctx, errors.New("test: and again"))
+	h.Stalled(ctx, errors.New("test: and again"))
 	if n := retired.Load(); n != 2 {
 		t.Fatalf("a stall with a connection of the current generation: retired %d times in all, want 2", n)
 	}

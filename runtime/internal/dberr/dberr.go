@@ -1,4 +1,8 @@
-package runtime
+// Package dberr classifies the errors PostgreSQL and pgx return, for the runtime and
+// its internal packages: which have a known fix to state (Describe), which mean a
+// connection's server cannot serve any more (ConnectionLost), and which a row's values
+// cause, so that the same statement over the same rows fails again (RowFault).
+package dberr
 
 import (
 	"context"
@@ -12,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 )
 
-// describeDBError turns errors whose fix is known into one line that says it.
-func describeDBError(err error) error {
+// Describe turns errors whose fix is known into one line that says it.
+func Describe(err error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch pgErr.Code {
@@ -45,17 +49,17 @@ func oneLine(s string) string {
 	return strings.Join(strings.Fields(strings.ReplaceAll(s, "\n", "; ")), " ")
 }
 
-// connectionLost reports whether err, returned by a statement on conn, means that
+// ConnectionLost reports whether err, returned by a statement on conn, means that
 // conn's server cannot serve the pool any more, so that every connection to it should
 // be replaced: it turned read-only (a demoted primary), it is shutting down or not
 // accepting connections, or the connection broke — and, if timeouts is set, when the
 // statement timed out (pgx closes such a connection). A cancellation of the caller's
 // own context is not such an error: the caller gave up, not the server.
-func connectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
+func ConnectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
-	if serverCannotServe(err) {
+	if ServerCannotServe(err) {
 		return true
 	}
 	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
@@ -65,9 +69,9 @@ func connectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
 }
 
-// serverCannotServe reports whether err is the server saying that it cannot serve
+// ServerCannotServe reports whether err is the server saying that it cannot serve
 // writes now or soon, whatever the session does.
-func serverCannotServe(err error) bool {
+func ServerCannotServe(err error) bool {
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) {
 		return false
@@ -80,4 +84,21 @@ func serverCannotServe(err error) bool {
 		return true
 	}
 	return strings.HasPrefix(pgErr.Code, "08") // connection_exception
+}
+
+// RowFault reports whether err is an error a row's values can cause, so that running
+// the statement again over the same rows fails again: a data exception (class 22: an
+// infinite timestamp in arithmetic, an integer out of range), an integrity constraint
+// violation (class 23: a duplicate id), or an exception raised by a function or
+// trigger (P0001).
+func RowFault(err error) bool {
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || len(pgErr.Code) != 5 {
+		return false
+	}
+	switch pgErr.Code[:2] {
+	case "22", "23":
+		return true
+	}
+	return pgErr.Code == "P0001"
 }

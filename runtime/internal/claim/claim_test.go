@@ -1,12 +1,10 @@
-package runtime_test
+package claim
 
 import (
 	"context"
 	"slices"
 	"testing"
 	"time"
-
-	"github.com/jobc-dev/jobc/runtime"
 )
 
 // The claim takes only (kind, version) pairs the worker decodes, the most urgent ones
@@ -53,7 +51,7 @@ func TestClaimTakesDecodablePairsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // read-only check
-	got, err := runtime.ClaimForTest(ctx, tx, "q", 3, kinds)
+	got, err := claimIDs(ctx, tx, testQueue("q", kinds), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +66,7 @@ func TestClaimTakesDecodablePairsInOrder(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	got, err = runtime.ClaimForTest(ctx, pool, "q", 10, kinds)
+	got, err = claimIDs(ctx, pool, testQueue("q", kinds), 10)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +99,11 @@ func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 		return id
 	}
 	a1, a2, a3, a4 := insert(5, 40*time.Second), insert(5, 30*time.Second), insert(5, 20*time.Second), insert(5, 10*time.Second)
-	c := runtime.NewClaimQueueForTest("q", map[string][2]int{"a": {1, 1}})
+	q := testQueue("q", map[string][2]int{"a": {1, 1}})
 	claim := func(max int, wantHinted bool, want ...int64) {
 		t.Helper()
-		got, hinted, err := c.Claim(ctx, pool, max)
+		hinted := q.Hinted(time.Now())
+		got, err := claimIDs(ctx, pool, q, max)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -118,9 +117,9 @@ func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 	claim(2, false, a1, a2)            // full: the queue is busy, and the hint is a2
 	early := insert(5, 35*time.Second) // a scheduled job whose time came: before the hint
 	urgent := insert(1, 0)
-	c.Fresh()
+	q.Fresh()
 	claim(2, true, urgent, a3) // the urgent job, and the job after the hint
-	c.Fresh()
+	q.Fresh()
 	// After the hint only a4 is left: the claim comes back short, and one from the start
 	// finds the early job before the queue is taken for drained.
 	claim(10, true, a4, early)

@@ -1,4 +1,7 @@
-package runtime
+// Package dbconn configures the worker's connections: socket timeouts so that a dead
+// link breaks them, a name in pg_stat_activity, no JIT; and Health, which retires a
+// pool's connections after a failover or a stall so that new ones find the primary.
+package dbconn
 
 import (
 	"context"
@@ -24,15 +27,15 @@ const (
 	tcpUserTimeout        = 20 * time.Second
 )
 
-// nameConn sets application_name to "jobc worker <id>" unless the connection string
+// Name sets application_name to "jobc worker <id>" unless the connection string
 // set one, so that pg_stat_activity and the server's logs say whose connection it is.
-func nameConn(cfg *pgx.ConnConfig, workerID string) {
+func Name(cfg *pgx.ConnConfig, workerID string) {
 	if _, ok := cfg.RuntimeParams["application_name"]; !ok {
 		cfg.RuntimeParams["application_name"] = "jobc worker " + workerID
 	}
 }
 
-// noJIT turns JIT compilation off on one of the worker's connections. Every statement
+// NoJIT turns JIT compilation off on one of the worker's connections. Every statement
 // the worker runs reads and writes a handful of rows, and JIT never pays for itself on
 // those; but PostgreSQL compiles a statement whose estimated cost passes
 // jit_above_cost (100,000 by default), and the generic plan of a claim is estimated
@@ -40,14 +43,14 @@ func nameConn(cfg *pgx.ConnConfig, workerID string) {
 // claim's generic plan passes the threshold, each claim then spends far longer
 // compiling than working, and a burn-down crawls (bench/README.md, the 2026-12-01
 // night results). The application's own connections keep the server's setting.
-func noJIT(cfg *pgx.ConnConfig) {
+func NoJIT(cfg *pgx.ConnConfig) {
 	cfg.RuntimeParams["jit"] = "off"
 }
 
-// configureConn applies the socket settings to cfg. It wraps the dial function already
+// Configure applies the socket settings to cfg. It wraps the dial function already
 // there (pgx's default, or the application's own) rather than replacing it, and only
 // tunes TCP connections: a unix socket has nothing in between to fail.
-func configureConn(cfg *pgx.ConnConfig) {
+func Configure(cfg *pgx.ConnConfig) {
 	if cfg.ConnectTimeout == 0 {
 		cfg.ConnectTimeout = defaultConnectTimeout
 	}

@@ -1,4 +1,4 @@
-package runtime
+package dbconn
 
 import (
 	"net"
@@ -21,7 +21,7 @@ func TestConfigureConnSocketOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	configureConn(cfg)
+	Configure(cfg)
 	if cfg.ConnectTimeout != defaultConnectTimeout {
 		t.Errorf("ConnectTimeout = %s without connect_timeout, want %s", cfg.ConnectTimeout, defaultConnectTimeout)
 	}
@@ -56,7 +56,7 @@ func TestConfigureConnSocketOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	configureConn(kept)
+	Configure(kept)
 	if kept.ConnectTimeout != 3*time.Second {
 		t.Errorf("ConnectTimeout = %s with connect_timeout=3, want 3s", kept.ConnectTimeout)
 	}

@@ -1,0 +1,244 @@
+// Package claim is how a worker leases jobs of one queue: the claim statement over the
+// (kind, version) pairs it decodes, where a busy queue's next claim starts, and the
+// fallback to one job at a time when a job's row makes the claim fail.
+//
+// A claim marks its jobs running, which leaves their entries in the claim index dead
+// until VACUUM removes them, and every later claim steps over all of them again: with
+// a large backlog, stepping over them took a large share of the server's CPU in a
+// burn-down, growing with the backlog (bench/README.md, "Busy claims start after the
+// last job they claimed"). So while a queue is busy (its claims coming back full),
+// the claim of each (kind, version) pair starts after the last job of that pair it
+// claimed, the pair's hint: it reads the jobs after the hint, and the jobs of each
+// priority more urgent than the hint's whole. What it skips are
+// the jobs of the hint's priority that sort before it: the dead entries, and any job
+// that became available since with an earlier available_at (a scheduled job or a
+// retry whose time had come, a job from a transaction that began before the hint's job
+// was claimed) or that another transaction held when the hint's claim ran. Those wait
+// for the next claim that reads every pair from its start: one runs at most
+// fullClaimEvery after the last one ended, and before a queue is taken for drained.
+// Priority is never inverted.
+package claim
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/poison"
+)
+
+// fullClaimEvery is how long after a claim that read every pair from its start a
+// busy queue's claims start from their hints (see the package doc).
+const fullClaimEvery = 100 * time.Millisecond
+
+// claimHint is where a busy queue's next claim of one pair starts: the claim order key
+// of the last job of the pair it claimed.
+type claimHint struct {
+	set         bool
+	priority    int16
+	availableAt time.Time
+	id          int64
+}
+
+// after says whether a job's claim order key sorts after h's.
+func (h claimHint) after(priority int16, availableAt time.Time, id int64) bool {
+	if priority != h.priority {
+		return priority > h.priority
+	}
+	if !availableAt.Equal(h.availableAt) {
+		return availableAt.After(h.availableAt)
+	}
+	return id > h.id
+}
+
+// Queue is one queue's claims: the (kind or alias, payload version) pairs the worker
+// decodes, one per version, whose ranges of the claim index a claim reads each on its
+// own, and what the claims remember between them. One goroutine claims with it at a
+// time (a queue's fetch loop).
+type Queue struct {
+	name     string
+	kinds    []string
+	versions []int32
+
+	hints  []claimHint // per pair, as kinds and versions
+	busy   bool        // the last claim came back full
+	fullAt time.Time   // when the last claim that read every pair from its start ended
+}
+
+// NewQueue returns the claims of the queue name, with no pairs yet.
+func NewQueue(name string) *Queue { return &Queue{name: name} }
+
+// AddKind adds the pairs of kind (or an alias) with the payload versions
+// minVersion..maxVersion.
+func (q *Queue) AddKind(kind string, minVersion, maxVersion int) {
+	for v := minVersion; v <= maxVersion; v++ {
+		q.kinds = append(q.kinds, kind)
+		q.versions = append(q.versions, int32(v))
+		q.hints = append(q.hints, claimHint{})
+	}
+}
+
+// Claim leases up to asked jobs of q to owner for lease, through qs. A claim that
+// fails because of one job's row is made again one job at a time, and a job whose own
+// claim fails is poisoned (logged to log), so that the others are claimed. It returns
+// the jobs leased before any error as well as the error: dropped, they would wait for
+// the rescuer.
+func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+	base := db.ClaimJobsParams{Owner: owner, LeaseSeconds: lease.Seconds()}
+	rows, err := q.claimJobs(ctx, qs, base, asked)
+	if err != nil && dberr.RowFault(err) {
+		var alone []db.ClaimJobsRow
+		alone, err = q.claimAlone(ctx, qs, log, base, asked-len(rows))
+		rows = append(rows, alone...)
+	}
+	return rows, err
+}
+
+// Prepare runs a claim of no jobs on qs: it prepares the claim statement, which every
+// queue's claims share, and loads the job table's and its indexes' catalog entries
+// into the connection, and writes nothing.
+func (q *Queue) Prepare(ctx context.Context, qs *db.Queries, owner string, lease time.Duration) error {
+	_, err := qs.ClaimJobs(ctx, db.ClaimJobsParams{
+		Owner: owner, LeaseSeconds: lease.Seconds(),
+		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: 0,
+	})
+	return err
+}
+
+// Hinted says whether the next claim starts from the hints: while the queue is busy,
+// for fullClaimEvery after a claim that read every pair from its start. Claims run on
+// generic plans (the worker's claimsOn), so a hinted claim costs no more planning than the other,
+// and hints cost nothing from the first full claim on (bench/README.md).
+func (q *Queue) Hinted(now time.Time) bool {
+	return q.busy && now.Sub(q.fullAt) < fullClaimEvery
+}
+
+// Fresh makes the hints as good as new, as if a claim that read every pair from its
+// start had just ended: for tests, whose next claims start from the hints (if the queue
+// is busy) however slow the machine running them is.
+func (q *Queue) Fresh() { q.fullAt = time.Now() }
+
+// ranges returns the ranges a hinted claim of q reads (see the ClaimJobsAfter query):
+// each pair that has a hint from just after it, with the pair's more urgent priorities
+// whole, and each pair without one from its start.
+func (q *Queue) ranges() db.ClaimJobsAfterParams {
+	n := len(q.kinds)
+	p := db.ClaimJobsAfterParams{
+		Queue: q.name, Kinds: q.kinds, Versions: q.versions,
+		FromPriorities: make([]int16, n), FromAvailableAt: make([]time.Time, n), FromIds: make([]int64, n),
+		UrgentKinds: []string{}, UrgentVersions: []int32{}, UrgentPriorities: []int16{},
+	}
+	for i, h := range q.hints {
+		if !h.set {
+			p.FromPriorities[i] = -1 // before every job of the pair
+			continue
+		}
+		p.FromPriorities[i], p.FromAvailableAt[i], p.FromIds[i] = h.priority, h.availableAt, h.id
+		for urgent := range h.priority {
+			p.UrgentKinds = append(p.UrgentKinds, q.kinds[i])
+			p.UrgentVersions = append(p.UrgentVersions, q.versions[i])
+			p.UrgentPriorities = append(p.UrgentPriorities, urgent)
+		}
+	}
+	return p
+}
+
+// claimJobs runs one claim of up to asked jobs of q on qs: ClaimJobsAfter from the
+// hints while the queue is busy, ClaimJobs from every pair's start otherwise. A hinted
+// claim that comes back short is followed by one from the start, so the queue is not
+// taken for drained while jobs wait before a hint. base holds the owner and the lease.
+func (q *Queue) claimJobs(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, asked int) ([]db.ClaimJobsRow, error) {
+	hinted := q.Hinted(time.Now())
+	rows, err := q.claimOnce(ctx, qs, base, hinted, asked, nil)
+	if err != nil || !hinted || len(rows) == asked {
+		return rows, err
+	}
+	return q.claimOnce(ctx, qs, base, false, asked-len(rows), rows)
+}
+
+// claimOnce runs one claim statement and updates the hints from the jobs it claimed,
+// appending them to got.
+func (q *Queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, hinted bool, asked int, got []db.ClaimJobsRow) ([]db.ClaimJobsRow, error) {
+	var rows []db.ClaimJobsRow
+	var err error
+	if hinted {
+		p := q.ranges()
+		p.Owner, p.LeaseSeconds, p.Max = base.Owner, base.LeaseSeconds, int32(asked)
+		var after []db.ClaimJobsAfterRow
+		after, err = qs.ClaimJobsAfter(ctx, p)
+		rows = make([]db.ClaimJobsRow, len(after))
+		for i, r := range after {
+			rows[i] = db.ClaimJobsRow(r)
+		}
+	} else {
+		rows, err = qs.ClaimJobs(ctx, db.ClaimJobsParams{
+			Owner: base.Owner, LeaseSeconds: base.LeaseSeconds, Queue: q.name,
+			Kinds: q.kinds, Versions: q.versions, Max: int32(asked),
+		})
+	}
+	if err != nil {
+		q.busy = false
+		return got, err
+	}
+	if !hinted {
+		// The window starts when the claim ends: a claim from the start that walks
+		// a long way must not leave no time for the hinted claims it pays for.
+		q.fullAt = time.Now()
+		clear(q.hints) // a pair with nothing claimed has nothing to skip
+	}
+	// Within a pair the jobs claimed from each range are the first of that range in
+	// claim order, so the hint moves to the last of them. The jobs of the range more
+	// urgent than the hint sort before it and leave it where it is.
+	for _, r := range rows {
+		i := q.pair(r.Kind, r.PayloadVersion)
+		if i < 0 {
+			continue
+		}
+		if h := &q.hints[i]; !h.set || h.after(r.Priority, r.AvailableAt, r.ID) {
+			*h = claimHint{set: true, priority: r.Priority, availableAt: r.AvailableAt, id: r.ID}
+		}
+	}
+	q.busy = len(rows) == asked
+	return append(got, rows...), nil
+}
+
+// pair returns the index of (kind, version) in q's pairs, or -1.
+func (q *Queue) pair(kind string, version int32) int {
+	for i := range q.kinds {
+		if q.kinds[i] == kind && q.versions[i] == version {
+			return i
+		}
+	}
+	return -1
+}
+
+// claimAlone claims up to asked jobs of q one statement each, after a claim of the
+// batch failed with a row's fault: ClaimCandidates reads the jobs the claim would take
+// without computing anything from them, and ClaimJobByID takes each. A job whose claim
+// fails with a row's fault is poisoned (package poison). It returns the jobs claimed before any other
+// error.
+func (q *Queue) claimAlone(ctx context.Context, qs *db.Queries, log *slog.Logger, base db.ClaimJobsParams, asked int) ([]db.ClaimJobsRow, error) {
+	ids, err := qs.ClaimCandidates(ctx, db.ClaimCandidatesParams{
+		Queue: q.name, Kinds: q.kinds, Versions: q.versions, Max: int32(asked),
+	})
+	if err != nil {
+		return nil, err
+	}
+	var got []db.ClaimJobsRow
+	for _, id := range ids {
+		rows, err := qs.ClaimJobByID(ctx, db.ClaimJobByIDParams{ID: id, Owner: base.Owner, LeaseSeconds: base.LeaseSeconds})
+		switch {
+		case err == nil:
+			for _, r := range rows {
+				got = append(got, db.ClaimJobsRow(r))
+			}
+		case dberr.RowFault(err):
+			poison.Job(ctx, log, qs, id, nil, 0, "claiming queue "+q.name, err)
+		default:
+			return got, err
+		}
+	}
+	return got, nil
+}

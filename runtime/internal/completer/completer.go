@@ -1,0 +1,360 @@
+// Package completer records the outcomes of a worker's attempts: in batches, one
+// statement per kind of outcome, retried with backoff while the database fails and for
+// as long as the jobs' leases last, and one job at a time when a job's row makes a
+// batch fail.
+package completer
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+	"github.com/jobc-dev/jobc/runtime/internal/lease"
+	"github.com/jobc-dev/jobc/runtime/internal/poison"
+)
+
+// Outcome is what becomes of an attempt.
+type Outcome uint8
+
+const (
+	Complete Outcome = iota
+	Retry
+	Fail
+	Cancel
+	Release  // shutdown: give the job back without counting the attempt
+	Recorded // already recorded by the handler's transaction, or the lease was lost
+	Snooze   // the handler returned Snooze: reschedule without counting the attempt
+)
+
+// Result is a finished attempt waiting to be recorded.
+type Result struct {
+	ID      int64
+	Attempt int32
+	Outcome Outcome
+	RunAt   time.Time // Retry, Snooze
+	// Error is the attempt's error as the job's errors store it (JSON); Retry, Fail,
+	// Cancel.
+	Error []byte
+}
+
+// Config is what a Completer needs of its worker.
+type Config struct {
+	Queries          *db.Queries   // on the worker's connection for outcomes
+	Owner            string        // the worker's id, which holds the leases
+	StatementTimeout time.Duration // per attempt to record a batch
+	Held             *lease.Held   // the leases the worker holds; recorded attempts are forgotten
+	Log              *slog.Logger
+}
+
+// Completer records the outcomes of a worker's attempts in batches.
+type Completer struct {
+	q                *db.Queries
+	owner            string
+	statementTimeout time.Duration
+	held             *lease.Held
+	log              *slog.Logger
+}
+
+// New returns a completer for cfg.
+func New(cfg Config) *Completer {
+	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log}
+}
+
+const maxCompleteBatch = 1000
+
+// How recording a batch of outcomes retries: a capped exponential backoff with jitter,
+// each attempt bounded by Config.StatementTimeout, for as long as the jobs' leases last.
+const (
+	recordRetryInitial = 100 * time.Millisecond
+	recordRetryMax     = 5 * time.Second
+)
+
+// Run records outcomes in batches. It takes whatever results are waiting
+// when it is ready to write, so under load each round trip carries many outcomes and at
+// low load a single outcome is written at once, without a timer adding latency. It
+// returns when results is closed and everything is written, or given up on because ctx
+// is done (see recordWithRetry).
+func (c *Completer) Run(ctx context.Context, results <-chan Result) {
+	batch := make([]Result, 0, maxCompleteBatch)
+	for r := range results {
+		batch = append(batch[:0], r)
+	drain:
+		for len(batch) < maxCompleteBatch {
+			select {
+			case r, ok := <-results:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, r)
+			default:
+				break drain
+			}
+		}
+		c.recordWithRetry(ctx, batch)
+	}
+}
+
+// recordWithRetry writes a batch, retrying with backoff while the database fails or
+// is unreachable. It stops retrying an outcome once the job's lease has run out: the
+// rescuer owns the job then and hands it out again, and a late write would be ignored
+// anyway. It also gives up when ctx is done, which happens only when the worker stops
+// and its drain time is over; those jobs are rescued the same way. Either way the job
+// runs again, as delivery at least once allows, and the worker says so at Warn.
+func (c *Completer) recordWithRetry(ctx context.Context, batch []Result) {
+	defer c.held.Forget(idsAttempts(batch))
+	pending := make([]Result, 0, len(batch))
+	for _, r := range batch {
+		if r.Outcome != Recorded {
+			pending = append(pending, r)
+		}
+	}
+	var lastErr error // the last error of the database, rather than a cancellation
+	for delay := recordRetryInitial; len(pending) > 0; delay = min(2*delay, recordRetryMax) {
+		var err error
+		pending, err = c.recordOnce(ctx, pending)
+		if err == nil {
+			return
+		}
+		if ctx.Err() != nil {
+			if lastErr == nil {
+				lastErr = err
+			}
+			c.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
+			return
+		}
+		lastErr = err
+		pending = c.dropExpired(ctx, pending, lastErr)
+		if len(pending) == 0 {
+			return
+		}
+		wait := min(jitter(delay), time.Until(latestLease(c.held, pending)))
+		c.log.ErrorContext(ctx, "jobc worker: recording outcomes failed; retrying",
+			"jobs", len(pending), "err", dberr.Describe(err), "in", wait.String())
+		if !sleep(ctx, wait) {
+			c.gaveUp(ctx, pending, "the worker is stopping and its time to record outcomes is over", lastErr)
+			return
+		}
+		pending = c.dropExpired(ctx, pending, lastErr)
+	}
+}
+
+// recordOnce makes one attempt, bounded by Config.StatementTimeout, and returns the
+// results it did not get to write.
+func (c *Completer) recordOnce(ctx context.Context, pending []Result) ([]Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.statementTimeout)
+	defer cancel()
+	return c.record(ctx, pending)
+}
+
+// dropExpired returns the results whose leases still last, and logs the others.
+func (c *Completer) dropExpired(ctx context.Context, pending []Result, lastErr error) []Result {
+	now := time.Now()
+	live := pending[:0:0]
+	var expired []Result
+	for _, r := range pending {
+		if until, ok := c.held.Until(r.ID, r.Attempt); ok && now.Before(until) {
+			live = append(live, r)
+		} else {
+			expired = append(expired, r)
+		}
+	}
+	if len(expired) > 0 {
+		c.gaveUp(ctx, expired, "their leases have expired, so the rescuer owns the jobs now", lastErr)
+	}
+	return live
+}
+
+// gaveUp logs outcomes that will not be recorded.
+func (c *Completer) gaveUp(ctx context.Context, rs []Result, why string, lastErr error) {
+	ids, _ := idsAttempts(rs)
+	c.log.WarnContext(ctx, "jobc worker: stopped retrying outcomes: "+why+"; the jobs run again once rescued",
+		"job_ids", ids, "err", dberr.Describe(lastErr))
+}
+
+// latestLease is the latest lease expiry among rs: retrying past it is pointless.
+func latestLease(running *lease.Held, rs []Result) time.Time {
+	var latest time.Time
+	for _, r := range rs {
+		if until, ok := running.Until(r.ID, r.Attempt); ok && until.After(latest) {
+			latest = until
+		}
+	}
+	return latest
+}
+
+// jitter spreads d over [0.8d, 1.2d), so that workers cut off together do not all
+// retry at the same instant.
+func jitter(d time.Duration) time.Duration {
+	return d*8/10 + rand.N(d*4/10)
+}
+
+// record writes the outcomes of rs, one statement per kind of outcome. On error it
+// returns the results not yet written; the kinds written before the error stay written.
+// A statement that fails because of one job's row is run again for each job of its
+// group on its own, and a job whose own statement fails too is poisoned (package poison),
+// so that the outcomes of the others are recorded.
+func (c *Completer) record(ctx context.Context, rs []Result) ([]Result, error) {
+	by := map[Outcome][]Result{}
+	for _, r := range rs {
+		by[r.Outcome] = append(by[r.Outcome], r)
+	}
+	// left collects what is still to write once a statement fails.
+	left := func(from int, order []Outcome) []Result {
+		var out []Result
+		for _, o := range order[from:] {
+			out = append(out, by[o]...)
+		}
+		return out
+	}
+	order := []Outcome{Complete, Fail, Cancel, Retry, Snooze, Release}
+	for i, o := range order {
+		group := by[o]
+		if len(group) == 0 {
+			continue
+		}
+		done, err := c.recordGroup(ctx, o, group)
+		if err != nil && dberr.RowFault(err) {
+			var rest []Result
+			done, rest, err = c.recordAlone(ctx, o, group, err)
+			if err != nil {
+				return append(rest, left(i+1, order)...), err
+			}
+		}
+		if err != nil {
+			return left(i, order), err
+		}
+		ids, _ := idsAttempts(group)
+		c.lostLeases(ctx, o.String(), ids, done)
+	}
+	return nil, nil
+}
+
+// String says what recording the outcome does, for the logs.
+func (o Outcome) String() string {
+	switch o {
+	case Complete:
+		return "completed"
+	case Fail:
+		return "failed"
+	case Cancel:
+		return "cancelled"
+	case Retry:
+		return "retried"
+	case Snooze:
+		return "snoozed"
+	case Release:
+		return "released"
+	case Recorded:
+		return "recorded"
+	}
+	return fmt.Sprintf("outcome(%d)", uint8(o))
+}
+
+// recordGroup writes the outcomes of group, all of outcome o, with one statement, and
+// returns the ids it recorded.
+func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) ([]int64, error) {
+	ids, attempts := idsAttempts(group)
+	owner := c.owner
+	switch o {
+	case Complete:
+		return c.q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner})
+	case Fail, Cancel:
+		state := db.JobcStateFailed
+		if o == Cancel {
+			state = db.JobcStateCancelled
+		}
+		return c.q.FinishJobs(ctx, db.FinishJobsParams{IDs: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
+	case Retry:
+		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+	case Snooze: // a retry that records no error and does not count the attempt
+		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
+	case Release:
+		_, err := c.q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Owner: owner})
+		return ids, err // a release of a job rescued meanwhile has nothing to say
+	}
+	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)
+}
+
+// recordAlone writes the outcomes of group one job at a time, after the statement for
+// the whole group failed with batchErr, a row's fault. A job whose own statement fails
+// with a row's fault is poisoned, and counts as recorded if that ended it. On any
+// other error it returns the results not yet written.
+func (c *Completer) recordAlone(ctx context.Context, o Outcome, group []Result, batchErr error) (done []int64, rest []Result, err error) {
+	c.log.WarnContext(ctx, "jobc worker: recording outcomes failed because of a job's row; recording them one by one",
+		"jobs", len(group), "outcome", o.String(), "err", dberr.Describe(batchErr))
+	owner := c.owner
+	for j, r := range group {
+		d, err := c.recordGroup(ctx, o, group[j:j+1])
+		switch {
+		case err == nil:
+			done = append(done, d...)
+		case dberr.RowFault(err):
+			if poison.Job(ctx, c.log, c.q, r.ID, &owner, r.Attempt, "recording the job's outcome ("+o.String()+")", err) {
+				done = append(done, r.ID)
+			}
+		default:
+			return done, group[j:], err
+		}
+	}
+	return done, nil, nil
+}
+
+// lostLeases logs the attempts whose outcome was not recorded because this worker no
+// longer held their lease: it expired (the worker was paused or cut off) and the job was
+// rescued, so another attempt runs or ran elsewhere.
+func (c *Completer) lostLeases(ctx context.Context, outcome string, asked, done []int64) {
+	if len(done) == len(asked) {
+		return
+	}
+	recorded := make(map[int64]bool, len(done))
+	for _, id := range done {
+		recorded[id] = true
+	}
+	for _, id := range asked {
+		if !recorded[id] {
+			c.log.WarnContext(ctx, "jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued",
+				"job_id", id, "outcome", outcome)
+		}
+	}
+}
+
+func idsAttempts(rs []Result) ([]int64, []int32) {
+	ids := make([]int64, len(rs))
+	attempts := make([]int32, len(rs))
+	for i, r := range rs {
+		ids[i], attempts[i] = r.ID, r.Attempt
+	}
+	return ids, attempts
+}
+
+func runAts(rs []Result) []time.Time {
+	at := make([]time.Time, len(rs))
+	for i, r := range rs {
+		at[i] = r.RunAt
+	}
+	return at
+}
+
+func errorsJSON(rs []Result) [][]byte {
+	out := make([][]byte, len(rs))
+	for i, r := range rs {
+		out[i] = r.Error
+	}
+	return out
+}
+
+// sleep waits for d or until ctx is done, and reports whether ctx is still live.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}

@@ -1,0 +1,220 @@
+package dbconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+)
+
+// Health retires a pool's connections when one of them shows that its server can
+// no longer serve writes or stopped answering. Connections carry the generation they
+// were opened in; a failure moves the pool to the next generation, and the pool's hooks
+// close connections of older ones instead of handing them out again. The zero value is
+// ready for Install.
+type Health struct {
+	// Set by Install, before any pool uses the hooks.
+	dataKey string // where a connection's generation is kept in its CustomData; names h
+	// owned is set for the worker's own pools. Their statements are small, bounded by
+	// the worker's Config.StatementTimeout and retried, so a timeout (of a statement, an acquire or
+	// the listener's ping) says that the server or the network stalled, and a busy
+	// connection of a retired generation is abandoned at once: a statement that waits
+	// on a dead link, maybe without a timeout of its own, must not hold a connection of
+	// a pool that has only a few. On an application's pool a timeout is often just a
+	// slow query under a request deadline, and its transactions are its own.
+	owned    bool
+	onRetire func(context.Context, error) // may be nil
+
+	// gen is the current generation: written with mu held, read without it on every
+	// acquire.
+	gen atomic.Uint64
+
+	mu       sync.Mutex
+	changed  chan struct{}                // closed when gen moves on
+	lastSeen atomic.Pointer[pgxpool.Pool] // the pool seen last, so that seen is cheap
+	// pools are the pools that acquired connections with these hooks: the one
+	// configured, and pools made from copies of its configuration (a worker's own
+	// pools are copies of the application's). Retiring a generation resets them all.
+	pools map[*pgxpool.Pool]struct{}
+	live  map[*pgx.Conn]uint64 // open pooled connections and their generations
+}
+
+// seen records a pool that uses the hooks. It runs on every acquire.
+func (h *Health) seen(pool *pgxpool.Pool) {
+	if h.lastSeen.Load() == pool {
+		return
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.lastSeen.Store(pool)
+	if _, ok := h.pools[pool]; ok {
+		return
+	}
+	if h.pools == nil {
+		h.pools = map[*pgxpool.Pool]struct{}{}
+	}
+	h.pools[pool] = struct{}{}
+}
+
+// Current returns the generation and a channel closed when it ends.
+func (h *Health) Current() (uint64, <-chan struct{}) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.gen.Load(), h.changedLocked()
+}
+
+func (h *Health) changedLocked() chan struct{} {
+	if h.changed == nil {
+		h.changed = make(chan struct{})
+	}
+	return h.changed
+}
+
+// retire ends generation gen because a connection of it failed with err, unless the
+// generation has ended already. A failover makes every connection of a generation fail
+// at about the same time; only the first failure starts a new one.
+func (h *Health) retire(ctx context.Context, gen uint64, err error) {
+	h.mu.Lock()
+	if h.gen.Load() != gen {
+		h.mu.Unlock()
+		return
+	}
+	h.retireLocked(ctx, err)
+}
+
+// Stalled ends the current generation because something other than one of its
+// statements — an acquire, the listener — failed with err, if it has connections to
+// retire. While the server stays unreachable new connections never open, so repeated
+// failures do not retire again and again.
+func (h *Health) Stalled(ctx context.Context, err error) {
+	h.mu.Lock()
+	for _, gen := range h.live {
+		if gen == h.gen.Load() {
+			h.retireLocked(ctx, err)
+			return
+		}
+	}
+	h.mu.Unlock()
+}
+
+// retireLocked starts a new generation; it is called with h.mu held and releases it.
+// Resetting the pools closes their idle connections at once and busy ones when they
+// are released; for the worker's pools, busy ones are cut off at once (closing the
+// socket fails whatever statement waits on it). The stale checks of the pool hooks
+// catch connections that were being opened meanwhile.
+func (h *Health) retireLocked(ctx context.Context, err error) {
+	close(h.changedLocked())
+	h.gen.Add(1)
+	h.changed = make(chan struct{})
+	pools := make([]*pgxpool.Pool, 0, len(h.pools))
+	for p := range h.pools {
+		pools = append(pools, p)
+	}
+	var abandon []*pgx.Conn
+	if h.owned {
+		for c := range h.live {
+			abandon = append(abandon, c)
+		}
+	}
+	h.mu.Unlock()
+	for _, p := range pools {
+		p.Reset()
+	}
+	for _, c := range abandon {
+		_ = c.PgConn().Conn().Close() // the pool destroys the connection when it is released
+	}
+	if h.onRetire != nil {
+		h.onRetire(ctx, err)
+	}
+}
+
+// stale reports whether conn was opened in an ended generation. Connections opened
+// before the hooks were installed have none and are left alone. It runs on every
+// acquire.
+func (h *Health) stale(conn *pgx.Conn) bool {
+	gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
+	return ok && gen != h.gen.Load()
+}
+
+// opened records a new connection in the current generation.
+func (h *Health) opened(conn *pgx.Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	gen := h.gen.Load()
+	conn.PgConn().CustomData()[h.dataKey] = gen
+	if h.live == nil {
+		h.live = map[*pgx.Conn]uint64{}
+	}
+	h.live[conn] = gen
+}
+
+func (h *Health) closed(conn *pgx.Conn) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.live, conn)
+}
+
+// Install adds the hooks to cfg: connections record their generation when opened, are
+// closed instead of acquired once it has ended, and a tracer
+// watches the errors of every statement (and, for owned pools, of every acquire).
+// onRetire, if not nil, is called when a failure ends a generation.
+func (h *Health) Install(cfg *pgxpool.Config, owned bool, onRetire func(context.Context, error)) {
+	h.mu.Lock()
+	if h.dataKey == "" { // a worker installs on each of its pools, with the same settings
+		h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
+		h.owned, h.onRetire = owned, onRetire
+	}
+	h.mu.Unlock()
+	afterConnect := cfg.AfterConnect
+	cfg.AfterConnect = func(ctx context.Context, conn *pgx.Conn) error {
+		h.opened(conn)
+		if afterConnect != nil {
+			return afterConnect(ctx, conn)
+		}
+		return nil
+	}
+	beforeClose := cfg.BeforeClose
+	cfg.BeforeClose = func(conn *pgx.Conn) {
+		h.closed(conn)
+		if beforeClose != nil {
+			beforeClose(conn)
+		}
+	}
+	prepare := cfg.PrepareConn
+	if prepare == nil && cfg.BeforeAcquire != nil { //nolint:staticcheck // an application may still set the deprecated hook: keep honouring it
+		beforeAcquire := cfg.BeforeAcquire //nolint:staticcheck // as above
+		prepare = func(ctx context.Context, conn *pgx.Conn) (bool, error) { return beforeAcquire(ctx, conn), nil }
+	}
+	cfg.PrepareConn = func(ctx context.Context, conn *pgx.Conn) (bool, error) {
+		if h.stale(conn) {
+			return false, nil // destroyed; the pool acquires another
+		}
+		if prepare != nil {
+			return prepare(ctx, conn)
+		}
+		return true, nil
+	}
+	// No AfterRelease hook: pgxpool runs one in a goroutine per release, which costs
+	// every statement. Reset already destroys busy connections when they come back.
+	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
+	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
+		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
+		if ok && dberr.ConnectionLost(conn, err, owned) {
+			h.retire(ctx, gen, err)
+		}
+	}
+	if owned {
+		tracer.acquireFailed = func(ctx context.Context, err error) {
+			if !errors.Is(err, context.Canceled) {
+				h.Stalled(ctx, err)
+			}
+		}
+	}
+	cfg.ConnConfig.Tracer = tracer
+}
