@@ -1,7 +1,10 @@
 package dialect_test
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/jobc-dev/jobc/internal/dialect"
@@ -97,5 +100,25 @@ func TestFormats(t *testing.T) {
 	}
 	if err := dialect.CheckFormat("uuid", "nope"); err == nil {
 		t.Error("uuid accepts nope")
+	}
+}
+
+// docs/spec.md, where the error for an unsupported keyword sends users, names every
+// keyword and every format of the table.
+func TestSpecDocNamesTheDialect(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "docs", "spec.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := string(b)
+	for _, k := range dialect.Keywords() {
+		if !strings.Contains(doc, "`"+k.Name+"`") {
+			t.Errorf("docs/spec.md does not name the %s keyword %s", k.Class, k.Name)
+		}
+	}
+	for _, f := range dialect.Formats(dialect.Go) {
+		if !strings.Contains(doc, "`"+f+"`") {
+			t.Errorf("docs/spec.md does not name the format %s", f)
+		}
 	}
 }
