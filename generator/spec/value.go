@@ -3,9 +3,11 @@ package spec
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -222,12 +224,22 @@ func checkNumber(n *yaml.Node, v float64) string {
 	if b, ok := bound("exclusiveMaximum"); ok && v >= b {
 		return fmt.Sprintf("%v is not less than the exclusive maximum %v", v, b)
 	}
+	// Exactly, as the runtime divides the decimals the schema's JSON holds: no
+	// tolerance makes 1.0000000001 a multiple of 1 (nor 0.3 a non-multiple of 0.1).
 	if b, ok := bound("multipleOf"); ok && b > 0 {
-		if q := v / b; math.Abs(q-math.Round(q)) > 1e-9 {
+		q := new(big.Rat).Quo(decimal(v), decimal(b))
+		if !q.IsInt() {
 			return fmt.Sprintf("%v is not a multiple of %v", v, b)
 		}
 	}
 	return ""
+}
+
+// decimal is the exact value of the shortest decimal that reads back as f, which is
+// what a float64 is written as in JSON.
+func decimal(f float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return r
 }
 
 // checkCount checks a length or count against the minimum and maximum keywords.
