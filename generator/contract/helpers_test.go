@@ -50,6 +50,22 @@ func loadIn(t *testing.T, dir, jobs string, extra map[string]string) *spec.Proje
 	return p
 }
 
+// loadError writes a project as load does and returns why spec.Load refuses it.
+func loadError(t *testing.T, jobs string, extra map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{"jobc.yaml": header + jobs}
+	for k, v := range extra {
+		files[k] = v
+	}
+	writeFiles(t, dir, files)
+	_, err := spec.Load(dir)
+	if err == nil {
+		t.Fatal("spec.Load succeeded, want an error")
+	}
+	return err.Error()
+}
+
 // lines renders findings as `jobc check` prints them, one string per line.
 func lines(t *testing.T, fs contract.Findings) []string {
 	t.Helper()

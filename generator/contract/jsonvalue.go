@@ -4,6 +4,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // copyJSON deep-copies a decoded JSON value.
@@ -72,21 +74,13 @@ func lookupPointer(root any, ptr string) (any, bool) {
 // schemaMapValued, whether it holds a map of names to subschemas. Every other keyword
 // holds data: a $ref inside a default or an enum is not a reference.
 func schemaValued(k string) bool {
-	switch k {
-	case "items", "additionalProperties", "not", "if", "then", "else", "contains",
-		"propertyNames", "unevaluatedProperties", "unevaluatedItems", "additionalItems",
-		"contentSchema", "allOf", "anyOf", "oneOf", "prefixItems":
-		return true
-	}
-	return false
+	row, _ := dialect.Lookup(k)
+	return row.Value == dialect.Schema || row.Value == dialect.SchemaList
 }
 
 func schemaMapValued(k string) bool {
-	switch k {
-	case "properties", "patternProperties", "$defs", "definitions", "dependentSchemas":
-		return true
-	}
-	return false
+	row, _ := dialect.Lookup(k)
+	return row.Value == dialect.SchemaMap
 }
 
 // requiredNames returns the "required" list of an object schema.

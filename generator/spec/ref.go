@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobc-dev/jobc/generator/internal/confine"
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // Source says where a schema came from: a file relative to the project, the dotted
@@ -30,21 +31,13 @@ func (s Source) String() string {
 	return filepath.ToSlash(s.File) + "#" + s.Pointer
 }
 
-// Keywords whose values are subschemas, maps of subschemas or lists of subschemas. The
-// resolver follows them, and only them: a $ref under default, const, enum or examples
-// is data.
-var (
-	schemaKeywords = map[string]bool{
-		"items": true, "additionalProperties": true, "not": true, "if": true, "then": true,
-		"else": true, "contains": true, "propertyNames": true, "unevaluatedProperties": true,
-		"unevaluatedItems": true, "additionalItems": true, "contentSchema": true,
-	}
-	schemaMapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "$defs": true, "definitions": true,
-		"dependentSchemas": true,
-	}
-	schemaListKeywords = map[string]bool{"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true}
-)
+// valueForm is the form of keyword k's value (dialect.AnyValue for a word that is no
+// keyword). The resolver follows subschemas, maps and lists of them, and only them: a
+// $ref under default, const, enum or examples is data.
+func valueForm(k string) dialect.Value {
+	row, _ := dialect.Lookup(k)
+	return row.Value
+}
 
 // target is a schema in another file: the file relative to the project directory,
 // and a JSON pointer into it ("" for the whole document).
@@ -132,7 +125,7 @@ func (r *resolver) walk(n *yaml.Node, file, p string, doc *target, depth int) {
 		switch {
 		case k == "$ref":
 			r.ref(v, file, kp, doc)
-		case schemaKeywords[k]:
+		case valueForm(k) == dialect.Schema:
 			if v.Kind == yaml.SequenceNode { // items as a list, in older drafts
 				for j, c := range v.Content {
 					r.walk(c, file, join(kp, strconv.Itoa(j)), doc, depth+1)
@@ -140,12 +133,12 @@ func (r *resolver) walk(n *yaml.Node, file, p string, doc *target, depth int) {
 				continue
 			}
 			r.walk(v, file, kp, doc, depth+1)
-		case schemaMapKeywords[k] && v.Kind == yaml.MappingNode:
+		case valueForm(k) == dialect.SchemaMap && v.Kind == yaml.MappingNode:
 			r.l.checkDuplicateKeys(v, file, kp)
 			for j := 0; j+1 < len(v.Content); j += 2 {
 				r.walk(v.Content[j+1], file, join(kp, v.Content[j].Value), doc, depth+1)
 			}
-		case schemaListKeywords[k] && v.Kind == yaml.SequenceNode:
+		case valueForm(k) == dialect.SchemaList && v.Kind == yaml.SequenceNode:
 			for j, c := range v.Content {
 				r.walk(c, file, join(kp, strconv.Itoa(j)), doc, depth+1)
 			}

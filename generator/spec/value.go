@@ -3,14 +3,17 @@ package spec
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // Resolve follows a local $ref ("#/$defs/Name", or any JSON pointer into the schema)
@@ -121,6 +124,15 @@ func (s *Schema) check(n *yaml.Node, v any, at string, depth int) string {
 		if msg := prefix(checkCount(n, len(v), "minItems", "maxItems", "items")); msg != "" {
 			return msg
 		}
+		if u := mapGet(n, "uniqueItems"); u != nil && u.Kind == yaml.ScalarNode && u.Value == "true" {
+			for i := range v {
+				for j := i + 1; j < len(v); j++ {
+					if jsonEqual(v[i], v[j]) {
+						return prefix(fmt.Sprintf("items at %d and %d are equal (uniqueItems)", i, j))
+					}
+				}
+			}
+		}
 		if items := mapGet(n, "items"); items != nil && items.Kind != yaml.SequenceNode {
 			for i, e := range v {
 				if msg := s.check(items, e, fmt.Sprintf("%s/%d", at, i), depth+1); msg != "" {
@@ -168,14 +180,17 @@ func (s *Schema) checkObject(n *yaml.Node, v map[string]any, at string, depth in
 }
 
 func checkString(n *yaml.Node, v string) string {
-	switch scalar(mapGet(n, "format")) {
-	case "date-time":
-		if _, err := time.Parse(time.RFC3339, v); err != nil {
-			return fmt.Sprintf("want a date-time such as 2024-05-01T09:30:00Z, got %q", v)
-		}
-	case "date":
-		if _, err := time.Parse(time.DateOnly, v); err != nil {
-			return fmt.Sprintf("want a date such as 2024-05-01, got %q", v)
+	// Formats are checked by the runtime's own checks: it fills a schema's defaults in
+	// before validating, so a default it rejects would fail every enqueue.
+	if f := scalar(mapGet(n, "format")); f != "" {
+		if err := dialect.CheckFormat(f, v); err != nil {
+			switch f {
+			case "date-time":
+				return fmt.Sprintf("want a date-time such as 2024-05-01T09:30:00Z, got %q", v)
+			case "date":
+				return fmt.Sprintf("want a date such as 2024-05-01, got %q", v)
+			}
+			return fmt.Sprintf("%q is not valid %s: %v", v, f, err)
 		}
 	}
 	if msg := checkCount(n, utf8.RuneCountInString(v), "minLength", "maxLength", "characters"); msg != "" {
@@ -209,12 +224,22 @@ func checkNumber(n *yaml.Node, v float64) string {
 	if b, ok := bound("exclusiveMaximum"); ok && v >= b {
 		return fmt.Sprintf("%v is not less than the exclusive maximum %v", v, b)
 	}
+	// Exactly, as the runtime divides the decimals the schema's JSON holds: no
+	// tolerance makes 1.0000000001 a multiple of 1 (nor 0.3 a non-multiple of 0.1).
 	if b, ok := bound("multipleOf"); ok && b > 0 {
-		if q := v / b; math.Abs(q-math.Round(q)) > 1e-9 {
+		q := new(big.Rat).Quo(decimal(v), decimal(b))
+		if !q.IsInt() {
 			return fmt.Sprintf("%v is not a multiple of %v", v, b)
 		}
 	}
 	return ""
+}
+
+// decimal is the exact value of the shortest decimal that reads back as f, which is
+// what a float64 is written as in JSON.
+func decimal(f float64) *big.Rat {
+	r, _ := new(big.Rat).SetString(strconv.FormatFloat(f, 'g', -1, 64))
+	return r
 }
 
 // checkCount checks a length or count against the minimum and maximum keywords.

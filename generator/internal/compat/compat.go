@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // Finding is one reason the new schema may reject a document the old one accepted.
@@ -178,7 +180,8 @@ func (c *checker) unsupported(o, n *view, label string) []Finding {
 	for _, k := range sortedKeys(keys) {
 		ov, oIn := o.kw[k]
 		nv, nIn := n.kw[k]
-		if supportedKeywords[k] {
+		row, _ := dialect.Lookup(k)
+		if supported(k) {
 			_, oArr := ov.v.([]any)
 			_, nArr := nv.v.([]any)
 			if k == "items" && ((oIn && oArr) || (nIn && nArr)) {
@@ -197,22 +200,23 @@ func (c *checker) unsupported(o, n *view, label string) []Finding {
 			}
 			continue
 		}
-		if contextKeywords[k] {
+		// A context keyword's meaning depends on the rest of its schema object (or
+		// the base URI): the same value on both sides does not make it equivalent.
+		if row.Context {
 			report(k, fmt.Sprintf("keyword %q is not supported by the compatibility checker and the subschemas holding it differ", k))
 			continue
 		}
-		g := k
-		if gg, ok := keywordGroups[k]; ok {
-			g = gg
+		// Keywords that mean something only together (if/then/else) are compared
+		// as a whole; any other is an independent assertion, so an identical value
+		// on both sides is trivially compatible.
+		g, members := k, []string{k}
+		if row.Group != "" {
+			g, members = "group "+row.Group, dialect.Members(row.Group)
 		}
 		if done[g] {
 			continue
 		}
 		done[g] = true
-		members := groupMembers[g]
-		if members == nil {
-			members = []string{k}
-		}
 		equal := true
 		for _, m := range members {
 			ov, oIn := o.kw[m]

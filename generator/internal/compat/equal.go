@@ -1,6 +1,10 @@
 package compat
 
-import "strconv"
+import (
+	"strconv"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
+)
 
 // eqState memoises the reference pairs of one top-level equality check.
 // Equality is purely conjunctive, so assuming a pair equal while it is being
@@ -91,7 +95,7 @@ func (c *checker) eqRef(st *eqState, ra any, da *doc, rb any, db *doc) bool {
 // (references resolved) and everything else as plain JSON.
 func (c *checker) eqKeyword(st *eqState, k string, a any, da *doc, pa string, b any, db *doc, pb string) bool {
 	switch {
-	case schemaMapKeywords[k] || k == "dependencies":
+	case valueForm(k) == dialect.SchemaMap || k == "dependencies":
 		ma, ok1 := a.(map[string]any)
 		mb, ok2 := b.(map[string]any)
 		if !ok1 || !ok2 {
@@ -117,7 +121,7 @@ func (c *checker) eqKeyword(st *eqState, k string, a any, da *doc, pa string, b 
 			}
 		}
 		return true
-	case schemaListKeywords[k] || k == "items":
+	case valueForm(k) == dialect.SchemaList || k == "items":
 		la, ok1 := a.([]any)
 		lb, ok2 := b.([]any)
 		if !ok1 || !ok2 {
@@ -135,7 +139,7 @@ func (c *checker) eqKeyword(st *eqState, k string, a any, da *doc, pa string, b 
 			}
 		}
 		return true
-	case schemaKeywords[k]:
+	case valueForm(k) == dialect.Schema:
 		return c.eqSchema(st, a, da, pa, b, db, pb)
 	}
 	return valueEqual(a, b)

@@ -1,5 +1,7 @@
 package compat
 
+import "github.com/jobc-dev/jobc/internal/dialect"
+
 // Rule ids. Each is the name of a Confluent Schema Registry JSON Schema
 // Difference.Type (io.confluent.kafka.schemaregistry.json.diff.Difference),
 // except FORMAT_ADDED, FORMAT_CHANGED and UNSUPPORTED_KEYWORD, which jobc
@@ -74,87 +76,27 @@ const (
 	RuleUnsupportedKeyword = "UNSUPPORTED_KEYWORD"
 )
 
-// annotationKeywords never constrain a document, so they never cause a
-// finding wherever they appear in a schema.
-var annotationKeywords = map[string]bool{
-	"title": true, "description": true, "default": true, "examples": true,
-	"$comment": true, "deprecated": true, "readOnly": true, "writeOnly": true,
-}
-
-// rootAnnotationKeywords are annotations only at the document root; nested
-// they change the base URI or dialect and are unsupported.
-var rootAnnotationKeywords = map[string]bool{"$schema": true, "$id": true}
-
-// containerKeywords hold subschemas that only matter through a $ref; they are
-// compared when a reference reaches into them, not by themselves.
-var containerKeywords = map[string]bool{"$defs": true, "definitions": true}
-
-// supportedKeywords are the assertions the checker reasons about.
-var supportedKeywords = map[string]bool{
-	"type": true, "enum": true, "const": true,
-	"minLength": true, "maxLength": true, "pattern": true, "format": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true, "multipleOf": true,
-	"properties": true, "required": true, "additionalProperties": true, "patternProperties": true,
-	"minProperties": true, "maxProperties": true,
-	"items": true, "minItems": true, "maxItems": true, "uniqueItems": true,
-	"allOf": true, "anyOf": true, "oneOf": true, "$ref": true,
-}
-
-// contextKeywords are unsupported keywords whose meaning depends on the other
-// keywords of their schema object (or on the base URI): the same value on
-// both sides does not make them equivalent, so any difference in the
-// enclosing subschema is reported.
-var contextKeywords = map[string]bool{
-	"unevaluatedProperties": true, "unevaluatedItems": true, "prefixItems": true,
-	"additionalItems": true, "$id": true, "$anchor": true, "$dynamicRef": true,
-	"$dynamicAnchor": true, "$recursiveRef": true, "$recursiveAnchor": true,
-	"$schema": true, "$vocabulary": true,
-}
-
-// keywordGroups ties unsupported keywords that only mean something together;
-// the group is compared as a whole. Any other unsupported keyword is its own
-// group: it is an independent assertion (not, dependentSchemas, ...), so an
-// identical value on both sides is trivially compatible.
-var keywordGroups = map[string]string{
-	"if": "if", "then": "if", "else": "if",
-	"contains": "contains", "minContains": "contains", "maxContains": "contains",
-	"contentEncoding": "content", "contentMediaType": "content", "contentSchema": "content",
-}
-
-// groupMembers lists the keywords of each multi-keyword group.
-var groupMembers = map[string][]string{
-	"if":       {"if", "then", "else"},
-	"contains": {"contains", "minContains", "maxContains"},
-	"content":  {"contentEncoding", "contentMediaType", "contentSchema"},
-}
-
 // isConstraint reports whether keyword k (in a schema object located at ptr)
-// can affect validation, i.e. is neither an annotation nor a container.
+// can affect validation, i.e. is neither an annotation nor a container. A word the
+// dialect does not know is a constraint the checker cannot reason about: fail closed.
 func isConstraint(k, ptr string) bool {
-	if annotationKeywords[k] || containerKeywords[k] {
-		return false
-	}
-	if ptr == "" && rootAnnotationKeywords[k] {
-		return false
-	}
-	return true
+	row, ok := dialect.Lookup(k)
+	return !ok || row.Constrains(ptr)
 }
 
-// Keyword value shapes, for the schema-valued keywords.
-var (
-	schemaMapKeywords = map[string]bool{
-		"properties": true, "patternProperties": true, "$defs": true, "definitions": true,
-		"dependentSchemas": true,
-	}
-	schemaKeywords = map[string]bool{
-		"additionalProperties": true, "not": true, "if": true, "then": true, "else": true,
-		"contains": true, "propertyNames": true, "unevaluatedProperties": true,
-		"unevaluatedItems": true, "additionalItems": true, "contentSchema": true,
-	}
-	schemaListKeywords = map[string]bool{
-		"allOf": true, "anyOf": true, "oneOf": true, "prefixItems": true,
-	}
-)
+// supported reports whether the checker has rules for keyword k; any other
+// difference between versions is reported as UNSUPPORTED_KEYWORD.
+func supported(k string) bool {
+	row, ok := dialect.Lookup(k)
+	return ok && row.Supports(dialect.Compat)
+}
+
+// valueForm is the form of keyword k's value: whether it holds a subschema, a map of
+// them or a list of them (dialect.AnyValue for a word the dialect does not know).
+func valueForm(k string) dialect.Value {
+	row, _ := dialect.Lookup(k)
+	return row.Value
+}
 
 // isSchemaValue reports whether v has the shape of a JSON Schema (object or boolean).
 func isSchemaValue(v any) bool {

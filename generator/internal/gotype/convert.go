@@ -50,7 +50,7 @@ func Convert(name string, s *spec.Schema, formats map[string]spec.GoType) (*Payl
 	if root.get("$ref") != nil {
 		// The whole payload is a definition, typically a schema file: {$ref: ./x.json}.
 		for i := 0; i+1 < len(root.n.Content); i += 2 {
-			if k := root.n.Content[i].Value; k != "$ref" && !annotations[k] && !rootOnly[k] {
+			if k := root.n.Content[i].Value; k != "$ref" && !annotation(k) && !rootOnly(k) {
 				c.errorf(root.key(i), "keyword %q next to $ref is not supported: move it into the referenced schema", k)
 			}
 		}
@@ -211,7 +211,7 @@ func (c *conv) typeOf(s snode, hint string) (t Type, nullable bool) {
 	}()
 	if s.get("$ref") != nil {
 		for i := 0; i+1 < len(s.n.Content); i += 2 {
-			if k := s.n.Content[i].Value; k != "$ref" && !annotations[k] {
+			if k := s.n.Content[i].Value; k != "$ref" && !annotation(k) {
 				c.errorf(s.key(i), "keyword %q next to $ref is not supported: move it into the referenced schema", k)
 			}
 		}

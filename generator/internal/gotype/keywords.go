@@ -2,79 +2,33 @@ package gotype
 
 import (
 	"regexp"
-	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
-// annotations never change the Go type or validation.
-var annotations = map[string]bool{
-	"title": true, "description": true, "examples": true, "$comment": true, "deprecated": true,
-	"readOnly": true, "writeOnly": true, "$schema": true, "$id": true, "default": true,
+// valueKinds names, for each form of value the dialect knows, what the check of a
+// keyword's value (valueIs) and its message (article) call it; "" is not checked here.
+var valueKinds = map[dialect.Value]string{
+	dialect.String: "string", dialect.Boolean: "boolean", dialect.List: "list",
+	dialect.Strings: "list of strings", dialect.Count: "count", dialect.Number: "number",
+	dialect.Positive: "positive number", dialect.SchemaMap: "mapping", dialect.Schema: "schema",
 }
 
-// supported are the keywords jobc turns into Go types or leaves to validation.
-var supported = map[string]bool{
-	"type": true, "properties": true, "required": true, "additionalProperties": true,
-	"items": true, "enum": true, "const": true, "format": true, "$ref": true, "$defs": true,
-	"definitions": true, "minLength": true, "maxLength": true, "pattern": true,
-	"minimum": true, "maximum": true, "exclusiveMinimum": true, "exclusiveMaximum": true,
-	"multipleOf": true, "minItems": true, "maxItems": true, "uniqueItems": true,
-	"minProperties": true, "maxProperties": true,
+// annotation reports whether k never changes the Go type or validation.
+func annotation(k string) bool {
+	row, ok := dialect.Lookup(k)
+	return ok && row.Class == dialect.Annotation
 }
 
-// unsupported are real JSON Schema keywords that have no Go type jobc can generate.
-var unsupported = map[string]bool{
-	"oneOf": true, "anyOf": true, "allOf": true, "not": true, "if": true, "then": true,
-	"else": true, "patternProperties": true, "dependentRequired": true, "dependentSchemas": true,
-	"dependencies": true, "prefixItems": true, "contains": true, "minContains": true,
-	"maxContains": true, "propertyNames": true, "unevaluatedProperties": true,
-	"unevaluatedItems": true, "$anchor": true, "$dynamicRef": true, "$dynamicAnchor": true,
-	"$recursiveRef": true, "$recursiveAnchor": true, "$vocabulary": true, "additionalItems": true,
-	"contentEncoding": true, "contentMediaType": true, "contentSchema": true,
+// rootOnly reports whether k may only appear at the top of a payload schema.
+func rootOnly(k string) bool {
+	row, ok := dialect.Lookup(k)
+	return ok && row.RootOnly
 }
-
-// rootOnly keywords may only appear at the top of a payload schema.
-var rootOnly = map[string]bool{"$schema": true, "$id": true, "$defs": true, "definitions": true}
-
-// appliesTo says which JSON type a type-specific keyword constrains.
-var appliesTo = map[string]string{
-	"minLength": "string", "maxLength": "string", "pattern": "string",
-	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number",
-	"exclusiveMaximum": "number", "multipleOf": "number",
-	"items": "array", "minItems": "array", "maxItems": "array", "uniqueItems": "array",
-	"properties": "object", "required": "object", "additionalProperties": "object",
-	"minProperties": "object", "maxProperties": "object",
-}
-
-// valueKinds says what each keyword's value must be.
-var valueKinds = map[string]string{
-	"title": "string", "description": "string", "$comment": "string", "$schema": "string",
-	"$id": "string", "format": "string", "pattern": "string", "$ref": "string",
-	"deprecated": "boolean", "readOnly": "boolean", "writeOnly": "boolean", "uniqueItems": "boolean",
-	"examples": "list", "enum": "list", "required": "list of strings",
-	"minLength": "count", "maxLength": "count", "minItems": "count", "maxItems": "count",
-	"minProperties": "count", "maxProperties": "count",
-	"minimum": "number", "maximum": "number", "exclusiveMinimum": "number", "exclusiveMaximum": "number",
-	"multipleOf": "positive number",
-	"properties": "mapping", "$defs": "mapping", "definitions": "mapping",
-	"items": "schema", "additionalProperties": "schema",
-}
-
-var knownKeywords = func() []string {
-	var keys []string
-	for k := range supported {
-		keys = append(keys, k)
-	}
-	for k := range annotations {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}()
 
 // keywords reports every keyword of a subschema that jobc does not support, that does
 // not belong where it is, or whose value has the wrong form.
@@ -84,24 +38,25 @@ func (c *conv) keywords(s snode, root bool) {
 		k := s.n.Content[i].Value
 		at := s.key(i)
 		v := snode{n: s.n.Content[i+1], path: at.path, file: s.file}
+		row, ok := dialect.Lookup(k)
 		switch {
-		case unsupported[k]:
-			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see docs/spec.md)", k)
-			continue
-		case !supported[k] && !annotations[k]:
-			if sg := spec.Suggest(k, knownKeywords); sg != "" {
+		case !ok:
+			if sg := spec.Suggest(k, dialect.Accepted()); sg != "" {
 				c.errorf(at, "unknown JSON Schema keyword %q; did you mean %q?", k, sg)
 			} else {
 				c.errorf(at, "unknown JSON Schema keyword %q", k)
 			}
 			continue
-		case rootOnly[k] && !root:
+		case row.Class == dialect.Unsupported:
+			c.errorf(at, "unsupported JSON Schema keyword %q: jobc generates Go types from a subset of JSON Schema (see docs/spec.md)", k)
+			continue
+		case row.RootOnly && !root:
 			c.errorf(at, "keyword %q is only allowed at the top of a payload schema", k)
 			continue
 		}
 		// With an unknown type there is no telling which type the keyword was
 		// meant for: the unknown type is the error, reported where types are read.
-		if want := appliesTo[k]; want != "" && len(types) > 0 && known(types) && !allows(types, want) {
+		if want := row.Applies; want != "" && len(types) > 0 && known(types) && !allows(types, want) {
 			c.errorf(at, "keyword %q applies to %s values, but this schema has type %s", k, typeWord(want), strings.Join(types, " or "))
 			continue
 		}
@@ -109,7 +64,7 @@ func (c *conv) keywords(s snode, root bool) {
 			c.errorf(v, "items as a list of schemas (a tuple) is not supported: an array's elements share one schema")
 			continue
 		}
-		if want := valueKinds[k]; want != "" && !valueIs(v.n, want) {
+		if want := valueKinds[row.Value]; want != "" && !valueIs(v.n, want) {
 			c.errorf(v, "%s must be %s, got %s", k, article(want), describe(v.n))
 			continue
 		}

@@ -19,6 +19,8 @@ import (
 	"strings"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // maxPerSchema bounds the values made for one (sub)schema, and so the samples of a
@@ -319,20 +321,6 @@ func numbers(m map[string]any, integer bool) []any {
 	return out
 }
 
-// formatExamples are valid values of the formats jobc supports.
-var formatExamples = map[string][]string{
-	"uuid":      {"0b9e3f4e-8d2c-4f5a-9b1e-2c3d4e5f6a7b"},
-	"email":     {"ada@example.com"},
-	"date-time": {"2026-01-02T03:04:05Z", "2026-12-31T23:59:59.999+01:00"},
-	"date":      {"2026-01-02", "2024-02-29"},
-	"time":      {"03:04:05Z"},
-	"uri":       {"https://example.com/a?b=c"},
-	"hostname":  {"example.com"},
-	"ipv4":      {"192.0.2.1"},
-	"ipv6":      {"2001:db8::1"},
-	"duration":  {"P1DT2H"},
-}
-
 // strs: format examples, a string matching the pattern, or strings of the shortest
 // and longest length allowed.
 func strs(m map[string]any) []any {
@@ -345,9 +333,9 @@ func strs(m map[string]any) []any {
 		}
 	}
 	if f, ok := m["format"].(string); ok {
-		if ex, ok := formatExamples[f]; ok {
-			out := make([]any, len(ex))
-			for i, e := range ex {
+		if row, ok := dialect.LookupFormat(f); ok && len(row.Examples) > 0 {
+			out := make([]any, len(row.Examples))
+			for i, e := range row.Examples {
 				out[i] = e
 			}
 			return out

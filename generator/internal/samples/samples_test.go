@@ -8,6 +8,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/jobc-dev/jobc/generator/internal/samples"
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 func decode(t *testing.T, s string) any {
@@ -104,6 +105,22 @@ func TestDocumentsMatchPatterns(t *testing.T) {
 	for _, want := range []string{`{"sku":"---"}`, `{"sku":"--------------------------------"}`} {
 		if !got[want] {
 			t.Errorf("no sample %s among %v", want, got)
+		}
+	}
+}
+
+// TestEveryFormatHasSamples: a required property of any format the runtime checks
+// still yields documents, so jobc check exercises the upcasts of such a schema. A
+// format without examples used to leave nothing but invalid strings to try.
+func TestEveryFormatHasSamples(t *testing.T) {
+	for _, f := range dialect.Formats(dialect.Go) {
+		schema := decode(t, `{"type":"object","required":["v"],"properties":{"v":{"type":"string","format":"`+f+`"}}}`)
+		docs, err := samples.Documents(schema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(docs) == 0 {
+			t.Errorf("format %s: no sample documents", f)
 		}
 	}
 }

@@ -40,6 +40,21 @@ var everyKeyword = []string{
 	  "$defs":{"inner":{"type":"object","required":["x"],"properties":{"x":{"type":"string","format":"date"}}}}}`,
 	`{"type":"object","properties":{"list":{"type":"array","uniqueItems":true,
 	  "items":{"type":"object","properties":{"n":{"type":"number","multipleOf":1.5}}}}}}`,
+	`{"$schema":"https://json-schema.org/draft/2020-12/schema","$id":"jobc:///every-format.json",
+	  "title":"t","description":"d","$comment":"c","examples":[{}],"deprecated":false,"readOnly":false,"writeOnly":false,
+	  "type":"object","properties":{
+	    "date":{"type":"string","format":"date"},"date-time":{"type":"string","format":"date-time"},
+	    "duration":{"type":"string","format":"duration"},"email":{"type":"string","format":"email"},
+	    "hostname":{"type":"string","format":"hostname"},"iri":{"type":"string","format":"iri"},
+	    "iri-reference":{"type":"string","format":"iri-reference"},"ipv4":{"type":"string","format":"ipv4"},
+	    "ipv6":{"type":"string","format":"ipv6"},"json-pointer":{"type":"string","format":"json-pointer"},
+	    "period":{"type":"string","format":"period"},"relative-json-pointer":{"type":"string","format":"relative-json-pointer"},
+	    "semver":{"type":"string","format":"semver"},"time":{"type":"string","format":"time"},
+	    "uri":{"type":"string","format":"uri"},"uri-reference":{"type":"string","format":"uri-reference"},
+	    "uuid":{"type":"string","format":"uuid"},"uri-template":{"type":"string","format":"uri-template"},
+	    "regex":{"type":"string","format":"regex"},
+	    "old":{"$ref":"#/definitions/old"}},
+	  "definitions":{"old":{"type":"integer","default":1}}}`,
 }
 
 type pair struct {

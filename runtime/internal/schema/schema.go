@@ -22,6 +22,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // Problem is one violation, at a JSON pointer into the document ("" for its root).
@@ -141,15 +143,6 @@ type compiler struct {
 	defaults bool
 }
 
-// unsupported are keywords whose meaning this package does not implement.
-var unsupported = []string{
-	"oneOf", "anyOf", "allOf", "not", "if", "then", "else", "patternProperties",
-	"dependentRequired", "dependentSchemas", "dependencies", "prefixItems", "contains",
-	"minContains", "maxContains", "propertyNames", "unevaluatedProperties",
-	"unevaluatedItems", "$dynamicRef", "$recursiveRef", "additionalItems",
-	"contentEncoding", "contentMediaType", "contentSchema",
-}
-
 func (c *compiler) compile(ptr string, v any) (*node, error) {
 	if n, ok := c.nodes[ptr]; ok {
 		return n, nil
@@ -164,10 +157,8 @@ func (c *compiler) compile(ptr string, v any) (*node, error) {
 	if !ok {
 		return nil, fmt.Errorf("schema at %q: want an object or a boolean, got %s", "#"+ptr, typeOf(v))
 	}
-	for _, k := range unsupported {
-		if _, ok := m[k]; ok {
-			return nil, fmt.Errorf("schema at %q: keyword %s is not supported", "#"+ptr, k)
-		}
+	if err := keywords(ptr, m); err != nil {
+		return nil, err
 	}
 	var err error
 	if r, ok := m["$ref"].(string); ok {
@@ -187,7 +178,10 @@ func (c *compiler) compile(ptr string, v any) (*node, error) {
 		n.enum, n.hasEnum = list, true
 	}
 	if f, ok := m["format"].(string); ok {
-		n.format, n.checkFormat = f, formats[f]
+		n.format = f
+		if row, ok := dialect.LookupFormat(f); ok {
+			n.checkFormat = row.Check
+		}
 	}
 	if p, ok := m["pattern"].(string); ok {
 		if n.pattern, err = regexp.Compile(p); err != nil {
@@ -285,6 +279,30 @@ func (c *compiler) compile(ptr string, v any) (*node, error) {
 		}
 	}
 	return n, nil
+}
+
+// keywords refuses a schema object using a keyword the validator does not implement
+// (dialect.Go), one jobc does not know, or a root-only keyword below the root: each
+// would be checked by less than the schema says, so compiling fails instead, as
+// jobc generate does.
+func keywords(ptr string, m map[string]any) error {
+	names := make([]string, 0, len(m))
+	for k := range m {
+		names = append(names, k)
+	}
+	sort.Strings(names)
+	for _, k := range names {
+		row, ok := dialect.Lookup(k)
+		switch {
+		case !ok:
+			return fmt.Errorf("schema at %q: unknown keyword %s", "#"+ptr, k)
+		case row.Class == dialect.Unsupported || (row.Class == dialect.Assertion && !row.Supports(dialect.Go)):
+			return fmt.Errorf("schema at %q: keyword %s is not supported", "#"+ptr, k)
+		case row.RootOnly && ptr != "":
+			return fmt.Errorf("schema at %q: keyword %s is only allowed at the top of a schema", "#"+ptr, k)
+		}
+	}
+	return nil
 }
 
 // resolve compiles the subschema a local reference such as "#/$defs/money" points to.

@@ -306,7 +306,7 @@ func TestSQLRefusesWhatGoCannotDecode(t *testing.T) {
 func cases(t testing.TB) map[string][]kind {
 	t.Helper()
 	var dirs []string
-	for _, pattern := range []string{"../../../../testdata/*/jobc.yaml", "../../../../examples/*/jobc.yaml"} {
+	for _, pattern := range []string{"../../../../testdata/*/jobc.yaml", "../../../../examples/*/jobc.yaml", "testdata/*/jobc.yaml"} {
 		m, err := filepath.Glob(pattern)
 		if err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/internal/dialect"
 )
 
 // lineWidth is the width the file is laid out for, prettier's printWidth: code lines
@@ -78,27 +79,18 @@ func docOf(n *yaml.Node) string {
 	return scalar(get(n, "title"))
 }
 
-// formats describes the formats a reader may not know by name.
-var formats = map[string]string{
-	"date-time": "an RFC 3339 date and time, as Date.prototype.toISOString() writes",
-	"date":      "an RFC 3339 full date, such as 2024-05-31",
-	"time":      "an RFC 3339 time, such as 23:59:59Z",
-	"duration":  "an ISO 8601 duration, such as P1DT2H",
-	"uuid":      "a UUID",
-	"email":     "an email address",
-	"uri":       "an absolute URI",
-	"hostname":  "a host name",
-	"ipv4":      "an IPv4 address",
-	"ipv6":      "an IPv6 address",
-}
-
 // checkKeywords are the validation keywords TypeScript's types cannot express, in the
-// order the doc comment lists them.
-var checkKeywords = []string{
-	"minimum", "exclusiveMinimum", "maximum", "exclusiveMaximum", "multipleOf",
-	"minLength", "maxLength", "pattern", "minItems", "maxItems", "uniqueItems",
-	"minProperties", "maxProperties",
-}
+// order the doc comment lists them (the dialect's): the assertions the TypeScript
+// target does not claim, but format, which ownChecks describes on its own.
+var checkKeywords = func() []string {
+	var out []string
+	for _, k := range dialect.Keywords() {
+		if k.Class == dialect.Assertion && !k.Supports(dialect.TypeScript) && k.Name != "format" {
+			out = append(out, k.Name)
+		}
+	}
+	return out
+}()
 
 // checks says what the schema requires of a property's value that its TypeScript
 // type cannot say, and so only the SQL function checks: that a number is an integer,
@@ -142,8 +134,8 @@ func ownChecks(n *yaml.Node) []string {
 		out = append(out, "an integer")
 	}
 	if f := scalar(get(n, "format")); f != "" {
-		if d := formats[f]; d != "" {
-			out = append(out, fmt.Sprintf("format %s (%s)", f, d))
+		if row, _ := dialect.LookupFormat(f); row.Describe != "" {
+			out = append(out, fmt.Sprintf("format %s (%s)", f, row.Describe))
 		} else {
 			out = append(out, "format "+f)
 		}

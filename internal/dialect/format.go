@@ -5,7 +5,7 @@
 // changes: each check takes the string (non-strings pass, as they did), and errors are
 // plain errors.
 
-package schema
+package dialect
 
 import (
 	"errors"
@@ -17,29 +17,6 @@ import (
 	"strings"
 	"time"
 )
-
-// formats are the formats the runtime asserts; any other format is an annotation.
-var formats = map[string]func(any) error{
-	"json-pointer":          validateJSONPointer,
-	"relative-json-pointer": validateRelativeJSONPointer,
-	"uuid":                  validateUUID,
-	"duration":              validateDuration,
-	"period":                validatePeriod,
-	"ipv4":                  validateIPV4,
-	"ipv6":                  validateIPV6,
-	"hostname":              validateHostname,
-	"email":                 validateEmail,
-	"date":                  validateDate,
-	"time":                  validateTime,
-	"date-time":             validateDateTime,
-	"uri":                   validateURI,
-	"iri":                   validateURI,
-	"uri-reference":         validateURIReference,
-	"iri-reference":         validateURIReference,
-	"uri-template":          validateURITemplate,
-	"semver":                validateSemver,
-	"regex":                 validateRegex,
-}
 
 func localizableError(format string, args ...any) error {
 	if len(args) == 0 {
