@@ -353,16 +353,59 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_hostname(p #>> '{}') END
 $$;
 
--- jobc_go_parse_ipv4_fields is netip's parseIPv4Fields of p (as bytes b) from byte
--- p_off to p_end: its error, or NULL.
-CREATE OR REPLACE FUNCTION jobc_go_parse_ipv4_fields(p text, b bytea, p_off integer, p_end integer) RETURNS text
+-- jobc_go_quote_bytes is Go's strconv.Quote of bytes that need not be UTF-8: a byte
+-- that does not start a valid character is written \xNN, as Go writes it.
+CREATE OR REPLACE FUNCTION jobc_go_quote_bytes(p bytea) RETURNS text
+LANGUAGE plpgsql IMMUTABLE STRICT AS $$
+DECLARE
+    n   integer := octet_length(p);
+    i   integer := 0;
+    c   integer;
+    len integer;
+    ch  text;
+    out text := '';
+BEGIN
+    BEGIN
+        RETURN jobc_go_quote(convert_from(p, 'UTF8'), 'string');
+    EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+        NULL; -- not UTF-8: quote it character by character
+    END;
+    WHILE i < n LOOP
+        c := get_byte(p, i);
+        len := CASE WHEN c BETWEEN 1 AND 127 THEN 1 WHEN c BETWEEN 194 AND 223 THEN 2
+                    WHEN c BETWEEN 224 AND 239 THEN 3 WHEN c BETWEEN 240 AND 244 THEN 4 ELSE 0 END;
+        ch := NULL;
+        IF len > 0 AND i + len <= n THEN
+            BEGIN
+                ch := convert_from(substring(p FROM i + 1 FOR len), 'UTF8');
+            EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
+                ch := NULL;
+            END;
+        END IF;
+        IF ch IS NULL THEN
+            out := out || E'\\x' || lpad(to_hex(c), 2, '0');
+            i := i + 1;
+        ELSE
+            ch := jobc_go_quote(ch, 'string');
+            out := out || substr(ch, 2, length(ch) - 2);
+            i := i + len;
+        END IF;
+    END LOOP;
+    RETURN '"' || out || '"';
+END
+$$;
+
+-- jobc_go_parse_ipv4_fields is netip's parseIPv4Fields of the address b from byte
+-- p_off to p_end: its error, or NULL. (A database that applied an older library keeps
+-- the older jobc_go_parse_ipv4_fields(text, bytea, integer, integer), unused.)
+CREATE OR REPLACE FUNCTION jobc_go_parse_ipv4_fields(b bytea, p_off integer, p_end integer) RETURNS text
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
     val    integer := 0;
     pos    integer := 0;
     diglen integer := 0;
     c      integer;
-    q      text := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): ';
+    q      text := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): ';
 BEGIN
     FOR i IN p_off..p_end - 1 LOOP
         c := get_byte(b, i);
@@ -378,7 +421,7 @@ BEGIN
         ELSIF c = 46 THEN
             IF i = p_off OR i = p_end - 1 OR get_byte(b, i - 1) = 46 THEN
                 RETURN q || 'IPv4 field must have at least one digit (at '
-                    || jobc_go_quote(convert_from(substring(b FROM i + 1 FOR p_end - i), 'UTF8'), 'string') || ')';
+                    || jobc_go_quote_bytes(substring(b FROM i + 1 FOR p_end - i)) || ')';
             END IF;
             IF pos = 3 THEN
                 RETURN q || 'IPv4 address too long';
@@ -388,7 +431,7 @@ BEGIN
             diglen := 0;
         ELSE
             RETURN q || 'unexpected character (at '
-                || jobc_go_quote(convert_from(substring(b FROM i + 1 FOR p_end - i), 'UTF8'), 'string') || ')';
+                || jobc_go_quote_bytes(substring(b FROM i + 1 FOR p_end - i)) || ')';
         END IF;
     END LOOP;
     IF pos < 3 THEN
@@ -423,12 +466,14 @@ LANGUAGE sql IMMUTABLE AS $$
     SELECT CASE WHEN jsonb_typeof(p) = 'string' THEN jobc_go_ipv6(p #>> '{}') END
 $$;
 
--- jobc_go_parse_addr is Go's netip.ParseAddr: its error, or NULL and whether the
--- address is IPv4 and its zone. Ported byte for byte, with Go's messages.
-CREATE OR REPLACE FUNCTION jobc_go_parse_addr(p text, OUT err text, OUT is4 boolean, OUT zone text)
+-- jobc_go_parse_addr_bytes is Go's netip.ParseAddr of bytes that need not be UTF-8
+-- (a URL's host decoded from %80 is not): its error, or NULL and whether the address
+-- is IPv4 and its zone. Ported byte for byte, with Go's messages. The zone is
+-- converted to text: the bytes after the first % are UTF-8 from every caller, since
+-- jobc_go_url_unescape rejects an escape of a non-ASCII byte in a zone.
+CREATE OR REPLACE FUNCTION jobc_go_parse_addr_bytes(b bytea, OUT err text, OUT is4 boolean, OUT zone text)
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
-    b        bytea   := convert_to(p, 'UTF8');
     n        integer := octet_length(b);
     c        integer;
     s_off    integer := 0; -- what is left to parse: b[s_off:s_end]
@@ -439,7 +484,6 @@ DECLARE
     acc      bigint;
     hv       integer;
     msg      text;
-    at       text;
 BEGIN
     is4 := false;
     zone := '';
@@ -448,15 +492,15 @@ BEGIN
         EXIT WHEN c IN (46, 58, 37);
     END LOOP;
     IF n = 0 OR c NOT IN (46, 58, 37) THEN
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): unable to parse IP';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): unable to parse IP';
         RETURN;
     END IF;
     IF c = 37 THEN
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): missing IPv6 address';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): missing IPv6 address';
         RETURN;
     END IF;
     IF c = 46 THEN
-        err := jobc_go_parse_ipv4_fields(p, b, 0, n);
+        err := jobc_go_parse_ipv4_fields(b, 0, n);
         is4 := err IS NULL;
         RETURN;
     END IF;
@@ -465,7 +509,7 @@ BEGIN
         s_end := position('\x25'::bytea IN b) - 1;
         zone := convert_from(substring(b FROM s_end + 2), 'UTF8');
         IF zone = '' THEN
-            err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): zone must be a non-empty string';
+            err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): zone must be a non-empty string';
             RETURN;
         END IF;
     END IF;
@@ -509,7 +553,7 @@ BEGIN
                 msg := 'too many hex fields to fit an embedded IPv4 at the end of the address';
                 EXIT fields;
             END IF;
-            err := jobc_go_parse_ipv4_fields(p, b, s_off, s_end);
+            err := jobc_go_parse_ipv4_fields(b, s_off, s_end);
             IF err IS NOT NULL THEN
                 RETURN;
             END IF;
@@ -539,19 +583,23 @@ BEGIN
         END IF;
     END LOOP;
     IF msg IS NOT NULL THEN
-        at := convert_from(substring(b FROM s_off + 1 FOR s_end - s_off), 'UTF8');
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): ' || msg || ' (at ' || jobc_go_quote(at, 'string') || ')';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): ' || msg || ' (at ' || jobc_go_quote_bytes(substring(b FROM s_off + 1 FOR s_end - s_off)) || ')';
         RETURN;
     END IF;
     IF s_off <> s_end THEN
-        at := convert_from(substring(b FROM s_off + 1 FOR s_end - s_off), 'UTF8');
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): trailing garbage after address (at ' || jobc_go_quote(at, 'string') || ')';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): trailing garbage after address (at ' || jobc_go_quote_bytes(substring(b FROM s_off + 1 FOR s_end - s_off)) || ')';
     ELSIF ip < 16 AND ellipsis < 0 THEN
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): address string too short';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): address string too short';
     ELSIF ip >= 16 AND ellipsis >= 0 THEN
-        err := 'ParseAddr(' || jobc_go_quote(p, 'string') || '): the :: must expand to at least one field of zeros';
+        err := 'ParseAddr(' || jobc_go_quote_bytes(b) || '): the :: must expand to at least one field of zeros';
     END IF;
 END
+$$;
+
+-- jobc_go_parse_addr is Go's netip.ParseAddr of a string (jobc_go_parse_addr_bytes).
+CREATE OR REPLACE FUNCTION jobc_go_parse_addr(p text, OUT err text, OUT is4 boolean, OUT zone text)
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT * FROM jobc_go_parse_addr_bytes(convert_to(p, 'UTF8'))
 $$;
 
 -- jobc_format_email is the Go runtime's check of an e-mail address.
@@ -671,9 +719,11 @@ BEGIN
 END
 $$;
 
--- jobc_go_url_decode decodes the % escapes of p, which jobc_go_url_unescape accepted;
--- NULL when the bytes are not UTF-8 (which PostgreSQL text cannot hold).
-CREATE OR REPLACE FUNCTION jobc_go_url_decode(p text) RETURNS text
+-- jobc_go_url_decode_bytes decodes the % escapes of p, which jobc_go_url_unescape
+-- accepted, into bytes that, as in Go, need not be UTF-8 (%80). It replaced
+-- jobc_go_url_decode(text), which returned text and so NULL for such bytes; a
+-- database that applied an older library keeps that function, unused and harmless.
+CREATE OR REPLACE FUNCTION jobc_go_url_decode_bytes(p text) RETURNS bytea
 LANGUAGE plpgsql IMMUTABLE STRICT AS $$
 DECLARE
     b   bytea   := convert_to(p, 'UTF8');
@@ -689,9 +739,7 @@ BEGIN
             i := i + 1;
         END IF;
     END LOOP;
-    RETURN convert_from(out, 'UTF8');
-EXCEPTION WHEN character_not_in_repertoire OR untranslatable_character THEN
-    RETURN NULL;
+    RETURN out;
 END
 $$;
 
@@ -796,10 +844,10 @@ BEGIN
                     err := jobc_go_url_unescape(hostname, 'host');
                 END IF;
                 EXIT parse WHEN err IS NOT NULL;
-                hostname := jobc_go_url_decode(hostname);
-                addr := jobc_go_parse_addr(coalesce(hostname, ''));
-                IF hostname IS NULL OR addr.err IS NOT NULL THEN
-                    err := 'invalid host: ' || coalesce(addr.err, 'ParseAddr: not UTF-8');
+                -- Go parses the unescaped bytes, which need not be UTF-8 (%80).
+                addr := jobc_go_parse_addr_bytes(jobc_go_url_decode_bytes(hostname));
+                IF addr.err IS NOT NULL THEN
+                    err := 'invalid host: ' || addr.err;
                     EXIT parse;
                 END IF;
                 IF addr.is4 THEN

@@ -37,7 +37,7 @@ func TestFormatsAgreeWithGo(t *testing.T) {
 		t.Fatalf("refused: %v", refused)
 	}
 	pool := migrated(t, file)
-	awkward := []string{"", " ", "é", "a b", "%", "%2", "%zz", "%80", "a:%80", "http://%80/", "http://h/%80", "http://[::1%25%80]/", "http://[fe80::1%25%80]/", "http://%80@h/", "http://h:%80/", "http://h/?%80#%80", `\`, "1", "-", ".", "..", ":", "@", "[", "]", "#", "?", "/", "~", "\t", "0", "P", "T", "Z", "+", "𝄞"}
+	awkward := []string{"", " ", "é", "a b", "%", "%2", "%zz", "%80", "a:%80", "http://%80/", "http://h/%80", "http://[::1%25%80]/", "http://[fe80::1%25%80]/", "http://%80@h/", "http://h:%80/", "http://h/?%80#%80", "http://[%80::1]/", "//[%80::]/", "http://[::1.2.%80.4]/", "http://[é%E2%82::1]/", `\`, "1", "-", ".", "..", ":", "@", "[", "]", "#", "?", "/", "~", "\t", "0", "P", "T", "Z", "+", "𝄞"}
 	n := 0
 	for i, f := range names {
 		for _, s := range append(append([]string(nil), formatSamples[f]...), awkward...) {
