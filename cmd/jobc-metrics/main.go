@@ -11,21 +11,13 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, append([]string{"metrics"}, os.Args[1:]...), os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main("metrics", newRoot) }
 
 // newRoot is jobc's root command with `metrics` its only command, so that help, usage
 // and errors name `jobc metrics`, as the user typed it.

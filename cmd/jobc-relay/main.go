@@ -14,21 +14,13 @@ package main
 import (
 	"context"
 	"io"
-	"os"
-	"os/signal"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	code := run(ctx, append([]string{"relay"}, os.Args[1:]...), os.Stdout, os.Stderr)
-	stop()
-	os.Exit(code)
-}
+func main() { cli.Main("relay", newRoot) }
 
 // newRoot is jobc's root command with `relay` its only command, so that help, usage
 // and errors name `jobc relay`, as the user typed it.

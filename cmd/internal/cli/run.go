@@ -5,7 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -125,4 +128,14 @@ func Truncate(s string, n int) string {
 		return s
 	}
 	return strings.TrimSpace(string(r[:n-1])) + "…"
+}
+
+// Main is the main function of a server binary that is one jobc command (jobc-relay
+// is `jobc relay`): it runs command with the process's arguments on the root newRoot
+// makes, until SIGINT or SIGTERM cancels its context, and exits with Run's status.
+func Main(command string, newRoot func() *cobra.Command) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := Run(ctx, newRoot(), append([]string{command}, os.Args[1:]...), os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
 }
