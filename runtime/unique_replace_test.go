@@ -285,3 +285,104 @@ func TestUniqueReplaceChecked(t *testing.T) {
 		t.Errorf("replace without while: %v", err)
 	}
 }
+
+// TestUniqueReplaceRacesClaims: enqueues of one key while a worker claims and runs its
+// jobs. Each job runs the payload it holds when it finishes (a replace never reaches a
+// running job), and the last enqueue's payload runs (a replace that loses to a claim
+// inserts a new job instead of being lost).
+func TestUniqueReplaceRacesClaims(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := replaceType(t)
+	var mu sync.Mutex
+	ran := map[int64]int{} // job id: the n its handler got
+	w := runtime.NewWorker(pool, testConfig(nil))
+	if err := runtime.Handle(w, jt, func(_ context.Context, job *runtime.Job, p emailPayload) error {
+		time.Sleep(time.Millisecond) // long enough for enqueues to find the job running
+		mu.Lock()
+		defer mu.Unlock()
+		ran[job.ID] = p.N
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	stop := startWorker(t, w)
+	defer stop()
+	const n = 300
+	for i := range n {
+		if _, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: i, Email: "k@example.com"}); err != nil {
+			t.Fatalf("enqueue %d: %v", i, err)
+		}
+	}
+	waitFor(t, "every job to finish", 20*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs`) == 0
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	lastRan := false
+	for id, got := range ran {
+		_, p, _ := jobPayload(t, pool, id)
+		if p.N != got {
+			t.Errorf("job %d ran n %d but holds n %d: its payload changed while it ran", id, got, p.N)
+		}
+		lastRan = lastRan || got == n-1
+	}
+	if !lastRan {
+		t.Errorf("the last enqueue's payload (n %d) never ran; %d jobs ran", n-1, len(ran))
+	}
+	t.Logf("%d enqueues ran as %d jobs", n, len(ran))
+}
+
+// TestUniqueReplaceLosesToClaim: an enqueue that finds its holder being claimed (the
+// claim's transaction holds the job row) waits for the claim, then sees the job running
+// and inserts a new job; the claimed job keeps the payload its worker read.
+func TestUniqueReplaceLosesToClaim(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := replaceType(t)
+	a, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "k@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A claim, as the worker's writes it, left open.
+	claim, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = claim.Rollback(ctx) }()
+	if _, err := claim.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', attempt = attempt + 1, attempted_at = now(),
+		lease_owner = 'test', lease_expires_at = now() + interval '1 hour' WHERE id = $1`, a.ID); err != nil {
+		t.Fatal(err)
+	}
+	var claimPID int32
+	if err := claim.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&claimPID); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		e   runtime.Enqueued
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 2, Email: "k@example.com"})
+		done <- result{e, err}
+	}()
+	waitFor(t, "the enqueue to wait for the claim's lock", 10*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM pg_stat_activity WHERE $1 = ANY(pg_blocking_pids(pid))`, claimPID) == 1
+	})
+	if err := claim.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := <-done
+	if r.err != nil {
+		t.Fatal(r.err)
+	}
+	if r.e.ID == a.ID || r.e.Replaced || r.e.Duplicate {
+		t.Errorf("enqueue after the claim: %+v, want a new job", r.e)
+	}
+	if info, p, _ := jobPayload(t, pool, a.ID); info.State != runtime.StateRunning || p.N != 1 {
+		t.Errorf("claimed job: %s with payload %s, want running with n 1", info.State, info.Payload)
+	}
+}
