@@ -25,15 +25,16 @@ RETURNING id,
 
 -- name: InsertUniqueJob :one
 -- Inserts the job only if no other job holds its unique key, and otherwise returns the
--- holder's id with inserted false (jobc_enqueue_unique, in schema/0001_baseline.sql:
--- the key row and the job row in one statement, so of concurrent inserts of one key
--- exactly one inserts; it runs with its owner's rights, so a producer role cannot
--- write key rows or take ids of its own).
-SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted
+-- holder's id with inserted false; on_conflict 'replace' writes the payload, metadata
+-- and run time into a waiting holder instead (replaced true). See jobc_enqueue_unique,
+-- in schema/0001_baseline.sql: the key row and the job row in one statement, so of
+-- concurrent inserts of one key exactly one inserts; it runs with its owner's rights,
+-- so a producer role cannot write key rows or take ids of its own.
+SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted, u.replaced::boolean AS replaced
 FROM jobc_enqueue_unique(sqlc.arg(kind)::text, sqlc.arg(queue)::text, sqlc.arg(priority)::int,
     sqlc.arg(max_attempts)::int, sqlc.arg(payload_version)::int, sqlc.arg(payload)::jsonb,
     sqlc.arg(metadata)::jsonb, sqlc.narg(available_at)::timestamptz, sqlc.arg(unique_key)::text,
-    sqlc.arg(unique_finished)::text[]) AS u(job_id, inserted);
+    sqlc.arg(unique_finished)::text[], sqlc.arg(on_conflict)::text) AS u(job_id, inserted, replaced);
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);

@@ -136,7 +136,9 @@
 // A job type with a [Unique] key (payload fields, states, an optional period) has at
 // most one job per key: enqueueing a key that a job holds, even concurrently with the
 // enqueue that took it, inserts nothing and returns the holder's id with
-// [Enqueued.Duplicate] set. [WithDedupKey] sets a key for
+// [Enqueued.Duplicate] set. With [OnConflictReplace] (a debounce), an enqueue
+// whose key a waiting job holds writes its payload and run time into that job instead
+// and returns it with [Enqueued.Replaced] set. [WithDedupKey] sets a key for
 // one enqueue. A job type with a [Schedule] (cron and time zone) is enqueued by every
 // worker's scheduler under a key per occurrence, so any number of nodes produce one job
 // per occurrence without a leader; [ListPeriodicJobs] lists the schedules, their next

@@ -16,6 +16,11 @@ type Enqueued struct {
 	// Duplicate is true when a job holding the same unique key already existed:
 	// nothing was inserted and ID is that job's.
 	Duplicate bool
+	// Replaced is true when a waiting job held the same unique key and the job type's
+	// unique on_conflict is replace (runtime.OnConflictReplace): nothing was inserted,
+	// ID is that job's, and its payload, payload version, metadata and run time are now
+	// this enqueue's. Duplicate is then false.
+	Replaced bool
 }
 
 // EnqueueOption adjusts one enqueue.
@@ -142,12 +147,12 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	row, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
 		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int32(o.priority),
 		PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
-		UniqueKey: key, UniqueFinished: finished,
+		UniqueKey: key, UniqueFinished: finished, OnConflict: jt.onConflict(),
 	})
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, dberr.Describe(err))
 	}
-	return Enqueued{ID: row.ID, Duplicate: !row.Inserted}, nil
+	return Enqueued{ID: row.ID, Duplicate: !row.Inserted && !row.Replaced, Replaced: row.Replaced}, nil
 }
 
 // EnqueueMany validates every payload, then inserts them all with one statement per

@@ -44,9 +44,26 @@ type JobType struct {
 // enqueue falls in: with Period 1h, one job per key and hour.
 type Unique struct {
 	Fields []string // top-level payload fields
-	While  []State  // default: available, scheduled, running
-	Period time.Duration
+	// While defaults to available, scheduled and running; with OnConflictReplace, to
+	// available and scheduled, the only states it may then hold.
+	While      []State
+	Period     time.Duration
+	OnConflict OnConflict // what an enqueue of a held key does; default OnConflictSkip
 }
+
+// OnConflict is what an enqueue does when another job holds its unique key.
+type OnConflict string
+
+const (
+	// OnConflictSkip inserts nothing and returns the holder (Enqueued.Duplicate). The
+	// zero value means it too.
+	OnConflictSkip OnConflict = "skip"
+	// OnConflictReplace debounces: while the holder waits (available or scheduled), the
+	// enqueue writes its payload, payload version, metadata and run time into it and
+	// returns it (Enqueued.Replaced). The key is held only while its job waits, so once
+	// the holder runs, an enqueue inserts a new job; a running job is never changed.
+	OnConflictReplace OnConflict = "replace"
+)
 
 // Schedule makes workers enqueue the job periodically, with an empty payload whose
 // defaults apply. Every worker may run the scheduler: each occurrence has a unique key,

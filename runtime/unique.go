@@ -19,6 +19,13 @@ func (u *Unique) check(kind string) error {
 	if len(u.Fields) == 0 {
 		return fmt.Errorf("jobc: job type %s: unique needs at least one payload field", kind)
 	}
+	switch u.OnConflict {
+	case "", OnConflictSkip:
+	case OnConflictReplace:
+		return u.checkReplace(kind)
+	default:
+		return fmt.Errorf("jobc: job type %s: unique on_conflict %q: want skip or replace", kind, u.OnConflict)
+	}
 	if len(u.While) == 0 {
 		return nil
 	}
@@ -32,6 +39,30 @@ func (u *Unique) check(kind string) error {
 		}
 	}
 	return nil
+}
+
+// checkReplace checks While for OnConflictReplace: exactly the waiting states, since
+// only a waiting job's payload may be replaced and a key is held from the insert on.
+func (u *Unique) checkReplace(kind string) error {
+	if len(u.While) == 0 {
+		return nil
+	}
+	held := map[State]bool{}
+	for _, s := range u.While {
+		held[s] = true
+	}
+	if len(held) != 2 || !held[StateAvailable] || !held[StateScheduled] {
+		return fmt.Errorf("jobc: job type %s: unique while %v with on_conflict replace must be available and scheduled: only a waiting job's payload can be replaced", kind, u.While)
+	}
+	return nil
+}
+
+// onConflict is the on_conflict argument of jobc_enqueue_unique.
+func (jt *JobType) onConflict() string {
+	if jt.Unique != nil && jt.Unique.OnConflict == OnConflictReplace {
+		return string(OnConflictReplace)
+	}
+	return string(OnConflictSkip)
 }
 
 // uniqueKey returns the job's unique key ("" for none) and the finished states in

@@ -610,11 +610,30 @@ END
 $$;
 
 -- jobc_enqueue_unique inserts a job with a unique key unless another job holds the key,
--- as Go's Enqueue and the SQL producers do, and returns the job's id and whether this
--- call inserted it (false: the id is the holder's). The key row and the job row are
--- written by one statement, so of concurrent inserts of one key exactly one inserts;
--- the holder may finish and release the key between a conflict and the lookup, and
--- then the insert is tried again.
+-- as Go's Enqueue and the SQL producers do, and returns the job's id, whether this call
+-- inserted it and whether it replaced the holder's payload (both false: the id is the
+-- holder's, left as it was). The key row and the job row are written by one statement,
+-- so of concurrent inserts of one key exactly one inserts; the holder may finish and
+-- release the key between a conflict and the lookup, and then the insert is tried again.
+--
+-- p_on_conflict says what a held key does: 'skip' (the default, and NULL) inserts
+-- nothing; 'replace' (unique: {on_conflict: replace}, a debounce) writes this call's
+-- payload, payload version, metadata and run time into the holder while it waits
+-- (available or scheduled) and returns it as replaced. A replacing job type holds its
+-- key only while its job waits, so a running or finished holder loses the key to a new
+-- job: the key row is moved to the job this call inserts, and the old job, which no
+-- longer names it, releases nothing when it finishes.
+--
+-- Locks, for replace: the holder's job row (FOR UPDATE), then its key row (FOR UPDATE),
+-- the order in which jobc_finish and the other statements that finish, retry or delete
+-- a job take them (they write the job row, then delete or move its key row), so that
+-- no two of them wait for each other. The key row is first read without a lock to learn
+-- the holder, and checked again once locked: if it names another job by then, the loop
+-- starts over. A claim takes the job row with SKIP LOCKED: it either claims the holder
+-- before the lock here (then the holder is seen running, and a new job is inserted) or
+-- skips it until this call commits (then the worker runs the replaced payload); a
+-- running job is never written. Two replacing calls are serialized by the job row's
+-- lock, so the one that commits last leaves its payload.
 --
 -- It runs with its owner's rights (SECURITY DEFINER, with the search_path fixed in section 6):
 -- it is the gate through which a producer role, which may not write jobc_unique_keys
@@ -631,13 +650,16 @@ CREATE FUNCTION jobc_enqueue_unique(
     p_metadata        jsonb,
     p_run_at          timestamptz,
     p_unique_key      text,
-    p_unique_finished text[]
-) RETURNS TABLE (job_id bigint, inserted boolean)
+    p_unique_finished text[],
+    p_on_conflict     text DEFAULT 'skip'
+) RETURNS TABLE (job_id bigint, inserted boolean, replaced boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
 DECLARE
-    v_at    timestamptz := coalesce(p_run_at, now());
-    v_state jobc_state;
-    v_id    bigint;
+    v_at      timestamptz := coalesce(p_run_at, now());
+    v_state   jobc_state;
+    v_id      bigint;
+    v_held    jobc_state;
+    v_replace boolean := coalesce(p_on_conflict, 'skip') = 'replace';
 BEGIN
     IF p_kind IS NULL OR p_queue IS NULL OR p_payload IS NULL OR p_unique_key IS NULL OR p_version IS NULL THEN
         RAISE EXCEPTION 'jobc: enqueue %: kind, queue, payload, payload version and unique key must not be NULL',
@@ -646,6 +668,14 @@ BEGIN
     v_state := jobc_enqueue_state(p_kind, p_priority, v_at);
     IF p_unique_finished IS NOT NULL AND NOT (p_unique_finished <@ ARRAY['completed', 'failed', 'cancelled']) THEN
         RAISE EXCEPTION 'jobc: enqueue %: unique states % must be finished states (completed, failed, cancelled)',
+            p_kind, p_unique_finished USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF coalesce(p_on_conflict, 'skip') NOT IN ('skip', 'replace') THEN
+        RAISE EXCEPTION 'jobc: enqueue %: on_conflict % must be skip or replace', p_kind, p_on_conflict
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF v_replace AND cardinality(coalesce(p_unique_finished, '{}')) > 0 THEN
+        RAISE EXCEPTION 'jobc: enqueue %: on_conflict replace holds a key only while the job waits, not in %',
             p_kind, p_unique_finished USING ERRCODE = 'invalid_parameter_value';
     END IF;
     FOR attempt IN 1..5 LOOP
@@ -665,14 +695,51 @@ BEGIN
             IF v_state = 'available' THEN
                 PERFORM jobc_wake(p_queue);
             END IF;
-            RETURN QUERY SELECT v_id, true;
+            RETURN QUERY SELECT v_id, true, false;
             RETURN;
         END IF;
         SELECT u.job_id INTO v_id FROM jobc_unique_keys u WHERE u.kind = p_kind AND u.key = p_unique_key;
-        IF v_id IS NOT NULL THEN
-            RETURN QUERY SELECT v_id, false;
+        IF v_id IS NULL THEN
+            CONTINUE; -- released since the insert: try again
+        END IF;
+        IF NOT v_replace THEN
+            RETURN QUERY SELECT v_id, false, false;
             RETURN;
         END IF;
+        -- The job row, then the key row (see above). A finished holder has no row in
+        -- jobc_jobs (v_held stays NULL).
+        v_held := NULL;
+        SELECT j.state INTO v_held FROM jobc_jobs j WHERE j.id = v_id FOR UPDATE;
+        PERFORM 1 FROM jobc_unique_keys u
+        WHERE u.kind = p_kind AND u.key = p_unique_key AND u.job_id = v_id
+        FOR UPDATE;
+        IF NOT FOUND THEN
+            CONTINUE; -- the key changed hands before the lock: try again
+        END IF;
+        IF v_held IN ('available', 'scheduled') THEN
+            UPDATE jobc_jobs j
+            SET payload = p_payload, payload_version = p_version, metadata = coalesce(p_metadata, '{}'),
+                available_at = v_at, state = v_state
+            WHERE j.id = v_id;
+            IF v_state = 'available' THEN
+                PERFORM jobc_wake(p_queue);
+            END IF;
+            RETURN QUERY SELECT v_id, false, true;
+            RETURN;
+        END IF;
+        -- Running or finished: the key passes to a new job.
+        UPDATE jobc_unique_keys u SET job_id = nextval(pg_get_serial_sequence('jobc_jobs', 'id'))
+        WHERE u.kind = p_kind AND u.key = p_unique_key
+        RETURNING u.job_id INTO v_id;
+        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, metadata,
+                               available_at, max_attempts, unique_key, unique_finished)
+        VALUES (v_id, p_kind, p_queue, v_state, p_priority, p_version, p_payload,
+                coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[]);
+        IF v_state = 'available' THEN
+            PERFORM jobc_wake(p_queue);
+        END IF;
+        RETURN QUERY SELECT v_id, true, false;
+        RETURN;
     END LOOP;
     RAISE EXCEPTION 'jobc: enqueue %: unique key % kept changing hands; try again', p_kind, p_unique_key
         USING ERRCODE = 'serialization_failure';
@@ -684,8 +751,10 @@ $$;
 -- NULL means now; a job due now is available, a later one scheduled, and a run time that
 -- is not finite is refused. A plain job is inserted with the caller's rights (the
 -- producer role may insert the columns of a new job, schema/grants.go), a unique one
--- through jobc_enqueue_unique. The SQL producers (jobc_enqueue_<kind>, written by `jobc
--- generate`) insert through it, after checking the payload with the function library.
+-- through jobc_enqueue_unique, which p_on_conflict ('skip' or 'replace') is passed to:
+-- with 'replace', the id returned may be the holder's, its payload replaced. The SQL
+-- producers (jobc_enqueue_<kind>, written by `jobc generate`) insert through it, after
+-- checking the payload with the function library.
 CREATE FUNCTION jobc_enqueue_job(
     p_kind            text,
     p_queue           text,
@@ -695,7 +764,8 @@ CREATE FUNCTION jobc_enqueue_job(
     p_payload         jsonb,
     p_run_at          timestamptz,
     p_unique_key      text,
-    p_unique_finished text[]
+    p_unique_finished text[],
+    p_on_conflict     text DEFAULT 'skip'
 ) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -707,7 +777,7 @@ BEGIN
     IF p_unique_key IS NOT NULL THEN
         SELECT u.job_id INTO v_id
         FROM jobc_enqueue_unique(p_kind, p_queue, p_priority, p_max_attempts, p_version, p_payload, '{}',
-                                 v_at, p_unique_key, p_unique_finished) u;
+                                 v_at, p_unique_key, p_unique_finished, p_on_conflict) u;
         RETURN v_id;
     END IF;
     INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata,
@@ -859,7 +929,7 @@ $$;
 -- created in, which holds the jobc tables. The migration runs with that schema first.
 DO $$
 BEGIN
-    EXECUTE format('ALTER FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]) SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text) SET search_path = %I, pg_temp',
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) SET search_path = %I, pg_temp',
                    current_schema());
@@ -870,6 +940,6 @@ $$;
 
 -- EXECUTE is PUBLIC's by default: only the roles grants.go names may call the gates (a
 -- read-only role must not insert jobs through their owner's rights).
-REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;

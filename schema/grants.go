@@ -138,7 +138,7 @@ func objects() []object {
 		// The gate for unique jobs, SECURITY DEFINER; EXECUTE is
 		// revoked from PUBLIC, so only the roles that enqueue may call it.
 		{kind: "FUNCTION", name: "jobc_enqueue_unique",
-			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[]",
+			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
 		// RetrySelected and PoisonJob, with the rescuer:

@@ -120,8 +120,32 @@ func JobStates() []string {
 	return []string{"available", "scheduled", "running", "completed", "failed", "cancelled"}
 }
 
+// On_conflict values: what an enqueue does when a job holds its unique key.
+const (
+	OnConflictSkip    = "skip"    // insert nothing, return the holder (the default)
+	OnConflictReplace = "replace" // write the payload and run time into the waiting holder
+)
+
+// OnConflicts are the values of unique.on_conflict.
+func OnConflicts() []string { return []string{OnConflictSkip, OnConflictReplace} }
+
+// sameStates says whether states holds exactly want, in any order and with repeats.
+func sameStates(states []string, want ...string) bool {
+	for _, s := range states {
+		if !contains(want, s) {
+			return false
+		}
+	}
+	for _, w := range want {
+		if !contains(states, w) {
+			return false
+		}
+	}
+	return true
+}
+
 func (l *loader) unique(n node) *Unique {
-	u := &Unique{Pos: n.pos(), While: []string{"available", "scheduled", "running"}}
+	u := &Unique{Pos: n.pos(), While: []string{"available", "scheduled", "running"}, OnConflict: OnConflictSkip}
 	misspelt := false // an unknown state was reported already
 	present := l.mapping(n, map[string]field{
 		"key": func(v node) {
@@ -153,12 +177,36 @@ func (l *loader) unique(n node) *Unique {
 			u.While = s
 		},
 		"period": func(v node) { u.Period, _ = l.duration(v) },
+		"on_conflict": func(v node) {
+			s, ok := l.str(v)
+			if !ok {
+				return
+			}
+			if !contains(OnConflicts(), s) {
+				if sg := Suggest(s, OnConflicts()); sg != "" {
+					l.d.add(v.pos(), v.path, "unknown on_conflict %q; did you mean %q?", s, sg)
+				} else {
+					l.d.add(v.pos(), v.path, "unknown on_conflict %q (values: skip, the default, and replace)", s)
+				}
+				return
+			}
+			u.OnConflict = s
+		},
 	})
 	if present == nil {
 		return nil
 	}
 	if _, ok := present["key"]; !ok {
 		l.d.add(n.pos(), n.path, "missing required key %q", "key")
+	}
+	if u.OnConflict == OnConflictReplace {
+		w, ok := present["while"]
+		if !ok {
+			u.While = []string{"available", "scheduled"}
+		} else if !misspelt && !sameStates(u.While, "available", "scheduled") {
+			l.d.add(w.pos(), w.path, "with on_conflict: replace, while must be [available, scheduled]: only a waiting job's payload can be replaced, never a running or finished one's")
+		}
+		return u
 	}
 	if w, ok := present["while"]; ok && !misspelt {
 		for _, st := range []string{"available", "scheduled", "running"} {

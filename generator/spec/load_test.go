@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -219,6 +220,43 @@ jobs:
 	want := `jobc.yaml:6:32: jobs.a.unique.while: while must include available, scheduled and running: a unique key is held from insert until the job finishes (add completed, failed or cancelled to hold it after)`
 	if got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// TestUniqueOnConflict: on_conflict defaults to skip; replace (the issue's debounce)
+// holds the key while the job waits, by default and as the spec writes it.
+func TestUniqueOnConflict(t *testing.T) {
+	cfg := `version: 1
+package: jobs
+out: jobs
+jobs:
+  skipped:
+    unique: {key: [id]}
+    payload: {versions: {1: {schema: {type: object, properties: {id: {type: string}}}}}}
+  replaced:
+    unique: {key: [id], while: [scheduled, available], on_conflict: replace}
+    payload: {versions: {1: {schema: {type: object, properties: {id: {type: string}}}}}}
+  replaced_by_default:
+    unique: {key: [id], on_conflict: replace}
+    payload: {versions: {1: {schema: {type: object, properties: {id: {type: string}}}}}}
+`
+	p, err := Load(writeProject(t, map[string]string{"jobc.yaml": cfg}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]struct {
+		onConflict string
+		while      []string
+	}{
+		"skipped":             {"skip", []string{"available", "scheduled", "running"}},
+		"replaced":            {"replace", []string{"scheduled", "available"}},
+		"replaced_by_default": {"replace", []string{"available", "scheduled"}},
+	}
+	for _, j := range p.Jobs {
+		w := want[j.Kind]
+		if j.Unique == nil || j.Unique.OnConflict != w.onConflict || !slices.Equal(j.Unique.While, w.while) {
+			t.Errorf("%s: unique %+v, want on_conflict %s while %v", j.Kind, j.Unique, w.onConflict, w.while)
+		}
 	}
 }
 

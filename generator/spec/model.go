@@ -111,6 +111,9 @@ type Unique struct {
 	Key    []string // payload fields
 	While  []string // job states
 	Period time.Duration
+	// OnConflict is OnConflictSkip or OnConflictReplace (a debounce: then While is
+	// available and scheduled).
+	OnConflict string
 
 	keyPos []Pos // of each entry of Key
 }

@@ -138,11 +138,11 @@ func (q *Queries) InsertJobs(ctx context.Context, arg InsertJobsParams) ([]Inser
 }
 
 const insertUniqueJob = `-- name: InsertUniqueJob :one
-SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted
+SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted, u.replaced::boolean AS replaced
 FROM jobc_enqueue_unique($1::text, $2::text, $3::int,
     $4::int, $5::int, $6::jsonb,
     $7::jsonb, $8::timestamptz, $9::text,
-    $10::text[]) AS u(job_id, inserted)
+    $10::text[], $11::text) AS u(job_id, inserted, replaced)
 `
 
 type InsertUniqueJobParams struct {
@@ -156,18 +156,21 @@ type InsertUniqueJobParams struct {
 	AvailableAt    *time.Time
 	UniqueKey      string
 	UniqueFinished []string
+	OnConflict     string
 }
 
 type InsertUniqueJobRow struct {
 	ID       int64
 	Inserted bool
+	Replaced bool
 }
 
 // Inserts the job only if no other job holds its unique key, and otherwise returns the
-// holder's id with inserted false (jobc_enqueue_unique, in schema/0001_baseline.sql:
-// the key row and the job row in one statement, so of concurrent inserts of one key
-// exactly one inserts; it runs with its owner's rights, so a producer role cannot
-// write key rows or take ids of its own).
+// holder's id with inserted false; on_conflict 'replace' writes the payload, metadata
+// and run time into a waiting holder instead (replaced true). See jobc_enqueue_unique,
+// in schema/0001_baseline.sql: the key row and the job row in one statement, so of
+// concurrent inserts of one key exactly one inserts; it runs with its owner's rights,
+// so a producer role cannot write key rows or take ids of its own.
 func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams) (InsertUniqueJobRow, error) {
 	row := q.db.QueryRow(ctx, insertUniqueJob,
 		arg.Kind,
@@ -180,9 +183,10 @@ func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams
 		arg.AvailableAt,
 		arg.UniqueKey,
 		arg.UniqueFinished,
+		arg.OnConflict,
 	)
 	var i InsertUniqueJobRow
-	err := row.Scan(&i.ID, &i.Inserted)
+	err := row.Scan(&i.ID, &i.Inserted, &i.Replaced)
 	return i, err
 }
 

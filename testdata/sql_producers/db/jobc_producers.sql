@@ -67,6 +67,72 @@ BEGIN
 END
 $jobc$;
 
+-- jobc_enqueue_refresh_preview enqueues a refresh_preview job: queue search, priority 5, 25 attempts, payload version 1.
+-- Unique by doc_id while available, scheduled.
+-- A waiting job holding the key gets this payload and run time instead, and its id is returned.
+CREATE OR REPLACE FUNCTION jobc_enqueue_refresh_preview(
+    payload   jsonb,
+    run_at    timestamptz DEFAULT now(),
+    priority  integer     DEFAULT NULL,
+    dedup_key text        DEFAULT NULL
+) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+    ukey text;         -- the unique key
+BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid('refresh_preview', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        IF NOT p ?& ARRAY['doc_id', 'revision']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['doc_id', 'revision']::text[]));
+        END IF;
+        IF p ? 'doc_id' THEN
+            fe := jobc_exact_number(p -> 'doc_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/doc_id'); xm := array_append(xm, fe);
+            END IF;
+            IF NOT (jsonb_typeof(p -> 'doc_id') = 'number' AND (p -> 'doc_id')::numeric = trunc((p -> 'doc_id')::numeric)) THEN
+                f := array_append(f, '/doc_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'doc_id') || ', want integer');
+            END IF;
+        END IF;
+        IF p ? 'revision' THEN
+            fe := jobc_exact_number(p -> 'revision', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/revision'); xm := array_append(xm, fe);
+            END IF;
+            IF NOT (jsonb_typeof(p -> 'revision') = 'number' AND (p -> 'revision')::numeric = trunc((p -> 'revision')::numeric)) THEN
+                f := array_append(f, '/revision'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'revision') || ', want integer');
+            END IF;
+        END IF;
+    END IF;
+    -- As Go's: numbers it could not decode exactly first, and alone.
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid('refresh_preview', 1, xf, xm);
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid('refresh_preview', 1, f, m);
+    END IF;
+    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.
+    ukey := jobc_bound_unique_key(coalesce(dedup_key,
+        '[' || jobc_go_json(p -> 'doc_id', false)
+        || ']'));
+    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+    -- key, finished states that keep holding the key, what a held key does.
+    RETURN jobc_enqueue_job('refresh_preview', 'search', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[], 'replace');
+END
+$jobc$;
+
 -- jobc_enqueue_reindex_document enqueues a reindex_document job: queue search, priority 5, 25 attempts, payload version 1.
 -- Unique by path, score, revision, draft while available, scheduled, running, per 168h0m0s.
 CREATE OR REPLACE FUNCTION jobc_enqueue_reindex_document(

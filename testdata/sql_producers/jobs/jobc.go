@@ -15,6 +15,7 @@ import (
 // until every job type is handled.
 type Handlers interface {
 	PurgeCartsHandler
+	RefreshPreviewHandler
 	ReindexDocumentHandler
 	SendReceiptHandler
 }
@@ -24,6 +25,7 @@ type Handlers interface {
 func Register(w *runtime.Worker, h Handlers) error {
 	return errors.Join(
 		RegisterPurgeCarts(w, h),
+		RegisterRefreshPreview(w, h),
 		RegisterReindexDocument(w, h),
 		RegisterSendReceipt(w, h),
 	)
@@ -33,6 +35,7 @@ func Register(w *runtime.Worker, h Handlers) error {
 func JobTypes() []*runtime.JobType {
 	return []*runtime.JobType{
 		purgeCartsType,
+		refreshPreviewType,
 		reindexDocumentType,
 		sendReceiptType,
 	}

@@ -50,7 +50,12 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 		"that needs the job: the job then exists if and only if that transaction commits. The payload is checked "+
 		"against version %d of its schema first; an invalid payload returns a *runtime.PayloadError and inserts nothing.",
 		n.Enqueue(), names.Article(s.Kind), s.Kind, write.Spec.Number)
-	if s.Unique != nil {
+	switch {
+	case s.Unique != nil && s.Unique.OnConflict == spec.OnConflictReplace:
+		enqueueDoc += " While another job holds the same unique key, waiting to run, nothing is inserted either: " +
+			"that job's payload, metadata and run time are replaced by these, and the result names it and says " +
+			"Replaced. A running job is never changed: once it runs, another job is inserted."
+	case s.Unique != nil:
 		enqueueDoc += " While another job holds the same unique key, nothing is inserted either: the result names " +
 			"that job and says Duplicate."
 	}
@@ -71,7 +76,11 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	// or one insert per job through the gate that skips duplicates for unique jobs and
 	// with a dedup key. Through a pool each statement commits on its own.
 	how := "one statement per 20,000 jobs (one per job with runtime.WithDedupKey)"
-	if s.Unique != nil {
+	switch {
+	case s.Unique != nil && s.Unique.OnConflict == spec.OnConflictReplace:
+		how = "one statement per job, each checking its unique key: a job whose key a waiting job holds is " +
+			"not inserted but replaces that job's payload and run time, and its result names that job and says Replaced"
+	case s.Unique != nil:
 		how = "one statement per job, each checking its unique key: a job whose key another job holds is " +
 			"not inserted, and its result names that job and says Duplicate"
 	}
@@ -190,6 +199,9 @@ func jobTypeFields(j Job) []Code {
 			uf := []Code{kv("Fields", stringSlice(u.Key)), kv("While", while)}
 			if u.Period > 0 {
 				uf = append(uf, kv("Period", duration(u.Period)))
+			}
+			if u.OnConflict == spec.OnConflictReplace {
+				uf = append(uf, kv("OnConflict", Qual(rt, "OnConflictReplace")))
 			}
 			return Op("&").Qual(rt, "Unique").Custom(items(multi, "{", "}"), uf...)
 		}

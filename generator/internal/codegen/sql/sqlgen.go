@@ -217,12 +217,17 @@ func (fn *function) write(w io.Writer) {
 		}
 	}
 	fmt.Fprintf(w, "-- %s enqueues %s %s job: queue %s, priority %d, %d attempts, payload version %d.\n", name, names.Article(j.Kind), j.Kind, j.Queue, j.Priority, j.MaxAttempts, v)
+	onConflict, onConflictDoc := "", ""
 	if j.Unique != nil {
 		fmt.Fprintf(w, "-- Unique by %s while %s", strings.Join(j.Unique.Key, ", "), strings.Join(j.Unique.While, ", "))
 		if j.Unique.Period > 0 {
 			fmt.Fprintf(w, ", per %s", j.Unique.Period)
 		}
 		fmt.Fprintf(w, ".\n")
+		if j.Unique.OnConflict == spec.OnConflictReplace {
+			fmt.Fprintf(w, "-- A waiting job holding the key gets this payload and run time instead, and its id is returned.\n")
+			onConflict, onConflictDoc = ", "+lit(spec.OnConflictReplace), ", what a held key does"
+		}
 	}
 	if j.Deprecated != "" {
 		fmt.Fprintf(w, "-- Deprecated: %s\n", j.Deprecated)
@@ -270,9 +275,9 @@ DECLARE
 	}
 	fmt.Fprintf(w, `    ukey := jobc_bound_unique_key(%s);
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
-    -- key, finished states that keep holding the key.
-    RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at, ukey, %s);
+    -- key, finished states that keep holding the key%s.
+    RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at, ukey, %s%s);
 END
 $jobc$;
-`, fn.key, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, textArray(finished))
+`, fn.key, onConflictDoc, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, textArray(finished), onConflict)
 }

@@ -83,7 +83,7 @@ func jobType(t testing.TB, j *spec.Job) (*runtime.JobType, string) {
 		}
 	}
 	if u := j.Unique; u != nil {
-		rt.Unique = &runtime.Unique{Fields: u.Key, Period: u.Period}
+		rt.Unique = &runtime.Unique{Fields: u.Key, Period: u.Period, OnConflict: runtime.OnConflict(u.OnConflict)}
 		for _, s := range u.While {
 			rt.Unique.While = append(rt.Unique.While, runtime.State(s))
 		}

@@ -29,6 +29,24 @@ var PurgeCarts = jobctest.NewKind[jobs.PurgeCarts, jobs.PurgeCartsV1, jobs.Purge
 	},
 )
 
+// RefreshPreview is the refresh_preview job type in tests: Find, RequireEnqueued
+// and RequireNotEnqueued decode its jobs' payloads into jobs.RefreshPreview as a
+// worker does, and Run enqueues a jobs.RefreshPreviewV1 and calls a handler
+// (jobs.RefreshPreviewHandler) on the job in a transaction that rolls back when
+// the test ends.
+var RefreshPreview = jobctest.NewKind[
+	jobs.RefreshPreview,
+	jobs.RefreshPreviewV1,
+	jobs.RefreshPreviewHandler,
+](
+	jobType(jobs.KindRefreshPreview),
+	func(h jobs.RefreshPreviewHandler) jobctest.Handler[jobs.RefreshPreview] {
+		return func(ctx context.Context, _ pgx.Tx, job *runtime.Job, p jobs.RefreshPreview) error {
+			return h.HandleRefreshPreview(ctx, jobs.RefreshPreviewJob{Job: job}, p)
+		}
+	},
+)
+
 // ReindexDocument is the reindex_document job type in tests: Find, RequireEnqueued
 // and RequireNotEnqueued decode its jobs' payloads into jobs.ReindexDocument as a
 // worker does, and Run enqueues a jobs.ReindexDocumentV1 and calls a handler
