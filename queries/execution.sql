@@ -137,6 +137,12 @@ FROM jobc_finish(sqlc.arg(ids)::bigint[], sqlc.arg(state)::jobc_state, sqlc.arg(
 -- one's error; a snooze (the handler returned runtime.Snooze: "not yet", not "failed")
 -- records no error and does not count the attempt. A job due now becomes available
 -- (and wakes sleeping workers); a later one is scheduled.
+-- An attempt is also named by the available_at its claim returned (claimed_ats): a
+-- snooze gives the job its attempt number back, so the next claim of the job, by this
+-- worker too, leases the same (id, attempt, owner). The completer runs this statement
+-- again when it saw no reply, and the first run may have committed; the job's new
+-- run time then tells the new claim apart, and the repeat leaves it alone rather than
+-- put a running job back in its queue, where another worker would run it again.
 WITH f AS (
     SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats,
            sqlc.narg(errors)::jsonb[] AS errs, sqlc.arg(snooze)::boolean AS snooze
@@ -153,6 +159,7 @@ WITH f AS (
     FROM f
     WHERE j.id = ANY(f.ids)
       AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
+      AND j.available_at = (sqlc.arg(claimed_ats)::timestamptz[])[array_position(f.ids, j.id)]
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.id, j.queue, j.state
 ), woken AS (
@@ -163,10 +170,17 @@ SELECT r.id FROM retried r, woken;
 -- name: ReleaseJobs :many
 -- Gives jobs back without counting their attempt: a worker that shuts down releases the
 -- jobs it could not finish within its grace period, so another worker takes them at once.
+-- Like RetryJobs, it takes only the given attempts, as claimed with the given
+-- available_at: a release gives the attempt number back too, so a repeat must not take
+-- a later claim of the job. (A worker claims nothing once it releases, so only a worker
+-- started later with the same id could hold such a claim.)
 WITH released AS (
     UPDATE jobc_jobs
     SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
+    WHERE id = ANY(sqlc.arg(ids)::bigint[])
+      AND attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], id)]
+      AND available_at = (sqlc.arg(claimed_ats)::timestamptz[])[array_position(sqlc.arg(ids)::bigint[], id)]
+      AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
     RETURNING id, queue
 ), woken AS (
     SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q

@@ -45,6 +45,8 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 	}
 	job.base = w.log
 	job.extend = func(ctx context.Context) error { return w.extendOne(ctx, job.ID) }
+	// Every outcome names the claim it ends (see completer.Result.ClaimedAt).
+	defer func() { res.ClaimedAt = row.AvailableAt }()
 	if r == nil { // cannot happen: the claim filter only takes registered kinds
 		return w.decide(nil, job, &ClassError{Class: classUnregistered, Err: fmt.Errorf("no handler for kind %q", row.Kind)})
 	}

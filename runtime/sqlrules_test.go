@@ -111,12 +111,22 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	listener := listenJobc(t, pool)
 	q := db.New(pool)
 	errs := [][]byte{[]byte(`{"error": "again"}`)}
+	// claimedAt is what the claim of job id returned as its available_at, which names
+	// the attempt along with its number.
+	claimedAt := func(id int64) []time.Time {
+		t.Helper()
+		info, err := runtime.GetJob(ctx, pool, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return []time.Time{info.AvailableAt}
+	}
 
 	// Nobody sleeps: retrying and releasing tell nobody.
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[:1], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[:1], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[0]), AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[3:4], Owner: "me"}); err != nil {
+	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[3:4], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[3]), Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
@@ -128,16 +138,16 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('email', 'w1'), ('email', 'w2')`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[1:2], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(time.Hour)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[1:2], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[1]), AvailableAts: []time.Time{time.Now().Add(time.Hour)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[4:5], Owner: "me"}); err != nil {
+	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[4:5], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[4]), Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
 		t.Errorf("notified %q; want nothing: a retry due in an hour, a release where nobody sleeps", got)
 	}
-	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[2:3], Attempts: []int32{1}, AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
+	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[2:3], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[2]), AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := notificationsUntilSentinel(t, pool, listener); !slices.Equal(got, []string{"email"}) {

@@ -34,7 +34,8 @@ func TestQueuePauseAcrossWorkerProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `
-		CREATE TABLE handled (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now());
+		CREATE TABLE handled (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now(),
+		run bigserial, ended_at timestamptz);
 		CREATE TABLE handled_done (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now());`); err != nil {
 		t.Fatal(err)
 	}

@@ -17,9 +17,11 @@ import (
 )
 
 // handledTables are where testworker's handler records executions: handled at the
-// start of every execution, handled_done when one succeeds.
+// start of every execution (run numbers it; ended_at is set when its handler returns,
+// unless the process died first), handled_done when one succeeds.
 const handledTables = `
-CREATE TABLE handled (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now());
+CREATE TABLE handled (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now(),
+    run bigserial, ended_at timestamptz);
 CREATE TABLE handled_done (job_id bigint, n int, worker text, attempt int, at timestamptz DEFAULT now());
 `
 

@@ -20,11 +20,25 @@ type handler struct {
 }
 
 // handle records the execution's start in handled (so that an execution killed midway
-// is visible), sleeps SleepMS unless its context ends first, fails while the attempt is
-// at most FailAttempts, and records success in handled_done.
+// is visible), snoozes on the job's first SnoozeTimes executions, sleeps SleepMS unless
+// its context ends first, fails while the attempt is at most FailAttempts, and records
+// success in handled_done.
 func (h *handler) handle(ctx context.Context, job *runtime.Job, p chaosjob.Payload) error {
-	if err := h.record(ctx, "handled", job, p); err != nil {
-		return err
+	var run int64
+	err := h.pool.QueryRow(ctx, "INSERT INTO handled (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4) RETURNING run",
+		job.ID, p.N, h.worker, job.Attempt).Scan(&run)
+	if err != nil {
+		return fmt.Errorf("job %d (n=%d): insert into handled: %w", job.ID, p.N, err)
+	}
+	defer h.ended(ctx, job, run)
+	if p.SnoozeTimes > 0 {
+		var runs int64
+		if err := h.pool.QueryRow(ctx, "SELECT count(*) FROM handled WHERE job_id = $1", job.ID).Scan(&runs); err != nil {
+			return fmt.Errorf("job %d (n=%d): count its executions: %w", job.ID, p.N, err)
+		}
+		if runs <= p.SnoozeTimes {
+			return job.Snooze(0)
+		}
 	}
 	if d := h.sleep(p); d > 0 {
 		t := time.NewTimer(d)
@@ -51,6 +65,16 @@ func (h *handler) sleep(p chaosjob.Payload) time.Duration {
 		d = h.maxSleep
 	}
 	return d
+}
+
+// ended records when the execution run ended, so that tests can tell executions of a
+// job that overlapped. A failure is only logged: the job's outcome does not depend on
+// it, and a test then has no end to compare.
+func (h *handler) ended(ctx context.Context, job *runtime.Job, run int64) {
+	ctx = context.WithoutCancel(ctx)
+	if _, err := h.pool.Exec(ctx, "UPDATE handled SET ended_at = clock_timestamp() WHERE run = $1", run); err != nil {
+		job.Logger().WarnContext(ctx, "testworker: could not record the end of an execution", "run", run, "err", err)
+	}
 }
 
 // record inserts the execution into table (handled or handled_done).

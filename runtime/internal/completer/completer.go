@@ -34,8 +34,12 @@ const (
 type Result struct {
 	ID      int64
 	Attempt int32
-	Outcome Outcome
-	RunAt   time.Time // Retry, Snooze
+	// ClaimedAt is the job's available_at as its claim returned it. With ID and Attempt
+	// it names the attempt for Retry, Snooze and Release, which give a later claim of the
+	// job the same attempt number (a snooze or a release does not count the attempt).
+	ClaimedAt time.Time
+	Outcome   Outcome
+	RunAt     time.Time // Retry, Snooze
 	// Error is the attempt's error as the job's errors store it (JSON); Retry, Fail,
 	// Cancel.
 	Error []byte
@@ -269,11 +273,11 @@ func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) 
 		}
 		return c.q.FinishJobs(ctx, db.FinishJobsParams{IDs: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
 	case Retry:
-		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
 	case Snooze: // a retry that records no error and does not count the attempt
-		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, AvailableAts: runAts(group), Snooze: true, Owner: owner})
+		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Snooze: true, Owner: owner})
 	case Release:
-		_, err := c.q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Owner: owner})
+		_, err := c.q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), Owner: owner})
 		return ids, err // a release of a job rescued meanwhile has nothing to say
 	}
 	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)
@@ -335,6 +339,14 @@ func runAts(rs []Result) []time.Time {
 	at := make([]time.Time, len(rs))
 	for i, r := range rs {
 		at[i] = r.RunAt
+	}
+	return at
+}
+
+func claimedAts(rs []Result) []time.Time {
+	at := make([]time.Time, len(rs))
+	for i, r := range rs {
+		at[i] = r.ClaimedAt
 	}
 	return at
 }

@@ -576,7 +576,10 @@ const releaseJobs = `-- name: ReleaseJobs :many
 WITH released AS (
     UPDATE jobc_jobs
     SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = ANY($1::bigint[]) AND state = 'running' AND lease_owner = $2::text
+    WHERE id = ANY($1::bigint[])
+      AND attempt = ($2::int[])[array_position($1::bigint[], id)]
+      AND available_at = ($3::timestamptz[])[array_position($1::bigint[], id)]
+      AND state = 'running' AND lease_owner = $4::text
     RETURNING id, queue
 ), woken AS (
     SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q
@@ -585,14 +588,25 @@ SELECT r.id FROM released r, woken
 `
 
 type ReleaseJobsParams struct {
-	IDs   []int64
-	Owner string
+	IDs        []int64
+	Attempts   []int32
+	ClaimedAts []time.Time
+	Owner      string
 }
 
 // Gives jobs back without counting their attempt: a worker that shuts down releases the
 // jobs it could not finish within its grace period, so another worker takes them at once.
+// Like RetryJobs, it takes only the given attempts, as claimed with the given
+// available_at: a release gives the attempt number back too, so a repeat must not take
+// a later claim of the job. (A worker claims nothing once it releases, so only a worker
+// started later with the same id could hold such a claim.)
 func (q *Queries) ReleaseJobs(ctx context.Context, arg ReleaseJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, releaseJobs, arg.IDs, arg.Owner)
+	rows, err := q.db.Query(ctx, releaseJobs,
+		arg.IDs,
+		arg.Attempts,
+		arg.ClaimedAts,
+		arg.Owner,
+	)
 	if err != nil {
 		return nil, err
 	}
@@ -628,7 +642,8 @@ WITH f AS (
     FROM f
     WHERE j.id = ANY(f.ids)
       AND j.attempt = ($5::int[])[array_position(f.ids, j.id)]
-      AND j.state = 'running' AND j.lease_owner = $6::text
+      AND j.available_at = ($6::timestamptz[])[array_position(f.ids, j.id)]
+      AND j.state = 'running' AND j.lease_owner = $7::text
     RETURNING j.id, j.queue, j.state
 ), woken AS (
     SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM retried r WHERE r.state = 'available') q
@@ -642,6 +657,7 @@ type RetryJobsParams struct {
 	Errors       [][]byte
 	Snooze       bool
 	Attempts     []int32
+	ClaimedAts   []time.Time
 	Owner        string
 }
 
@@ -649,6 +665,12 @@ type RetryJobsParams struct {
 // one's error; a snooze (the handler returned runtime.Snooze: "not yet", not "failed")
 // records no error and does not count the attempt. A job due now becomes available
 // (and wakes sleeping workers); a later one is scheduled.
+// An attempt is also named by the available_at its claim returned (claimed_ats): a
+// snooze gives the job its attempt number back, so the next claim of the job, by this
+// worker too, leases the same (id, attempt, owner). The completer runs this statement
+// again when it saw no reply, and the first run may have committed; the job's new
+// run time then tells the new claim apart, and the repeat leaves it alone rather than
+// put a running job back in its queue, where another worker would run it again.
 func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, error) {
 	rows, err := q.db.Query(ctx, retryJobs,
 		arg.IDs,
@@ -656,6 +678,7 @@ func (q *Queries) RetryJobs(ctx context.Context, arg RetryJobsParams) ([]int64, 
 		arg.Errors,
 		arg.Snooze,
 		arg.Attempts,
+		arg.ClaimedAts,
 		arg.Owner,
 	)
 	if err != nil {

@@ -31,11 +31,14 @@ type Payload struct {
 	SleepMS int64 `json:"sleep_ms,omitempty"`
 	// FailAttempts makes the handler fail while the attempt is at most this.
 	FailAttempts int64 `json:"fail_attempts,omitempty"`
+	// SnoozeTimes makes the handler snooze (runtime.Snooze(0): due again at once, the
+	// attempt not counted) on the first this many executions of the job.
+	SnoozeTimes int64 `json:"snooze_times,omitempty"`
 }
 
 const schemaV1 = `{"type":"object","additionalProperties":false,"required":["n"],` +
 	`"properties":{"n":{"type":"integer"},"sleep_ms":{"type":"integer","minimum":0},` +
-	`"fail_attempts":{"type":"integer","minimum":0}}}`
+	`"fail_attempts":{"type":"integer","minimum":0},"snooze_times":{"type":"integer","minimum":0}}}`
 
 // NewJobType returns chaos_job on the given queue.
 func NewJobType(queue string) (*runtime.JobType, error) {
