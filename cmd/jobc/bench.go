@@ -6,12 +6,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/internal/selfbench"
 )
 
 func newBench() *cobra.Command {
 	var (
-		dbf *dbFlags
+		dbf *cli.DBFlags
 		o   = selfbench.Options{Jobs: 20000, Concurrency: 100, Producers: 8, Duration: 5 * time.Second}
 	)
 	cmd := &cobra.Command{
@@ -56,7 +57,7 @@ dominate the figures: compare runs on the same machine.`,
 			return nil
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().IntVar(&o.Jobs, "jobs", o.Jobs, "jobs for the COPY and burn-down phases")
 	cmd.Flags().IntVar(&o.Concurrency, "concurrency", o.Concurrency, "handler slots of the worker")
 	cmd.Flags().IntVar(&o.Producers, "producers", o.Producers, "concurrent transactions in the enqueue phase")

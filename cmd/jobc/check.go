@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator"
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/spec"
@@ -85,7 +86,7 @@ MAX_LENGTH_DECREASED, at the place in the new schema where the difference is.`,
 				return err
 			}
 			if n := findings.Errors(); n > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("jobc: check: %d error(s), %d note(s)", n, len(findings)-n)}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("jobc: check: %d error(s), %d note(s)", n, len(findings)-n)}
 			}
 			return nil
 		},

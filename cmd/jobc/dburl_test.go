@@ -144,7 +144,7 @@ func TestMissingDatabaseURLIsUsageError(t *testing.T) {
 	root := newRoot()
 	for _, c := range dbCommands(t) {
 		out, errOut, code := jobc(t, c.args...)
-		if code != exitUsage || out != "" || !strings.Contains(errOut, "--database-url") || !strings.Contains(errOut, "DATABASE_URL") ||
+		if code != cli.ExitUsage || out != "" || !strings.Contains(errOut, "--database-url") || !strings.Contains(errOut, "DATABASE_URL") ||
 			!strings.Contains(errOut, "Usage:") || strings.Count(errOut, "no database") != 1 {
 			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s\nwant exit 2 naming --database-url and $DATABASE_URL, with the usage", c.path, code, out, errOut)
 		}
@@ -176,7 +176,7 @@ func TestMissingDatabaseURLIsUsageError(t *testing.T) {
 	for _, args := range [][]string{{"status", "--connect-timeout", "-1s", "--database-url", "postgres://x@127.0.0.1:1/x"},
 		{"workers", "--statement-timeout", "soon", "--database-url", "postgres://x@127.0.0.1:1/x"},
 		{"queues", "--database-url", "postgres://x:s3cret@127.0.0.1:1/x?connect_timeout=never"}} {
-		if _, errOut, code := jobc(t, args...); code != exitUsage || strings.Contains(errOut, "s3cret") {
+		if _, errOut, code := jobc(t, args...); code != cli.ExitUsage || strings.Contains(errOut, "s3cret") {
 			t.Errorf("jobc %s: exit %d: %s; want exit 2 (and no password)", strings.Join(args, " "), code, errOut)
 		}
 	}
@@ -272,7 +272,7 @@ func TestSilentServerTimesOut(t *testing.T) {
 		args := append(c.args, "--database-url", silentURL, "--connect-timeout", timeout.String())
 		out, errOut, code := jobcWithin(t, bound, args...)
 		want := "jobc: cannot reach PostgreSQL at " + addr + "/silent: no answer within 200ms (--connect-timeout): check --database-url"
-		if code != exitFailure || !strings.Contains(errOut, want) {
+		if code != cli.ExitFailure || !strings.Contains(errOut, want) {
 			t.Errorf("%s: exit %d, stdout %q, stderr:\n%s\nwant exit 1 with %q", c.path, code, out, errOut, want)
 		}
 	}
@@ -287,13 +287,13 @@ func TestSilentServerTimesOut(t *testing.T) {
 	for _, c := range cases {
 		ran++
 		_, errOut, code := jobcWithin(t, bound, append([]string{"workers", "--database-url", c.url}, c.args...)...)
-		if code != exitFailure || !strings.Contains(errOut, c.want) {
+		if code != cli.ExitFailure || !strings.Contains(errOut, c.want) {
 			t.Errorf("%s: exit %d: %s; want %q", c.name, code, errOut, c.want)
 		}
 	}
 	ran++
 	t.Setenv("DATABASE_URL", silentURL)
-	if _, errOut, code := jobcWithin(t, bound, "jobs", "list", "--connect-timeout", "200ms"); code != exitFailure || !strings.Contains(errOut, "check $DATABASE_URL") {
+	if _, errOut, code := jobcWithin(t, bound, "jobs", "list", "--connect-timeout", "200ms"); code != cli.ExitFailure || !strings.Contains(errOut, "check $DATABASE_URL") {
 		t.Errorf("from $DATABASE_URL: exit %d: %s; want the message to name $DATABASE_URL", code, errOut)
 	}
 	// Each command reached the server and closed what it opened.
@@ -318,7 +318,7 @@ func TestStatementTimeout(t *testing.T) {
 	}
 	withURLTimeout := withOption(t, dbURL, "-c statement_timeout=150")
 	roleURL := roleWithStatementTimeout(t, pool, dbURL, "100ms")
-	bound := 10 * defaultStatementTimeout // only a hang reaches it
+	bound := 10 * cli.DefaultStatementTimeout // only a hang reaches it
 	cases := []struct {
 		args []string
 		want string
@@ -332,7 +332,7 @@ func TestStatementTimeout(t *testing.T) {
 	}
 	for _, c := range cases {
 		_, errOut, code := jobcWithin(t, bound, c.args...)
-		if code != exitFailure || !strings.Contains(errOut, "canceling statement due to statement timeout") || !strings.Contains(errOut, c.want) ||
+		if code != cli.ExitFailure || !strings.Contains(errOut, "canceling statement due to statement timeout") || !strings.Contains(errOut, c.want) ||
 			!strings.Contains(errOut, "raise it with --statement-timeout") {
 			t.Errorf("jobc %s: exit %d: %s; want exit 1 with %q", strings.Join(c.args, " "), code, errOut, c.want)
 		}
@@ -358,13 +358,13 @@ func TestStatementTimeoutDefault(t *testing.T) {
 	}
 	for _, c := range cases {
 		cmd := &cobra.Command{Use: "probe", RunE: func(*cobra.Command, []string) error { return nil }}
-		dbf := addDBFlags(cmd.Flags(), defaultStatementTimeout)
+		dbf := cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 		if err := cmd.Flags().Parse(append([]string{"--database-url", c.url}, c.args...)); err != nil {
 			t.Fatal(err)
 		}
 		cmd.SetContext(t.Context())
 		var got string
-		err := withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+		err := cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 			return db.QueryRow(ctx, "SHOW statement_timeout").Scan(&got)
 		})
 		if err != nil || got != c.want {
@@ -418,8 +418,8 @@ func TestUnmigratedDatabaseSaysMigrateUp(t *testing.T) {
 		if ownDBSetup[c.path] || skip[c.path] != "" {
 			continue
 		}
-		out, errOut, code := jobcWithin(t, 10*defaultStatementTimeout, append(c.args, "--database-url", emptyURL)...)
-		want, wantCode := []string{"run `jobc migrate up`", "--database-url points at " + where, "has 0 of the"}, exitFailure
+		out, errOut, code := jobcWithin(t, 10*cli.DefaultStatementTimeout, append(c.args, "--database-url", emptyURL)...)
+		want, wantCode := []string{"run `jobc migrate up`", "--database-url points at " + where, "has 0 of the"}, cli.ExitFailure
 		switch c.path {
 		case "jobc migrate status":
 			want, wantCode = []string{"run `jobc migrate up`", "pending"}, 3
@@ -441,7 +441,7 @@ func TestUnmigratedDatabaseSaysMigrateUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, errOut, code := jobc(t, "jobs", "list", "--database-url", dbURL)
-	if code != exitFailure || !strings.Contains(errOut, "function jobc_selected(") || !strings.Contains(errOut, "migrations this binary needs: run `jobc migrate up`") {
+	if code != cli.ExitFailure || !strings.Contains(errOut, "function jobc_selected(") || !strings.Contains(errOut, "migrations this binary needs: run `jobc migrate up`") {
 		t.Errorf("jobs list on a database one migration behind: exit %d: %s", code, errOut)
 	}
 }
@@ -451,7 +451,7 @@ func TestRetryNotFoundSaysJobcOnce(t *testing.T) {
 	_, dbURL := migratedDB(t)
 	for _, verb := range []string{"retry", "delete"} {
 		_, errOut, code := jobc(t, "jobs", verb, "999999", "--database-url", dbURL)
-		if code != exitFailure || strings.Count(errOut, "jobc: ") != 2 || !strings.Contains(errOut, "jobc: "+verb+" job 999999: job not found") {
+		if code != cli.ExitFailure || strings.Count(errOut, "jobc: ") != 2 || !strings.Contains(errOut, "jobc: "+verb+" job 999999: job not found") {
 			t.Errorf("jobs %s 999999: exit %d:\n%s\nwant one \"jobc: \" a line", verb, code, errOut)
 		}
 	}
@@ -464,8 +464,8 @@ func TestRetryNotFoundSaysJobcOnce(t *testing.T) {
 		"jobc: run `jobc migrate up`: jobc: x":        "jobc: run `jobc migrate up`: x",
 		"jobc ui: a: jobc Ui: b":                      "jobc ui: a: jobc Ui: b",
 	} {
-		if got := message(errors.New(in)); got != want {
-			t.Errorf("message(%q) = %q, want %q", in, got, want)
+		if got := cli.Message(errors.New(in)); got != want {
+			t.Errorf("cli.Message(%q) = %q, want %q", in, got, want)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator"
 )
 
@@ -32,7 +33,7 @@ jobc.lock and fails on an edit of a released version.`,
 				fmt.Fprint(cmd.OutOrStdout(), c.Diff)
 			}
 			if len(changes) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("jobc: %d generated file(s) differ from jobc.yaml: run `jobc generate`", len(changes))}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("jobc: %d generated file(s) differ from jobc.yaml: run `jobc generate`", len(changes))}
 			}
 			return nil
 		},

@@ -11,6 +11,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
 
@@ -39,7 +40,7 @@ func TestInitSuggestsGoGetTool(t *testing.T) {
 			t.Fatal(err)
 		}
 		out, errOut, code := jobc(t, "init", "-C", dir)
-		if code != exitOK || !strings.Contains(out, "\n  go generate ./...\n") || strings.Contains(out, getTool) != c.suggest {
+		if code != cli.ExitOK || !strings.Contains(out, "\n  go generate ./...\n") || strings.Contains(out, getTool) != c.suggest {
 			t.Errorf("%s: init: exit %d, stdout:\n%s%s\nwant `go get -tool` suggested: %v", c.name, code, out, errOut, c.suggest)
 		}
 	}
@@ -50,7 +51,7 @@ func TestInitSuggestsGoGetTool(t *testing.T) {
 // schema.
 func TestInitModeline(t *testing.T) {
 	dir := t.TempDir()
-	if _, errOut, code := jobc(t, "init", "-C", dir); code != exitOK {
+	if _, errOut, code := jobc(t, "init", "-C", dir); code != cli.ExitOK {
 		t.Fatalf("init: exit %d: %s", code, errOut)
 	}
 	b, err := os.ReadFile(filepath.Join(dir, "jobc.yaml"))

@@ -9,12 +9,13 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
 func newJobs() *cobra.Command {
 	cmd := &cobra.Command{Use: "jobs", Short: "List, show, cancel, retry and delete jobs"}
-	dbf := addDBFlags(cmd.PersistentFlags(), defaultStatementTimeout)
+	dbf := cli.AddDBFlags(cmd.PersistentFlags(), cli.DefaultStatementTimeout)
 	cmd.AddCommand(newJobsList(dbf), newJobsShow(dbf), newJobsCancel(dbf), newJobsRetry(dbf), newJobsDelete(dbf))
 	return cmd
 }
@@ -22,7 +23,7 @@ func newJobs() *cobra.Command {
 // maxListLimit is ListJobs' own ceiling.
 const maxListLimit = 10000
 
-func newJobsList(dbf *dbFlags) *cobra.Command {
+func newJobsList(dbf *cli.DBFlags) *cobra.Command {
 	var (
 		sel    selectionFlags
 		after  int64
@@ -37,17 +38,17 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if limit < 1 || limit > maxListLimit {
-				return usagef(cmd, "--limit must be between 1 and %d", maxListLimit)
+				return cli.Usagef(cmd, "--limit must be between 1 and %d", maxListLimit)
 			}
 			if after < 0 {
-				return usagef(cmd, "--after must be a job id")
+				return cli.Usagef(cmd, "--after must be a job id")
 			}
 			s, err := sel.selection(cmd, time.Now())
 			if err != nil {
 				return err
 			}
 			s.Limit = limit
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				f := runtime.JobFilter{JobSelection: s, After: after}
 				var next int64
 				if asJSON {
@@ -64,7 +65,7 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 						next = page.Jobs[len(page.Jobs)-1].ID
 						out.NextAfter = &next
 					}
-					return writeJSON(cmd.OutOrStdout(), out)
+					return cli.WriteJSON(cmd.OutOrStdout(), out)
 				}
 				// The table shows no payload, so none is read (ListJobSummaries).
 				page, err := runtime.ListJobSummaries(ctx, db, f)
@@ -83,11 +84,11 @@ func newJobsList(dbf *dbFlags) *cobra.Command {
 					}
 					return nil
 				}
-				t := newTable(cmd.OutOrStdout(), "ID", "KIND", "QUEUE", "STATE", "PRIORITY", "ATTEMPT", "VERSION", "CREATED", "LAST ERROR")
+				t := cli.NewTable(cmd.OutOrStdout(), "ID", "KIND", "QUEUE", "STATE", "PRIORITY", "ATTEMPT", "VERSION", "CREATED", "LAST ERROR")
 				for _, j := range page.Jobs {
 					last := "-"
 					if j.LastError != nil {
-						last = truncate(lastError(*j.LastError), 60)
+						last = cli.Truncate(lastError(*j.LastError), 60)
 					}
 					t.Row(j.ID, j.Kind, j.Queue, string(j.State), j.Priority, fmt.Sprintf("%d/%d", j.Attempt, j.MaxAttempts),
 						fmt.Sprintf("v%d", j.PayloadVersion), j.CreatedAt.UTC().Format(time.DateTime), last)
@@ -116,7 +117,7 @@ func lastError(e runtime.AttemptError) string {
 	return e.Class + ": " + e.Error
 }
 
-func newJobsShow(dbf *dbFlags) *cobra.Command {
+func newJobsShow(dbf *cli.DBFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "show ID",
@@ -127,13 +128,13 @@ func newJobsShow(dbf *dbFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				j, err := runtime.GetJob(ctx, db, id)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), toJobJSON(j))
+					return cli.WriteJSON(cmd.OutOrStdout(), toJobJSON(j))
 				}
 				return printJob(cmd, j)
 			})
@@ -147,7 +148,7 @@ func newJobsShow(dbf *dbFlags) *cobra.Command {
 // and metadata as indented JSON and its errors as a table.
 func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 	out := cmd.OutOrStdout()
-	t := newTable(out)
+	t := cli.NewTable(out)
 	t.Row("id", j.ID)
 	t.Row("kind", j.Kind)
 	t.Row("queue", j.Queue)
@@ -171,13 +172,13 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 			continue
 		}
 		fmt.Fprintf(out, "%s:\n", part.name)
-		if err := writeJSON(out, part.raw); err != nil {
+		if err := cli.WriteJSON(out, part.raw); err != nil {
 			return err
 		}
 	}
 	if len(j.Errors) > 0 {
 		fmt.Fprintln(out, "errors:")
-		t = newTable(out, "  ATTEMPT", "AT", "CLASS", "WORKER", "ERROR")
+		t = cli.NewTable(out, "  ATTEMPT", "AT", "CLASS", "WORKER", "ERROR")
 		for _, e := range j.Errors {
 			t.Row(fmt.Sprintf("  %d", e.Attempt), e.At.UTC().Format(time.RFC3339), orDash(e.Class), orDash(e.Worker), orDash(e.Error))
 		}
@@ -200,7 +201,7 @@ func optTime(t *time.Time) string {
 	return t.UTC().Format(time.RFC3339)
 }
 
-func newJobsCancel(dbf *dbFlags) *cobra.Command {
+func newJobsCancel(dbf *cli.DBFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
 		Short: "Cancel a job: at once if it has not started, through its handler's context if it runs",
@@ -210,7 +211,7 @@ func newJobsCancel(dbf *dbFlags) *cobra.Command {
 			if err != nil {
 				return err
 			}
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.CancelJob(ctx, db, id)
 				if err != nil {
 					return err
@@ -230,7 +231,7 @@ func newJobsCancel(dbf *dbFlags) *cobra.Command {
 func jobID(cmd *cobra.Command, s string) (int64, error) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id <= 0 {
-		return 0, usagef(cmd, "%q is not a job id", s)
+		return 0, cli.Usagef(cmd, "%q is not a job id", s)
 	}
 	return id, nil
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -24,7 +25,7 @@ type bulkVerb struct {
 	count   func(ctx context.Context, db runtime.DBTX, sel runtime.JobSelection) (int, error)
 }
 
-func newJobsRetry(dbf *dbFlags) *cobra.Command {
+func newJobsRetry(dbf *cli.DBFlags) *cobra.Command {
 	return newBulk(dbf, bulkVerb{
 		name: "retry", past: "retried",
 		eligible: []runtime.State{runtime.StateFailed, runtime.StateCancelled, runtime.StateScheduled},
@@ -48,7 +49,7 @@ command prints how many changed and how many it left alone; at least one filter 
 required, so that no typo retries every job there is.`)
 }
 
-func newJobsDelete(dbf *dbFlags) *cobra.Command {
+func newJobsDelete(dbf *cli.DBFlags) *cobra.Command {
 	return newBulk(dbf, bulkVerb{
 		name: "delete", past: "deleted",
 		eligible: []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateCompleted, runtime.StateFailed, runtime.StateCancelled},
@@ -69,7 +70,7 @@ instead, every matching job that is not running is deleted at once; at least one
 is required.`)
 }
 
-func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
+func newBulk(dbf *cli.DBFlags, v bulkVerb, long string) *cobra.Command {
 	var (
 		sel    selectionFlags
 		limit  int
@@ -82,13 +83,13 @@ func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
 		Args:  cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if len(args) == 0 && !sel.any() {
-				return usagef(cmd, "give job ids or at least one filter (--kind, --queue, --state, --since, --error-class)")
+				return cli.Usagef(cmd, "give job ids or at least one filter (--kind, --queue, --state, --since, --error-class)")
 			}
 			if len(args) > 0 && sel.any() {
-				return usagef(cmd, "give job ids or filters, not both")
+				return cli.Usagef(cmd, "give job ids or filters, not both")
 			}
 			if limit < 0 {
-				return usagef(cmd, "--limit must not be negative")
+				return cli.Usagef(cmd, "--limit must not be negative")
 			}
 			ids := make([]int64, len(args))
 			for i, a := range args {
@@ -104,11 +105,11 @@ func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
 			}
 			for _, st := range s.States {
 				if !eligible(v.eligible, st) {
-					return usagef(cmd, "%s takes --state %s, not %s", v.name, stateList(v.eligible), st)
+					return cli.Usagef(cmd, "%s takes --state %s, not %s", v.name, stateList(v.eligible), st)
 				}
 			}
 			s.Limit = limit
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				out := cmd.OutOrStdout()
 				if dryRun {
 					if len(ids) > 0 {
@@ -139,10 +140,10 @@ func newBulk(dbf *dbFlags, v bulkVerb, long string) *cobra.Command {
 				// Jobs the statement failed on are left as they were; the others went
 				// through. Each is named, and the command fails, so that a script notices.
 				for _, r := range res.Refused {
-					fmt.Fprintf(cmd.ErrOrStderr(), "jobc: job %d was left alone: %s\n", r.ID, esc(r.Reason))
+					fmt.Fprintf(cmd.ErrOrStderr(), "jobc: job %d was left alone: %s\n", r.ID, cli.Esc(r.Reason))
 				}
 				if len(res.Refused) > 0 {
-					return &exitError{code: exitFailure, err: fmt.Errorf("jobc: %d job(s) not %s", len(res.Refused), v.past)}
+					return &cli.ExitError{Code: cli.ExitFailure, Err: fmt.Errorf("jobc: %d job(s) not %s", len(res.Refused), v.past)}
 				}
 				return nil
 			})
@@ -160,18 +161,18 @@ func eachID(cmd *cobra.Command, db runtime.DBTX, v bulkVerb, ids []int64) error 
 	failed := 0
 	for _, id := range ids {
 		msg, err := v.one(cmd.Context(), db, id)
-		if missingObjectErr(err) {
+		if cli.MissingObjectErr(err) {
 			return err // the schema, not the job: every other id would fail the same way
 		}
 		if err != nil {
 			failed++
-			fmt.Fprintln(cmd.ErrOrStderr(), esc(message(err)))
+			fmt.Fprintln(cmd.ErrOrStderr(), cli.Esc(cli.Message(err)))
 			continue
 		}
 		fmt.Fprintln(cmd.OutOrStdout(), msg)
 	}
 	if failed > 0 {
-		return &exitError{code: exitFailure, err: fmt.Errorf("jobc: %d of %d job(s) not %s", failed, len(ids), v.past)}
+		return &cli.ExitError{Code: cli.ExitFailure, Err: fmt.Errorf("jobc: %d of %d job(s) not %s", failed, len(ids), v.past)}
 	}
 	return nil
 }
@@ -180,7 +181,7 @@ func eachID(cmd *cobra.Command, db runtime.DBTX, v bulkVerb, ids []int64) error 
 // command checks first, so it only happens if the two disagree).
 func bulkError(cmd *cobra.Command, err error) error {
 	if errors.Is(err, runtime.ErrNoFilter) {
-		return asUsage(cmd, err)
+		return cli.AsUsage(cmd, err)
 	}
 	return err
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator/contract"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -49,7 +50,7 @@ jobc.lock cannot be read.`,
 			}
 			if n := findings.Errors(); n > 0 {
 				if !force {
-					return &exitError{code: 1, err: fmt.Errorf("jobc: lock: the check failed with %d error(s); %s is unchanged: fix them, or pass --force to lock anyway", n, contract.LockName)}
+					return &cli.ExitError{Code: 1, Err: fmt.Errorf("jobc: lock: the check failed with %d error(s); %s is unchanged: fix them, or pass --force to lock anyway", n, contract.LockName)}
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "jobc: lock: --force: locking despite %d error(s)\n", n)
 			}

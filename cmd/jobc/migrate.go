@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/schema"
@@ -44,7 +45,7 @@ func newMigrate(o *options) *cobra.Command {
 		Use:   "migrate",
 		Short: "Apply, inspect or print jobc's database migrations",
 	}
-	var upDB, statusDB *dbFlags
+	var upDB, statusDB *cli.DBFlags
 	up := &cobra.Command{
 		Use:   "up",
 		Short: "Apply every pending migration and the function library (safe to run from several processes at once)",
@@ -61,7 +62,7 @@ the other commands: a migration may build an index or validate a constraint over
 whole jobs table, and a second "migrate up" waits while another applies a migration.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withPGConn(cmd, upDB, false, func(ctx context.Context, conn *pgx.Conn) error {
+			return cli.WithPGConn(cmd, upDB, false, func(ctx context.Context, conn *pgx.Conn) error {
 				before, err := runtime.GetMigrationStatus(ctx, conn)
 				if err != nil {
 					return err
@@ -87,13 +88,13 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 			})
 		},
 	}
-	upDB = addDBFlags(up.Flags(), migrateStatementTimeout)
+	upDB = cli.AddDBFlags(up.Flags(), cli.MigrateStatementTimeout)
 	status := &cobra.Command{
 		Use:   "status",
 		Short: "List the migrations and the function library, and whether each is applied; exit 3 when some are pending",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, statusDB, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.GetMigrationStatus(ctx, db)
 				if err != nil {
 					return err
@@ -113,13 +114,13 @@ whole jobs table, and a second "migrate up" waits while another applies a migrat
 					pending++
 				}
 				if pending > 0 {
-					return &exitError{code: 3, err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", pending)}
+					return &cli.ExitError{Code: 3, Err: fmt.Errorf("jobc: %d migration(s) pending: run `jobc migrate up`", pending)}
 				}
 				return nil
 			})
 		},
 	}
-	statusDB = addDBFlags(status.Flags(), defaultStatementTimeout)
+	statusDB = cli.AddDBFlags(status.Flags(), cli.DefaultStatementTimeout)
 	cmd.AddCommand(up, status, newMigrateSQL(), newMigrateGrants())
 	return cmd
 }
@@ -156,14 +157,14 @@ library alone). No database is needed.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if cmd.Flags().Changed("start") && dir == "" {
-				return usagef(cmd, "--start numbers the files of --dir: give --dir too")
+				return cli.Usagef(cmd, "--start numbers the files of --dir: give --dir too")
 			}
 			if start < 1 {
-				return usagef(cmd, "--start must be 1 or more")
+				return cli.Usagef(cmd, "--start must be 1 or more")
 			}
 			scripts, err := schema.Scripts(from)
 			if err != nil {
-				return usagef(cmd, "--from %d: there is no such migration: the migrations are 1 to %d (%d: the function library alone)", from, schema.Latest(), schema.Latest()+1)
+				return cli.Usagef(cmd, "--from %d: there is no such migration: the migrations are 1 to %d (%d: the function library alone)", from, schema.Latest(), schema.Latest()+1)
 			}
 			out := cmd.OutOrStdout()
 			if dir == "" {
@@ -204,7 +205,7 @@ func newMigrateGrants() *cobra.Command {
 	var (
 		roles runtime.GrantRoles
 		apply bool
-		dbf   *dbFlags
+		dbf   *cli.DBFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "grants --worker ROLE --readonly ROLE [--producer ROLE] [--apply]",
@@ -231,7 +232,7 @@ Run it again after "jobc migrate up" applies new migrations.`,
 			if err := checkGrantRoles(roles); err != nil {
 				return err
 			}
-			return withPGConn(cmd, dbf, false, func(ctx context.Context, conn *pgx.Conn) error {
+			return cli.WithPGConn(cmd, dbf, false, func(ctx context.Context, conn *pgx.Conn) error {
 				out := cmd.OutOrStdout()
 				if !apply {
 					stmts, err := runtime.ListGrants(ctx, conn, roles)
@@ -258,7 +259,7 @@ Run it again after "jobc migrate up" applies new migrations.`,
 	f.StringVar(&roles.Producer, "producer", "", "role that only enqueues (optional)")
 	f.StringVar(&roles.ReadOnly, "readonly", "", "role for jobc status and dashboards (SELECT only)")
 	f.BoolVar(&apply, "apply", false, "apply the statements in one transaction instead of printing them")
-	dbf = addDBFlags(f, defaultStatementTimeout)
+	dbf = cli.AddDBFlags(f, cli.DefaultStatementTimeout)
 	return cmd
 }
 
@@ -279,5 +280,5 @@ func checkGrantRoles(r runtime.GrantRoles) error {
 
 // grantsUsageError is a command-line mistake: exit status 2, with the synopsis.
 func grantsUsageError(err error) error {
-	return &exitError{code: 2, err: fmt.Errorf("jobc migrate grants: %w\n%s", err, grantsUsage)}
+	return &cli.ExitError{Code: 2, Err: fmt.Errorf("jobc migrate grants: %w\n%s", err, grantsUsage)}
 }

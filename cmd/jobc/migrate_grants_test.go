@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -41,7 +42,7 @@ func TestMigrateGrantsUsage(t *testing.T) {
 		}
 	}
 	// Valid flags without a database fail as any database command does (exit 2).
-	if _, errOut, code := jobc(t, "migrate", "grants", "--worker", "w", "--readonly", "r"); code != exitUsage || !strings.Contains(errOut, "DATABASE_URL") {
+	if _, errOut, code := jobc(t, "migrate", "grants", "--worker", "w", "--readonly", "r"); code != cli.ExitUsage || !strings.Contains(errOut, "DATABASE_URL") {
 		t.Errorf("without a database: exit %d, %q", code, errOut)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -110,7 +111,7 @@ func TestMigrateSQLAgreesWithMigrateUp(t *testing.T) {
 	}
 
 	out, errOut, code := jobc(t, "migrate", "sql")
-	if code != exitOK || errOut != "" || strings.Count(out, "BEGIN;") != strings.Count(out, "COMMIT;") {
+	if code != cli.ExitOK || errOut != "" || strings.Count(out, "BEGIN;") != strings.Count(out, "COMMIT;") {
 		t.Fatalf("migrate sql: exit %d: %s", code, errOut)
 	}
 	byHand := pgtest.NewSchema(t, nil)
@@ -122,7 +123,7 @@ func TestMigrateSQLAgreesWithMigrateUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code = jobc(t, "migrate", "sql", "--dir", dir, "--start", "2")
-	if code != exitOK || !strings.Contains(out, "0002_jobc_baseline.up.sql") || !strings.Contains(out, "0003_jobc_library_v1.up.sql") {
+	if code != cli.ExitOK || !strings.Contains(out, "0002_jobc_baseline.up.sql") || !strings.Contains(out, "0003_jobc_library_v1.up.sql") {
 		t.Fatalf("migrate sql --dir: exit %d: %s%s", code, out, errOut)
 	}
 	files, err := filepath.Glob(filepath.Join(dir, "*_jobc_*.up.sql"))
@@ -149,12 +150,12 @@ func TestMigrateSQLAgreesWithMigrateUp(t *testing.T) {
 	}
 	sameCatalog(t, "the schema after the files and Migrate", want, catalog(t, byTool))
 	url := pgtest.SchemaConnString(t, pgtest.SchemaOf(byHand))
-	if out, errOut, code := jobc(t, "migrate", "up", "--database-url", url); code != exitOK || out != "already up to date\n" {
+	if out, errOut, code := jobc(t, "migrate", "up", "--database-url", url); code != cli.ExitOK || out != "already up to date\n" {
 		t.Errorf("migrate up after migrate sql: exit %d: %s%s", code, out, errOut)
 	}
 
 	// A second run into the same directory overwrites nothing.
-	if _, errOut, code := jobc(t, "migrate", "sql", "--dir", dir, "--start", "2"); code != exitFailure || !strings.Contains(errOut, "exists") {
+	if _, errOut, code := jobc(t, "migrate", "sql", "--dir", dir, "--start", "2"); code != cli.ExitFailure || !strings.Contains(errOut, "exists") {
 		t.Errorf("migrate sql --dir over existing files: exit %d: %s", code, errOut)
 	}
 }
@@ -167,7 +168,7 @@ func TestMigrateSQLNeverDowngradesTheLibrary(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, _, code := jobc(t, "migrate", "sql", "--from", "2")
-	if code != exitOK || strings.Contains(out, "jobc migration 0001") {
+	if code != cli.ExitOK || strings.Contains(out, "jobc migration 0001") {
 		t.Fatalf("migrate sql --from 2: exit %d: %.200s", code, out)
 	}
 	conn, err := pool.Acquire(t.Context())

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
 // headingsOnly matches a line of column headings and nothing else.
@@ -28,7 +30,7 @@ func TestEmptyTablesSaySo(t *testing.T) {
 		{[]string{"status"}, "\nunfinished jobs:\n  none\n"},
 	} {
 		out, errOut, code := jobc(t, append(c.args, "--database-url", url)...)
-		if code != exitOK || !strings.Contains(out, c.want) || headingsOnly.MatchString(out) {
+		if code != cli.ExitOK || !strings.Contains(out, c.want) || headingsOnly.MatchString(out) {
 			t.Errorf("jobc %s: exit %d, stdout:\n%s%s\nwant %q and no line of headings only", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
@@ -45,11 +47,11 @@ func TestEmptyTablesSaySo(t *testing.T) {
 	}
 	space := regexp.MustCompile(` +`)
 	out, errOut, code := jobc(t, "jobs", "list", "--database-url", url)
-	if lines := space.ReplaceAllString(out, " "); code != exitOK || !regexp.MustCompile(`(?m)^`+strconv.FormatInt(fresh, 10)+` k q available 0 0/3 v1 \S+ \S+ -$`).MatchString(lines) {
+	if lines := space.ReplaceAllString(out, " "); code != cli.ExitOK || !regexp.MustCompile(`(?m)^`+strconv.FormatInt(fresh, 10)+` k q available 0 0/3 v1 \S+ \S+ -$`).MatchString(lines) {
 		t.Errorf("jobs list: exit %d; want \"-\" as the last error of job %d\n%s%s", code, fresh, out, errOut)
 	}
 	out, errOut, code = jobc(t, "jobs", "show", strconv.FormatInt(failed, 10), "--database-url", url)
-	if lines := space.ReplaceAllString(out, " "); code != exitOK || !strings.Contains(lines, "\n 1 2026-01-01T00:00:00Z - - boom\n") {
+	if lines := space.ReplaceAllString(out, " "); code != cli.ExitOK || !strings.Contains(lines, "\n 1 2026-01-01T00:00:00Z - - boom\n") {
 		t.Errorf("jobs show: exit %d; want \"-\" for the attempt's class and worker\n%s%s", code, out, errOut)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
 )
@@ -32,7 +33,7 @@ func toQueueJSON(stats []runtime.QueueStat) []queueJSON {
 	out := make([]queueJSON, len(stats))
 	for i, q := range stats {
 		out[i] = queueJSON{Queue: q.Queue, Available: q.Available, Scheduled: q.Scheduled, Running: q.Running,
-			OldestAvailableAgeSeconds: seconds(q.OldestAvailableAge), CompletedLastHour: q.CompletedLastHour,
+			OldestAvailableAgeSeconds: cli.Seconds(q.OldestAvailableAge), CompletedLastHour: q.CompletedLastHour,
 			FailedLastHour: q.FailedLastHour, Paused: q.Paused, Workers: q.Workers}
 	}
 	return out
@@ -45,20 +46,20 @@ func printQueues(cmd *cobra.Command, stats []runtime.QueueStat, indent string) e
 		_, err := fmt.Fprintln(cmd.OutOrStdout(), indent+"no queues: no queue has unfinished jobs, jobs finished in the last hour, a pause or a live worker")
 		return err
 	}
-	t := newTable(cmd.OutOrStdout(), indent+"QUEUE", "AVAILABLE", "SCHEDULED", "RUNNING", "OLDEST AVAILABLE", "COMPLETED 1H", "FAILED 1H", "PAUSED", "WORKERS")
+	t := cli.NewTable(cmd.OutOrStdout(), indent+"QUEUE", "AVAILABLE", "SCHEDULED", "RUNNING", "OLDEST AVAILABLE", "COMPLETED 1H", "FAILED 1H", "PAUSED", "WORKERS")
 	for _, q := range stats {
 		paused := "no"
 		if q.Paused {
 			paused = "PAUSED"
 		}
-		t.Row(indent+q.Queue, q.Available, q.Scheduled, q.Running, age(q.OldestAvailableAge), q.CompletedLastHour, q.FailedLastHour, paused, q.Workers)
+		t.Row(indent+q.Queue, q.Available, q.Scheduled, q.Running, cli.Age(q.OldestAvailableAge), q.CompletedLastHour, q.FailedLastHour, paused, q.Workers)
 	}
 	return t.Flush()
 }
 
 func newQueues(o *options) *cobra.Command {
 	var (
-		dbf    *dbFlags
+		dbf    *cli.DBFlags
 		asJSON bool
 	)
 	cmd := &cobra.Command{
@@ -66,19 +67,19 @@ func newQueues(o *options) *cobra.Command {
 		Short: "List the queues with their jobs by state, oldest available age and pause; pause and resume one",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				stats, err := runtime.ListQueueStats(ctx, db)
 				if err != nil {
 					return err
 				}
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), toQueueJSON(stats))
+					return cli.WriteJSON(cmd.OutOrStdout(), toQueueJSON(stats))
 				}
 				return printQueues(cmd, stats, "")
 			})
 		},
 	}
-	dbf = addDBFlags(cmd.PersistentFlags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.PersistentFlags(), cli.DefaultStatementTimeout)
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	pause := &cobra.Command{
 		Use:   "pause QUEUE",
@@ -121,12 +122,12 @@ nothing that runs.`,
 
 // queueOp runs op on queue and prints done; check, when not nil, runs first on the
 // same connection.
-func queueOp(cmd *cobra.Command, dbf *dbFlags, queue string, check func(context.Context, runtime.DBTX) error,
+func queueOp(cmd *cobra.Command, dbf *cli.DBFlags, queue string, check func(context.Context, runtime.DBTX) error,
 	op func(context.Context, runtime.DBTX, string) error, done string) error {
 	if queue == "" {
-		return asUsage(cmd, runtime.ErrEmptyQueueName)
+		return cli.AsUsage(cmd, runtime.ErrEmptyQueueName)
 	}
-	return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+	return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 		if check != nil {
 			if err := check(ctx, db); err != nil {
 				return err
@@ -135,7 +136,7 @@ func queueOp(cmd *cobra.Command, dbf *dbFlags, queue string, check func(context.
 		if err := op(ctx, db, queue); err != nil {
 			return err
 		}
-		fmt.Fprintf(cmd.OutOrStdout(), done, esc(queue))
+		fmt.Fprintf(cmd.OutOrStdout(), done, cli.Esc(queue))
 		return nil
 	})
 }
@@ -186,7 +187,7 @@ func unusedQueue(ctx context.Context, db runtime.DBTX, dir, queue string) (strin
 	if len(used) == 0 {
 		msg += " (none uses any queue)"
 	} else {
-		msg += " (queues in use: " + esc(strings.Join(used, ", ")) + ")"
+		msg += " (queues in use: " + cli.Esc(strings.Join(used, ", ")) + ")"
 	}
-	return msg + fmt.Sprintf("; it is paused all the same: `jobc queues resume %s` undoes it", esc(queue)), nil
+	return msg + fmt.Sprintf("; it is paused all the same: `jobc queues resume %s` undoes it", cli.Esc(queue)), nil
 }

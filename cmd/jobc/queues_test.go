@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
 // TestQueuesPauseWarnsUnusedQueue: pausing a queue that no job type of jobc.yaml (-C)
@@ -35,7 +37,7 @@ func TestQueuesPauseWarnsUnusedQueue(t *testing.T) {
 		{noSpec, "reports", ""},
 	} {
 		out, errOut, code := jobc(t, "queues", "pause", c.queue, "-C", c.dir, "--database-url", url)
-		if code != exitOK || !strings.HasPrefix(out, "queue "+c.queue+" paused") {
+		if code != cli.ExitOK || !strings.HasPrefix(out, "queue "+c.queue+" paused") {
 			t.Errorf("queues pause %s -C %s: exit %d\n%s%s", c.queue, c.dir, code, out, errOut)
 		}
 		if c.warning == "" && errOut != "" || c.warning != "" && !strings.HasPrefix(errOut, c.warning) {

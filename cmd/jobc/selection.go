@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -37,7 +38,7 @@ func (s *selectionFlags) selection(cmd *cobra.Command, now time.Time) (runtime.J
 	for _, name := range s.states {
 		st, err := runtime.ParseState(name)
 		if err != nil {
-			return sel, asUsage(cmd, err)
+			return sel, cli.AsUsage(cmd, err)
 		}
 		sel.States = append(sel.States, st)
 	}

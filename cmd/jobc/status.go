@@ -31,10 +31,10 @@ type statusJSON struct {
 // eventsJSON is the outbox: what the relays have yet to publish, how far behind they
 // are, and the events failed for good (the newest, at most statusFailedEvents).
 type eventsJSON struct {
-	Pending         int64             `json:"pending"`
-	Failed          int64             `json:"failed"`
-	RelayLagSeconds float64           `json:"relay_lag_seconds"`
-	FailedEvents    []failedEventJSON `json:"failed_events"`
+	Pending         int64                 `json:"pending"`
+	Failed          int64                 `json:"failed"`
+	RelayLagSeconds float64               `json:"relay_lag_seconds"`
+	FailedEvents    []cli.FailedEventJSON `json:"failed_events"`
 }
 
 // statusFailedEvents is how many failed events status lists.
@@ -53,7 +53,7 @@ type unfinishedJSON struct {
 
 func newStatus() *cobra.Command {
 	var (
-		dbf           *dbFlags
+		dbf           *cli.DBFlags
 		within        time.Duration
 		failUndecoded bool
 		failOldest    time.Duration
@@ -80,9 +80,9 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if failOldest < 0 || failRelayLag < 0 {
-				return usagef(cmd, "--fail-oldest and --fail-relay-lag must not be negative")
+				return cli.Usagef(cmd, "--fail-oldest and --fail-relay-lag must not be negative")
 			}
-			return withMigratedConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithMigratedConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				st, err := runtime.GetMigrationStatus(ctx, db)
 				if err != nil {
 					return err
@@ -115,9 +115,9 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				}
 				if asJSON {
 					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
-					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: seconds(outbox.Lag),
+					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: cli.Seconds(outbox.Lag),
 						FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
-					err = writeJSON(cmd.OutOrStdout(), s)
+					err = cli.WriteJSON(cmd.OutOrStdout(), s)
 				} else {
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
 					if err == nil {
@@ -131,24 +131,24 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if failOldest > 0 {
 					for _, q := range oldestOver(stats, failOldest) {
 						findings = append(findings, fmt.Errorf("jobc: queue %s: the oldest available job has waited %s, more than %s",
-							esc(q.Queue), age(q.OldestAvailableAge), failOldest))
+							cli.Esc(q.Queue), cli.Age(q.OldestAvailableAge), failOldest))
 					}
 				}
 				if failRelayLag > 0 && outbox.Lag > failRelayLag {
 					findings = append(findings, fmt.Errorf("jobc: the relay lag is %s, more than %s: the oldest of %d pending events waits for a relay",
-						age(outbox.Lag), failRelayLag, outbox.Pending))
+						cli.Age(outbox.Lag), failRelayLag, outbox.Pending))
 				}
 				if failUndecoded && undecodable > 0 {
 					findings = append(findings, fmt.Errorf("jobc: %d unfinished job(s) that no live worker takes", undecodable))
 				}
 				if len(findings) > 0 {
-					return &exitError{code: exitFailure, err: errors.Join(findings...)}
+					return &cli.ExitError{Code: cli.ExitFailure, Err: errors.Join(findings...)}
 				}
 				return nil
 			})
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&failUndecoded, "fail-undecodable", false, "exit 1 when some unfinished jobs have no live worker that takes them")
 	cmd.Flags().DurationVar(&failOldest, "fail-oldest", 0, "exit 1 when any queue's oldest available job has waited longer than this (e.g. 5m)")
@@ -162,7 +162,7 @@ func printOutbox(cmd *cobra.Command, s relay.Stats, failed []relay.FailedEvent) 
 	out := cmd.OutOrStdout()
 	lag := "none"
 	if s.Pending > 0 {
-		lag = age(s.Lag)
+		lag = cli.Age(s.Lag)
 	}
 	fmt.Fprintf(out, "\nevents: %d pending, relay lag %s, %d failed\n", s.Pending, lag, s.Failed)
 	if len(failed) == 0 {
@@ -182,7 +182,7 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 		return err
 	}
 	fmt.Fprintf(out, "\nworkers (%d live, heartbeat within %s):\n", len(workers), within)
-	t := newTable(out)
+	t := cli.NewTable(out)
 	for _, w := range workers {
 		t.Row("  "+w.ID, fmt.Sprintf("%s pid %d", w.Host, w.PID), "queues "+strings.Join(w.Queues, ","), kindRanges(w.Kinds))
 	}
@@ -194,7 +194,7 @@ func printStatus(cmd *cobra.Command, applied, latest int, within time.Duration, 
 		_, err := fmt.Fprintln(out, "  none")
 		return err
 	}
-	t = newTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
+	t = cli.NewTable(out, "  KIND", "QUEUE", "VERSION", "STATE", "JOBS", "DECODED BY")
 	for _, c := range counts {
 		by := fmt.Sprintf("%d worker(s)", len(c.Decoders))
 		if len(c.Decoders) == 0 {
@@ -213,7 +213,7 @@ func toStatusJSON(applied, latest int, stats []runtime.QueueStat, workers []runt
 	s.Unfinished = make([]unfinishedJSON, len(counts))
 	for i, c := range counts {
 		s.Unfinished[i] = unfinishedJSON{Kind: c.Kind, Queue: c.Queue, Version: c.Version, State: string(c.State), Jobs: c.Jobs,
-			Decoders: nonNil(c.Decoders), Problem: c.Problem}
+			Decoders: cli.NonNil(c.Decoders), Problem: c.Problem}
 	}
 	return s
 }

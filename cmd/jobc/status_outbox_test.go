@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -35,13 +36,13 @@ func TestStatusShowsOutbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := jobc(t, "status", "--database-url", dbURL, "--fail-relay-lag", "5m")
-	if code != exitFailure || !strings.Contains(out, "events: 2 pending, relay lag 10m") || !strings.Contains(out, "1 failed") ||
+	if code != cli.ExitFailure || !strings.Contains(out, "events: 2 pending, relay lag 10m") || !strings.Contains(out, "1 failed") ||
 		!strings.Contains(out, "NO_ROUTE") || !strings.Contains(errOut, "the relay lag is 10m") {
 		t.Errorf("status: exit %d\n%s%s", code, out, errOut)
 	}
 	out, _, code = jobc(t, "status", "--database-url", dbURL, "--json")
 	var s statusJSON
-	if err := json.Unmarshal([]byte(out), &s); code != exitOK || err != nil {
+	if err := json.Unmarshal([]byte(out), &s); code != cli.ExitOK || err != nil {
 		t.Fatalf("status --json: exit %d, %v\n%s", code, err, out)
 	}
 	if e := s.Events; e.Pending != 2 || e.Failed != 1 || e.RelayLagSeconds < 600 || len(e.FailedEvents) != 1 || e.FailedEvents[0].ID != ids[2] || e.FailedEvents[0].OrderingKey != "c" {

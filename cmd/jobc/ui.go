@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/dashboard"
 	"github.com/jobc-dev/jobc/generator/spec"
 	"github.com/jobc-dev/jobc/runtime"
@@ -37,7 +38,7 @@ func newUI(o *options) *cobra.Command {
 		queryTimeout           time.Duration
 		maxSearches            int
 	)
-	var db *dbFlags
+	var db *cli.DBFlags
 	cmd := &cobra.Command{
 		Use:   "ui",
 		Short: "Serve the web dashboard for the database at $DATABASE_URL",
@@ -59,36 +60,36 @@ The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if !strings.HasPrefix(prefix, "/") {
-				return usagef(cmd, "--prefix %q must start with /", prefix)
+				return cli.Usagef(cmd, "--prefix %q must start with /", prefix)
 			}
 			opt := dashboard.Options{Prefix: prefix, ReadOnly: readOnly, HidePayloads: hidePayloads,
 				BearerToken: os.Getenv(envUIToken), BasicUser: os.Getenv(envUIUser), BasicPassword: os.Getenv(envUIPassword),
 				AllowedHosts: allowedHosts, QueryTimeout: queryTimeout, MaxSearches: maxSearches}
 			if (opt.BasicUser == "") != (opt.BasicPassword == "") {
-				return usagef(cmd, "set both %s and %s for basic authentication, or neither", envUIUser, envUIPassword)
+				return cli.Usagef(cmd, "set both %s and %s for basic authentication, or neither", envUIUser, envUIPassword)
 			}
 			if err := opt.Validate(); err != nil {
 				// Name the variables and flags the user set, not the Go fields.
 				msg := strings.NewReplacer("dashboard: ", "", "Options.BearerToken", envUIToken, "Options.BasicPassword", envUIPassword,
 					"Options.AllowedHosts", "--allowed-host").Replace(err.Error())
-				return usagef(cmd, "%s", msg)
+				return cli.Usagef(cmd, "%s", msg)
 			}
 			if queryTimeout < 0 {
-				return usagef(cmd, "--query-timeout %s is negative: give a duration such as 10s", queryTimeout)
+				return cli.Usagef(cmd, "--query-timeout %s is negative: give a duration such as 10s", queryTimeout)
 			}
 			if maxSearches < 0 {
-				return usagef(cmd, "--max-searches %d is negative", maxSearches)
+				return cli.Usagef(cmd, "--max-searches %d is negative", maxSearches)
 			}
 			tlsConfig, err := loadTLS(tlsCert, tlsKey)
 			if err != nil {
-				return usagef(cmd, "%v", err)
+				return cli.Usagef(cmd, "%v", err)
 			}
 			loopback, err := isLoopback(addr)
 			if err != nil {
-				return usagef(cmd, "--addr: %v", err)
+				return cli.Usagef(cmd, "--addr: %v", err)
 			}
 			if !loopback && opt.BearerToken == "" && opt.BasicUser == "" {
-				return usagef(cmd, "--addr %s is not a loopback address: anyone who reaches it could retry and delete jobs; "+
+				return cli.Usagef(cmd, "--addr %s is not a loopback address: anyone who reaches it could retry and delete jobs; "+
 					"set %s (a bearer token) or %s and %s (basic auth) in the environment, or listen on 127.0.0.1", addr, envUIToken, envUIUser, envUIPassword)
 			}
 			types, err := scheduledTypes(o.dir)
@@ -101,7 +102,7 @@ The Periodic page reads the schedules from the project's jobc.yaml (see -C).`,
 	}
 	// A statement bound as every database command has; QueryTimeout bounds each
 	// request's work within it.
-	db = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	db = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().StringVar(&addr, "addr", "127.0.0.1:8080", "address to listen on")
 	cmd.Flags().StringVar(&prefix, "prefix", "/", "path to serve the dashboard under, e.g. /jobs/")
 	cmd.Flags().BoolVar(&readOnly, "read-only", false, "show everything, change nothing (mutations are refused with 403)")
@@ -177,7 +178,7 @@ func hasConfig(dir string) bool {
 }
 
 // serveUI serves the dashboard until ctx is cancelled.
-func serveUI(ctx context.Context, cmd *cobra.Command, db *dbFlags, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
+func serveUI(ctx context.Context, cmd *cobra.Command, db *cli.DBFlags, addr string, opt dashboard.Options, tlsConfig *tls.Config) error {
 	t, err := db.Target(cmd)
 	if err != nil {
 		return err

@@ -20,6 +20,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
 // TestUIRefusesToStart: on an address other than loopback without authentication, with
@@ -52,8 +54,8 @@ func TestUIRefusesToStart(t *testing.T) {
 			t.Setenv(k, c.env[k])
 		}
 		_, errOut, code := jobc(t, c.args...)
-		if code != exitUsage {
-			t.Errorf("jobc %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), code, exitUsage, errOut)
+		if code != cli.ExitUsage {
+			t.Errorf("jobc %s: exit %d, want %d; stderr:\n%s", strings.Join(c.args, " "), code, cli.ExitUsage, errOut)
 		}
 		for _, s := range c.says {
 			if !strings.Contains(errOut, s) {
@@ -132,7 +134,7 @@ func TestUIServes(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitOK {
+		if code != cli.ExitOK {
 			t.Errorf("jobc ui exited %d after its context ended, want 0; stderr:\n%s", code, errOut.String())
 		}
 	case <-time.After(30 * time.Second):
@@ -256,7 +258,7 @@ func TestUIServesTLS(t *testing.T) {
 	cancel()
 	select {
 	case code := <-done:
-		if code != exitOK {
+		if code != cli.ExitOK {
 			t.Errorf("jobc ui exited %d after its context ended, want 0; stderr:\n%s", code, errOut.String())
 		}
 	case <-time.After(30 * time.Second):

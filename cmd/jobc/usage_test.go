@@ -5,6 +5,8 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 )
 
 // TestUsageErrorsExit2: every kind of command-line mistake, on every command, exits 2
@@ -82,13 +84,13 @@ func TestUsageErrorsExit2(t *testing.T) {
 	walk(newRoot())
 	for _, c := range cases {
 		out, errOut, code := jobc(t, c.args...)
-		if code != exitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "sage:") || out != "" {
+		if code != cli.ExitUsage || !strings.Contains(errOut, c.want) || !strings.Contains(errOut, "sage:") || out != "" {
 			t.Errorf("jobc %s: exit %d, stdout %q, stderr:\n%s\nwant exit 2 with %q and the usage", strings.Join(c.args, " "), code, out, errOut, c.want)
 		}
 	}
 	// Help is not a mistake: it goes to stdout and exits 0.
 	for _, args := range [][]string{{"--help"}, {"help", "jobs"}, {"jobs", "retry", "--help"}} {
-		if out, errOut, code := jobc(t, args...); code != exitOK || !strings.Contains(out, "Usage:") {
+		if out, errOut, code := jobc(t, args...); code != cli.ExitOK || !strings.Contains(out, "Usage:") {
 			t.Errorf("jobc %s: exit %d, stdout %q, stderr %q; want the help and exit 0", strings.Join(args, " "), code, out, errOut)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/generator"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -38,7 +39,7 @@ func newVet(o *options) *cobra.Command {
 				fmt.Fprintln(cmd.OutOrStdout(), f)
 			}
 			if len(findings) > 0 {
-				return &exitError{code: 1, err: fmt.Errorf("jobc: vet: %d finding(s)", len(findings))}
+				return &cli.ExitError{Code: 1, Err: fmt.Errorf("jobc: vet: %d finding(s)", len(findings))}
 			}
 			return nil
 		},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/jobc-dev/jobc/cmd/internal/cli"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -32,7 +33,7 @@ type versionRange struct {
 
 func newWorkers() *cobra.Command {
 	var (
-		dbf    *dbFlags
+		dbf    *cli.DBFlags
 		within time.Duration
 		asJSON bool
 	)
@@ -41,29 +42,29 @@ func newWorkers() *cobra.Command {
 		Short: "List the live workers: host, pid, queues, kinds and versions, last heartbeat",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return withConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				ws, err := runtime.ListWorkers(ctx, db, within)
 				if err != nil {
 					return err
 				}
 				now := time.Now()
 				if asJSON {
-					return writeJSON(cmd.OutOrStdout(), toWorkersJSON(ws, now))
+					return cli.WriteJSON(cmd.OutOrStdout(), toWorkersJSON(ws, now))
 				}
 				if len(ws) == 0 {
 					fmt.Fprintf(cmd.OutOrStdout(), "no live workers: none sent a heartbeat within %s\n", within)
 					return nil
 				}
-				t := newTable(cmd.OutOrStdout(), "ID", "HOST", "PID", "QUEUES", "KINDS", "STARTED", "HEARTBEAT")
+				t := cli.NewTable(cmd.OutOrStdout(), "ID", "HOST", "PID", "QUEUES", "KINDS", "STARTED", "HEARTBEAT")
 				for _, w := range ws {
 					t.Row(w.ID, w.Host, w.PID, strings.Join(w.Queues, ","), kindRanges(w.Kinds),
-						w.StartedAt.UTC().Format(time.DateTime), age(now.Sub(w.HeartbeatAt))+" ago")
+						w.StartedAt.UTC().Format(time.DateTime), cli.Age(now.Sub(w.HeartbeatAt))+" ago")
 				}
 				return t.Flush()
 			})
 		},
 	}
-	dbf = addDBFlags(cmd.Flags(), defaultStatementTimeout)
+	dbf = cli.AddDBFlags(cmd.Flags(), cli.DefaultStatementTimeout)
 	cmd.Flags().DurationVar(&within, "live-within", time.Minute, "a worker is live if its last heartbeat is this recent")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
@@ -72,8 +73,8 @@ func newWorkers() *cobra.Command {
 func toWorkersJSON(ws []runtime.WorkerInfo, now time.Time) []workerJSON {
 	out := make([]workerJSON, len(ws))
 	for i, w := range ws {
-		out[i] = workerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Queues: nonNil(w.Queues), Kinds: map[string]versionRange{},
-			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAge: seconds(now.Sub(w.HeartbeatAt))}
+		out[i] = workerJSON{ID: w.ID, Host: w.Host, PID: w.PID, Queues: cli.NonNil(w.Queues), Kinds: map[string]versionRange{},
+			StartedAt: w.StartedAt, HeartbeatAt: w.HeartbeatAt, HeartbeatAge: cli.Seconds(now.Sub(w.HeartbeatAt))}
 		for k, r := range w.Kinds {
 			out[i].Kinds[k] = versionRange{Min: r[0], Max: r[1]}
 		}
