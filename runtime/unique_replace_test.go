@@ -386,3 +386,39 @@ func TestUniqueReplaceLosesToClaim(t *testing.T) {
 		t.Errorf("claimed job: %s with payload %s, want running with n 1", info.State, info.Payload)
 	}
 }
+
+// TestUniqueReplaceNeedsTheHoldersConsent: a caller of jobc_enqueue_unique that asks to
+// replace (a producer role can call it with any arguments) cannot rewrite a waiting job
+// whose own enqueue did not ask for replace: it gets the holder back as a duplicate and
+// the job keeps its payload.
+func TestUniqueReplaceNeedsTheHoldersConsent(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := uniqueType(t, runtime.Unique{Fields: []string{"email"}})
+	held, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: 1, Email: "k@example.com"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var key string
+	if err := pool.QueryRow(ctx, `SELECT unique_key FROM jobc_jobs WHERE id = $1`, held.ID).Scan(&key); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	var inserted, replaced bool
+	err = pool.QueryRow(ctx, `SELECT job_id, inserted, replaced FROM jobc_enqueue_unique(
+		$1, $2, 5, 3, 1, '{"n": 2, "email": "k@example.com"}', '{}', NULL, $3, NULL, 'replace')`,
+		jt.Kind, jt.Queue, key).Scan(&id, &inserted, &replaced)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id != held.ID || inserted || replaced {
+		t.Errorf("replace over a skip holder: job %d inserted %v replaced %v, want job %d as a duplicate", id, inserted, replaced, held.ID)
+	}
+	if info, p, _ := jobPayload(t, pool, held.ID); p.N != 1 {
+		t.Errorf("the holder's payload is %s, want it unchanged (n 1)", info.Payload)
+	}
+	if c := countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); c != 1 {
+		t.Errorf("%d jobs, want 1", c)
+	}
+}

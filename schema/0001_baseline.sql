@@ -114,6 +114,10 @@ CREATE TABLE jobc_unique_keys (
     kind       text        NOT NULL,
     key        text        NOT NULL,
     job_id     bigint      NOT NULL,
+    -- The holder was enqueued with on_conflict replace: only then may another enqueue
+    -- rewrite it (jobc_enqueue_unique), so a caller that asks to replace cannot rewrite
+    -- a job whose own enqueue did not consent, whatever kind it names.
+    replace    boolean     NOT NULL DEFAULT false,
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (kind, key)
 );
@@ -659,6 +663,7 @@ DECLARE
     v_state   jobc_state;
     v_id      bigint;
     v_held    jobc_state;
+    v_consent boolean;
     v_replace boolean := coalesce(p_on_conflict, 'skip') = 'replace';
 BEGIN
     IF p_kind IS NULL OR p_queue IS NULL OR p_payload IS NULL OR p_unique_key IS NULL OR p_version IS NULL THEN
@@ -680,8 +685,8 @@ BEGIN
     END IF;
     FOR attempt IN 1..5 LOOP
         WITH k AS (
-            INSERT INTO jobc_unique_keys (kind, key, job_id)
-            VALUES (p_kind, p_unique_key, nextval(pg_get_serial_sequence('jobc_jobs', 'id')))
+            INSERT INTO jobc_unique_keys (kind, key, job_id, replace)
+            VALUES (p_kind, p_unique_key, nextval(pg_get_serial_sequence('jobc_jobs', 'id')), v_replace)
             ON CONFLICT (kind, key) DO NOTHING
             RETURNING jobc_unique_keys.job_id
         )
@@ -710,11 +715,16 @@ BEGIN
         -- jobc_jobs (v_held stays NULL).
         v_held := NULL;
         SELECT j.state INTO v_held FROM jobc_jobs j WHERE j.id = v_id FOR UPDATE;
-        PERFORM 1 FROM jobc_unique_keys u
+        SELECT u.replace INTO v_consent FROM jobc_unique_keys u
         WHERE u.kind = p_kind AND u.key = p_unique_key AND u.job_id = v_id
         FOR UPDATE;
         IF NOT FOUND THEN
             CONTINUE; -- the key changed hands before the lock: try again
+        END IF;
+        IF NOT v_consent THEN
+            -- The holder was enqueued to be skipped over, not replaced: a duplicate.
+            RETURN QUERY SELECT v_id, false, false;
+            RETURN;
         END IF;
         IF v_held IN ('available', 'scheduled') THEN
             UPDATE jobc_jobs j
@@ -728,7 +738,7 @@ BEGIN
             RETURN;
         END IF;
         -- Running or finished: the key passes to a new job.
-        UPDATE jobc_unique_keys u SET job_id = nextval(pg_get_serial_sequence('jobc_jobs', 'id'))
+        UPDATE jobc_unique_keys u SET job_id = nextval(pg_get_serial_sequence('jobc_jobs', 'id')), replace = true
         WHERE u.kind = p_kind AND u.key = p_unique_key
         RETURNING u.job_id INTO v_id;
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, metadata,

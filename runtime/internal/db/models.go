@@ -173,6 +173,7 @@ type JobcUniqueKey struct {
 	Kind      string
 	Key       string
 	JobID     int64
+	Replace   bool
 	CreatedAt time.Time
 }
 
