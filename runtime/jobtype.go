@@ -29,6 +29,11 @@ type JobType struct {
 	Transactional bool
 	// Unique, if set, keeps at most one job per key.
 	Unique *Unique
+	// Flow, if set, limits and orders the kind's starts fleet-wide (concurrency and
+	// rate by key, fairness, sequences); QueueFlow, if set, is its queue's limits,
+	// which every job type of the queue carries alike.
+	Flow      *Flow
+	QueueFlow *Flow
 	// Schedule, if set, enqueues the job periodically.
 	Schedule *Schedule
 	// WriteVersion is the payload version enqueue writes.
@@ -111,6 +116,16 @@ func NewJobType(t JobType) (*JobType, error) {
 	if t.Unique != nil {
 		if err := t.Unique.check(t.Kind); err != nil {
 			return nil, err
+		}
+	}
+	for _, f := range []struct {
+		flow  *Flow
+		queue bool
+	}{{t.Flow, false}, {t.QueueFlow, true}} {
+		if f.flow != nil {
+			if err := f.flow.check(t.Kind, f.queue); err != nil {
+				return nil, err
+			}
 		}
 	}
 	jt := t

@@ -132,16 +132,26 @@ func boundKey(key string) string {
 // writes strings with the same escapes and json.Number as it was. An object or array is
 // taken from raw itself, so its members keep raw's order.
 func (jt *JobType) uniqueValues(raw []byte, doc any) ([]json.RawMessage, error) {
+	values, err := payloadValues(raw, doc, jt.Unique.Fields)
+	if err != nil {
+		return nil, fmt.Errorf("unique key: %w", err)
+	}
+	return values, nil
+}
+
+// payloadValues returns the values of the top-level fields of a payload as compact
+// JSON (null when absent), for unique and flow keys; see uniqueValues.
+func payloadValues(raw []byte, doc any, names []string) ([]json.RawMessage, error) {
 	if doc == nil {
 		var err error
 		if doc, err = schema.Decode(raw); err != nil {
-			return nil, fmt.Errorf("unique key: %w", err)
+			return nil, err
 		}
 	}
 	obj, _ := doc.(map[string]any)
-	values := make([]json.RawMessage, len(jt.Unique.Fields))
+	values := make([]json.RawMessage, len(names))
 	var fields map[string]json.RawMessage // raw's members, decoded on demand
-	for i, f := range jt.Unique.Fields {
+	for i, f := range names {
 		v, ok := obj[f]
 		switch v.(type) {
 		case map[string]any, []any:
@@ -151,19 +161,19 @@ func (jt *JobType) uniqueValues(raw []byte, doc any) ([]json.RawMessage, error) 
 			}
 			b, err := json.Marshal(v)
 			if err != nil {
-				return nil, fmt.Errorf("unique key field %s: %w", f, err)
+				return nil, fmt.Errorf("field %s: %w", f, err)
 			}
 			values[i] = b
 			continue
 		}
 		if fields == nil {
 			if err := json.Unmarshal(raw, &fields); err != nil {
-				return nil, fmt.Errorf("unique key: %w", err)
+				return nil, err
 			}
 		}
 		var compact bytes.Buffer
 		if err := json.Compact(&compact, fields[f]); err != nil {
-			return nil, fmt.Errorf("unique key field %s: %w", f, err)
+			return nil, fmt.Errorf("field %s: %w", f, err)
 		}
 		values[i] = compact.Bytes()
 	}

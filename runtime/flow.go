@@ -1,0 +1,85 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// Flow is the fleet-wide flow control a spec declares for a job type (JobType.Flow) or
+// for the queue it runs in (JobType.QueueFlow). Workers enforce it when they claim,
+// however many of them run: jobs of a kind with a Flow, or of a queue with one, are
+// claimed key by key (jobc_claim_flow, schema/0002_flow_control.sql), and the
+// numbers in force are the ones recorded in jobc_limits, where an operator may change
+// them (SetLimit); the spec's are the defaults.
+type Flow struct {
+	// By names the top-level payload fields whose values make the key that Concurrency,
+	// Rate, Fair and Sequence apply to; nil makes the whole kind (or queue) one key.
+	// Each must be a required scalar field of every payload version.
+	By []string
+	// Concurrency is how many jobs of one key may run at once, fleet-wide; 0: no limit.
+	Concurrency int
+	// Rate limits how many jobs of one key may start in any window of Rate.Per.
+	Rate Rate
+	// Fair makes claims take keys in turn, one job per key, rather than fill up from
+	// whichever key comes first.
+	Fair bool
+	// Sequence runs one job of a key at a time, in enqueue order; a job of the key
+	// that failed holds it until it is retried or deleted.
+	Sequence bool
+}
+
+// Rate is at most Limit starts in any window of Per; the zero Rate limits nothing.
+type Rate struct {
+	Limit int
+	Per   time.Duration
+}
+
+// IsZero says whether r limits nothing.
+func (r Rate) IsZero() bool { return r.Limit == 0 }
+
+func (f *Flow) check(kind string, queue bool) error {
+	what := "job type " + kind
+	if queue {
+		what = "queue of job type " + kind
+	}
+	switch {
+	case f.Concurrency < 0:
+		return fmt.Errorf("jobc: %s: concurrency %d, want at least 1 (0: none)", what, f.Concurrency)
+	case f.Rate.Limit < 0 || (f.Rate.Limit > 0) != (f.Rate.Per > 0):
+		return fmt.Errorf("jobc: %s: rate %d per %s: want a limit of at least 1 and a positive period", what, f.Rate.Limit, f.Rate.Per)
+	case queue && (len(f.By) > 0 || f.Fair || f.Sequence):
+		return fmt.Errorf("jobc: %s: a queue's flow control has concurrency and rate only", what)
+	case f.Sequence && f.Concurrency > 0:
+		return fmt.Errorf("jobc: %s: a sequence runs one job per key at a time; drop concurrency", what)
+	case (f.Fair || f.Sequence) && len(f.By) == 0:
+		return fmt.Errorf("jobc: %s: fairness and sequences need by fields", what)
+	case f.Concurrency == 0 && f.Rate.IsZero() && !f.Fair && !f.Sequence:
+		return fmt.Errorf("jobc: %s: flow control that controls nothing", what)
+	}
+	return nil
+}
+
+// flowed says whether jt's jobs are claimed key by key and so carry a flow key.
+func (jt *JobType) flowed() bool { return jt.Flow != nil || jt.QueueFlow != nil }
+
+// flowKey returns the flow key of a job of jt (nil: none): the JSON array of the By
+// fields' values, bounded as unique keys are, or "" when the kind is one key.
+func (jt *JobType) flowKey(raw []byte, doc any) (*string, error) {
+	if !jt.flowed() {
+		return nil, nil
+	}
+	key := ""
+	if jt.Flow != nil && len(jt.Flow.By) > 0 {
+		values, err := payloadValues(raw, doc, jt.Flow.By)
+		if err != nil {
+			return nil, fmt.Errorf("flow key: %w", err)
+		}
+		b, err := json.Marshal(values)
+		if err != nil {
+			return nil, fmt.Errorf("flow key: %w", err)
+		}
+		key = boundKey(string(b))
+	}
+	return &key, nil
+}
