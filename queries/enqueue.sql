@@ -10,13 +10,13 @@
 -- to a jobc_wake call cost measurably more (bench/README.md).
 INSERT INTO jobc_jobs (
     kind, queue, state, priority, payload_version, payload, metadata,
-    available_at, max_attempts
+    available_at, max_attempts, flow_key
 ) VALUES (
     sqlc.arg(kind), sqlc.arg(queue),
     CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
     sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
-    coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts)
+    coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts), sqlc.narg(flow_key)::text
 )
 RETURNING id,
     CASE WHEN state = 'available'
@@ -34,7 +34,7 @@ SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted, u.replaced::bool
 FROM jobc_enqueue_unique(sqlc.arg(kind)::text, sqlc.arg(queue)::text, sqlc.arg(priority)::int,
     sqlc.arg(max_attempts)::int, sqlc.arg(payload_version)::int, sqlc.arg(payload)::jsonb,
     sqlc.arg(metadata)::jsonb, sqlc.narg(available_at)::timestamptz, sqlc.arg(unique_key)::text,
-    sqlc.arg(unique_finished)::text[], sqlc.arg(on_conflict)::text) AS u(job_id, inserted, replaced);
+    sqlc.arg(unique_finished)::text[], sqlc.arg(on_conflict)::text, sqlc.narg(flow_key)::text) AS u(job_id, inserted, replaced);
 
 -- name: UniqueKeyHolder :many
 SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.arg(unique_key);
@@ -44,20 +44,22 @@ SELECT job_id FROM jobc_unique_keys WHERE kind = sqlc.arg(kind) AND key = sqlc.a
 -- the queue once (if the jobs are available). For small batches this beats reserving
 -- ids, COPY and a notification (three round trips): see EnqueueMany. One plain INSERT:
 -- the wake-up is an uncorrelated subquery of RETURNING, which PostgreSQL runs once per
--- statement (an InitPlan), not once per row. Identity values are taken in the order the
+-- statement (an InitPlan), not once per row. flow_keys (NULL for a kind without flow
+-- control) holds each payload's flow key, by position. Identity values are taken in the order the
 -- rows are inserted, and the rows are inserted in unnest's order, so the ids sorted
 -- ascending are the payloads' order (the caller sorts them: an ORDER BY here would
 -- need the rows in a CTE, which made batches measurably slower).
 INSERT INTO jobc_jobs (
     kind, queue, state, priority, payload_version, payload, metadata,
-    available_at, max_attempts
+    available_at, max_attempts, flow_key
 )
 SELECT sqlc.arg(kind), sqlc.arg(queue),
     CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
     sqlc.arg(priority), sqlc.arg(payload_version), p.payload, sqlc.arg(metadata),
-    coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts)
-FROM unnest(sqlc.arg(payloads)::jsonb[]) AS p(payload)
+    coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
+    (sqlc.narg(flow_keys)::text[])[p.i]
+FROM unnest(sqlc.arg(payloads)::jsonb[]) WITH ORDINALITY AS p(payload, i)
 RETURNING id,
     coalesce((SELECT jobc_wake(sqlc.arg(queue))
               WHERE coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()), false) AS woke;

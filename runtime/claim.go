@@ -75,7 +75,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
 				}
 				needFetch = false
-				rearm(w.cfg.PollInterval)
+				rearm(w.pollWait(q))
 			case n == asked:
 				// Busy: the next claim follows a freed slot. The sleeper row stays,
 				// rather than churn with every full claim; if enqueues notify faster
@@ -95,7 +95,7 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 				continue
 			default:
 				needFetch = false
-				rearm(w.cfg.PollInterval)
+				rearm(w.pollWait(q))
 			}
 		}
 		first() // claimed, or paused
@@ -116,6 +116,16 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			needFetch = true
 		}
 	}
+}
+
+// pollWait is how long a drained queue waits for its next claim unless notified: the
+// poll interval, or less when a rate window that kept jobs waiting opens sooner.
+func (w *Worker) pollWait(q *queue) time.Duration {
+	wait := w.cfg.PollInterval
+	if at := q.claim.OpensAt(); !at.IsZero() {
+		wait = min(wait, max(time.Until(at), time.Millisecond))
+	}
+	return wait
 }
 
 // claim leases up to asked jobs and hands them to the handler goroutines. The claim

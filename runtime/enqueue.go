@@ -134,10 +134,15 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
+	flowKey, err := jt.flowKey(raw, doc)
+	if err != nil {
+		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
+	}
 	if key == "" {
 		row, err := q.InsertJob(ctx, db.InsertJobParams{
 			Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
 			PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
+			FlowKey: flowKey,
 		})
 		if err != nil {
 			return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, dberr.Describe(err))
@@ -147,7 +152,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	row, err := q.InsertUniqueJob(ctx, db.InsertUniqueJobParams{
 		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int32(o.priority),
 		PayloadVersion: int32(o.version), Payload: raw, Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
-		UniqueKey: key, UniqueFinished: finished, OnConflict: jt.onConflict(),
+		UniqueKey: key, UniqueFinished: finished, OnConflict: jt.onConflict(), FlowKey: flowKey,
 	})
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, dberr.Describe(err))
@@ -240,10 +245,21 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 
 // insertUnnest inserts raws with one statement that also wakes the queue.
 func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
+	var flowKeys []string // nil: NULL, no flow keys
+	if jt.flowed() {
+		flowKeys = make([]string, len(raws))
+		for i, raw := range raws {
+			key, err := jt.flowKey(raw, nil)
+			if err != nil {
+				return nil, fmt.Errorf("jobc: enqueue %s: payload %d: %w", jt.Kind, i, err)
+			}
+			flowKeys[i] = *key
+		}
+	}
 	rows, err := q.InsertJobs(ctx, db.InsertJobsParams{
 		Kind: jt.Kind, Queue: jt.Queue, AvailableAt: o.runAt, Priority: int16(o.priority),
 		PayloadVersion: int32(o.version), Metadata: o.meta, MaxAttempts: int32(jt.MaxAttempts),
-		Payloads: raws,
+		Payloads: raws, FlowKeys: flowKeys,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("jobc: enqueue %d %s jobs: %w", len(raws), jt.Kind, dberr.Describe(err))

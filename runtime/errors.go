@@ -18,6 +18,10 @@ var ErrLeaseLost = errors.New("jobc: the job's lease was lost")
 // ErrJobFinished is returned by CancelJob for a job that already finished.
 var ErrJobFinished = errors.New("jobc: job already finished")
 
+// ErrNoLimit is returned for a kind or queue without flow control: only limits the
+// spec declares can be changed, since only their jobs carry the keys limits count.
+var ErrNoLimit = errors.New("jobc: no flow control declared")
+
 // ErrJobNotFound is returned by GetJob for an id that no job has (or had, before
 // retention pruned it).
 var ErrJobNotFound = errors.New("jobc: job not found")

@@ -58,7 +58,7 @@ func ExampleApplyGrants() {
 	})
 	fmt.Println(err)
 	// Output:
-	// GRANT SELECT, INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts), UPDATE, DELETE ON TABLE "jobs"."jobc_jobs" TO "app_worker";
+	// GRANT SELECT, INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts, flow_key), UPDATE, DELETE ON TABLE "jobs"."jobc_jobs" TO "app_worker";
 	// GRANT SELECT ON TABLE "jobs"."jobc_jobs" TO "dashboard";
 	// ERROR: permission denied for table jobc_jobs (SQLSTATE 42501)
 }

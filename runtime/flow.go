@@ -1,9 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // Flow is the fleet-wide flow control a spec declares for a job type (JobType.Flow) or
@@ -83,3 +87,50 @@ func (jt *JobType) flowKey(raw []byte, doc any) (*string, error) {
 	}
 	return &key, nil
 }
+
+// registerLimits records the spec's flow control of the worker's job types and their
+// queues in jobc_limits, before the first claim reads them: the spec's values are the
+// defaults an operator's override (SetLimit) replaces.
+func (w *Worker) registerLimits(ctx context.Context) error {
+	queues := map[string]*Flow{}
+	for _, jt := range w.jobTypes() {
+		if jt.Flow != nil {
+			if err := w.starting().RegisterLimits(ctx, limitsParams(LimitKind, jt.Kind, jt.Flow)); err != nil {
+				return fmt.Errorf("jobc: record the flow control of job type %s: %w", jt.Kind, dberr.Describe(err))
+			}
+		}
+		if jt.QueueFlow != nil {
+			queues[jt.Queue] = jt.QueueFlow
+		}
+	}
+	for name, f := range queues {
+		if err := w.starting().RegisterLimits(ctx, limitsParams(LimitQueue, name, f)); err != nil {
+			return fmt.Errorf("jobc: record the flow control of queue %s: %w", name, dberr.Describe(err))
+		}
+	}
+	return nil
+}
+
+func limitsParams(scope LimitScope, name string, f *Flow) db.RegisterLimitsParams {
+	p := db.RegisterLimitsParams{Scope: string(scope), Name: name, ByFields: f.By, Fair: f.Fair, Sequence: f.Sequence}
+	if p.ByFields == nil {
+		p.ByFields = []string{}
+	}
+	if f.Concurrency > 0 {
+		n := int32(f.Concurrency)
+		p.SpecConcurrency = &n
+	}
+	if !f.Rate.IsZero() {
+		n, per := int32(f.Rate.Limit), f.Rate.Per.Seconds()
+		p.SpecRateLimit, p.SpecRatePerSeconds = &n, &per
+	}
+	return p
+}
+
+// LimitScope says what a limit applies to: the jobs of a kind, or of a queue.
+type LimitScope string
+
+const (
+	LimitKind  LimitScope = "kind"
+	LimitQueue LimitScope = "queue"
+)

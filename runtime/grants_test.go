@@ -228,6 +228,11 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	oldWriter := newType("grants_versioned", func(jt *runtime.JobType) { jt.Versions = versions })
 	newReader := newType("grants_versioned", func(jt *runtime.JobType) { jt.Versions = versions; jt.WriteVersion = 2 })
 	snoozeType := newType("grants_snooze", nil)
+	// Flow control: claimed key by key (ClaimFlowJobs), its limits recorded at start
+	// (RegisterLimits) and its key rows pruned (PruneFlowKeys) by the worker role.
+	flowType := newType("grants_flow", func(jt *runtime.JobType) {
+		jt.Flow = &runtime.Flow{By: []string{"email"}, Concurrency: 2, Rate: runtime.Rate{Limit: 100, Per: time.Second}}
+	})
 
 	// The producer enqueues: plain, unique (twice), scheduled, many (one statement and
 	// COPY), and an old
@@ -244,6 +249,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		return en
 	}
 	ok := enqueue(okType, 1)
+	flowed := enqueue(flowType, 1)
+	flowWaiting := enqueue(flowType, 2, runtime.RunAfter(time.Hour))
 	retried := enqueue(retryType, 1)
 	failed := enqueue(failType, 1)
 	cancelRunning := enqueue(blockType, 1)
@@ -321,6 +328,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		return nil
 	}))
 	handle(runtime.Handle(w, uniqueType, emailOK))
+	handle(runtime.Handle(w, flowType, emailOK))
 	handle(runtime.Handle(w, periodicType, emailOK))
 	var snoozes atomic.Int32
 	handle(runtime.Handle(w, snoozeType, func(_ context.Context, job *runtime.Job, _ emailPayload) error {
@@ -333,6 +341,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	stop := startWorker(t, w)
 
 	waitState("plain job", ok.ID, runtime.StateCompleted)
+	waitState("job with flow control", flowed.ID, runtime.StateCompleted)
 	if info := waitState("retried job", retried.ID, runtime.StateCompleted); info.Attempt != 2 {
 		t.Errorf("retried job completed at attempt %d, want 2", info.Attempt)
 	}
@@ -512,6 +521,21 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}
 	if holders, err := runtime.UniqueKeyHolderForTest(ctx, workerPool, uniqueType.Kind, "no such key"); err != nil || len(holders) != 0 {
 		t.Errorf("UniqueKeyHolder as the worker: %v, %v", holders, err)
+	}
+
+	// Flow control's operations: the read-only role lists limits and asks why a job
+	// waits; the worker role (the control API's) sets and resets a limit.
+	if ls, err := runtime.ListLimits(ctx, readerPool); err != nil || len(ls) != 1 || ls[0].Name != flowType.Kind {
+		t.Errorf("ListLimits as the read-only role: %+v, %v; want the limits of %s", ls, err, flowType.Kind)
+	}
+	if why, err := runtime.WhyWaiting(ctx, readerPool, flowWaiting.ID); err != nil || why.Cause != runtime.WaitScheduled {
+		t.Errorf("WhyWaiting as the read-only role: %+v, %v; want scheduled", why, err)
+	}
+	if err := runtime.SetLimit(ctx, workerPool, runtime.LimitChange{Scope: runtime.LimitKind, Name: flowType.Kind, Concurrency: 1, By: "grants"}); err != nil {
+		t.Errorf("SetLimit as the worker role: %v", err)
+	}
+	if err := runtime.ResetLimit(ctx, workerPool, runtime.LimitKind, flowType.Kind, "grants"); err != nil {
+		t.Errorf("ResetLimit as the worker role: %v", err)
 	}
 
 	// The relay, as the worker role, on the events published above.

@@ -130,10 +130,12 @@ type PrunerResult struct {
 }
 
 // RegistryPrunerResult is what one run of the registry pruner deleted: workers that
-// stopped heartbeating, and the sleeper rows of workers that left the registry.
+// stopped heartbeating, the sleeper rows of workers that left the registry, and the
+// state rows of flow keys no job needs.
 type RegistryPrunerResult struct {
 	Workers  int64
 	Sleepers int64
+	FlowKeys int64
 }
 
 // AgerResult is what one run of the starvation ager did (Config.StarvationBound).

@@ -215,6 +215,9 @@ var errShutdown = errors.New("jobc: worker shut down")
 // otherwise at once on two new connections, so that the first handler waits for one
 // connection set-up rather than two.
 func (w *Worker) prepare(ctx context.Context, queues []*queue) error {
+	if err := w.registerLimits(ctx); err != nil {
+		return err
+	}
 	if w.starting() == w.app {
 		if err := w.refreshPaused(ctx, queues); err != nil {
 			return err
@@ -339,7 +342,11 @@ func (w *Worker) buildQueues() ([]*queue, error) {
 			q = newQueue(qname, max, w.cfg.FetchBatch)
 			byQueue[qname] = q
 		}
-		q.claim.AddKind(name, r.jt.minVersion(), r.jt.maxVersion())
+		if r.jt.flowed() {
+			q.claim.AddFlowKind(name, r.jt.Kind, r.jt.minVersion(), r.jt.maxVersion())
+		} else {
+			q.claim.AddKind(name, r.jt.minVersion(), r.jt.maxVersion())
+		}
 	}
 	for name := range cfgQueues {
 		if byQueue[name] == nil {

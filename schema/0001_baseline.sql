@@ -5,12 +5,13 @@
 -- producers' function library (payload checks, formats, Go's quoting) is not here:
 -- it lives in schema/library/ and is re-applied whenever it changes (schema.go).
 --
---   1. types and tables      the job tables, unique keys, sleepers, idempotency keys,
---                            workers, queues, the event outbox
+--   1. types and tables      the job tables, unique keys, flow control, sleepers,
+--                            idempotency keys, workers, queues, the event outbox
 --   2. indexes               each with the statement it serves
 --   3. invariants            CHECK constraints that hold whoever writes a row
 --   4. the view              jobc_jobs_all, every job unfinished and finished
---   5. functions             waking, finishing, rescuing, enqueueing, the control API
+--   5. functions             waking, finishing, rescuing, enqueueing, flow control,
+--                            the control API
 --   6. privileges            the SECURITY DEFINER gates' search_path and EXECUTE
 --
 -- The functions that move jobs are PL/pgSQL rather than SQL on purpose: PostgreSQL
@@ -65,6 +66,11 @@ CREATE TABLE jobc_jobs (
     -- that operators see what was declared. Enqueue never writes it: no cost on the
     -- insert path.
     declared_priority   smallint,
+    -- The key a job's flow control applies to (runtime.Flow): the JSON array of its
+    -- "by" fields' values as the producer computed it (bounded as unique keys are), ''
+    -- for a kind or queue limited as a whole, NULL for a job without flow control.
+    -- Jobs with a key are claimed key by key (jobc_claim_flow), not by ClaimJobs.
+    flow_key            text,
     CONSTRAINT jobc_jobs_state_unfinished CHECK (state IN ('available', 'scheduled', 'running')),
     CONSTRAINT jobc_jobs_attempts CHECK (max_attempts > 0 AND attempt >= 0),
     CONSTRAINT jobc_jobs_priority CHECK (priority BETWEEN 0 AND 9),
@@ -92,6 +98,8 @@ CREATE TABLE jobc_jobs_finished (
     -- retried out of jobc_jobs_finished holds its key exactly as it did before it
     -- finished.
     unique_finished  jobc_state[],
+    -- The job's flow key: a failed job of a sequence holds its key (jobc_claim_flow).
+    flow_key         text,
     -- The dashboard's Failed page groups failed jobs by kind and the message of their
     -- last error. Read from the rows, that costs a visit to every page holding a
     -- failure, and finished history grows without bound (a million rows, a tenth
@@ -120,6 +128,50 @@ CREATE TABLE jobc_unique_keys (
     replace    boolean     NOT NULL DEFAULT false,
     created_at timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (kind, key)
+);
+
+-- Flow control in force (runtime.Flow): one row per limited kind (scope 'kind') and
+-- per limited queue (scope 'queue'). Workers write the spec's values (spec_*) when they
+-- start, and the most recent start wins; an operator's values (the columns without
+-- spec_) override them until reset, and every claim reads them, so a change takes
+-- effect at the next claim, fleet-wide, without a deploy. NULL limits nothing.
+CREATE TABLE jobc_limits (
+    scope            text        NOT NULL CHECK (scope IN ('kind', 'queue')),
+    name             text        NOT NULL,
+    by_fields        text[]      NOT NULL DEFAULT '{}',
+    fair             boolean     NOT NULL DEFAULT false,
+    sequence         boolean     NOT NULL DEFAULT false,
+    spec_concurrency integer     CHECK (spec_concurrency > 0),
+    spec_rate_limit  integer     CHECK (spec_rate_limit > 0),
+    spec_rate_per    interval    CHECK (spec_rate_per > '0'),
+    concurrency      integer     CHECK (concurrency > 0),
+    rate_limit       integer     CHECK (rate_limit > 0),
+    rate_per         interval    CHECK (rate_per > '0'),
+    registered_at    timestamptz NOT NULL DEFAULT now(),
+    changed_at       timestamptz,  -- when an operator last set or reset a value
+    changed_by       text,
+    PRIMARY KEY (scope, name),
+    CONSTRAINT jobc_limits_rate CHECK ((rate_limit IS NULL) = (rate_per IS NULL)),
+    CONSTRAINT jobc_limits_spec_rate CHECK ((spec_rate_limit IS NULL) = (spec_rate_per IS NULL))
+);
+
+-- The state of one key of a limited kind or queue (scope, name as in jobc_limits; a
+-- queue's key is ''). A claim locks the row of each key it admits jobs of (FOR UPDATE
+-- SKIP LOCKED), so two claims never admit one key at once, and counts the key's
+-- running jobs after taking the lock: the count then sees every job an earlier claim
+-- of the key admitted, since that claim held the lock until it committed. Nothing
+-- else writes the row, so no finish, retry or rescue has to keep a counter right, and
+-- enqueues never touch it. starts holds the key's starts within the last rate window,
+-- oldest first, for a strict sliding window: a start is admitted only while fewer
+-- than the limit lie in the window that ends at it. Rows of keys with no unfinished
+-- job and no start in the window are pruned by maintenance.
+CREATE TABLE jobc_flow_keys (
+    scope      text          NOT NULL,
+    name       text          NOT NULL,
+    key        text          NOT NULL,
+    starts     timestamptz[] NOT NULL DEFAULT '{}',
+    touched_at timestamptz   NOT NULL DEFAULT now(),
+    PRIMARY KEY (scope, name, key)
 );
 
 -- Workers waiting for work: a worker whose queue ran dry adds a row
@@ -206,6 +258,22 @@ CREATE TABLE jobc_events (
 CREATE INDEX jobc_jobs_claim_version_idx
     ON jobc_jobs (queue, kind, payload_version, priority, available_at, id)
     WHERE state = 'available';
+-- Flow control (jobc_claim_flow). Jobs with a flow key are claimed key by key: the
+-- claim walks the keys that have available jobs on the first index, in key order, and
+-- takes each key's jobs in claim order; ClaimJobs never reads the ranges of flow kinds,
+-- so throttled jobs cost other claims nothing. The second counts a key's (and a
+-- queue's) running jobs; the third finds a sequence's first job, in any state; the
+-- last, a failed job that holds its sequence. Jobs without a flow key are in none of
+-- them.
+CREATE INDEX jobc_jobs_flow_ready_idx
+    ON jobc_jobs (queue, kind, flow_key, priority, available_at, id)
+    WHERE state = 'available' AND flow_key IS NOT NULL;
+CREATE INDEX jobc_jobs_flow_running_idx ON jobc_jobs (queue, kind, flow_key)
+    WHERE state = 'running' AND flow_key IS NOT NULL;
+CREATE INDEX jobc_jobs_flow_order_idx ON jobc_jobs (kind, flow_key, id)
+    WHERE flow_key IS NOT NULL;
+CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (kind, flow_key, id)
+    WHERE state = 'failed' AND flow_key IS NOT NULL;
 -- The scheduler promotes due rows to available.
 CREATE INDEX jobc_jobs_scheduled_idx ON jobc_jobs (available_at)
     WHERE state = 'scheduled';
@@ -370,13 +438,14 @@ BEGIN
     ), moved AS (
         INSERT INTO jobc_jobs_finished (
             id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-            attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, finished_at
+            attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, finished_at,
+            flow_key
         )
         SELECT d.id, d.kind, d.queue, p_state, coalesce(d.declared_priority, d.priority), d.payload_version,
                d.payload, d.metadata, d.available_at, d.attempt, d.max_attempts,
                CASE WHEN p_errors IS NULL THEN d.errors
                     ELSE d.errors || jsonb_build_array(p_errors[array_position(p_ids, d.id)]) END,
-               d.unique_key, d.unique_finished, d.created_at, d.attempted_at, now()
+               d.unique_key, d.unique_finished, d.created_at, d.attempted_at, now(), d.flow_key
         FROM done d
         RETURNING id
     )
@@ -456,7 +525,8 @@ BEGIN
     END IF;
     INSERT INTO jobc_jobs_finished (
         id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-        attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, finished_at
+        attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, finished_at,
+        flow_key
     ) VALUES (
         v_id, j.kind, j.queue, 'failed', coalesce(j.declared_priority, j.priority), j.payload_version, j.payload,
         CASE WHEN jsonb_typeof(j.metadata) = 'object' THEN j.metadata ELSE '{}' END,
@@ -464,7 +534,7 @@ BEGIN
         j.attempt, j.max_attempts, v_errs, j.unique_key, j.unique_finished,
         CASE WHEN isfinite(j.created_at) THEN j.created_at ELSE now() END,
         CASE WHEN isfinite(j.attempted_at) THEN j.attempted_at END,
-        now()
+        now(), j.flow_key
     );
     RETURN v_id;
 END
@@ -655,7 +725,8 @@ CREATE FUNCTION jobc_enqueue_unique(
     p_run_at          timestamptz,
     p_unique_key      text,
     p_unique_finished text[],
-    p_on_conflict     text DEFAULT 'skip'
+    p_on_conflict     text DEFAULT 'skip',
+    p_flow_key        text DEFAULT NULL
 ) RETURNS TABLE (job_id bigint, inserted boolean, replaced boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
 DECLARE
@@ -691,9 +762,10 @@ BEGIN
             RETURNING jobc_unique_keys.job_id
         )
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, metadata,
-                               available_at, max_attempts, unique_key, unique_finished)
+                               available_at, max_attempts, unique_key, unique_finished, flow_key)
         SELECT k.job_id, p_kind, p_queue, v_state, p_priority, p_version, p_payload,
-               coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[]
+               coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[],
+               p_flow_key
         FROM k
         RETURNING id INTO v_id;
         IF v_id IS NOT NULL THEN
@@ -729,7 +801,7 @@ BEGIN
         IF v_held IN ('available', 'scheduled') THEN
             UPDATE jobc_jobs j
             SET payload = p_payload, payload_version = p_version, metadata = coalesce(p_metadata, '{}'),
-                available_at = v_at, state = v_state
+                available_at = v_at, state = v_state, flow_key = p_flow_key
             WHERE j.id = v_id;
             IF v_state = 'available' THEN
                 PERFORM jobc_wake(p_queue);
@@ -742,9 +814,10 @@ BEGIN
         WHERE u.kind = p_kind AND u.key = p_unique_key
         RETURNING u.job_id INTO v_id;
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, metadata,
-                               available_at, max_attempts, unique_key, unique_finished)
+                               available_at, max_attempts, unique_key, unique_finished, flow_key)
         VALUES (v_id, p_kind, p_queue, v_state, p_priority, p_version, p_payload,
-                coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[]);
+                coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[],
+                p_flow_key);
         IF v_state = 'available' THEN
             PERFORM jobc_wake(p_queue);
         END IF;
@@ -775,7 +848,8 @@ CREATE FUNCTION jobc_enqueue_job(
     p_run_at          timestamptz,
     p_unique_key      text,
     p_unique_finished text[],
-    p_on_conflict     text DEFAULT 'skip'
+    p_on_conflict     text DEFAULT 'skip',
+    p_flow_key        text DEFAULT NULL
 ) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -787,12 +861,12 @@ BEGIN
     IF p_unique_key IS NOT NULL THEN
         SELECT u.job_id INTO v_id
         FROM jobc_enqueue_unique(p_kind, p_queue, p_priority, p_max_attempts, p_version, p_payload, '{}',
-                                 v_at, p_unique_key, p_unique_finished, p_on_conflict) u;
+                                 v_at, p_unique_key, p_unique_finished, p_on_conflict, p_flow_key) u;
         RETURN v_id;
     END IF;
     INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, metadata,
-                           available_at, max_attempts)
-    VALUES (p_kind, p_queue, v_state, p_priority, p_version, p_payload, '{}', v_at, p_max_attempts)
+                           available_at, max_attempts, flow_key)
+    VALUES (p_kind, p_queue, v_state, p_priority, p_version, p_payload, '{}', v_at, p_max_attempts, p_flow_key)
     RETURNING id INTO v_id;
     IF v_state = 'available' THEN
         PERFORM jobc_wake(p_queue);
@@ -801,7 +875,274 @@ BEGIN
 END
 $$;
 
--- 5.5 The control API
+-- 5.5 Flow control
+
+-- jobc_flow_lock locks the state row of one key of a limited kind or queue for the
+-- caller's transaction and returns its starts in the rate window ending at p_now, or
+-- NULL when another claim holds the key (the caller skips it: no claim ever waits for
+-- another). A key's row is created on its first claim: only by the claim that gets a
+-- transaction-level advisory lock on the key, so that no claim ever waits for
+-- another's uncommitted insert of it (two claims inserting two new keys in opposite
+-- orders would otherwise deadlock).
+CREATE FUNCTION jobc_flow_lock(p_scope text, p_name text, p_key text, p_now timestamptz, p_per interval)
+RETURNS timestamptz[]
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_starts timestamptz[];
+BEGIN
+    SELECT k.starts INTO v_starts FROM jobc_flow_keys k
+    WHERE k.scope = p_scope AND k.name = p_name AND k.key = p_key
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        IF EXISTS (SELECT 1 FROM jobc_flow_keys k WHERE k.scope = p_scope AND k.name = p_name AND k.key = p_key)
+           OR NOT pg_try_advisory_xact_lock(hashtextextended('jobc_flow_keys/' || p_scope || '/' || p_name || '/' || p_key, 0)) THEN
+            RETURN NULL; -- held by another claim, or being created by one
+        END IF;
+        INSERT INTO jobc_flow_keys (scope, name, key) VALUES (p_scope, p_name, p_key) ON CONFLICT DO NOTHING;
+        SELECT k.starts INTO v_starts FROM jobc_flow_keys k
+        WHERE k.scope = p_scope AND k.name = p_name AND k.key = p_key
+        FOR UPDATE SKIP LOCKED;
+        IF NOT FOUND THEN
+            RETURN NULL;
+        END IF;
+    END IF;
+    IF p_per IS NULL THEN
+        RETURN '{}';
+    END IF;
+    RETURN ARRAY(SELECT s FROM unnest(v_starts) s WHERE s > p_now - p_per ORDER BY s);
+END
+$$;
+
+-- jobc_claim_flow leases up to p_max available jobs of queue p_queue whose kinds have
+-- flow control (runtime.Flow): jobs with a flow key, which ClaimJobs leaves alone. It
+-- takes kind after kind of p_kinds (a kind or an alias, as stored; p_limits[i] names
+-- the job type whose limits in jobc_limits apply to p_kinds[i], and the payload
+-- versions p_min_versions[i]..p_max_versions[i] are those the worker decodes), and
+-- within a kind key after key, in key order, starting after p_after[i] (where the
+-- worker's last claim of the kind stopped; NULL: from the first) and wrapping around
+-- once, so that claims take keys in turn. Each key gives what its limits allow:
+--
+--   - concurrency: the limit less the key's running jobs, counted after its row is
+--     locked, so the count includes every job an earlier claim admitted;
+--   - rate: the limit less the key's starts in the window of rate_per that ends now;
+--   - sequence: the key's first job by id, in any state, if it is available, of a
+--     version the worker decodes, and no failed job of the key holds it;
+--   - fair: one job per key per round; each later round splits what the claim still
+--     asks for evenly among the keys that gave a job in the one before.
+--
+-- A queue with limits of its own is locked the same way first (a claim that finds it
+-- held claims nothing this time), and caps the whole claim. Jobs of a key are taken
+-- in claim order (priority, available_at, id) with FOR UPDATE SKIP LOCKED, and leased
+-- as ClaimJobs leases them; their attempted_at is the time the key admitted them,
+-- the time the rate window counts. A claim visits at most 4 * p_max + 16 keys, so a
+-- kind with many keys at their limits costs a bounded claim; the next claim goes on
+-- from where this one stopped.
+--
+-- Besides the leased jobs it returns one row with a NULL id when a key's rate window
+-- kept jobs waiting: its available_at is when the earliest such window opens, so the
+-- worker can claim again then rather than at its next poll.
+CREATE FUNCTION jobc_claim_flow(
+    p_queue         text,
+    p_kinds         text[],
+    p_limits        text[],
+    p_min_versions  integer[],
+    p_max_versions  integer[],
+    p_after         text[],
+    p_owner         text,
+    p_lease_seconds float8,
+    p_max           integer
+) RETURNS TABLE (
+    id bigint, kind text, queue text, priority smallint, payload_version integer, payload jsonb,
+    metadata jsonb, attempt integer, max_attempts integer, created_at timestamptz,
+    available_at timestamptz, waited_seconds float8, flow_key text
+)
+LANGUAGE plpgsql VOLATILE AS $$
+#variable_conflict use_column
+DECLARE
+    v_left    integer := p_max;
+    v_q       jobc_limits;
+    v_qconc   integer;
+    v_qrate   integer;
+    v_qper    interval;
+    v_qstarts timestamptz[];
+    v_l       jobc_limits;
+    v_conc    integer;
+    v_rate    integer;
+    v_per     interval;
+    v_group   text[];
+    v_locking boolean;
+    v_key     text;
+    v_next    text;
+    v_wrapped boolean;
+    v_visits  integer := 0;
+    v_round   integer;
+    v_gave    integer;   -- keys that gave a job in this round
+    v_share   integer;   -- what each key may give in this round
+    v_take    integer;
+    v_starts  timestamptz[];
+    v_now     timestamptz;
+    v_ids     bigint[];
+    v_n       integer;
+    v_head    bigint;      -- the first job of a sequence's key
+    v_hstate  jobc_state;
+    v_hver    integer;
+    v_opens   timestamptz; -- when the earliest full rate window opens
+BEGIN
+    IF p_max <= 0 THEN
+        RETURN;
+    END IF;
+    SELECT * INTO v_q FROM jobc_limits l WHERE l.scope = 'queue' AND l.name = p_queue;
+    IF FOUND THEN
+        v_qconc := coalesce(v_q.concurrency, v_q.spec_concurrency);
+        IF v_q.rate_limit IS NOT NULL THEN
+            v_qrate := v_q.rate_limit; v_qper := v_q.rate_per;
+        ELSE
+            v_qrate := v_q.spec_rate_limit; v_qper := v_q.spec_rate_per;
+        END IF;
+    END IF;
+    IF v_qconc IS NOT NULL OR v_qrate IS NOT NULL THEN
+        v_now := clock_timestamp();
+        v_qstarts := jobc_flow_lock('queue', p_queue, '', v_now, v_qper);
+        IF v_qstarts IS NULL THEN
+            RETURN; -- another claim of the queue holds it
+        END IF;
+        IF v_qconc IS NOT NULL THEN
+            v_left := least(v_left, v_qconc - (SELECT count(*) FROM jobc_jobs j
+                WHERE j.queue = p_queue AND j.state = 'running' AND j.flow_key IS NOT NULL)::integer);
+        END IF;
+        IF v_qrate IS NOT NULL THEN
+            v_left := least(v_left, v_qrate - cardinality(v_qstarts));
+            IF cardinality(v_qstarts) >= v_qrate THEN
+                v_opens := v_qstarts[cardinality(v_qstarts) - v_qrate + 1] + v_qper;
+            END IF;
+        END IF;
+    END IF;
+
+    FOR g IN 1 .. coalesce(cardinality(p_kinds), 0) LOOP
+        EXIT WHEN v_left <= 0;
+        v_l := NULL;
+        SELECT * INTO v_l FROM jobc_limits l WHERE l.scope = 'kind' AND l.name = p_limits[g];
+        v_conc := coalesce(v_l.concurrency, v_l.spec_concurrency);
+        IF v_l.rate_limit IS NOT NULL THEN
+            v_rate := v_l.rate_limit; v_per := v_l.rate_per;
+        ELSE
+            v_rate := v_l.spec_rate_limit; v_per := v_l.spec_rate_per;
+        END IF;
+        v_locking := v_conc IS NOT NULL OR v_rate IS NOT NULL OR coalesce(v_l.sequence, false);
+        v_group := ARRAY(SELECT p_kinds[i] FROM generate_subscripts(p_kinds, 1) i WHERE p_limits[i] = p_limits[g]);
+        v_round := 1;
+        v_share := CASE WHEN coalesce(v_l.fair, false) THEN 1 ELSE v_left END;
+        LOOP -- rounds
+            v_key := p_after[g];
+            v_wrapped := p_after[g] IS NULL;
+            v_gave := 0;
+            LOOP -- keys
+                EXIT WHEN v_left <= 0 OR v_visits >= 4 * p_max + 16;
+                IF v_key IS NULL THEN
+                    SELECT j.flow_key INTO v_next FROM jobc_jobs j
+                    WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available' AND j.flow_key IS NOT NULL
+                    ORDER BY j.flow_key LIMIT 1;
+                ELSE
+                    SELECT j.flow_key INTO v_next FROM jobc_jobs j
+                    WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available' AND j.flow_key IS NOT NULL
+                      AND j.flow_key > v_key
+                    ORDER BY j.flow_key LIMIT 1;
+                END IF;
+                IF NOT FOUND THEN
+                    EXIT WHEN v_wrapped;
+                    v_wrapped := true;
+                    v_key := NULL;
+                    CONTINUE;
+                END IF;
+                EXIT WHEN v_wrapped AND p_after[g] IS NOT NULL AND v_next > p_after[g];
+                v_key := v_next;
+                v_visits := v_visits + 1;
+                v_take := least(v_share, v_left);
+                v_now := clock_timestamp();
+                v_head := NULL;
+                v_hstate := NULL;
+                IF v_locking THEN
+                    v_starts := jobc_flow_lock('kind', p_limits[g], v_key, v_now, v_per);
+                    CONTINUE WHEN v_starts IS NULL;
+                    IF coalesce(v_l.sequence, false) THEN
+                        CONTINUE WHEN EXISTS (SELECT 1 FROM jobc_jobs_finished f
+                            WHERE f.kind = ANY(v_group) AND f.flow_key = v_key AND f.state = 'failed');
+                        SELECT j.id, j.state, j.payload_version INTO v_head, v_hstate, v_hver FROM jobc_jobs j
+                        WHERE j.kind = ANY(v_group) AND j.flow_key = v_key
+                        ORDER BY j.id LIMIT 1;
+                        CONTINUE WHEN v_hstate IS DISTINCT FROM 'available'
+                            OR v_hver NOT BETWEEN p_min_versions[g] AND p_max_versions[g];
+                        v_take := least(v_take, 1 - (SELECT count(*) FROM jobc_jobs j
+                            WHERE j.queue = p_queue AND j.kind = ANY(v_group) AND j.flow_key = v_key AND j.state = 'running')::integer);
+                    END IF;
+                    IF v_conc IS NOT NULL THEN
+                        v_take := least(v_take, v_conc - (SELECT count(*) FROM jobc_jobs j
+                            WHERE j.queue = p_queue AND j.kind = ANY(v_group) AND j.flow_key = v_key AND j.state = 'running')::integer);
+                    END IF;
+                    IF v_rate IS NOT NULL THEN
+                        IF cardinality(v_starts) >= v_rate THEN
+                            v_opens := least(v_opens, v_starts[cardinality(v_starts) - v_rate + 1] + v_per);
+                        END IF;
+                        v_take := least(v_take, v_rate - cardinality(v_starts));
+                    END IF;
+                END IF;
+                CONTINUE WHEN v_take <= 0;
+                IF v_head IS NOT NULL THEN
+                    v_ids := ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.id = v_head AND j.state = 'available'
+                                   FOR UPDATE SKIP LOCKED);
+                ELSE
+                    v_ids := ARRAY(
+                        SELECT j.id FROM jobc_jobs j
+                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = v_key AND j.state = 'available'
+                          AND j.payload_version BETWEEN p_min_versions[g] AND p_max_versions[g]
+                        ORDER BY j.priority, j.available_at, j.id
+                        LIMIT v_take
+                        FOR UPDATE SKIP LOCKED);
+                END IF;
+                v_n := cardinality(v_ids);
+                CONTINUE WHEN v_n = 0;
+                RETURN QUERY
+                WITH leased AS (
+                    UPDATE jobc_jobs j
+                    SET state = 'running',
+                        attempt = j.attempt + 1,
+                        attempted_at = v_now,
+                        lease_owner = p_owner,
+                        lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+                    WHERE j.id = ANY(v_ids)
+                    RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+                              j.attempt, j.max_attempts, j.created_at, j.available_at,
+                              extract(epoch FROM v_now - j.available_at)::float8 AS waited_seconds, j.flow_key
+                )
+                SELECT * FROM leased l ORDER BY l.priority, l.available_at, l.id;
+                IF v_rate IS NOT NULL THEN
+                    UPDATE jobc_flow_keys k SET starts = v_starts || array_fill(v_now, ARRAY[v_n]), touched_at = v_now
+                    WHERE k.scope = 'kind' AND k.name = p_limits[g] AND k.key = v_key;
+                END IF;
+                IF v_qrate IS NOT NULL THEN
+                    v_qstarts := v_qstarts || array_fill(v_now, ARRAY[v_n]);
+                END IF;
+                v_left := v_left - v_n;
+                v_gave := v_gave + 1;
+            END LOOP;
+            EXIT WHEN v_gave = 0 OR v_left <= 0 OR v_visits >= 4 * p_max + 16;
+            v_round := v_round + 1;
+            v_share := greatest(1, ceil(v_left::numeric / v_gave)::integer);
+        END LOOP;
+    END LOOP;
+
+    IF v_qrate IS NOT NULL THEN
+        UPDATE jobc_flow_keys k SET starts = v_qstarts, touched_at = clock_timestamp()
+        WHERE k.scope = 'queue' AND k.name = p_queue AND k.key = '';
+    END IF;
+    IF v_opens IS NOT NULL AND v_left > 0 THEN
+        RETURN QUERY SELECT NULL::bigint, NULL::text, p_queue, NULL::smallint, NULL::integer, NULL::jsonb,
+            NULL::jsonb, NULL::integer, NULL::integer, NULL::timestamptz, v_opens, NULL::float8, NULL::text;
+    END IF;
+END
+$$;
+
+-- 5.6 The control API
 
 -- The job selection of the control API (runtime.JobSelection), written once: listing,
 -- counting, retrying and deleting "the selected jobs" all read it. A NULL argument
@@ -882,7 +1223,7 @@ LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
     ), back AS (
         INSERT INTO jobc_jobs (
             id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-            attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at
+            attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, flow_key
         )
         SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
                now(), r.attempt, greatest(r.max_attempts, r.attempt + 1),
@@ -895,7 +1236,7 @@ LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
                             || CASE WHEN r.attempt >= r.max_attempts
                                     THEN format('; one more attempt allowed (max_attempts %s)', r.attempt + 1)
                                     ELSE '' END)),
-               r.unique_key, r.unique_finished, r.created_at, r.attempted_at
+               r.unique_key, r.unique_finished, r.created_at, r.attempted_at, r.flow_key
         FROM revived r
         RETURNING id, kind, queue, unique_key
     ), keys AS (
@@ -939,7 +1280,7 @@ $$;
 -- created in, which holds the jobc tables. The migration runs with that schema first.
 DO $$
 BEGIN
-    EXECUTE format('ALTER FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text) SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text, text) SET search_path = %I, pg_temp',
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) SET search_path = %I, pg_temp',
                    current_schema());
@@ -950,6 +1291,6 @@ $$;
 
 -- EXECUTE is PUBLIC's by default: only the roles grants.go names may call the gates (a
 -- read-only role must not insert jobs through their owner's rights).
-REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;

@@ -54,7 +54,7 @@ func objects() []object {
 		del = "DELETE"
 		// The columns of a new job and of a new event: no id, state of a lease, attempt
 		// count, errors or publication.
-		newJob   = "INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts)"
+		newJob   = "INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts, flow_key)"
 		newEvent = "INSERT (event, version, subject, ordering_key, payload, metadata)"
 	)
 	return []object{
@@ -108,6 +108,15 @@ func objects() []object {
 		// every poll interval; QueueStats reads it for dashboards.
 		{kind: "TABLE", name: "jobc_queues",
 			worker: []string{sel, ins, upd}, readOnly: []string{sel}},
+		// Flow control: workers record the spec's limits as they start
+		// (RegisterLimits) and the control API, run as the worker role, sets and
+		// resets an operator's (SetLimit, ResetLimit); every claim reads them.
+		{kind: "TABLE", name: "jobc_limits",
+			worker: []string{sel, ins, upd}, readOnly: []string{sel}},
+		// The keys' state rows: jobc_claim_flow creates, locks and updates them;
+		// PruneFlowKeys deletes those no job needs.
+		{kind: "TABLE", name: "jobc_flow_keys",
+			worker: []string{sel, ins, upd, del}, readOnly: []string{sel}},
 		// CheckSchema, which a worker runs at start (and an application may run),
 		// reads the applied migrations and function library; only the owner writes them.
 		{kind: "TABLE", name: "jobc_migrations",
@@ -138,7 +147,7 @@ func objects() []object {
 		// The gate for unique jobs, SECURITY DEFINER; EXECUTE is
 		// revoked from PUBLIC, so only the roles that enqueue may call it.
 		{kind: "FUNCTION", name: "jobc_enqueue_unique",
-			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text",
+			args:     "text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text, text",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
 		// RetrySelected and PoisonJob, with the rescuer:

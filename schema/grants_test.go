@@ -13,7 +13,7 @@ func TestGrantsQuoteNamesAndSkipUnnamedRoles(t *testing.T) {
 	all := strings.Join(stmts, "\n")
 	for _, want := range []string{
 		`GRANT USAGE ON SCHEMA "my ""jobs""" TO "Worker Role";`,
-		`GRANT SELECT, INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts), UPDATE, DELETE ON TABLE "my ""jobs"""."jobc_jobs" TO "Worker Role";`,
+		`GRANT SELECT, INSERT (kind, queue, state, priority, payload_version, payload, metadata, available_at, max_attempts, flow_key), UPDATE, DELETE ON TABLE "my ""jobs"""."jobc_jobs" TO "Worker Role";`,
 		`GRANT USAGE ON SEQUENCE "my ""jobs"""."jobc_jobs_id_seq" TO "Worker Role";`,
 		`GRANT SELECT ON TABLE "my ""jobs"""."jobc_jobs_finished" TO "dash";`,
 	} {

@@ -65,6 +65,18 @@ type Queue struct {
 	hints  []claimHint // per pair, as kinds and versions
 	busy   bool        // the last claim came back full
 	fullAt time.Time   // when the last claim that read every pair from its start ended
+
+	flow      flowKinds
+	flowFirst bool      // the next claim takes flow kinds before the others
+	opensAt   time.Time // when a full rate window opens, from the last flow claim
+}
+
+// flowKinds are the kinds (or aliases) of a queue whose jobs have flow keys and are
+// claimed by jobc_claim_flow, as its array arguments.
+type flowKinds struct {
+	kinds, limits []string
+	min, max      []int32
+	after         []string // per kind, the key the last claim of it ended with ("": none)
 }
 
 // NewQueue returns the claims of the queue name, with no pairs yet.
@@ -80,12 +92,54 @@ func (q *Queue) AddKind(kind string, minVersion, maxVersion int) {
 	}
 }
 
+// AddFlowKind adds kind (or an alias), whose jobs have flow keys, with the payload
+// versions minVersion..maxVersion; limit is the job type whose limits apply.
+func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int) {
+	f := &q.flow
+	f.kinds = append(f.kinds, kind)
+	f.limits = append(f.limits, limit)
+	f.min = append(f.min, int32(minVersion))
+	f.max = append(f.max, int32(maxVersion))
+	f.after = append(f.after, "")
+}
+
+// OpensAt is when a rate window that kept jobs of q waiting at its last claim opens;
+// zero if none did.
+func (q *Queue) OpensAt() time.Time { return q.opensAt }
+
 // Claim leases up to asked jobs of q to owner for lease, through qs. A claim that
 // fails because of one job's row is made again one job at a time, and a job whose own
 // claim fails is poisoned (logged to log), so that the others are claimed. It returns
 // the jobs leased before any error as well as the error: dropped, they would wait for
 // the rescuer.
+//
+// A queue with both kinds with flow control and kinds without takes them in turn: one
+// claim fills up from the flow kinds first, the next from the others, so that neither
+// keeps the other waiting.
 func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+	if len(q.flow.kinds) == 0 {
+		return q.claimPlain(ctx, qs, log, owner, lease, asked)
+	}
+	if len(q.kinds) == 0 {
+		return q.claimFlow(ctx, qs, owner, lease, asked)
+	}
+	first, second := q.claimPlain, func(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+		return q.claimFlow(ctx, qs, owner, lease, asked)
+	}
+	if q.flowFirst {
+		first, second = second, first
+	}
+	q.flowFirst = !q.flowFirst
+	rows, err := first(ctx, qs, log, owner, lease, asked)
+	if err != nil || len(rows) == asked {
+		return rows, err
+	}
+	more, err := second(ctx, qs, log, owner, lease, asked-len(rows))
+	return append(rows, more...), err
+}
+
+// claimPlain claims jobs of the kinds without flow control (Claim).
+func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
 	base := db.ClaimJobsParams{Owner: owner, LeaseSeconds: lease.Seconds()}
 	rows, err := q.claimJobs(ctx, qs, base, asked)
 	if err != nil && dberr.RowFault(err) {
@@ -94,6 +148,39 @@ func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, own
 		rows = append(rows, alone...)
 	}
 	return rows, err
+}
+
+// claimFlow claims jobs of the kinds with flow control, key by key
+// (jobc_claim_flow), and remembers where each kind's walk of its keys stopped and when
+// a full rate window opens.
+func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+	f := &q.flow
+	got, err := qs.ClaimFlowJobs(ctx, db.ClaimFlowJobsParams{
+		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
+		After: f.after, Owner: owner, LeaseSeconds: lease.Seconds(), Max: int32(asked),
+	})
+	q.opensAt = time.Time{}
+	if err != nil {
+		return nil, err
+	}
+	rows := make([]db.ClaimJobsRow, 0, len(got))
+	for _, r := range got {
+		if r.ID == 0 {
+			q.opensAt = r.AvailableAt
+			continue
+		}
+		for i, k := range f.kinds {
+			if k == r.Kind {
+				f.after[i] = r.FlowKey
+			}
+		}
+		rows = append(rows, db.ClaimJobsRow{
+			ID: r.ID, Kind: r.Kind, Queue: r.Queue, Priority: r.Priority, PayloadVersion: r.PayloadVersion,
+			Payload: r.Payload, Metadata: r.Metadata, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+			CreatedAt: r.CreatedAt, AvailableAt: r.AvailableAt, WaitedSeconds: r.WaitedSeconds,
+		})
+	}
+	return rows, nil
 }
 
 // Prepare runs a claim of no jobs on qs: it prepares the claim statement, which every

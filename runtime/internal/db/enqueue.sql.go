@@ -14,13 +14,13 @@ const insertJob = `-- name: InsertJob :one
 
 INSERT INTO jobc_jobs (
     kind, queue, state, priority, payload_version, payload, metadata,
-    available_at, max_attempts
+    available_at, max_attempts, flow_key
 ) VALUES (
     $1, $2,
     CASE WHEN coalesce($3::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
     $4, $5, $6, $7,
-    coalesce($3::timestamptz, now()), $8
+    coalesce($3::timestamptz, now()), $8, $9::text
 )
 RETURNING id,
     CASE WHEN state = 'available'
@@ -37,6 +37,7 @@ type InsertJobParams struct {
 	Payload        []byte
 	Metadata       []byte
 	MaxAttempts    int32
+	FlowKey        *string
 }
 
 type InsertJobRow struct {
@@ -62,6 +63,7 @@ func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (InsertJob
 		arg.Payload,
 		arg.Metadata,
 		arg.MaxAttempts,
+		arg.FlowKey,
 	)
 	var i InsertJobRow
 	err := row.Scan(&i.ID, &i.Woke)
@@ -71,14 +73,15 @@ func (q *Queries) InsertJob(ctx context.Context, arg InsertJobParams) (InsertJob
 const insertJobs = `-- name: InsertJobs :many
 INSERT INTO jobc_jobs (
     kind, queue, state, priority, payload_version, payload, metadata,
-    available_at, max_attempts
+    available_at, max_attempts, flow_key
 )
 SELECT $1, $2,
     CASE WHEN coalesce($3::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
     $4, $5, p.payload, $6,
-    coalesce($3::timestamptz, now()), $7
-FROM unnest($8::jsonb[]) AS p(payload)
+    coalesce($3::timestamptz, now()), $7,
+    ($8::text[])[p.i]
+FROM unnest($9::jsonb[]) WITH ORDINALITY AS p(payload, i)
 RETURNING id,
     coalesce((SELECT jobc_wake($2)
               WHERE coalesce($3::timestamptz, now()) <= now()), false) AS woke
@@ -92,6 +95,7 @@ type InsertJobsParams struct {
 	PayloadVersion int32
 	Metadata       []byte
 	MaxAttempts    int32
+	FlowKeys       []string
 	Payloads       [][]byte
 }
 
@@ -104,7 +108,8 @@ type InsertJobsRow struct {
 // the queue once (if the jobs are available). For small batches this beats reserving
 // ids, COPY and a notification (three round trips): see EnqueueMany. One plain INSERT:
 // the wake-up is an uncorrelated subquery of RETURNING, which PostgreSQL runs once per
-// statement (an InitPlan), not once per row. Identity values are taken in the order the
+// statement (an InitPlan), not once per row. flow_keys (NULL for a kind without flow
+// control) holds each payload's flow key, by position. Identity values are taken in the order the
 // rows are inserted, and the rows are inserted in unnest's order, so the ids sorted
 // ascending are the payloads' order (the caller sorts them: an ORDER BY here would
 // need the rows in a CTE, which made batches measurably slower).
@@ -117,6 +122,7 @@ func (q *Queries) InsertJobs(ctx context.Context, arg InsertJobsParams) ([]Inser
 		arg.PayloadVersion,
 		arg.Metadata,
 		arg.MaxAttempts,
+		arg.FlowKeys,
 		arg.Payloads,
 	)
 	if err != nil {
@@ -142,7 +148,7 @@ SELECT u.job_id::bigint AS id, u.inserted::boolean AS inserted, u.replaced::bool
 FROM jobc_enqueue_unique($1::text, $2::text, $3::int,
     $4::int, $5::int, $6::jsonb,
     $7::jsonb, $8::timestamptz, $9::text,
-    $10::text[], $11::text) AS u(job_id, inserted, replaced)
+    $10::text[], $11::text, $12::text) AS u(job_id, inserted, replaced)
 `
 
 type InsertUniqueJobParams struct {
@@ -157,6 +163,7 @@ type InsertUniqueJobParams struct {
 	UniqueKey      string
 	UniqueFinished []string
 	OnConflict     string
+	FlowKey        *string
 }
 
 type InsertUniqueJobRow struct {
@@ -184,6 +191,7 @@ func (q *Queries) InsertUniqueJob(ctx context.Context, arg InsertUniqueJobParams
 		arg.UniqueKey,
 		arg.UniqueFinished,
 		arg.OnConflict,
+		arg.FlowKey,
 	)
 	var i InsertUniqueJobRow
 	err := row.Scan(&i.ID, &i.Inserted, &i.Replaced)

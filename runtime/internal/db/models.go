@@ -8,6 +8,8 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type JobcState string
@@ -74,6 +76,14 @@ type JobcEvent struct {
 	LastError      *string
 }
 
+type JobcFlowKey struct {
+	Scope     string
+	Name      string
+	Key       string
+	Starts    []time.Time
+	TouchedAt time.Time
+}
+
 type JobcIdempotencyKey struct {
 	Key       string
 	JobID     int64
@@ -101,6 +111,7 @@ type JobcJob struct {
 	CreatedAt         time.Time
 	AttemptedAt       *time.Time
 	DeclaredPriority  *int16
+	FlowKey           *string
 }
 
 type JobcJobsAll struct {
@@ -141,6 +152,7 @@ type JobcJobsFinished struct {
 	AttemptedAt    *time.Time
 	FinishedAt     time.Time
 	UniqueFinished []JobcState
+	FlowKey        *string
 	LastError      *string
 	LastErrorClass *string
 }
@@ -149,6 +161,23 @@ type JobcLibrary struct {
 	Version   int32
 	Checksum  string
 	AppliedAt time.Time
+}
+
+type JobcLimit struct {
+	Scope           string
+	Name            string
+	ByFields        []string
+	Fair            bool
+	Sequence        bool
+	SpecConcurrency *int32
+	SpecRateLimit   *int32
+	SpecRatePer     pgtype.Interval
+	Concurrency     *int32
+	RateLimit       *int32
+	RatePer         pgtype.Interval
+	RegisteredAt    time.Time
+	ChangedAt       *time.Time
+	ChangedBy       *string
 }
 
 type JobcMigration struct {

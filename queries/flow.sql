@@ -1,0 +1,124 @@
+-- Flow control: the claim of jobs with a flow key, the limits in force, and what an
+-- operator asks of them. The rules are jobc_claim_flow's (schema/0001_baseline.sql).
+
+-- name: ClaimFlowJobs :many
+-- Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
+-- arrays are per kind or alias, see there). A row with id 0 is not a job: its
+-- available_at is when a full rate window opens.
+SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.queue::text AS queue,
+       coalesce(c.priority, 0)::smallint AS priority, coalesce(c.payload_version, 0)::integer AS payload_version,
+       coalesce(c.payload, 'null')::jsonb AS payload, coalesce(c.metadata, '{}')::jsonb AS metadata,
+       coalesce(c.attempt, 0)::integer AS attempt, coalesce(c.max_attempts, 0)::integer AS max_attempts,
+       coalesce(c.created_at, c.available_at)::timestamptz AS created_at, c.available_at::timestamptz AS available_at,
+       coalesce(c.waited_seconds, 0)::float8 AS waited_seconds, coalesce(c.flow_key, '')::text AS flow_key
+FROM jobc_claim_flow(sqlc.arg(queue)::text, sqlc.arg(kinds)::text[], sqlc.arg(limits)::text[],
+    sqlc.arg(min_versions)::integer[], sqlc.arg(max_versions)::integer[], sqlc.arg(after)::text[],
+    sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer) AS c(
+    id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
+    created_at, available_at, waited_seconds, flow_key);
+
+-- name: RegisterLimits :exec
+-- Records the spec's flow control of a kind or queue, as a worker starts: the most
+-- recent start's spec wins; an operator's values stay.
+INSERT INTO jobc_limits (scope, name, by_fields, fair, sequence, spec_concurrency, spec_rate_limit, spec_rate_per)
+VALUES (sqlc.arg(scope), sqlc.arg(name), sqlc.arg(by_fields)::text[], sqlc.arg(fair), sqlc.arg(sequence),
+        sqlc.narg(spec_concurrency)::integer, sqlc.narg(spec_rate_limit)::integer,
+        make_interval(secs => sqlc.narg(spec_rate_per_seconds)::float8))
+ON CONFLICT (scope, name) DO UPDATE
+SET by_fields = excluded.by_fields, fair = excluded.fair, sequence = excluded.sequence,
+    spec_concurrency = excluded.spec_concurrency, spec_rate_limit = excluded.spec_rate_limit,
+    spec_rate_per = excluded.spec_rate_per, registered_at = now()
+WHERE (jobc_limits.by_fields, jobc_limits.fair, jobc_limits.sequence, jobc_limits.spec_concurrency,
+       jobc_limits.spec_rate_limit, jobc_limits.spec_rate_per)
+      IS DISTINCT FROM (excluded.by_fields, excluded.fair, excluded.sequence, excluded.spec_concurrency,
+                        excluded.spec_rate_limit, excluded.spec_rate_per);
+
+-- name: ListLimits :many
+-- Every limit with its key count and what waits on it and runs under it: jobs of a
+-- kind, or of every flow kind of a queue.
+SELECT l.scope, l.name, l.by_fields, l.fair, l.sequence,
+       l.spec_concurrency, l.spec_rate_limit, coalesce(extract(epoch FROM l.spec_rate_per), 0)::float8 AS spec_rate_per_seconds,
+       l.concurrency, l.rate_limit, coalesce(extract(epoch FROM l.rate_per), 0)::float8 AS rate_per_seconds,
+       l.registered_at, l.changed_at, coalesce(l.changed_by, '')::text AS changed_by,
+       (SELECT count(*) FROM jobc_jobs j
+        WHERE j.state = 'available' AND j.flow_key IS NOT NULL
+          AND CASE l.scope WHEN 'kind' THEN j.kind = l.name ELSE j.queue = l.name END)::bigint AS waiting,
+       (SELECT count(*) FROM jobc_jobs j
+        WHERE j.state = 'running' AND j.flow_key IS NOT NULL
+          AND CASE l.scope WHEN 'kind' THEN j.kind = l.name ELSE j.queue = l.name END)::bigint AS running,
+       (SELECT count(DISTINCT j.flow_key) FROM jobc_jobs j
+        WHERE j.state IN ('available', 'running') AND j.flow_key IS NOT NULL
+          AND CASE l.scope WHEN 'kind' THEN j.kind = l.name ELSE j.queue = l.name END)::bigint AS keys
+FROM jobc_limits l
+ORDER BY l.scope, l.name;
+
+-- name: SetLimit :one
+-- An operator's values for a kind's or queue's limits; a NULL argument leaves that
+-- value as it is. It returns the name, or nothing for a kind or queue without flow
+-- control.
+UPDATE jobc_limits l
+SET concurrency = coalesce(sqlc.narg(concurrency)::integer, l.concurrency),
+    rate_limit = coalesce(sqlc.narg(rate_limit)::integer, l.rate_limit),
+    rate_per = coalesce(make_interval(secs => sqlc.narg(rate_per_seconds)::float8), l.rate_per),
+    changed_at = now(), changed_by = sqlc.arg(changed_by)
+WHERE l.scope = sqlc.arg(scope) AND l.name = sqlc.arg(name)
+RETURNING l.name;
+
+-- name: ResetLimit :one
+-- Drops an operator's values: the spec's apply again.
+UPDATE jobc_limits l
+SET concurrency = NULL, rate_limit = NULL, rate_per = NULL, changed_at = now(), changed_by = sqlc.arg(changed_by)
+WHERE l.scope = sqlc.arg(scope) AND l.name = sqlc.arg(name)
+RETURNING l.name;
+
+-- name: PruneFlowKeys :execrows
+-- Deletes key rows no job needs: no unfinished job of the key, no failed one holding
+-- a sequence, no start in the rate window, untouched for an hour. A key row a claim
+-- holds is skipped, and one deleted under a claim's nose is made again by the next.
+DELETE FROM jobc_flow_keys k
+WHERE (k.scope, k.name, k.key) IN (
+    SELECT x.scope, x.name, x.key FROM jobc_flow_keys x
+    WHERE x.touched_at < now() - interval '1 hour'
+      AND NOT EXISTS (SELECT 1 FROM jobc_jobs j
+                      WHERE x.scope = 'kind' AND j.kind = x.name AND j.flow_key = x.key)
+      AND NOT EXISTS (SELECT 1 FROM jobc_jobs_finished f
+                      WHERE x.scope = 'kind' AND f.kind = x.name AND f.flow_key = x.key AND f.state = 'failed')
+      AND NOT EXISTS (SELECT 1 FROM unnest(x.starts) s
+                      WHERE s > now() - coalesce((SELECT coalesce(l.rate_per, l.spec_rate_per) FROM jobc_limits l
+                                                  WHERE l.scope = x.scope AND l.name = x.name), interval '0'))
+      AND (x.scope = 'kind' OR NOT EXISTS (SELECT 1 FROM jobc_limits l WHERE l.scope = 'queue' AND l.name = x.name))
+    LIMIT sqlc.arg(max)
+    FOR UPDATE SKIP LOCKED
+);
+
+-- name: WaitFacts :one
+-- What decides whether a waiting job can start (runtime.WhyWaiting): its queue's
+-- pause, and for a job with a flow key its kind's and queue's limits in force, their
+-- running counts and starts in the rate window, and for a sequence the failed job
+-- holding the key and the key's first job.
+SELECT j.id, j.kind, j.queue, j.state, j.payload_version, j.available_at, j.flow_key,
+       EXISTS (SELECT 1 FROM jobc_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL) AS paused,
+       coalesce(kl.by_fields, '{}')::text[] AS by_fields,
+       coalesce(kl.sequence, false)::boolean AS sequence,
+       coalesce(kl.concurrency, kl.spec_concurrency, 0)::integer AS kind_concurrency,
+       coalesce(kl.rate_limit, kl.spec_rate_limit, 0)::integer AS kind_rate_limit,
+       coalesce(extract(epoch FROM CASE WHEN kl.rate_limit IS NOT NULL THEN kl.rate_per ELSE kl.spec_rate_per END), 0)::float8 AS kind_rate_per_seconds,
+       coalesce(ql.concurrency, ql.spec_concurrency, 0)::integer AS queue_concurrency,
+       coalesce(ql.rate_limit, ql.spec_rate_limit, 0)::integer AS queue_rate_limit,
+       coalesce(extract(epoch FROM CASE WHEN ql.rate_limit IS NOT NULL THEN ql.rate_per ELSE ql.spec_rate_per END), 0)::float8 AS queue_rate_per_seconds,
+       (SELECT count(*) FROM jobc_jobs r
+        WHERE r.queue = j.queue AND r.kind = j.kind AND r.flow_key = j.flow_key AND r.state = 'running')::integer AS key_running,
+       (SELECT count(*) FROM jobc_jobs r
+        WHERE r.queue = j.queue AND r.flow_key IS NOT NULL AND r.state = 'running')::integer AS queue_running,
+       coalesce((SELECT k.starts FROM jobc_flow_keys k
+                 WHERE k.scope = 'kind' AND k.name = j.kind AND k.key = j.flow_key), '{}')::timestamptz[] AS key_starts,
+       coalesce((SELECT k.starts FROM jobc_flow_keys k
+                 WHERE k.scope = 'queue' AND k.name = j.queue AND k.key = ''), '{}')::timestamptz[] AS queue_starts,
+       coalesce((SELECT min(f.id) FROM jobc_jobs_finished f
+                 WHERE f.kind = j.kind AND f.flow_key = j.flow_key AND f.state = 'failed'), 0)::bigint AS held_by,
+       coalesce((SELECT min(h.id) FROM jobc_jobs h WHERE h.kind = j.kind AND h.flow_key = j.flow_key), 0)::bigint AS head,
+       now()::timestamptz AS now
+FROM jobc_jobs j
+LEFT JOIN jobc_limits kl ON kl.scope = 'kind' AND kl.name = j.kind AND j.flow_key IS NOT NULL
+LEFT JOIN jobc_limits ql ON ql.scope = 'queue' AND ql.name = j.queue AND j.flow_key IS NOT NULL
+WHERE j.id = sqlc.arg(id);

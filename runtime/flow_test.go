@@ -1,0 +1,415 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// flowType is send_email with flow control by email.
+func flowType(t *testing.T, f runtime.Flow) *runtime.JobType {
+	t.Helper()
+	return emailType(t, func(jt *runtime.JobType) { jt.Flow = &f })
+}
+
+// runs records each handler run in the database: when it started and ended, by the
+// server's clock, so that what the workers did can be checked afterwards.
+func createRuns(t *testing.T, pool *pgxpool.Pool) {
+	t.Helper()
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE flow_runs (
+		job_id bigint NOT NULL, key text NOT NULL, n int NOT NULL,
+		started_at timestamptz NOT NULL DEFAULT clock_timestamp(), ended_at timestamptz)`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// recording returns a handler that records its run in flow_runs around sleeping for d.
+func recording(pool *pgxpool.Pool, d time.Duration) func(context.Context, *runtime.Job, emailPayload) error {
+	return func(ctx context.Context, job *runtime.Job, p emailPayload) error {
+		if _, err := pool.Exec(ctx, `INSERT INTO flow_runs (job_id, key, n) VALUES ($1, $2, $3)`, job.ID, p.Email, p.N); err != nil {
+			return err
+		}
+		time.Sleep(d)
+		_, err := pool.Exec(ctx, `UPDATE flow_runs SET ended_at = clock_timestamp() WHERE job_id = $1 AND ended_at IS NULL`, job.ID)
+		return err
+	}
+}
+
+type run struct {
+	job        int64
+	key        string
+	n          int
+	start, end time.Time
+}
+
+func readRuns(t *testing.T, pool *pgxpool.Pool) []run {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT job_id, key, n, started_at, coalesce(ended_at, 'infinity') FROM flow_runs ORDER BY started_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var out []run
+	for rows.Next() {
+		var r run
+		if err := rows.Scan(&r.job, &r.key, &r.n, &r.start, &r.end); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// describeRuns lists the recorded runs with their claims, for a failure message.
+func describeRuns(t *testing.T, pool *pgxpool.Pool) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range readRuns(t, pool) {
+		var claimed, finished time.Time
+		if err := pool.QueryRow(context.Background(), `SELECT attempted_at, finished_at FROM jobc_jobs_finished WHERE id = $1`, r.job).Scan(&claimed, &finished); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "job %d key %q: claimed %s, ran %s..%s, finished %s\n", r.job, r.key,
+			claimed.Format("15:04:05.000"), r.start.Format("15:04:05.000"), r.end.Format("15:04:05.000"), finished.Format("15:04:05.000"))
+	}
+	return b.String()
+}
+
+// maxOverlap returns, per key (all runs under "" too), the most runs that were under
+// way at one instant.
+func maxOverlap(runs []run) map[string]int {
+	type edge struct {
+		at    time.Time
+		delta int
+	}
+	byKey := map[string][]edge{}
+	for _, r := range runs {
+		for _, k := range []string{r.key, ""} {
+			byKey[k] = append(byKey[k], edge{r.start, +1}, edge{r.end, -1})
+		}
+	}
+	out := map[string]int{}
+	for k, es := range byKey {
+		// an end and a start at one instant do not overlap
+		sort.Slice(es, func(i, j int) bool {
+			if !es[i].at.Equal(es[j].at) {
+				return es[i].at.Before(es[j].at)
+			}
+			return es[i].delta < es[j].delta
+		})
+		n := 0
+		for _, e := range es {
+			n += e.delta
+			out[k] = max(out[k], n)
+		}
+	}
+	return out
+}
+
+// startWorkers starts n workers of jt with handler h, each with slots handler slots.
+func startWorkers(t *testing.T, pool *pgxpool.Pool, jt *runtime.JobType, n, slots int, h func(context.Context, *runtime.Job, emailPayload) error) {
+	t.Helper()
+	for range n {
+		w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{jt.Queue: {MaxWorkers: slots}}))
+		if err := runtime.Handle(w, jt, h); err != nil {
+			t.Fatal(err)
+		}
+		startWorker(t, w)
+	}
+}
+
+func enqueueKeys(t *testing.T, pool *pgxpool.Pool, jt *runtime.JobType, keys, perKey int) {
+	t.Helper()
+	var ps []emailPayload
+	for i := range perKey {
+		for k := range keys {
+			ps = append(ps, emailPayload{N: i, Email: fmt.Sprintf("k%02d@example.com", k)})
+		}
+	}
+	if _, err := runtime.EnqueueMany(context.Background(), pool, jt, ps); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func waitDrained(t *testing.T, pool *pgxpool.Pool, total int, timeout time.Duration) {
+	t.Helper()
+	waitFor(t, fmt.Sprintf("%d jobs completed", total), timeout, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`) == total
+	})
+}
+
+// TestConcurrencyByKey: three workers of 20 slots each never run more than two jobs
+// of one key at once, and every job completes.
+func TestConcurrencyByKey(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Concurrency: 2})
+	enqueueKeys(t, pool, jt, 6, 20)
+	startWorkers(t, pool, jt, 3, 20, recording(pool, 15*time.Millisecond))
+	waitDrained(t, pool, 120, 60*time.Second)
+	over := maxOverlap(readRuns(t, pool))
+	for k, n := range over {
+		if k != "" && n > 2 {
+			t.Errorf("key %s: %d runs at once, limit 2:\n%s", k, n, describeRuns(t, pool))
+		}
+	}
+	// The limit is per key, not per kind: keys ran side by side.
+	if over[""] <= 2 {
+		t.Errorf("at most %d runs at once over all keys: keys did not run side by side", over[""])
+	}
+}
+
+// TestConcurrencyOfKindAndQueue: a kind limited as a whole and a queue limit hold
+// across workers; the queue's cap binds over both kinds.
+func TestConcurrencyOfKindAndQueue(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	jt := emailType(t, func(jt *runtime.JobType) {
+		jt.Flow = &runtime.Flow{Concurrency: 3}
+		jt.QueueFlow = &runtime.Flow{Concurrency: 5}
+	})
+	other := emailType(t, func(jt *runtime.JobType) {
+		jt.Kind = "send_sms"
+		jt.QueueFlow = &runtime.Flow{Concurrency: 5}
+	})
+	enqueueKeys(t, pool, jt, 4, 10)
+	enqueueKeys(t, pool, other, 4, 10)
+	for range 3 {
+		w := runtime.NewWorker(pool, testConfig(nil))
+		for _, k := range []*runtime.JobType{jt, other} {
+			if err := runtime.Handle(w, k, recording(pool, 10*time.Millisecond)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		startWorker(t, w)
+	}
+	waitDrained(t, pool, 80, 60*time.Second)
+	runs := readRuns(t, pool)
+	if n := maxOverlap(runs)[""]; n > 5 {
+		t.Errorf("%d runs of the queue at once, queue limit 5", n)
+	}
+	var emails []run
+	for _, r := range runs {
+		var kind string
+		if err := pool.QueryRow(context.Background(), `SELECT kind FROM jobc_jobs_all WHERE id = $1`, r.job).Scan(&kind); err != nil {
+			t.Fatal(err)
+		}
+		if kind == jt.Kind {
+			emails = append(emails, r)
+		}
+	}
+	if n := maxOverlap(emails)[""]; n > 3 {
+		t.Errorf("%d runs of %s at once, kind limit 3", n, jt.Kind)
+	}
+}
+
+// TestRateLimitByKey: no window of the rate's period holds more starts of one key than
+// the limit, by the claims' own record (attempted_at), and a backlog uses the rate: the
+// starts of each key are spread over about (jobs/limit - 1) periods, not many more.
+func TestRateLimitByKey(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	const limit, per, perKey = 4, 400 * time.Millisecond, 16
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Rate: runtime.Rate{Limit: limit, Per: per}})
+	enqueueKeys(t, pool, jt, 3, perKey)
+	startWorkers(t, pool, jt, 2, 10, func(context.Context, *runtime.Job, emailPayload) error { return nil })
+	waitDrained(t, pool, 3*perKey, 30*time.Second)
+	starts := map[string][]time.Time{}
+	rows, err := pool.Query(context.Background(), `SELECT payload->>'email', attempted_at FROM jobc_jobs_finished ORDER BY attempted_at`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var k string
+		var at time.Time
+		if err := rows.Scan(&k, &at); err != nil {
+			t.Fatal(err)
+		}
+		starts[k] = append(starts[k], at)
+	}
+	rows.Close()
+	for k, ts := range starts {
+		for i := limit; i < len(ts); i++ {
+			if d := ts[i].Sub(ts[i-limit]); d < per {
+				t.Errorf("key %s: starts %d and %d are %s apart: %d starts within %s, limit %d", k, i-limit, i, d, limit+1, per, limit)
+			}
+		}
+		span := ts[len(ts)-1].Sub(ts[0])
+		least := time.Duration(perKey/limit-1) * per
+		if span < least || span > least+2*per+testConfig(nil).PollInterval {
+			t.Errorf("key %s: %d starts over %s; the rate allows them in %s", k, len(ts), span, least)
+		}
+	}
+}
+
+// TestSequence: the jobs of one key run one at a time in enqueue order; a job that
+// fails for good holds its key, visibly, until it is retried; the other keys go on.
+func TestSequence(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	ctx := context.Background()
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Sequence: true})
+	jt.MaxAttempts = 1
+	enqueueKeys(t, pool, jt, 3, 10)
+	var failOnce atomic.Bool
+	failOnce.Store(true)
+	record := recording(pool, 5*time.Millisecond)
+	startWorkers(t, pool, jt, 2, 10, func(ctx context.Context, job *runtime.Job, p emailPayload) error {
+		if err := record(ctx, job, p); err != nil {
+			return err
+		}
+		if p.Email == "k01@example.com" && p.N == 4 && failOnce.CompareAndSwap(true, false) {
+			return errors.New("ledger unavailable")
+		}
+		return nil
+	})
+	// Keys 0 and 2 finish; key 1 stops at its failed fifth job.
+	waitDrained(t, pool, 24, 30*time.Second)
+	failed := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'failed'`)
+	if failed != 1 {
+		t.Fatalf("%d failed jobs, want 1", failed)
+	}
+	// The held key stays held for several poll intervals.
+	time.Sleep(5 * testConfig(nil).PollInterval)
+	if n := countRows(t, pool, `SELECT count(*) FROM flow_runs WHERE key = 'k01@example.com'`); n != 5 {
+		t.Fatalf("key 1 ran %d jobs while its fifth had failed, want 5", n)
+	}
+	var failedID int64
+	if err := pool.QueryRow(ctx, `SELECT id FROM jobc_jobs_finished WHERE state = 'failed'`).Scan(&failedID); err != nil {
+		t.Fatal(err)
+	}
+	why, err := runtime.WhyWaiting(ctx, pool, firstWaiting(t, pool, "k01@example.com"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("held by failed job %d", failedID); !strings.Contains(why.Reason, want) {
+		t.Errorf("why waiting: %q, want it to say %q", why.Reason, want)
+	}
+	if _, err := runtime.RetryJobs(ctx, pool, runtime.JobSelection{IDs: []int64{failedID}}); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, pool, 30, 30*time.Second)
+	runs := readRuns(t, pool)
+	for k, n := range maxOverlap(runs) {
+		if k != "" && n > 1 {
+			t.Errorf("key %s: %d runs at once in a sequence", k, n)
+		}
+	}
+	byKey := map[string][]int{}
+	for _, r := range runs {
+		byKey[r.key] = append(byKey[r.key], r.n)
+	}
+	for k, ns := range byKey {
+		want := []int{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}
+		if k == "k01@example.com" {
+			want = []int{0, 1, 2, 3, 4, 4, 5, 6, 7, 8, 9} // the fifth ran twice
+		}
+		if !slices.Equal(ns, want) {
+			t.Errorf("key %s ran %v, want %v", k, ns, want)
+		}
+	}
+}
+
+func firstWaiting(t *testing.T, pool *pgxpool.Pool, email string) int64 {
+	t.Helper()
+	var id int64
+	if err := pool.QueryRow(context.Background(), `SELECT min(id) FROM jobc_jobs WHERE payload->>'email' = $1 AND state = 'available'`, email).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestFairness: with one key's backlog enqueued first, a fair kind starts the other
+// keys' jobs within a round of their arrival, not after the backlog.
+func TestFairness(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Fair: true})
+	var big []emailPayload
+	for i := range 300 {
+		big = append(big, emailPayload{N: i, Email: "big@example.com"})
+	}
+	if _, err := runtime.EnqueueMany(context.Background(), pool, jt, big); err != nil {
+		t.Fatal(err)
+	}
+	enqueueKeys(t, pool, jt, 5, 4)
+	startWorkers(t, pool, jt, 1, 4, recording(pool, 2*time.Millisecond))
+	waitDrained(t, pool, 320, 60*time.Second)
+	runs := readRuns(t, pool)
+	lastSmall, bigBefore := 0, 0
+	for i, r := range runs {
+		if r.key != "big@example.com" {
+			lastSmall = i
+		}
+	}
+	for _, r := range runs[:lastSmall] {
+		if r.key == "big@example.com" {
+			bigBefore++
+		}
+	}
+	// Each round gives each key one job: the small keys' 4 jobs take 4 rounds, in
+	// which the big key gets 4 (and the claims in flight a few more).
+	if bigBefore > 4*4+8 {
+		t.Errorf("%d jobs of the big key ran before the small keys' last; fair rounds allow about 16", bigBefore)
+	}
+}
+
+// TestSetLimitTakesEffect: an operator's limit replaces the spec's at the next claims,
+// is listed as an override, and a reset brings the spec's back.
+func TestSetLimitTakesEffect(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	createRuns(t, pool)
+	jt := flowType(t, runtime.Flow{Concurrency: 4})
+	if err := runtime.SetLimit(ctx, pool, runtime.LimitChange{Scope: runtime.LimitKind, Name: jt.Kind, Concurrency: 1}); !errors.Is(err, runtime.ErrNoLimit) {
+		t.Fatalf("set a limit before any worker recorded one: %v, want ErrNoLimit", err)
+	}
+	startWorkers(t, pool, jt, 2, 10, recording(pool, 10*time.Millisecond))
+	waitFor(t, "the spec's limit recorded", 10*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_limits`) == 1
+	})
+	if err := runtime.SetLimit(ctx, pool, runtime.LimitChange{Scope: runtime.LimitKind, Name: jt.Kind, Concurrency: 1, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	// A claim reads the limits as it starts: one that began before the change may
+	// still admit by the spec's. The idle workers claim once per poll interval, and
+	// an idle claim takes milliseconds, so after two intervals every claim applies
+	// the change.
+	time.Sleep(2 * testConfig(nil).PollInterval)
+	enqueueKeys(t, pool, jt, 1, 20)
+	waitDrained(t, pool, 20, 30*time.Second)
+	if n := maxOverlap(readRuns(t, pool))[""]; n != 1 {
+		t.Errorf("%d runs at once under an operator's limit of 1:\n%s", n, describeRuns(t, pool))
+	}
+	ls, err := runtime.ListLimits(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ls) != 1 || ls[0].Spec.Concurrency != 4 || ls[0].Override.Concurrency != 1 || ls[0].Effective.Concurrency != 1 || ls[0].ChangedBy != "test" {
+		t.Fatalf("limits = %+v, want spec 4, override and effective 1, changed by test", ls)
+	}
+	if err := runtime.ResetLimit(ctx, pool, runtime.LimitKind, jt.Kind, "test"); err != nil {
+		t.Fatal(err)
+	}
+	if ls, err = runtime.ListLimits(ctx, pool); err != nil || ls[0].Effective.Concurrency != 4 || ls[0].Override.Concurrency != 0 {
+		t.Fatalf("after reset: %+v, %v; want the spec's 4 in force", ls, err)
+	}
+}

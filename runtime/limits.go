@@ -1,0 +1,137 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
+)
+
+// Limit is the flow control of one kind or queue as it stands in the database: what
+// the spec declares (as the most recently started worker recorded it), what an
+// operator set over it, and what is in force, with the jobs that wait and run under
+// it.
+type Limit struct {
+	Scope LimitScope
+	Name  string // the kind or the queue
+	By    []string
+	Fair  bool
+	// Sequence: one job per key at a time, in enqueue order.
+	Sequence bool
+	// Spec holds the spec's numbers; Override an operator's (zero: none); Effective
+	// what claims apply: the override where there is one, else the spec's.
+	Spec, Override, Effective LimitValues
+	RegisteredAt              time.Time
+	ChangedAt                 *time.Time // when an operator last set or reset it
+	ChangedBy                 string
+	// Waiting and Running count the available and running jobs with a flow key of
+	// the kind or queue; Keys, the keys among them.
+	Waiting, Running, Keys int64
+}
+
+// LimitValues are the numbers of a limit; zero fields limit nothing.
+type LimitValues struct {
+	Concurrency int
+	Rate        Rate
+}
+
+// ListLimits returns every kind's and queue's flow control, kinds first, by name.
+func ListLimits(ctx context.Context, dbtx DBTX) ([]Limit, error) {
+	rows, err := db.New(dbtx).ListLimits(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("jobc: list limits: %w", dberr.Describe(err))
+	}
+	out := make([]Limit, len(rows))
+	for i, r := range rows {
+		l := Limit{
+			Scope: LimitScope(r.Scope), Name: r.Name, By: r.ByFields, Fair: r.Fair, Sequence: r.Sequence,
+			Spec:         limitValues(r.SpecConcurrency, r.SpecRateLimit, r.SpecRatePerSeconds),
+			Override:     limitValues(r.Concurrency, r.RateLimit, r.RatePerSeconds),
+			RegisteredAt: r.RegisteredAt, ChangedAt: r.ChangedAt, ChangedBy: r.ChangedBy,
+			Waiting: r.Waiting, Running: r.Running, Keys: r.Keys,
+		}
+		l.Effective = l.Spec
+		if l.Override.Concurrency > 0 {
+			l.Effective.Concurrency = l.Override.Concurrency
+		}
+		if !l.Override.Rate.IsZero() {
+			l.Effective.Rate = l.Override.Rate
+		}
+		out[i] = l
+	}
+	return out, nil
+}
+
+func limitValues(concurrency, rate *int32, perSeconds float64) LimitValues {
+	var v LimitValues
+	if concurrency != nil {
+		v.Concurrency = int(*concurrency)
+	}
+	if rate != nil {
+		v.Rate = Rate{Limit: int(*rate), Per: time.Duration(perSeconds * float64(time.Second))}
+	}
+	return v
+}
+
+// LimitChange is an operator's change to a kind's or queue's limits: each field set
+// (non-zero) replaces the spec's value until ResetLimit; zero fields are left as they
+// are.
+type LimitChange struct {
+	Scope LimitScope
+	Name  string
+	// Concurrency: at most this many running jobs per key (per kind or queue for
+	// one without by fields).
+	Concurrency int
+	Rate        Rate
+	By          string // who changed it, for the record (e.g. "cli:alice")
+}
+
+// SetLimit records an operator's limits for a kind or queue whose spec declares flow
+// control; the next claim of every worker applies them. It returns ErrNoLimit for
+// one without.
+func SetLimit(ctx context.Context, dbtx DBTX, c LimitChange) error {
+	what := string(c.Scope) + " " + c.Name
+	switch {
+	case c.Scope != LimitKind && c.Scope != LimitQueue:
+		return fmt.Errorf("jobc: set limit of %s: scope %q, want kind or queue", what, c.Scope)
+	case c.Concurrency < 0:
+		return fmt.Errorf("jobc: set limit of %s: concurrency %d, want at least 1", what, c.Concurrency)
+	case c.Rate.Limit < 0 || (c.Rate.Limit > 0) != (c.Rate.Per > 0):
+		return fmt.Errorf("jobc: set limit of %s: rate %d per %s, want a limit of at least 1 and a positive period", what, c.Rate.Limit, c.Rate.Per)
+	case c.Concurrency == 0 && c.Rate.IsZero():
+		return fmt.Errorf("jobc: set limit of %s: nothing to set (concurrency or rate)", what)
+	}
+	p := db.SetLimitParams{Scope: string(c.Scope), Name: c.Name, ChangedBy: &c.By}
+	if c.Concurrency > 0 {
+		n := int32(c.Concurrency)
+		p.Concurrency = &n
+	}
+	if !c.Rate.IsZero() {
+		n, per := int32(c.Rate.Limit), c.Rate.Per.Seconds()
+		p.RateLimit, p.RatePerSeconds = &n, &per
+	}
+	_, err := db.New(dbtx).SetLimit(ctx, p)
+	return limitResult("set limit of "+what, err)
+}
+
+// ResetLimit drops an operator's limits for a kind or queue: the spec's apply again
+// from the next claim. It returns ErrNoLimit for one without flow control.
+func ResetLimit(ctx context.Context, dbtx DBTX, scope LimitScope, name, by string) error {
+	_, err := db.New(dbtx).ResetLimit(ctx, db.ResetLimitParams{Scope: string(scope), Name: name, ChangedBy: &by})
+	return limitResult(fmt.Sprintf("reset limit of %s %s", scope, name), err)
+}
+
+func limitResult(what string, err error) error {
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("jobc: %s: %w (the spec declares none for it, or no worker has started with it)", what, ErrNoLimit)
+	case err != nil:
+		return fmt.Errorf("jobc: %s: %w", what, dberr.Describe(err))
+	}
+	return nil
+}
