@@ -81,7 +81,8 @@ BEGIN
     END IF;
     ukey := jobc_bound_unique_key(dedup_key);
     -- The flow key Go's Enqueue computes (runtime/flow.go): the by fields' values.
-    fkey := jobc_bound_unique_key('[' || jobc_go_json(p -> 'account_id', false)
+    fkey := jobc_bound_unique_key(
+        '[' || jobc_go_json(p -> 'account_id', false)
         || ']');
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key, what a held key does, flow key.
@@ -150,7 +151,8 @@ BEGIN
     END IF;
     ukey := jobc_bound_unique_key(dedup_key);
     -- The flow key Go's Enqueue computes (runtime/flow.go): the by fields' values.
-    fkey := jobc_bound_unique_key('[' || jobc_go_json(p -> 'ledger_id', false)
+    fkey := jobc_bound_unique_key(
+        '[' || jobc_go_json(p -> 'ledger_id', false)
         || ']');
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key, what a held key does, flow key.

@@ -181,7 +181,7 @@ func (fn *function) flowKeyExpr() string {
 	if !ok {
 		return ""
 	}
-	return fmt.Sprintf("jobc_bound_unique_key(%s)", key)
+	return fmt.Sprintf("jobc_bound_unique_key(\n        %s)", key)
 }
 
 // fieldsAt is where a key's fields are declared, for diagnostics, and what the key is.
