@@ -68,9 +68,9 @@ type byList struct {
 }
 
 // jobFlow reads a job's flow control keys (flowFields) into its Flow, and reports what
-// contradicts itself within the job: by lists that differ, a sequence with a
-// concurrency. Its by fields are checked against the payload versions later
-// (checkFlow), once every job is loaded.
+// contradicts itself within the job: by lists that differ, a limit without the by the
+// others give, a sequence with a concurrency. Its by fields are checked against the
+// payload versions later (checkFlow), once every job is loaded.
 func (l *loader) jobFlow(j *Job, keys []node) {
 	if len(keys) == 0 {
 		return
@@ -78,26 +78,31 @@ func (l *loader) jobFlow(j *Job, keys []node) {
 	f := &Flow{Pos: keys[0].pos()}
 	var bys []byList
 	var concurrency, sequence node
+	var unkeyed []node // a concurrency or rate without by
 	for _, n := range keys {
 		key := relPath(n.path, j.Kind)
 		var by node
 		switch key {
 		case "concurrency":
 			f.Concurrency, by = l.limit(n, true)
+			concurrency = n
+			if by.Node == nil && f.Concurrency > 0 {
+				unkeyed = append(unkeyed, n)
+			}
 		case "rate":
 			f.Rate, by = l.rate(n, true)
+			if by.Node == nil && f.Rate.Limit > 0 {
+				unkeyed = append(unkeyed, n)
+			}
 		case "fairness", "sequence":
 			var ok bool
 			if by, ok = l.byOnly(n); ok {
 				f.Fair = f.Fair || key == "fairness"
 				f.Sequence = f.Sequence || key == "sequence"
 			}
-		}
-		switch key {
-		case "concurrency":
-			concurrency = n
-		case "sequence":
-			sequence = n
+			if key == "sequence" {
+				sequence = n
+			}
 		}
 		if by.Node == nil {
 			continue
@@ -118,8 +123,14 @@ func (l *loader) jobFlow(j *Job, keys []node) {
 		l.d.add(concurrency.pos(), concurrency.path, "a sequence already runs one job per key at a time: drop concurrency, or sequence")
 	}
 	if len(bys) > 0 {
-		by := bys[0].node
-		f.By, f.ByPos, f.ByPath, f.byPos = bys[0].fields, by.pos(), by.path, positions(by)
+		first := bys[0]
+		for _, n := range unkeyed {
+			// It would count per key all the same: say so rather than limit otherwise
+			// than written.
+			l.d.add(n.pos(), n.path, "has no by, but %s is [%s]: a job has one flow key, which its concurrency and rate count by too; write {limit: ..., by: [%[2]s]}",
+				relPath(first.node.path, j.Kind), strings.Join(first.fields, ", "))
+		}
+		f.By, f.ByPos, f.ByPath, f.byPos = first.fields, first.node.pos(), first.node.path, positions(first.node)
 	}
 	j.Flow = f
 }
