@@ -84,7 +84,7 @@ func (l *loader) jobFlow(j *Job, keys []node) {
 		var by node
 		switch key {
 		case "concurrency":
-			f.Concurrency, by = l.limit(n, true)
+			f.Concurrency, by = l.concurrency(n, true)
 			concurrency = n
 			if by.Node == nil && f.Concurrency > 0 {
 				unkeyed = append(unkeyed, n)
@@ -138,9 +138,9 @@ func (l *loader) jobFlow(j *Job, keys []node) {
 // relPath is a job's field path without the job's own prefix: concurrency.by.
 func relPath(path, kind string) string { return strings.TrimPrefix(path, "jobs."+kind+".") }
 
-// limit reads a concurrency: N, or {limit: N} and, for a job, {limit: N, by: [...]}.
-// It returns the limit (0 when it is not valid) and the by node, if any.
-func (l *loader) limit(n node, job bool) (int, node) {
+// concurrency reads a concurrency: N, or {limit: N} and, for a job, {limit: N, by:
+// [...]}. It returns the limit (0 when it is not valid) and the by node, if any.
+func (l *loader) concurrency(n node, job bool) (int, node) {
 	if n.Kind == yaml.ScalarNode {
 		c, ok := l.integer(n)
 		if !ok {
@@ -154,11 +154,10 @@ func (l *loader) limit(n node, job bool) (int, node) {
 	}
 	var limit int
 	var by node
-	fields := map[string]field{"limit": func(v node) { limit = l.atLeastOne(v) }}
-	if job {
-		fields["by"] = func(v node) { by = v }
-	}
-	present := l.mapping(n, l.queueBy(fields, job))
+	present := l.mapping(n, map[string]field{
+		"limit": func(v node) { limit = l.atLeastOne(v) },
+		"by":    l.byField(job, &by),
+	})
 	if present == nil {
 		return 0, node{}
 	}
@@ -172,14 +171,11 @@ func (l *loader) limit(n node, job bool) (int, node) {
 func (l *loader) rate(n node, job bool) (Rate, node) {
 	var r Rate
 	var by node
-	fields := map[string]field{
+	present := l.mapping(n, map[string]field{
 		"limit": func(v node) { r.Limit = l.atLeastOne(v) },
 		"per":   func(v node) { r.Per, _ = l.duration(v) },
-	}
-	if job {
-		fields["by"] = func(v node) { by = v }
-	}
-	present := l.mapping(n, l.queueBy(fields, job))
+		"by":    l.byField(job, &by),
+	})
 	if present == nil {
 		return Rate{}, node{}
 	}
@@ -194,14 +190,15 @@ func (l *loader) rate(n node, job bool) (Rate, node) {
 	return r, by
 }
 
-// queueBy adds, to the fields of a queue's limit, a by that says why a queue has none.
-func (l *loader) queueBy(fields map[string]field, job bool) map[string]field {
-	if !job {
-		fields["by"] = func(v node) {
-			l.d.add(v.pos(), v.path, "a queue's limits apply to the queue as a whole: by belongs to a job's concurrency, rate, fairness or sequence")
-		}
+// byField handles the by of a concurrency or rate: a job's is kept in by, for its
+// flow key; a queue's is refused, with the reason.
+func (l *loader) byField(job bool, by *node) field {
+	if job {
+		return func(v node) { *by = v }
 	}
-	return fields
+	return func(v node) {
+		l.d.add(v.pos(), v.path, "a queue's limits apply to the queue as a whole: by belongs to a job's concurrency, rate, fairness or sequence")
+	}
 }
 
 // byOnly reads fairness: {by: [...]} or sequence: {by: [...]}.
@@ -261,7 +258,7 @@ func (l *loader) queues(n node, p *Project) {
 		}
 		f := &Flow{Pos: k.pos()}
 		present := l.mapping(v, map[string]field{
-			"concurrency": func(v node) { f.Concurrency, _ = l.limit(v, false) },
+			"concurrency": func(v node) { f.Concurrency, _ = l.concurrency(v, false) },
 			"rate":        func(v node) { f.Rate, _ = l.rate(v, false) },
 		})
 		if present == nil {
