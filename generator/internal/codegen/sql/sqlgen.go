@@ -166,8 +166,8 @@ func (fn *function) uniqueKey() string {
 
 // flowKeyExpr is the expression of the job's flow key as Go's Enqueue computes it
 // (runtime/flow.go): for a job whose flow control has by fields, the JSON array of
-// their values, bounded as unique keys are; ” when the kind (or its queue) is one
-// key; "" for a job without flow control, which passes no flow key.
+// their values, bounded as unique keys are; the empty SQL string when the kind (or
+// its queue) is one key; "" for a job without flow control, which passes no flow key.
 func (fn *function) flowKeyExpr() string {
 	f := fn.job.Flow
 	switch {
