@@ -51,6 +51,7 @@ func (l *loader) check(p *Project) {
 			}
 		}
 	}
+	l.checkFlow(p)
 	for _, e := range p.Events {
 		l.checkEvent(p, e)
 	}

@@ -207,29 +207,7 @@ func (l *loader) checkEvent(p *Project, e *Event) {
 	path := "events." + e.Name
 	c := e.Contract()
 	l.checkVersions(c)
-	for i, k := range e.Key {
-		at := e.Pos
-		if i < len(e.keyPos) {
-			at = e.keyPos[i]
-		}
-		kp := path + ".key." + strconv.Itoa(i)
-		for _, v := range e.Payload.Versions {
-			props, required := topLevel(v.Schema)
-			prop, ok := props[k]
-			switch {
-			case !ok:
-				if s := Suggest(k, sortedNames(props)); s != "" {
-					l.d.add(at, kp, "payload version %d has no field %q; did you mean %q?", v.Number, k, s)
-				} else {
-					l.d.add(at, kp, "payload version %d has no field %q", v.Number, k)
-				}
-			case !required[k]:
-				l.d.add(at, kp, "field %q of payload version %d is optional: an ordering key field must be required", k, v.Number)
-			case !scalarSchema(v.Schema, prop):
-				l.d.add(at, kp, "field %q of payload version %d is not a string, number, integer or boolean: an ordering key is made of scalars", k, v.Number)
-			}
-		}
-	}
+	l.checkKeyFields(e.Key, e.keyPos, path+".key", e.Payload.Versions, "an ordering key")
 	seen := map[string]Pos{}
 	kinds := make([]string, 0, len(p.Jobs))
 	for _, j := range p.Jobs {

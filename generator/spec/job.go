@@ -1,6 +1,7 @@
 package spec
 
 import (
+	"maps"
 	"sort"
 	"strconv"
 
@@ -17,7 +18,8 @@ func (l *loader) job(k, v node, p *Project) *Job {
 		MaxAttempts: DefaultMaxAttempts,
 		Backoff:     DefaultBackoff(),
 	}
-	present := l.mapping(v, map[string]field{
+	var flowKeys []node
+	fields := map[string]field{
 		"description": func(v node) { j.Description, _ = l.str(v) },
 		"queue": func(v node) {
 			if s, ok := l.str(v); ok && l.checkName(v, s, "queue") {
@@ -72,10 +74,13 @@ func (l *loader) job(k, v node, p *Project) *Job {
 			}
 		},
 		"transactional": func(v node) { j.Transactional, _ = l.boolean(v) },
-	})
+	}
+	maps.Copy(fields, flowFields(&flowKeys))
+	present := l.mapping(v, fields)
 	if present == nil {
 		return nil
 	}
+	l.jobFlow(j, flowKeys)
 	if _, ok := present["payload"]; !ok {
 		l.d.add(k.pos(), k.path, "missing required key %q", "payload")
 		return nil

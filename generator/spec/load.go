@@ -187,6 +187,7 @@ func (l *loader) config(root node, p *Project) {
 		"jobs":          func(v node) { jobs = v },
 		"producers":     func(v node) { l.producers(v, p) },
 		"events":        func(v node) { events = v },
+		"queues":        func(v node) { l.queues(v, p) },
 	})
 	if present == nil {
 		return

@@ -25,6 +25,7 @@ type Project struct {
 	Classes  []*ErrorClass     // in declaration order
 	Jobs     []*Job            // sorted by kind
 	Events   []*Event          // sorted by name
+	Queues   []*Queue          // queues with flow control, in declaration order
 	Defaults Defaults
 	// Producers names the files generated for producers in other languages.
 	Producers Producers
@@ -95,6 +96,8 @@ type Job struct {
 	Errors        []string // classes this job may return, in declaration order
 	DefaultError  string   // class of errors a handler returns without one; "" retries with Backoff
 	Unique        *Unique
+	Flow          *Flow // the job's flow control (concurrency, rate, fairness, sequence); nil: none
+	QueueFlow     *Flow // its queue's, from queues:, shared by the queue's jobs; nil: none
 	Schedule      *Schedule
 	Payload       Payload
 	Deprecated    string // non-empty: the job is deprecated, and this says why

@@ -199,6 +199,12 @@ func TestSchemaJSONRefusesBadShapes(t *testing.T) {
 		{"settings of a class never retried", head + "error_classes:\n  invalid: {retry: false, backoff: linear}\n", false, "has no effect: class invalid is never retried", `'/error_classes/invalid/backoff'`},
 		{"key of an event not relayed", head + "jobs:\n  a:\n" + payload + "events:\n  paid:\n    subject: paid\n    key: [id]\n    subscribers: [a]\n" + strings.Replace(payload, "type: object", "type: object, required: [id], properties: {id: {type: string}}", 1), false, "the key orders delivery through the relay", `'/events/paid'`},
 		{"event that writes nothing", head + "events:\n  paid:\n    subject: paid\n" + payload, false, "publishing it would write nothing", `'/events/paid'`},
+		{"sequence with concurrency", head + "jobs:\n  a:\n    sequence: {by: [id]}\n    concurrency: 2\n" + payload, false, "a sequence already runs one job per key at a time", `'/jobs/a/concurrency'`},
+		{"rate without per", head + "jobs:\n  a:\n    rate: {limit: 10}\n" + payload, false, `missing required key "per"`, `'/jobs/a/rate'`},
+		{"concurrency 0", head + "jobs:\n  a:\n    concurrency: 0\n" + payload, false, "concurrency must be at least 1", `'/jobs/a/concurrency'`},
+		{"fairness without by", head + "jobs:\n  a:\n    fairness: {}\n" + payload, false, `missing required key "by"`, `'/jobs/a/fairness'`},
+		{"queue limit by a field", head + "queues:\n  q: {rate: {limit: 10, per: 1s, by: [id]}}\njobs:\n  a:\n    queue: q\n" + payload, false, "a queue's limits apply to the queue as a whole", `'/queues/q/rate'`},
+		{"queue without limits", head + "queues:\n  q: {}\njobs:\n  a:\n    queue: q\n" + payload, false, "limits nothing", `'/queues/q'`},
 		{"config key in a job file", "jobs:\n  a:\n" + payload + "package: jobs\n", true, `unknown key "package"`, `at '': additional properties 'package'`},
 	}
 	for _, c := range cases {

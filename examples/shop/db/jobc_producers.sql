@@ -300,6 +300,7 @@ $jobc$;
 
 -- jobc_enqueue_deliver_webhook enqueues a deliver_webhook job: queue webhooks, priority 4, 12 attempts, payload version 1.
 -- Unique by endpoint_url, event_id while available, scheduled, running.
+-- Flow control: concurrency 2, fairness; by endpoint_url.
 CREATE OR REPLACE FUNCTION jobc_enqueue_deliver_webhook(
     payload   jsonb,
     run_at    timestamptz DEFAULT now(),
@@ -315,6 +316,7 @@ DECLARE
     xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
+    fkey text;         -- the flow key
     i1 integer; k1 text; e1 jsonb; -- loop depth 1
 BEGIN
     -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
@@ -391,9 +393,13 @@ BEGIN
         '[' || jobc_go_json(p -> 'endpoint_url', false)
         || ',' || jobc_go_json(p -> 'event_id', false)
         || ']'));
+    -- The flow key Go's Enqueue computes (runtime/flow.go): the by fields' values.
+    fkey := jobc_bound_unique_key(
+        '[' || jobc_go_json(p -> 'endpoint_url', false)
+        || ']');
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
-    -- key, finished states that keep holding the key.
-    RETURN jobc_enqueue_job('deliver_webhook', 'webhooks', coalesce(priority, 4), 12, 1, p, run_at, ukey, ARRAY[]::text[]);
+    -- key, finished states that keep holding the key, what a held key does, flow key.
+    RETURN jobc_enqueue_job('deliver_webhook', 'webhooks', coalesce(priority, 4), 12, 1, p, run_at, ukey, ARRAY[]::text[], 'skip', fkey);
 END
 $jobc$;
 

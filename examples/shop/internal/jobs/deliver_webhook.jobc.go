@@ -66,6 +66,7 @@ var deliverWebhookType = runtime.MustJobType(runtime.JobType{
 		Fields: []string{"endpoint_url", "event_id"},
 		While:  []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning},
 	},
+	Flow:         &runtime.Flow{By: []string{"endpoint_url"}, Concurrency: 2, Fair: true},
 	WriteVersion: 1,
 	Versions: []runtime.Version{
 		{

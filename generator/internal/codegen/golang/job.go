@@ -207,6 +207,12 @@ func jobTypeFields(j Job) []Code {
 		}
 		fs = append(fs, kv("Unique", unique(tooLong(lead+len(","), unique(false)))))
 	}
+	if f := s.Flow; f != nil {
+		fs = append(fs, kv("Flow", flow(f, tooLong(lead+len(","), flow(f, false)))))
+	}
+	if f := s.QueueFlow; f != nil {
+		fs = append(fs, kv("QueueFlow", flow(f, tooLong(lead+len(","), flow(f, false)))))
+	}
 	if sc := s.Schedule; sc != nil {
 		fs = append(fs, kv("Schedule", Op("&").Qual(rt, "Schedule").Values(kv("Cron", Lit(sc.Cron)), kv("Timezone", Lit(sc.Timezone)))))
 	}
@@ -326,6 +332,27 @@ func backoff(b spec.Backoff, multi bool) Code {
 		fs = append(fs, kv("Jitter", Lit(b.Jitter)))
 	}
 	return Qual(rt, "Backoff").Custom(items(multi, "{", "}"), fs...)
+}
+
+// flow renders &runtime.Flow{...} with the fields f sets, one a line when multi.
+func flow(f *spec.Flow, multi bool) Code {
+	var fs []Code
+	if len(f.By) > 0 {
+		fs = append(fs, kv("By", stringSlice(f.By)))
+	}
+	if f.Concurrency > 0 {
+		fs = append(fs, kv("Concurrency", Lit(f.Concurrency)))
+	}
+	if f.Rate.Limit > 0 {
+		fs = append(fs, kv("Rate", Qual(rt, "Rate").Values(kv("Limit", Lit(f.Rate.Limit)), kv("Per", duration(f.Rate.Per)))))
+	}
+	if f.Fair {
+		fs = append(fs, kv("Fair", True()))
+	}
+	if f.Sequence {
+		fs = append(fs, kv("Sequence", True()))
+	}
+	return Op("&").Qual(rt, "Flow").Custom(items(multi, "{", "}"), fs...)
 }
 
 // duration renders d as a readable expression: 2 * time.Minute, 90 * time.Second.

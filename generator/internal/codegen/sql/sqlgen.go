@@ -79,6 +79,7 @@ type function struct {
 	fillExpr string
 	checks   string
 	key      string // the unique key expression, "" for none
+	flowKey  string // the flow key expression, "" for a job without flow control
 }
 
 func newFunction(p *spec.Project, j Job) (*function, spec.Diagnostics) {
@@ -98,6 +99,7 @@ func newFunction(p *spec.Project, j Job) (*function, spec.Diagnostics) {
 	c.node(fn.doc, "", "p", nil)
 	fn.checks = c.b.String()
 	fn.key = fn.uniqueKey()
+	fn.flowKey = fn.flowKeyExpr()
 	return fn, fn.diags
 }
 
@@ -146,34 +148,81 @@ func (fn *function) uniqueKey() string {
 	if u == nil {
 		return "dedup_key"
 	}
-	props, _ := fn.deref(fn.doc).(map[string]any)
-	props, _ = props["properties"].(map[string]any)
-	values := make([]string, len(u.Key))
-	refused := false
-	for i, field := range u.Key {
-		float, ok := fn.keyField(props[field], field)
-		refused = refused || !ok
-		values[i] = fmt.Sprintf("jobc_go_json(p -> %s, %t)", lit(field), float)
+	at := fieldsAt{pos: u.Pos, path: "jobs." + fn.job.Kind + ".unique.key", what: "unique key"}
+	key, ok := fn.keyArray(u.Key, at)
+	if u.Period%time.Microsecond != 0 {
+		fn.diags = append(fn.diags, spec.Diagnostic{Pos: u.Pos, Path: "jobs." + fn.job.Kind + ".unique.period",
+			Message: fmt.Sprintf("period %s is not whole microseconds, so a SQL producer cannot compute the key Go computes: PostgreSQL's times count microseconds", u.Period)})
+		ok = false
 	}
-	if refused {
+	if !ok {
 		return ""
 	}
-	key := "'[' || " + strings.Join(values, "\n        || ',' || ") + "\n        || ']'"
 	if u.Period > 0 {
 		key += fmt.Sprintf("\n        || jobc_unique_period(coalesce(run_at, now()), %d)", u.Period/time.Microsecond)
 	}
 	return fmt.Sprintf("coalesce(dedup_key,\n        %s)", key)
 }
 
-// keyField says whether a unique key field is a number that Go holds as a float64;
-// it reports a field whose Go encoding is not its JSON as it is given to SQL.
-func (fn *function) keyField(s any, field string) (float bool, ok bool) {
+// flowKeyExpr is the expression of the job's flow key as Go's Enqueue computes it
+// (runtime/flow.go): for a job whose flow control has by fields, the JSON array of
+// their values, bounded as unique keys are; the empty SQL string when the kind (or
+// its queue) is one key; "" for a job without flow control, which passes no flow key.
+func (fn *function) flowKeyExpr() string {
+	f := fn.job.Flow
+	switch {
+	case f == nil && fn.job.QueueFlow == nil:
+		return ""
+	case f == nil || len(f.By) == 0:
+		return "''"
+	}
+	at := fieldsAt{pos: f.ByPos, path: f.ByPath, what: "flow key"}
+	key, ok := fn.keyArray(f.By, at)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("jobc_bound_unique_key(\n        %s)", key)
+}
+
+// fieldsAt is where a key's fields are declared, for diagnostics, and what the key is.
+type fieldsAt struct {
+	pos  spec.Pos
+	path string
+	what string // "unique key", "flow key"
+}
+
+// keyArray is the expression of the JSON array of the fields' values as Go's
+// encoding/json writes them (runtime.payloadValues), for a unique or flow key; false
+// when a field's Go encoding is not its JSON (keyField).
+func (fn *function) keyArray(fields []string, at fieldsAt) (string, bool) {
+	props, _ := fn.deref(fn.doc).(map[string]any)
+	props, _ = props["properties"].(map[string]any)
+	values := make([]string, len(fields))
+	refused := false
+	for i, field := range fields {
+		float, ok := fn.keyField(props[field], field, at)
+		refused = refused || !ok
+		values[i] = fmt.Sprintf("jobc_go_json(p -> %s, %t)", lit(field), float)
+	}
+	if refused {
+		return "", false
+	}
+	return "'[' || " + strings.Join(values, "\n        || ',' || ") + "\n        || ']'", true
+}
+
+// refuse reports a key field whose key a SQL producer cannot compute as Go does.
+func (fn *function) refuse(at fieldsAt, field, why string) {
+	fn.diags = append(fn.diags, spec.Diagnostic{Pos: at.pos, Path: at.path,
+		Message: fmt.Sprintf("%s field %q %s, so a SQL producer cannot compute the key Go computes; use scalar fields (string, integer, number, boolean) without a Go type of their own", at.what, field, why)})
+}
+
+// keyField says whether a key field is a number that Go holds as a float64; it
+// reports a field whose Go encoding is not its JSON as it is given to SQL.
+func (fn *function) keyField(s any, field string, at fieldsAt) (float bool, ok bool) {
 	m, _ := fn.deref(s).(map[string]any)
 	ts := types(m["type"])
-	at := "jobs." + fn.job.Kind + ".unique.key"
 	refuse := func(why string) (bool, bool) {
-		fn.diags = append(fn.diags, spec.Diagnostic{Pos: fn.job.Unique.Pos, Path: at,
-			Message: fmt.Sprintf("unique key field %q %s, so a SQL producer cannot compute the key Go computes; use scalar fields (string, integer, number, boolean) without a Go type of their own", field, why)})
+		fn.refuse(at, field, why)
 		return false, false
 	}
 	if len(ts) == 0 {
@@ -189,9 +238,6 @@ func (fn *function) keyField(s any, field string) (float bool, ok bool) {
 	}
 	if f, ok := m["format"].(string); ok && (f == "date-time" || f == "date" || fn.override(f)) {
 		return refuse("has format " + f + ", a Go type that re-encodes the string")
-	}
-	if fn.job.Unique.Period%time.Microsecond != 0 {
-		return refuse("is keyed with a period that is not whole microseconds")
 	}
 	return float, true
 }
@@ -229,6 +275,12 @@ func (fn *function) write(w io.Writer) {
 			onConflict, onConflictDoc = ", "+lit(spec.OnConflictReplace), ", what a held key does"
 		}
 	}
+	if j.Flow != nil {
+		fmt.Fprintf(w, "-- Flow control: %s.\n", j.Flow)
+	}
+	if j.QueueFlow != nil {
+		fmt.Fprintf(w, "-- Flow control of queue %s: %s.\n", j.Queue, j.QueueFlow)
+	}
 	if j.Deprecated != "" {
 		fmt.Fprintf(w, "-- Deprecated: %s\n", j.Deprecated)
 	}
@@ -248,6 +300,9 @@ DECLARE
     fe text;           -- a shared check's rule, or NULL
     ukey text;         -- the unique key
 `, name)
+	if fn.flowKey != "" {
+		fmt.Fprintf(w, "    fkey text;         -- the flow key\n")
+	}
 	for d := 1; d <= fn.maxDepth; d++ {
 		fmt.Fprintf(w, "    i%[1]d integer; k%[1]d text; e%[1]d jsonb; -- loop depth %[1]d\n", d)
 	}
@@ -273,11 +328,25 @@ DECLARE
 	if j.Unique != nil {
 		fmt.Fprintf(w, "    -- The key Go's Enqueue computes (runtime/unique.go), unless dedup_key replaces it.\n")
 	}
-	fmt.Fprintf(w, `    ukey := jobc_bound_unique_key(%s);
-    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
+	fmt.Fprintf(w, "    ukey := jobc_bound_unique_key(%s);\n", fn.key)
+	if fn.flowKey != "" {
+		// The overload with a flow key has no defaults: what a held key does is given.
+		if onConflict == "" {
+			onConflict = ", " + lit(spec.OnConflictSkip)
+		}
+		onConflictDoc = ", what a held key does, flow key"
+		if fn.flowKey == "''" {
+			fmt.Fprintf(w, "    -- No by fields: the whole kind is one flow key (runtime/flow.go).\n")
+		} else {
+			fmt.Fprintf(w, "    -- The flow key Go's Enqueue computes (runtime/flow.go): the by fields' values.\n")
+		}
+		fmt.Fprintf(w, "    fkey := %s;\n", fn.flowKey)
+		onConflict += ", fkey"
+	}
+	fmt.Fprintf(w, `    -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key%s.
     RETURN jobc_enqueue_job(%s, %s, coalesce(priority, %d), %d, %d, p, run_at, ukey, %s%s);
 END
 $jobc$;
-`, fn.key, onConflictDoc, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, textArray(finished), onConflict)
+`, onConflictDoc, lit(j.Kind), lit(j.Queue), j.Priority, j.MaxAttempts, v, textArray(finished), onConflict)
 }

@@ -88,11 +88,20 @@ func jobType(t testing.TB, j *spec.Job) (*runtime.JobType, string) {
 			rt.Unique.While = append(rt.Unique.While, runtime.State(s))
 		}
 	}
+	rt.Flow, rt.QueueFlow = flow(j.Flow), flow(j.QueueFlow)
 	jt, err := runtime.NewJobType(rt)
 	if err != nil {
 		t.Fatalf("%s: %v", j.Kind, err)
 	}
 	return jt, write
+}
+
+// flow is f as generated code gives it to the runtime; nil for none.
+func flow(f *spec.Flow) *runtime.Flow {
+	if f == nil {
+		return nil
+	}
+	return &runtime.Flow{By: f.By, Concurrency: f.Concurrency, Rate: runtime.Rate{Limit: f.Rate.Limit, Per: f.Rate.Per}, Fair: f.Fair, Sequence: f.Sequence}
 }
 
 // migrated returns a pool on a new schema with jobc's migrations and sql applied.
