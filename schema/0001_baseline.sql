@@ -918,27 +918,35 @@ $$;
 -- takes kind after kind of p_kinds (a kind or an alias, as stored; p_limits[i] names
 -- the job type whose limits in jobc_limits apply to p_kinds[i], and the payload
 -- versions p_min_versions[i]..p_max_versions[i] are those the worker decodes), and
--- within a kind key after key, in key order, starting after p_after[i] (where the
--- worker's last claim of the kind stopped; NULL: from the first) and wrapping around
--- once, so that claims take keys in turn. Each key gives what its limits allow:
+-- within a kind key after key, in key order, starting after p_after[i] (the key the
+-- worker's last claim of the kind ended with; '' or NULL: from the first) and wrapping
+-- around once, so that claims take keys in turn.
+--
+-- It works through the keys a chunk at a time, a few statements per chunk whatever its
+-- size: the next keys that have available jobs (a skip scan of
+-- jobc_jobs_flow_ready_idx), their state rows locked (FOR UPDATE SKIP LOCKED: a key
+-- another claim holds is passed over, so no claim waits for another), then one
+-- statement that works out what each key allows and leases the jobs. A key allows:
 --
 --   - concurrency: the limit less the key's running jobs, counted after its row is
---     locked, so the count includes every job an earlier claim admitted;
+--     locked, so the count includes every job an earlier claim of the key admitted
+--     (that claim held the lock until it committed);
 --   - rate: the limit less the key's starts in the window of rate_per that ends now;
 --   - sequence: the key's first job by id, in any state, if it is available, of a
---     version the worker decodes, and no failed job of the key holds it;
---   - fair: one job per key per round; each later round splits what the claim still
---     asks for evenly among the keys that gave a job in the one before.
+--     version the worker decodes, no job of the key runs and no failed job of the key
+--     holds it;
+--   - fair: one job per key per round, the keys in turn; a later round splits what the
+--     claim still asks for evenly among the keys that gave in the first.
 --
--- A queue with limits of its own is locked the same way first (a claim that finds it
--- held claims nothing this time), and caps the whole claim. Jobs of a key are taken
--- in claim order (priority, available_at, id) with FOR UPDATE SKIP LOCKED, and leased
--- as ClaimJobs leases them; their attempted_at is the time the key admitted them,
--- the time the rate window counts. A claim visits at most 4 * p_max + 16 keys, so a
+-- Jobs are leased in claim order (priority, available_at, id) within a key, and, for a
+-- kind that is not fair, across the keys of a chunk too. A queue with limits of its own
+-- is locked the same way first (a claim that finds it held claims nothing this time),
+-- and caps the whole claim. Leased jobs get attempted_at the time the chunk admitted
+-- them, the time rate windows count. A claim visits at most 4 * p_max + 16 keys, so a
 -- kind with many keys at their limits costs a bounded claim; the next claim goes on
 -- from where this one stopped.
 --
--- Besides the leased jobs it returns one row with a NULL id when a key's rate window
+-- Besides the leased jobs it returns one row with a NULL id when a full rate window
 -- kept jobs waiting: its available_at is when the earliest such window opens, so the
 -- worker can claim again then rather than at its next poll.
 CREATE FUNCTION jobc_claim_flow(
@@ -959,34 +967,34 @@ CREATE FUNCTION jobc_claim_flow(
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
 DECLARE
-    v_left    integer := p_max;
-    v_q       jobc_limits;
-    v_qconc   integer;
-    v_qrate   integer;
-    v_qper    interval;
-    v_qstarts timestamptz[];
-    v_l       jobc_limits;
-    v_conc    integer;
-    v_rate    integer;
-    v_per     interval;
-    v_group   text[];
-    v_locking boolean;
-    v_key     text;
-    v_next    text;
-    v_wrapped boolean;
-    v_visits  integer := 0;
-    v_round   integer;
-    v_gave    integer;   -- keys that gave a job in this round
-    v_share   integer;   -- what each key may give in this round
-    v_take    integer;
-    v_starts  timestamptz[];
-    v_now     timestamptz;
-    v_ids     bigint[];
-    v_n       integer;
-    v_head    bigint;      -- the first job of a sequence's key
-    v_hstate  jobc_state;
-    v_hver    integer;
-    v_opens   timestamptz; -- when the earliest full rate window opens
+    v_left     integer := p_max;
+    v_budget   integer := 4 * p_max + 16;  -- keys a claim may visit
+    v_visits   integer := 0;
+    v_q        jobc_limits;
+    v_qconc    integer;
+    v_qrate    integer;
+    v_qper     interval;
+    v_qstarts  timestamptz[];
+    v_l        jobc_limits;
+    v_conc     integer;
+    v_rate     integer;
+    v_per      interval;
+    v_fair     boolean;
+    v_seq      boolean;
+    v_locking  boolean;
+    v_group    text[];
+    v_after    text;      -- the walk's position: the last key visited
+    v_start    boolean;   -- the next chunk starts at the first key, '' included
+    v_wrapped  boolean;   -- the walk went past the last key and started over
+    v_keys     text[];
+    v_locked   text[];
+    v_share    integer;   -- what one key may give in this round
+    v_round    integer;
+    v_gave     integer;   -- jobs leased in this round
+    v_first    integer;   -- jobs leased in the first round: the keys that gave
+    v_n        integer;
+    v_now      timestamptz;
+    v_opens    timestamptz; -- when the earliest full rate window opens
 BEGIN
     IF p_max <= 0 THEN
         RETURN;
@@ -1019,7 +1027,7 @@ BEGIN
     END IF;
 
     FOR g IN 1 .. coalesce(cardinality(p_kinds), 0) LOOP
-        EXIT WHEN v_left <= 0;
+        EXIT WHEN v_left <= 0 OR v_visits >= v_budget;
         v_l := NULL;
         SELECT * INTO v_l FROM jobc_limits l WHERE l.scope = 'kind' AND l.name = p_limits[g];
         v_conc := coalesce(v_l.concurrency, v_l.spec_concurrency);
@@ -1028,106 +1036,160 @@ BEGIN
         ELSE
             v_rate := v_l.spec_rate_limit; v_per := v_l.spec_rate_per;
         END IF;
-        v_locking := v_conc IS NOT NULL OR v_rate IS NOT NULL OR coalesce(v_l.sequence, false);
+        v_fair := coalesce(v_l.fair, false);
+        v_seq := coalesce(v_l.sequence, false);
+        v_locking := v_conc IS NOT NULL OR v_rate IS NOT NULL OR v_seq;
         v_group := ARRAY(SELECT p_kinds[i] FROM generate_subscripts(p_kinds, 1) i WHERE p_limits[i] = p_limits[g]);
         v_round := 1;
-        v_share := CASE WHEN coalesce(v_l.fair, false) THEN 1 ELSE v_left END;
-        LOOP -- rounds
-            v_key := p_after[g];
-            v_wrapped := p_after[g] IS NULL;
+        v_first := 0;
+        v_share := CASE WHEN v_fair THEN 1 ELSE v_left END;
+        <<rounds>>
+        LOOP
+            v_after := coalesce(p_after[g], '');
+            v_start := v_after = '';
+            v_wrapped := v_start;
             v_gave := 0;
-            LOOP -- keys
-                EXIT WHEN v_left <= 0 OR v_visits >= 4 * p_max + 16;
-                IF v_key IS NULL THEN
-                    SELECT j.flow_key INTO v_next FROM jobc_jobs j
-                    WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available' AND j.flow_key IS NOT NULL
-                    ORDER BY j.flow_key LIMIT 1;
-                ELSE
-                    SELECT j.flow_key INTO v_next FROM jobc_jobs j
-                    WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available' AND j.flow_key IS NOT NULL
-                      AND j.flow_key > v_key
-                    ORDER BY j.flow_key LIMIT 1;
-                END IF;
-                IF NOT FOUND THEN
-                    EXIT WHEN v_wrapped;
+            LOOP -- chunks of keys
+                EXIT rounds WHEN v_left <= 0 OR v_visits >= v_budget;
+                -- The next keys with available jobs, in key order; once wrapped, up to
+                -- and including the key the walk started after.
+                v_keys := ARRAY(
+                    WITH RECURSIVE walk(k, n) AS (
+                        SELECT CASE WHEN v_start
+                            THEN (SELECT min(j.flow_key) FROM jobc_jobs j
+                                  WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                    AND j.flow_key IS NOT NULL AND j.flow_key >= '')
+                            ELSE (SELECT min(j.flow_key) FROM jobc_jobs j
+                                  WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                    AND j.flow_key IS NOT NULL AND j.flow_key > v_after) END, 1
+                        UNION ALL
+                        SELECT (SELECT min(j.flow_key) FROM jobc_jobs j
+                                WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                  AND j.flow_key IS NOT NULL AND j.flow_key > w.k), w.n + 1
+                        FROM walk w
+                        WHERE w.k IS NOT NULL AND w.n < least(2 * v_left + 8, v_budget - v_visits)
+                    )
+                    SELECT w.k FROM walk w
+                    WHERE w.k IS NOT NULL AND NOT (v_wrapped AND coalesce(p_after[g], '') <> '' AND w.k > p_after[g])
+                    ORDER BY w.n);
+                IF cardinality(v_keys) = 0 THEN
+                    EXIT WHEN v_wrapped; -- the round is done
                     v_wrapped := true;
-                    v_key := NULL;
+                    v_start := true;
                     CONTINUE;
                 END IF;
-                EXIT WHEN v_wrapped AND p_after[g] IS NOT NULL AND v_next > p_after[g];
-                v_key := v_next;
-                v_visits := v_visits + 1;
-                v_take := least(v_share, v_left);
-                v_now := clock_timestamp();
-                v_head := NULL;
-                v_hstate := NULL;
+                v_visits := v_visits + cardinality(v_keys);
+                v_after := v_keys[cardinality(v_keys)];
+                v_start := false;
                 IF v_locking THEN
-                    v_starts := jobc_flow_lock('kind', p_limits[g], v_key, v_now, v_per);
-                    CONTINUE WHEN v_starts IS NULL;
-                    IF coalesce(v_l.sequence, false) THEN
-                        CONTINUE WHEN EXISTS (SELECT 1 FROM jobc_jobs_finished f
-                            WHERE f.kind = ANY(v_group) AND f.flow_key = v_key AND f.state = 'failed');
-                        SELECT j.id, j.state, j.payload_version INTO v_head, v_hstate, v_hver FROM jobc_jobs j
-                        WHERE j.kind = ANY(v_group) AND j.flow_key = v_key
-                        ORDER BY j.id LIMIT 1;
-                        CONTINUE WHEN v_hstate IS DISTINCT FROM 'available'
-                            OR v_hver NOT BETWEEN p_min_versions[g] AND p_max_versions[g];
-                        v_take := least(v_take, 1 - (SELECT count(*) FROM jobc_jobs j
-                            WHERE j.queue = p_queue AND j.kind = ANY(v_group) AND j.flow_key = v_key AND j.state = 'running')::integer);
-                    END IF;
-                    IF v_conc IS NOT NULL THEN
-                        v_take := least(v_take, v_conc - (SELECT count(*) FROM jobc_jobs j
-                            WHERE j.queue = p_queue AND j.kind = ANY(v_group) AND j.flow_key = v_key AND j.state = 'running')::integer);
-                    END IF;
-                    IF v_rate IS NOT NULL THEN
-                        IF cardinality(v_starts) >= v_rate THEN
-                            v_opens := least(v_opens, v_starts[cardinality(v_starts) - v_rate + 1] + v_per);
-                        END IF;
-                        v_take := least(v_take, v_rate - cardinality(v_starts));
-                    END IF;
-                END IF;
-                CONTINUE WHEN v_take <= 0;
-                IF v_head IS NOT NULL THEN
-                    v_ids := ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.id = v_head AND j.state = 'available'
-                                   FOR UPDATE SKIP LOCKED);
-                ELSE
-                    v_ids := ARRAY(
-                        SELECT j.id FROM jobc_jobs j
-                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = v_key AND j.state = 'available'
-                          AND j.payload_version BETWEEN p_min_versions[g] AND p_max_versions[g]
-                        ORDER BY j.priority, j.available_at, j.id
-                        LIMIT v_take
+                    -- A key's row is made on its first claim, only by the claim that
+                    -- gets an advisory lock on the key: no claim waits for another's
+                    -- uncommitted insert (two claims inserting two new keys in
+                    -- opposite orders would deadlock).
+                    INSERT INTO jobc_flow_keys (scope, name, key)
+                    SELECT 'kind', p_limits[g], u.k FROM unnest(v_keys) AS u(k)
+                    WHERE NOT EXISTS (SELECT 1 FROM jobc_flow_keys x
+                                      WHERE x.scope = 'kind' AND x.name = p_limits[g] AND x.key = u.k)
+                      AND pg_try_advisory_xact_lock(hashtextextended('jobc_flow_keys/kind/' || p_limits[g] || '/' || u.k, 0))
+                    ON CONFLICT DO NOTHING;
+                    v_locked := ARRAY(
+                        SELECT x.key FROM jobc_flow_keys x
+                        WHERE x.scope = 'kind' AND x.name = p_limits[g] AND x.key = ANY(v_keys)
+                        ORDER BY x.key
                         FOR UPDATE SKIP LOCKED);
+                ELSE
+                    v_locked := v_keys;
                 END IF;
-                v_n := cardinality(v_ids);
-                CONTINUE WHEN v_n = 0;
+                CONTINUE WHEN cardinality(v_locked) = 0;
+                v_now := clock_timestamp();
                 RETURN QUERY
-                WITH leased AS (
+                WITH k AS (
+                    SELECT u.key, u.pos,
+                           CASE WHEN v_seq THEN (SELECT h.id FROM jobc_jobs h
+                                                 WHERE h.kind = ANY(v_group) AND h.flow_key = u.key
+                                                 ORDER BY h.id LIMIT 1) END AS head,
+                           least(v_share, v_left,
+                                 CASE WHEN v_conc IS NULL AND NOT v_seq THEN v_left
+                                      ELSE CASE WHEN v_seq THEN 1 ELSE v_conc END
+                                           - (SELECT count(*) FROM jobc_jobs r
+                                              WHERE r.queue = p_queue AND r.kind = ANY(v_group)
+                                                AND r.flow_key = u.key AND r.state = 'running')::integer END,
+                                 CASE WHEN v_rate IS NULL THEN v_left
+                                      ELSE v_rate - (SELECT count(*) FROM unnest(fk.starts) s
+                                                     WHERE s > v_now - v_per)::integer END,
+                                 CASE WHEN v_seq AND EXISTS (SELECT 1 FROM jobc_jobs_finished f
+                                                             WHERE f.kind = ANY(v_group) AND f.flow_key = u.key
+                                                               AND f.state = 'failed')
+                                      THEN 0 ELSE v_left END) AS allow
+                    FROM unnest(v_locked) WITH ORDINALITY AS u(key, pos)
+                    LEFT JOIN jobc_flow_keys fk
+                      ON v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = u.key
+                ), giving AS (
+                    -- A kind that is not fair takes keys in turn only until they allow
+                    -- what the claim asks for.
+                    SELECT k.*, coalesce(sum(k.allow) OVER (ORDER BY k.pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
+                    FROM k WHERE k.allow > 0
+                ), candidates AS (
+                    SELECT x.id, x.priority, x.available_at, g2.pos,
+                           row_number() OVER (PARTITION BY g2.pos ORDER BY x.priority, x.available_at, x.id) AS rn
+                    FROM (SELECT * FROM giving WHERE v_fair OR giving.before < v_left) g2
+                    CROSS JOIN LATERAL (
+                        SELECT j.id, j.priority, j.available_at FROM jobc_jobs j
+                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = g2.key AND j.state = 'available'
+                          AND j.payload_version BETWEEN p_min_versions[g] AND p_max_versions[g]
+                          AND (g2.head IS NULL OR j.id = g2.head)
+                        ORDER BY j.priority, j.available_at, j.id
+                        LIMIT g2.allow
+                        FOR UPDATE SKIP LOCKED
+                    ) x
+                ), chosen AS (
+                    SELECT c.id FROM candidates c
+                    ORDER BY CASE WHEN v_fair THEN c.rn END, CASE WHEN v_fair THEN c.pos END,
+                             c.priority, c.available_at, c.id
+                    LIMIT v_left
+                ), leased AS (
                     UPDATE jobc_jobs j
                     SET state = 'running',
                         attempt = j.attempt + 1,
                         attempted_at = v_now,
                         lease_owner = p_owner,
                         lease_expires_at = now() + make_interval(secs => p_lease_seconds)
-                    WHERE j.id = ANY(v_ids)
+                    FROM chosen ch
+                    WHERE j.id = ch.id
                     RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
                               j.attempt, j.max_attempts, j.created_at, j.available_at,
                               extract(epoch FROM v_now - j.available_at)::float8 AS waited_seconds, j.flow_key
+                ), started AS (
+                    UPDATE jobc_flow_keys fk
+                    SET starts = ARRAY(SELECT s FROM unnest(fk.starts) s WHERE s > v_now - v_per ORDER BY s)
+                                 || array_fill(v_now, ARRAY[n.started::integer]),
+                        touched_at = v_now
+                    FROM (SELECT l.flow_key, count(*) AS started FROM leased l GROUP BY l.flow_key) n
+                    WHERE v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = n.flow_key
                 )
-                SELECT * FROM leased l ORDER BY l.priority, l.available_at, l.id;
+                SELECT l.* FROM leased l ORDER BY l.priority, l.available_at, l.id;
+                GET DIAGNOSTICS v_n = ROW_COUNT;
                 IF v_rate IS NOT NULL THEN
-                    UPDATE jobc_flow_keys k SET starts = v_starts || array_fill(v_now, ARRAY[v_n]), touched_at = v_now
-                    WHERE k.scope = 'kind' AND k.name = p_limits[g] AND k.key = v_key;
+                    -- When the first of these keys whose window is full gets a start
+                    -- back: its limit-th newest start leaves the window.
+                    SELECT least(v_opens, min(o.opens)) INTO v_opens
+                    FROM (SELECT (SELECT s FROM unnest(x.starts) s WHERE s > v_now - v_per
+                                  ORDER BY s DESC OFFSET v_rate - 1 LIMIT 1) + v_per AS opens
+                          FROM jobc_flow_keys x
+                          WHERE x.scope = 'kind' AND x.name = p_limits[g] AND x.key = ANY(v_locked)) o;
                 END IF;
-                IF v_qrate IS NOT NULL THEN
+                IF v_qrate IS NOT NULL AND v_n > 0 THEN
                     v_qstarts := v_qstarts || array_fill(v_now, ARRAY[v_n]);
                 END IF;
                 v_left := v_left - v_n;
-                v_gave := v_gave + 1;
+                v_gave := v_gave + v_n;
             END LOOP;
-            EXIT WHEN v_gave = 0 OR v_left <= 0 OR v_visits >= 4 * p_max + 16;
+            EXIT WHEN v_gave = 0 OR NOT v_fair;
+            IF v_round = 1 THEN
+                v_first := v_gave;
+            END IF;
             v_round := v_round + 1;
-            v_share := greatest(1, ceil(v_left::numeric / v_gave)::integer);
+            v_share := greatest(1, ceil(v_left::numeric / v_first)::integer);
         END LOOP;
     END LOOP;
 
