@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -371,12 +372,17 @@ func compare(ctx context.Context, pool *pgxpool.Pool, k kind, doc []byte) (accep
 	}
 	var same bool
 	var goPayload, sqlPayload string
-	if err := tx.QueryRow(ctx, `SELECT a.payload = b.payload, a.payload::text, b.payload::text FROM jobc_jobs a, jobc_jobs b WHERE a.id = $1 AND b.id = $2`,
-		g.id, s.id).Scan(&same, &goPayload, &sqlPayload); err != nil {
+	var goKey, sqlKey *string
+	if err := tx.QueryRow(ctx, `SELECT a.payload = b.payload, a.payload::text, b.payload::text, a.flow_key, b.flow_key FROM jobc_jobs a, jobc_jobs b WHERE a.id = $1 AND b.id = $2`,
+		g.id, s.id).Scan(&same, &goPayload, &sqlPayload, &goKey, &sqlKey); err != nil {
 		return true, err
 	}
 	if !same {
 		return true, fmt.Errorf("%s: payload %s stored with defaults:\n  Go  %s\n  SQL %s", k.name, doc, goPayload, sqlPayload)
+	}
+	// Both producers give the job the same flow key, so limits count their jobs alike.
+	if (goKey == nil) != (sqlKey == nil) || (goKey != nil && *goKey != *sqlKey) {
+		return true, fmt.Errorf("%s: payload %s: flow keys differ:\n  Go  %v\n  SQL %v", k.name, doc, deref(goKey), deref(sqlKey))
 	}
 	return true, nil
 }
@@ -484,4 +490,11 @@ func FuzzSQLAgreesWithGo(f *testing.F) {
 			t.Error(err)
 		}
 	})
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return "NULL"
+	}
+	return strconv.Quote(*s)
 }
