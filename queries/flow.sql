@@ -122,3 +122,29 @@ FROM jobc_jobs j
 LEFT JOIN jobc_limits kl ON kl.scope = 'kind' AND kl.name = j.kind AND j.flow_key IS NOT NULL
 LEFT JOIN jobc_limits ql ON ql.scope = 'queue' AND ql.name = j.queue AND j.flow_key IS NOT NULL
 WHERE j.id = sqlc.arg(id);
+
+-- name: UnkeyedJobs :many
+-- The available jobs of a flow kind that have no flow key, among the next max jobs of
+-- the kind's range of jobc_jobs_claim_version_idx after the position (version,
+-- priority, available_at, id): written by a producer that did not know the kind has
+-- flow control (a deploy under way), and so claimed by no worker that does. The range
+-- is read a slice at a time, whatever waits in it, so a run costs a bounded read.
+SELECT s.id, s.payload_version, s.priority, s.available_at,
+       (CASE WHEN s.flow_key IS NULL THEN s.payload END)::jsonb AS payload, (s.flow_key IS NULL)::boolean AS unkeyed
+FROM (
+    SELECT j.id, j.payload_version, j.priority, j.available_at, j.payload, j.flow_key
+    FROM jobc_jobs j
+    WHERE j.queue = sqlc.arg(queue) AND j.kind = sqlc.arg(kind) AND j.state = 'available'
+      AND (j.payload_version, j.priority, j.available_at, j.id)
+          > (sqlc.arg(after_version)::integer, sqlc.arg(after_priority)::smallint,
+             sqlc.arg(after_available_at)::timestamptz, sqlc.arg(after_id)::bigint)
+    ORDER BY j.payload_version, j.priority, j.available_at, j.id
+    LIMIT sqlc.arg(max)
+) s;
+
+-- name: SetFlowKeys :execrows
+-- Gives jobs without a flow key theirs (UnkeyedJobs), by position in the arrays; a
+-- job that has one, or no longer waits, is left alone.
+UPDATE jobc_jobs j
+SET flow_key = (sqlc.arg(keys)::text[])[array_position(sqlc.arg(ids)::bigint[], j.id)]
+WHERE j.id = ANY(sqlc.arg(ids)::bigint[]) AND j.flow_key IS NULL AND j.state IN ('available', 'scheduled');

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -134,3 +135,97 @@ const (
 	LimitKind  LimitScope = "kind"
 	LimitQueue LimitScope = "queue"
 )
+
+// flowKeyerSlice is how many jobs of a flow kind one run of the flow keyer reads.
+const flowKeyerSlice = 1000
+
+// flowKeyer gives flow keys to the available jobs of the worker's flow kinds that
+// have none: a producer built before the kind gained flow control (a deploy under
+// way) enqueued them, and a worker that claims the kind key by key never claims a job
+// without a key. It reads each kind's available jobs a slice at a time, in the order
+// of the claim index, and starts over at the end, so a run costs a bounded read
+// however many jobs wait, and every job is reached within a lap.
+type flowKeyer struct {
+	q     *db.Queries
+	log   *slog.Logger
+	kinds []*flowKeyerKind
+}
+
+type flowKeyerKind struct {
+	queue, kind string // kind or alias, as stored
+	jt          *JobType
+	at          db.UnkeyedJobsParams // where the next slice starts
+}
+
+// FlowKeyerResult is what one run of the flow keyer did: jobs of flow kinds it gave
+// the flow key their producer did not.
+type FlowKeyerResult struct {
+	Keyed int64
+}
+
+func newFlowKeyer(q *db.Queries, log *slog.Logger, queues []*queue, kinds map[string]*registration) *flowKeyer {
+	k := &flowKeyer{q: q, log: log}
+	for _, qu := range queues {
+		for _, name := range qu.claim.FlowKinds() {
+			r := kinds[name]
+			k.kinds = append(k.kinds, &flowKeyerKind{queue: qu.name, kind: name, jt: r.jt, at: db.UnkeyedJobsParams{AfterVersion: -1}})
+		}
+	}
+	return k
+}
+
+// RunOnce reads the next slice of each flow kind and keys the jobs in it that lack a
+// key.
+func (k *flowKeyer) RunOnce(ctx context.Context) (FlowKeyerResult, error) {
+	var res FlowKeyerResult
+	for _, fk := range k.kinds {
+		n, err := fk.run(ctx, k.q, k.log)
+		res.Keyed += n
+		if err != nil {
+			return res, err
+		}
+		if n > 0 {
+			k.log.WarnContext(ctx, "jobc worker: gave flow keys to jobs enqueued without one; a producer without this kind's flow control is still running",
+				"kind", fk.kind, "queue", fk.queue, "jobs", n)
+		}
+	}
+	return res, nil
+}
+
+func (fk *flowKeyerKind) run(ctx context.Context, q *db.Queries, log *slog.Logger) (int64, error) {
+	p := fk.at
+	p.Queue, p.Kind, p.Max = fk.queue, fk.kind, flowKeyerSlice
+	rows, err := q.UnkeyedJobs(ctx, p)
+	if err != nil {
+		return 0, fmt.Errorf("read jobs of %s without a flow key: %w", fk.kind, dberr.Describe(err))
+	}
+	if len(rows) < flowKeyerSlice {
+		fk.at = db.UnkeyedJobsParams{AfterVersion: -1} // the lap is done: start over
+	} else {
+		last := rows[len(rows)-1]
+		fk.at = db.UnkeyedJobsParams{AfterVersion: last.PayloadVersion, AfterPriority: last.Priority, AfterAvailableAt: last.AvailableAt, AfterID: last.ID}
+	}
+	var ids []int64
+	var keys []string
+	for _, r := range rows {
+		if !r.Unkeyed {
+			continue
+		}
+		key, err := fk.jt.flowKey(r.Payload, nil)
+		if err != nil {
+			// A stored payload is JSON, so this does not happen; if it did, the job
+			// would wait for a worker that claims the kind without keys.
+			log.ErrorContext(ctx, "jobc worker: cannot compute a job's flow key", "job_id", r.ID, "kind", fk.kind, "err", err)
+			continue
+		}
+		ids, keys = append(ids, r.ID), append(keys, *key)
+	}
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	n, err := q.SetFlowKeys(ctx, db.SetFlowKeysParams{IDs: ids, Keys: keys})
+	if err != nil {
+		return 0, fmt.Errorf("give %d jobs of %s their flow keys: %w", len(ids), fk.kind, dberr.Describe(err))
+	}
+	return n, nil
+}

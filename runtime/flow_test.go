@@ -413,3 +413,84 @@ func TestSetLimitTakesEffect(t *testing.T) {
 		t.Fatalf("after reset: %+v, %v; want the spec's 4 in force", ls, err)
 	}
 }
+
+// TestJobsWithoutFlowKeyAreKeyed: jobs a producer without the kind's flow control
+// enqueued (a deploy under way) get their keys from the worker's flow keyer, run, and
+// run within the limit; the keyer says so in the log.
+func TestJobsWithoutFlowKeyAreKeyed(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	old := emailType(t, nil)
+	enqueueKeys(t, pool, old, 3, 5)
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE flow_key IS NULL`); n != 15 {
+		t.Fatalf("%d jobs without a flow key, want the 15 the old producer enqueued", n)
+	}
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Concurrency: 1})
+	log, rec := newLogRecorder()
+	cfg := testConfig(map[string]runtime.QueueConfig{jt.Queue: {MaxWorkers: 10}})
+	cfg.Logger = log
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, recording(pool, 5*time.Millisecond)); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	waitDrained(t, pool, 15, 30*time.Second)
+	for k, n := range maxOverlap(readRuns(t, pool)) {
+		if k != "" && n > 1 {
+			t.Errorf("key %s: %d runs at once, limit 1", k, n)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE flow_key = '["k01@example.com"]'`); n != 5 {
+		t.Errorf("%d finished jobs with key k01, want 5", n)
+	}
+	if len(rec.matching("gave flow keys to jobs enqueued without one", "kind=send_email")) == 0 {
+		t.Errorf("the keyer logged nothing: %q", rec.matching())
+	}
+}
+
+// TestPruneFlowKeys: the registry pruner deletes the state rows of keys that no job
+// needs, and keeps those of keys with waiting jobs or a failed job holding a sequence.
+func TestPruneFlowKeys(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	for _, key := range []string{`["idle"]`, `["waiting"]`, `["held"]`} {
+		if _, err := pool.Exec(ctx, `INSERT INTO jobc_flow_keys (scope, name, key, touched_at) VALUES ('kind', 'send_email', $1, now() - interval '2 hours')`, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_flow_keys (scope, name, key) VALUES ('kind', 'send_email', '["recent"]')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, flow_key)
+		VALUES ('send_email', 'email', 'available', 5, 1, '{}', 3, '["waiting"]')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, flow_key)
+		VALUES (999, 'send_email', 'email', 'failed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), '["held"]')`); err != nil {
+		t.Fatal(err)
+	}
+	r, err := runtime.NewRegistryPrunerForTest(pool).RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.FlowKeys != 1 {
+		t.Errorf("pruned %d flow keys, want 1", r.FlowKeys)
+	}
+	rows, err := pool.Query(ctx, `SELECT key FROM jobc_flow_keys ORDER BY key`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for rows.Next() {
+		var k string
+		if err := rows.Scan(&k); err != nil {
+			t.Fatal(err)
+		}
+		left = append(left, k)
+	}
+	if want := []string{`["held"]`, `["recent"]`, `["waiting"]`}; !slices.Equal(left, want) {
+		t.Errorf("flow keys left %v, want %v", left, want)
+	}
+}

@@ -251,6 +251,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	ok := enqueue(okType, 1)
 	flowed := enqueue(flowType, 1)
 	flowWaiting := enqueue(flowType, 2, runtime.RunAfter(time.Hour))
+	// One enqueued by a producer without the kind's flow control, which the worker's
+	// flow keyer gives its key (UnkeyedJobs, SetFlowKeys).
+	unkeyed := enqueue(newType("grants_flow", nil), 3)
 	retried := enqueue(retryType, 1)
 	failed := enqueue(failType, 1)
 	cancelRunning := enqueue(blockType, 1)
@@ -342,6 +345,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 
 	waitState("plain job", ok.ID, runtime.StateCompleted)
 	waitState("job with flow control", flowed.ID, runtime.StateCompleted)
+	waitState("job of a flow kind enqueued without its key", unkeyed.ID, runtime.StateCompleted)
 	if info := waitState("retried job", retried.ID, runtime.StateCompleted); info.Attempt != 2 {
 		t.Errorf("retried job completed at attempt %d, want 2", info.Attempt)
 	}

@@ -100,7 +100,8 @@ type Event struct {
 	Service string // EventMaintenance: the service's name (scheduler, rescuer, ...)
 	// Result is what the run did (EventMaintenance), by Service: a SchedulerResult,
 	// RescuerResult, PrunerResult, RegistryPrunerResult, AgerResult, UnhandledResult,
-	// UpgraderResult ("upgrader <kind>") or PeriodicResult ("periodic <kind>"). A run
+	// FlowKeyerResult ("flow keyer"), UpgraderResult ("upgrader <kind>") or
+	// PeriodicResult ("periodic <kind>"). A run
 	// that failed carries what it did before the error.
 	Result any
 }

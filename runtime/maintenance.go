@@ -77,6 +77,12 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 			return unhandledResult(r), err
 		}},
 	}
+	if keyer := newFlowKeyer(w.q, w.log, queues, w.kinds); len(keyer.kinds) > 0 {
+		services = append(services, service{"flow keyer", c.SchedulerInterval, func(ctx context.Context) (any, error) {
+			r, err := keyer.RunOnce(ctx)
+			return r, err
+		}})
+	}
 	if c.StarvationBound > 0 {
 		ager := maintenance.NewStarvationAger(w.q, maintenance.AgerConfig{Queues: names, Bound: c.StarvationBound})
 		services = append(services, service{"starvation ager", c.SchedulerInterval, func(ctx context.Context) (any, error) {

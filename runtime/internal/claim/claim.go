@@ -103,6 +103,9 @@ func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int) {
 	f.after = append(f.after, "")
 }
 
+// FlowKinds returns the kinds (or aliases) added with AddFlowKind.
+func (q *Queue) FlowKinds() []string { return q.flow.kinds }
+
 // OpensAt is when a rate window that kept jobs of q waiting at its last claim opens;
 // zero if none did.
 func (q *Queue) OpensAt() time.Time { return q.opensAt }

@@ -272,6 +272,27 @@ func (q *Queries) ResetLimit(ctx context.Context, arg ResetLimitParams) (string,
 	return name, err
 }
 
+const setFlowKeys = `-- name: SetFlowKeys :execrows
+UPDATE jobc_jobs j
+SET flow_key = ($1::text[])[array_position($2::bigint[], j.id)]
+WHERE j.id = ANY($2::bigint[]) AND j.flow_key IS NULL AND j.state IN ('available', 'scheduled')
+`
+
+type SetFlowKeysParams struct {
+	Keys []string
+	IDs  []int64
+}
+
+// Gives jobs without a flow key theirs (UnkeyedJobs), by position in the arrays; a
+// job that has one, or no longer waits, is left alone.
+func (q *Queries) SetFlowKeys(ctx context.Context, arg SetFlowKeysParams) (int64, error) {
+	result, err := q.db.Exec(ctx, setFlowKeys, arg.Keys, arg.IDs)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const setLimit = `-- name: SetLimit :one
 UPDATE jobc_limits l
 SET concurrency = coalesce($1::integer, l.concurrency),
@@ -306,6 +327,80 @@ func (q *Queries) SetLimit(ctx context.Context, arg SetLimitParams) (string, err
 	var name string
 	err := row.Scan(&name)
 	return name, err
+}
+
+const unkeyedJobs = `-- name: UnkeyedJobs :many
+SELECT s.id, s.payload_version, s.priority, s.available_at,
+       (CASE WHEN s.flow_key IS NULL THEN s.payload END)::jsonb AS payload, (s.flow_key IS NULL)::boolean AS unkeyed
+FROM (
+    SELECT j.id, j.payload_version, j.priority, j.available_at, j.payload, j.flow_key
+    FROM jobc_jobs j
+    WHERE j.queue = $1 AND j.kind = $2 AND j.state = 'available'
+      AND (j.payload_version, j.priority, j.available_at, j.id)
+          > ($3::integer, $4::smallint,
+             $5::timestamptz, $6::bigint)
+    ORDER BY j.payload_version, j.priority, j.available_at, j.id
+    LIMIT $7
+) s
+`
+
+type UnkeyedJobsParams struct {
+	Queue            string
+	Kind             string
+	AfterVersion     int32
+	AfterPriority    int16
+	AfterAvailableAt time.Time
+	AfterID          int64
+	Max              int32
+}
+
+type UnkeyedJobsRow struct {
+	ID             int64
+	PayloadVersion int32
+	Priority       int16
+	AvailableAt    time.Time
+	Payload        []byte
+	Unkeyed        bool
+}
+
+// The available jobs of a flow kind that have no flow key, among the next max jobs of
+// the kind's range of jobc_jobs_claim_version_idx after the position (version,
+// priority, available_at, id): written by a producer that did not know the kind has
+// flow control (a deploy under way), and so claimed by no worker that does. The range
+// is read a slice at a time, whatever waits in it, so a run costs a bounded read.
+func (q *Queries) UnkeyedJobs(ctx context.Context, arg UnkeyedJobsParams) ([]UnkeyedJobsRow, error) {
+	rows, err := q.db.Query(ctx, unkeyedJobs,
+		arg.Queue,
+		arg.Kind,
+		arg.AfterVersion,
+		arg.AfterPriority,
+		arg.AfterAvailableAt,
+		arg.AfterID,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []UnkeyedJobsRow{}
+	for rows.Next() {
+		var i UnkeyedJobsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.PayloadVersion,
+			&i.Priority,
+			&i.AvailableAt,
+			&i.Payload,
+			&i.Unkeyed,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
 }
 
 const waitFacts = `-- name: WaitFacts :one
