@@ -155,16 +155,18 @@ CREATE TABLE jobc_limits (
     CONSTRAINT jobc_limits_spec_rate CHECK ((spec_rate_limit IS NULL) = (spec_rate_per IS NULL))
 );
 
--- The state of one key of a limited kind or queue (scope, name as in jobc_limits; a
--- queue's key is ''). A claim locks the row of each key it admits jobs of (FOR UPDATE
--- SKIP LOCKED), so two claims never admit one key at once, and counts the key's
+-- The state of one key of a kind or queue with a rate limit (scope, name as in
+-- jobc_limits; a queue's key is ''): starts holds the key's starts within the last
+-- rate window, oldest first, for a strict sliding window: a start is admitted only
+-- while fewer than the limit lie in the window that ends at it. A claim locks the row
+-- of each such key it admits jobs of (FOR UPDATE SKIP LOCKED), so two claims never
+-- admit one key at once; keys without a rate need no state and are locked with
+-- advisory locks instead (jobc_claim_flow). Either way the claim counts the key's
 -- running jobs after taking the lock: the count then sees every job an earlier claim
--- of the key admitted, since that claim held the lock until it committed. Nothing
--- else writes the row, so no finish, retry or rescue has to keep a counter right, and
--- enqueues never touch it. starts holds the key's starts within the last rate window,
--- oldest first, for a strict sliding window: a start is admitted only while fewer
--- than the limit lie in the window that ends at it. Rows of keys with no unfinished
--- job and no start in the window are pruned by maintenance.
+-- of the key admitted, since that claim held the lock until it committed. So no
+-- finish, retry or rescue has to keep a counter right, and enqueues never touch
+-- these rows. Rows of keys with no unfinished job and no start in the window are
+-- pruned by maintenance (PruneFlowKeys).
 CREATE TABLE jobc_flow_keys (
     scope      text          NOT NULL,
     name       text          NOT NULL,
@@ -253,8 +255,9 @@ CREATE TABLE jobc_events (
 -- decodes separately, so jobs of versions it cannot decode (written by a newer deploy
 -- during a rolling upgrade) are never read by its claims, however many of them wait
 -- ahead of its own: one index range per pair, in the claim order within it. Starvation
--- aging (AgeWaitingJobs) walks it too. It is the only index of available jobs: each one
--- costs every enqueue an insertion (bench/README.md measures what a second one cost).
+-- aging (AgeWaitingJobs) walks it too. It is the only index of available jobs without
+-- flow control: each one costs every enqueue an insertion (bench/README.md measures
+-- what a second one cost).
 CREATE INDEX jobc_jobs_claim_version_idx
     ON jobc_jobs (queue, kind, payload_version, priority, available_at, id)
     WHERE state = 'available';
@@ -264,15 +267,17 @@ CREATE INDEX jobc_jobs_claim_version_idx
 -- so throttled jobs cost other claims nothing. The second counts a key's (and a
 -- queue's) running jobs; the third finds a sequence's first job, in any state; the
 -- last, a failed job that holds its sequence. Jobs without a flow key are in none of
--- them.
+-- them. The key comes before the kind where a statement asks for the jobs of a key
+-- among a kind and its aliases (kind = ANY(...)), which the planner would otherwise
+-- apply as a filter to every entry of the queue.
 CREATE INDEX jobc_jobs_flow_ready_idx
     ON jobc_jobs (queue, kind, flow_key, priority, available_at, id)
     WHERE state = 'available' AND flow_key IS NOT NULL;
-CREATE INDEX jobc_jobs_flow_running_idx ON jobc_jobs (queue, kind, flow_key)
+CREATE INDEX jobc_jobs_flow_running_idx ON jobc_jobs (queue, flow_key, kind)
     WHERE state = 'running' AND flow_key IS NOT NULL;
 CREATE INDEX jobc_jobs_flow_order_idx ON jobc_jobs (kind, flow_key, id)
     WHERE flow_key IS NOT NULL;
-CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (kind, flow_key, id)
+CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (flow_key, kind, id)
     WHERE state = 'failed' AND flow_key IS NOT NULL;
 -- The scheduler promotes due rows to available.
 CREATE INDEX jobc_jobs_scheduled_idx ON jobc_jobs (available_at)
@@ -924,9 +929,14 @@ $$;
 --
 -- It works through the keys a chunk at a time, a few statements per chunk whatever its
 -- size: the next keys that have available jobs (a skip scan of
--- jobc_jobs_flow_ready_idx), their state rows locked (FOR UPDATE SKIP LOCKED: a key
--- another claim holds is passed over, so no claim waits for another), then one
--- statement that works out what each key allows and leases the jobs. A key allows:
+-- jobc_jobs_flow_ready_idx), locked (a key another claim holds is passed over, so no
+-- claim waits for another), then one statement that works out what each key allows
+-- and leases the jobs. A key with a rate is locked through its state row in
+-- jobc_flow_keys (FOR UPDATE SKIP LOCKED), which keeps its starts; any other with a
+-- transaction-level advisory lock (pg_try_advisory_xact_lock), which writes nothing:
+-- a row lock writes the row and a WAL record, and cost a third of a claim of a
+-- hundred keys. A claim holds at most as many advisory locks as keys it visits (see
+-- below), each an entry of the server's lock table until it commits. A key allows:
 --
 --   - concurrency: the limit less the key's running jobs, counted after its row is
 --     locked, so the count includes every job an earlier claim of the key admitted
@@ -1067,7 +1077,7 @@ BEGIN
                                 WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
                                   AND j.flow_key IS NOT NULL AND j.flow_key > w.k), w.n + 1
                         FROM walk w
-                        WHERE w.k IS NOT NULL AND w.n < least(2 * v_left + 8, v_budget - v_visits)
+                        WHERE w.k IS NOT NULL AND w.n < least(v_left + 8, v_budget - v_visits)
                     )
                     SELECT w.k FROM walk w
                     WHERE w.k IS NOT NULL AND NOT (v_wrapped AND coalesce(p_after[g], '') <> '' AND w.k > p_after[g])
@@ -1081,7 +1091,14 @@ BEGIN
                 v_visits := v_visits + cardinality(v_keys);
                 v_after := v_keys[cardinality(v_keys)];
                 v_start := false;
-                IF v_locking THEN
+                IF v_locking AND v_rate IS NULL THEN
+                    -- Without a rate there is nothing to keep in a key's row: the
+                    -- key's lock is an advisory one, which writes nothing.
+                    v_locked := ARRAY(
+                        SELECT u.k FROM unnest(v_keys) WITH ORDINALITY AS u(k, n)
+                        WHERE pg_try_advisory_xact_lock(hashtextextended('jobc_flow/kind/' || p_limits[g] || '/' || u.k, 0))
+                        ORDER BY u.n);
+                ELSIF v_locking THEN
                     -- A key's row is made on its first claim, only by the claim that
                     -- gets an advisory lock on the key: no claim waits for another's
                     -- uncommitted insert (two claims inserting two new keys in
@@ -1103,11 +1120,12 @@ BEGIN
                 CONTINUE WHEN cardinality(v_locked) = 0;
                 v_now := clock_timestamp();
                 RETURN QUERY
-                WITH k AS (
+                WITH k AS MATERIALIZED ( -- its counts once per key, however often read
                     SELECT u.key, u.pos,
-                           CASE WHEN v_seq THEN (SELECT h.id FROM jobc_jobs h
-                                                 WHERE h.kind = ANY(v_group) AND h.flow_key = u.key
-                                                 ORDER BY h.id LIMIT 1) END AS head,
+                           CASE WHEN v_seq THEN (SELECT min((SELECT h.id FROM jobc_jobs h
+                                                             WHERE h.kind = gk AND h.flow_key = u.key
+                                                             ORDER BY h.id LIMIT 1))
+                                                 FROM unnest(v_group) gk) END AS head,
                            least(v_share, v_left,
                                  CASE WHEN v_conc IS NULL AND NOT v_seq THEN v_left
                                       ELSE CASE WHEN v_seq THEN 1 ELSE v_conc END
