@@ -349,10 +349,30 @@ func TestFairness(t *testing.T) {
 	if _, err := runtime.EnqueueMany(context.Background(), pool, jt, big); err != nil {
 		t.Fatal(err)
 	}
+	// Urgent jobs of the big key, enqueued after its backlog, still run first within it.
+	var urgent []emailPayload
+	for i := range 5 {
+		urgent = append(urgent, emailPayload{N: 1000 + i, Email: "big@example.com"})
+	}
+	if _, err := runtime.EnqueueMany(context.Background(), pool, jt, urgent, runtime.WithPriority(runtime.MostUrgent)); err != nil {
+		t.Fatal(err)
+	}
 	enqueueKeys(t, pool, jt, 5, 4)
 	startWorkers(t, pool, jt, 1, 4, recording(pool, 2*time.Millisecond))
-	waitDrained(t, pool, 320, 60*time.Second)
+	waitDrained(t, pool, 325, 60*time.Second)
 	runs := readRuns(t, pool)
+	var bigOrder []int
+	for _, r := range runs {
+		if r.key == "big@example.com" {
+			bigOrder = append(bigOrder, r.n)
+		}
+	}
+	for i, n := range bigOrder[:5] {
+		if n < 1000 {
+			t.Errorf("the big key's run %d was job n=%d; its 5 urgent jobs should have run first: %v", i, n, bigOrder[:10])
+			break
+		}
+	}
 	lastSmall, bigBefore := 0, 0
 	for i, r := range runs {
 		if r.key != "big@example.com" {
