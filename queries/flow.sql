@@ -13,7 +13,9 @@ SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.qu
        coalesce(c.waited_seconds, 0)::float8 AS waited_seconds, coalesce(c.flow_key, '')::text AS flow_key
 FROM jobc_claim_flow(sqlc.arg(queue)::text, sqlc.arg(kinds)::text[], sqlc.arg(limits)::text[],
     sqlc.arg(min_versions)::integer[], sqlc.arg(max_versions)::integer[], sqlc.arg(after)::text[],
-    sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer) AS c(
+    sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer,
+    sqlc.arg(hint_kinds)::integer[], sqlc.arg(hint_keys)::text[], sqlc.arg(hint_priorities)::smallint[],
+    sqlc.arg(hint_available_at)::timestamptz[], sqlc.arg(hint_ids)::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key);
 

@@ -69,12 +69,15 @@ func (f *Flow) check(kind string, queue bool) error {
 func (jt *JobType) flowed() bool { return jt.Flow != nil || jt.QueueFlow != nil }
 
 // flowKey returns the flow key of a job of jt (nil: none): the JSON array of the By
-// fields' values, bounded as unique keys are, or "" when the kind is one key.
+// fields' values, bounded as unique keys are; "[]", the array of no values, when the
+// kind is one key. Every key so starts with "[" (or, hashed, "sha256:"), and none is
+// empty: the empty string sorts before every key, where a claim's walk of the keys
+// starts (jobc_claim_flow).
 func (jt *JobType) flowKey(raw []byte, doc any) (*string, error) {
 	if !jt.flowed() {
 		return nil, nil
 	}
-	key := ""
+	key := "[]"
 	if jt.Flow != nil && len(jt.Flow.By) > 0 {
 		values, err := payloadValues(raw, doc, jt.Flow.By)
 		if err != nil {

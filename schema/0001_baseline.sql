@@ -67,8 +67,9 @@ CREATE TABLE jobc_jobs (
     -- insert path.
     declared_priority   smallint,
     -- The key a job's flow control applies to (runtime.Flow): the JSON array of its
-    -- "by" fields' values as the producer computed it (bounded as unique keys are), ''
-    -- for a kind or queue limited as a whole, NULL for a job without flow control.
+    -- "by" fields' values as the producer computed it (bounded as unique keys are),
+    -- '[]' for a kind or queue limited as a whole, NULL for a job without flow
+    -- control. A key is never '', which sorts before every key.
     -- Jobs with a key are claimed key by key (jobc_claim_flow), not by ClaimJobs.
     -- Compared byte by byte (COLLATE "C"): keys are walked in order, and a collation
     -- of the database's language would make every comparison of the walk slower.
@@ -958,6 +959,16 @@ $$;
 -- kind with many keys at their limits costs a bounded claim; the next claim goes on
 -- from where this one stopped.
 --
+-- A busy worker passes hints (p_hint_*: per kind index into p_kinds, key and the claim
+-- order key of the last job of the key it claimed), as ClaimJobsAfter's: the keys it
+-- names are read from just after their hint, not from their start, where the index
+-- entries of the jobs claimed since the last VACUUM lie dead and a deep key's backlog
+-- would have every claim step over more of them. What waits before a hint (a job made
+-- available since with an earlier place, a retried sequence job is the exception: a
+-- sequence's head is looked up by id from the hint's job on) waits for the next claim
+-- without hints, which the worker makes at least every 100 ms
+-- (runtime/internal/claim).
+--
 -- Besides the leased jobs it returns one row with a NULL id when a full rate window
 -- kept jobs waiting: its available_at is when the earliest such window opens, so the
 -- worker can claim again then rather than at its next poll.
@@ -970,7 +981,12 @@ CREATE FUNCTION jobc_claim_flow(
     p_after         text[],
     p_owner         text,
     p_lease_seconds float8,
-    p_max           integer
+    p_max           integer,
+    p_hint_kinds    integer[],
+    p_hint_keys     text[],
+    p_hint_priorities smallint[],
+    p_hint_available_at timestamptz[],
+    p_hint_ids      bigint[]
 ) RETURNS TABLE (
     id bigint, kind text, queue text, priority smallint, payload_version integer, payload jsonb,
     metadata jsonb, attempt integer, max_attempts integer, created_at timestamptz,
@@ -995,8 +1011,12 @@ DECLARE
     v_seq      boolean;
     v_locking  boolean;
     v_group    text[];
-    v_after    text;      -- the walk's position: the last key visited
-    v_start    boolean;   -- the next chunk starts at the first key, '' included
+    v_versions integer[];  -- the payload versions of the kind the worker decodes
+    v_after    text COLLATE "C"; -- the walk's position: the last key visited ('': before all)
+    v_hkeys    text[] COLLATE "C"; -- the kind's keys with a hint, in key order
+    v_hp       smallint[];    -- and each hint: the claim order key of the last job claimed
+    v_ha       timestamptz[];
+    v_hi       bigint[];
     v_wrapped  boolean;   -- the walk went past the last key and started over
     v_keys     text[];
     v_locked   text[];
@@ -1052,47 +1072,67 @@ BEGIN
         v_seq := coalesce(v_l.sequence, false);
         v_locking := v_conc IS NOT NULL OR v_rate IS NOT NULL OR v_seq;
         v_group := ARRAY(SELECT p_kinds[i] FROM generate_subscripts(p_kinds, 1) i WHERE p_limits[i] = p_limits[g]);
+        v_versions := ARRAY(SELECT generate_series(p_min_versions[g], p_max_versions[g]));
+        SELECT coalesce(array_agg(h.k ORDER BY h.k), '{}'), coalesce(array_agg(h.p ORDER BY h.k), '{}'),
+               coalesce(array_agg(h.a ORDER BY h.k), '{}'), coalesce(array_agg(h.i ORDER BY h.k), '{}')
+        INTO v_hkeys, v_hp, v_ha, v_hi
+        FROM (SELECT p_hint_keys[x] COLLATE "C" AS k, p_hint_priorities[x] AS p, p_hint_available_at[x] AS a,
+                     p_hint_ids[x] AS i
+              FROM generate_subscripts(p_hint_kinds, 1) x WHERE p_hint_kinds[x] = g) h;
         v_round := 1;
         v_first := 0;
         v_share := CASE WHEN v_fair THEN 1 ELSE v_left END;
         <<rounds>>
         LOOP
             v_after := coalesce(p_after[g], '');
-            v_start := v_after = '';
-            v_wrapped := v_start;
+            v_wrapped := v_after = '';
             v_gave := 0;
             LOOP -- chunks of keys
                 EXIT rounds WHEN v_left <= 0 OR v_visits >= v_budget;
                 -- The next keys with available jobs, in key order; once wrapped, up to
-                -- and including the key the walk started after.
+                -- and including the key the walk started after. A key with a hint is
+                -- not looked for from its start, where the entries of the jobs claimed
+                -- since the last VACUUM lie dead, but from its hint: the walk looks
+                -- for other keys only up to the next hinted key (an upper bound ends
+                -- the index scan before that key's entries), then asks whether the
+                -- hinted key has an available job after its hint.
                 v_keys := ARRAY(
-                    WITH RECURSIVE walk(k, n) AS (
-                        SELECT CASE WHEN v_start
-                            THEN (SELECT min(j.flow_key) FROM jobc_jobs j
-                                  WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
-                                    AND j.flow_key IS NOT NULL AND j.flow_key >= '')
-                            ELSE (SELECT min(j.flow_key) FROM jobc_jobs j
-                                  WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
-                                    AND j.flow_key IS NOT NULL AND j.flow_key > v_after) END, 1
+                    WITH RECURSIVE walk(pos, emit, n) AS (
+                        SELECT v_after, NULL::text COLLATE "C", 0
                         UNION ALL
-                        SELECT (SELECT min(j.flow_key) FROM jobc_jobs j
-                                WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
-                                  AND j.flow_key IS NOT NULL AND j.flow_key > w.k), w.n + 1
+                        SELECT coalesce(c.k, c.nh), CASE WHEN c.k IS NOT NULL THEN c.k WHEN c.live THEN c.nh END,
+                               w.n + CASE WHEN c.k IS NOT NULL OR c.live THEN 1 ELSE 0 END
                         FROM walk w
-                        WHERE w.k IS NOT NULL AND w.n < least(v_left + 8, v_budget - v_visits)
+                        CROSS JOIN LATERAL (SELECT (SELECT min(h) FROM unnest(v_hkeys) h WHERE h > w.pos) AS nh) h1
+                        CROSS JOIN LATERAL (
+                            SELECT CASE WHEN h1.nh IS NULL
+                                   THEN (SELECT min(j.flow_key) FROM jobc_jobs j
+                                         WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos)
+                                   ELSE (SELECT min(j.flow_key) FROM jobc_jobs j
+                                         WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos AND j.flow_key < h1.nh) END AS k) k1
+                        CROSS JOIN LATERAL (
+                            SELECT k1.k, h1.nh,
+                                   CASE WHEN k1.k IS NULL AND h1.nh IS NOT NULL THEN EXISTS (
+                                       SELECT 1 FROM jobc_jobs j, (SELECT array_position(v_hkeys, h1.nh) AS x) hx
+                                       WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
+                                         AND j.flow_key IS NOT NULL AND j.flow_key = h1.nh
+                                         AND (j.priority, j.available_at, j.id) > (v_hp[hx.x], v_ha[hx.x], v_hi[hx.x]))
+                                   ELSE false END AS live) c
+                        WHERE coalesce(c.k, c.nh) IS NOT NULL AND w.n < least(v_left + 8, v_budget - v_visits)
                     )
-                    SELECT w.k FROM walk w
-                    WHERE w.k IS NOT NULL AND NOT (v_wrapped AND coalesce(p_after[g], '') <> '' AND w.k > p_after[g])
+                    SELECT w.emit FROM walk w
+                    WHERE w.emit IS NOT NULL AND NOT (v_wrapped AND coalesce(p_after[g], '') <> '' AND w.emit > p_after[g])
                     ORDER BY w.n);
                 IF cardinality(v_keys) = 0 THEN
                     EXIT WHEN v_wrapped; -- the round is done
                     v_wrapped := true;
-                    v_start := true;
+                    v_after := '';
                     CONTINUE;
                 END IF;
                 v_visits := v_visits + cardinality(v_keys);
                 v_after := v_keys[cardinality(v_keys)];
-                v_start := false;
                 IF v_locking AND v_rate IS NULL THEN
                     -- Without a rate there is nothing to keep in a key's row: the
                     -- key's lock is an advisory one, which writes nothing.
@@ -1123,9 +1163,12 @@ BEGIN
                 v_now := clock_timestamp();
                 RETURN QUERY
                 WITH k AS MATERIALIZED ( -- its counts once per key, however often read
-                    SELECT u.key, u.pos,
+                    SELECT u.key, u.pos, v_hp[hx.x] AS hp, v_ha[hx.x] AS ha, v_hi[hx.x] AS hi,
+                           -- The key's first job in any state: none before the hint is
+                           -- unfinished (the hint's job itself may be, retried).
                            CASE WHEN v_seq THEN (SELECT min((SELECT h.id FROM jobc_jobs h
                                                              WHERE h.kind = gk AND h.flow_key = u.key
+                                                               AND h.id >= coalesce(v_hi[hx.x], 0)
                                                              ORDER BY h.id LIMIT 1))
                                                  FROM unnest(v_group) gk) END AS head,
                            least(v_share, v_left,
@@ -1142,6 +1185,7 @@ BEGIN
                                                                AND f.state = 'failed')
                                       THEN 0 ELSE v_left END) AS allow
                     FROM unnest(v_locked) WITH ORDINALITY AS u(key, pos)
+                    CROSS JOIN LATERAL (SELECT array_position(v_hkeys, u.key) AS x) hx
                     LEFT JOIN jobc_flow_keys fk
                       ON v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = u.key
                 ), giving AS (
@@ -1149,18 +1193,46 @@ BEGIN
                     -- what the claim asks for.
                     SELECT k.*, coalesce(sum(k.allow) OVER (ORDER BY k.pos ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0) AS before
                     FROM k WHERE k.allow > 0
+                ), taking AS (
+                    SELECT * FROM giving WHERE v_fair OR giving.before < v_left
                 ), candidates AS (
-                    SELECT x.id, x.priority, x.available_at, g2.pos,
-                           row_number() OVER (PARTITION BY g2.pos ORDER BY x.priority, x.available_at, x.id) AS rn
-                    FROM (SELECT * FROM giving WHERE v_fair OR giving.before < v_left) g2
-                    CROSS JOIN LATERAL (
-                        SELECT j.id, j.priority, j.available_at FROM jobc_jobs j
-                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = g2.key AND j.state = 'available'
-                          AND j.payload_version BETWEEN p_min_versions[g] AND p_max_versions[g]
-                          AND (g2.head IS NULL OR j.id = g2.head)
-                        ORDER BY j.priority, j.available_at, j.id
-                        LIMIT g2.allow
-                        FOR UPDATE SKIP LOCKED
+                    SELECT x.id, x.priority, x.available_at, x.pos,
+                           row_number() OVER (PARTITION BY x.pos ORDER BY x.priority, x.available_at, x.id) AS rn
+                    FROM (
+                        -- A key's jobs from its start, or, with a hint, after it; a
+                        -- sequence's, its head. (The version test is = ANY: a range on
+                        -- payload_version made the generic plan expect next to no
+                        -- rows and sort the whole key rather than walk it in order.)
+                        SELECT y.id, y.priority, y.available_at, t.pos
+                        FROM taking t CROSS JOIN LATERAL (
+                            SELECT j.id, j.priority, j.available_at FROM jobc_jobs j
+                            WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = t.key AND j.state = 'available'
+                              AND j.flow_key IS NOT NULL AND j.payload_version = ANY(v_versions)
+                            ORDER BY j.priority, j.available_at, j.id
+                            LIMIT t.allow
+                            FOR UPDATE SKIP LOCKED
+                        ) y
+                        WHERE t.hp IS NULL AND t.head IS NULL
+                        UNION ALL
+                        SELECT y.id, y.priority, y.available_at, t.pos
+                        FROM taking t CROSS JOIN LATERAL (
+                            SELECT j.id, j.priority, j.available_at FROM jobc_jobs j
+                            WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.flow_key = t.key AND j.state = 'available'
+                              AND j.flow_key IS NOT NULL AND j.payload_version = ANY(v_versions)
+                              AND (j.priority, j.available_at, j.id) > (t.hp, t.ha, t.hi)
+                            ORDER BY j.priority, j.available_at, j.id
+                            LIMIT t.allow
+                            FOR UPDATE SKIP LOCKED
+                        ) y
+                        WHERE t.hp IS NOT NULL AND t.head IS NULL
+                        UNION ALL
+                        SELECT y.id, y.priority, y.available_at, t.pos
+                        FROM taking t CROSS JOIN LATERAL (
+                            SELECT j.id, j.priority, j.available_at FROM jobc_jobs j
+                            WHERE j.id = t.head AND j.state = 'available' AND j.payload_version = ANY(v_versions)
+                            FOR UPDATE SKIP LOCKED
+                        ) y
+                        WHERE t.head IS NOT NULL
                     ) x
                 ), chosen AS (
                     SELECT c.id FROM candidates c
@@ -1174,8 +1246,9 @@ BEGIN
                         attempted_at = v_now,
                         lease_owner = p_owner,
                         lease_expires_at = now() + make_interval(secs => p_lease_seconds)
-                    FROM chosen ch
-                    WHERE j.id = ch.id
+                    -- The ids as an array, as ClaimJobs takes them: a join made the
+                    -- generic plan hash the whole table.
+                    WHERE j.id = ANY(ARRAY(SELECT ch.id FROM chosen ch))
                     RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
                               j.attempt, j.max_attempts, j.created_at, j.available_at,
                               extract(epoch FROM v_now - j.available_at)::float8 AS waited_seconds, j.flow_key

@@ -71,12 +71,26 @@ type Queue struct {
 	opensAt   time.Time // when a full rate window opens, from the last flow claim
 }
 
+// flowHint is where a busy queue's next claim of one key of a flow kind starts: the
+// claim order key of the last job of the key it claimed (see claimHint).
+type flowHint struct {
+	kind     int32 // 1-based index into the flow kinds, as jobc_claim_flow takes it
+	key      string
+	priority int16
+	at       time.Time
+	id       int64
+}
+
 // flowKinds are the kinds (or aliases) of a queue whose jobs have flow keys and are
 // claimed by jobc_claim_flow, as its array arguments.
 type flowKinds struct {
 	kinds, limits []string
 	min, max      []int32
 	after         []string // per kind, the key the last claim of it ended with ("": none)
+
+	hints  []flowHint // the keys the last claim took jobs of
+	busy   bool       // the last claim came back full
+	fullAt time.Time  // when the last claim without hints ended
 }
 
 // NewQueue returns the claims of the queue name, with no pairs yet.
@@ -158,14 +172,35 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 // a full rate window opens.
 func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
 	f := &q.flow
-	got, err := qs.ClaimFlowJobs(ctx, db.ClaimFlowJobsParams{
+	p := db.ClaimFlowJobsParams{
 		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
 		After: f.after, Owner: owner, LeaseSeconds: lease.Seconds(), Max: int32(asked),
-	})
+		HintKinds: []int32{}, HintKeys: []string{}, HintPriorities: []int16{}, HintAvailableAt: []time.Time{}, HintIds: []int64{},
+	}
+	// Like the plain claims (Hinted), a busy queue's claims start each key after the
+	// last job of it they claimed, and one claim in fullClaimEvery reads every key
+	// from its start.
+	hinted := f.busy && time.Since(f.fullAt) < fullClaimEvery
+	if hinted {
+		for _, h := range f.hints {
+			p.HintKinds = append(p.HintKinds, h.kind)
+			p.HintKeys = append(p.HintKeys, h.key)
+			p.HintPriorities = append(p.HintPriorities, h.priority)
+			p.HintAvailableAt = append(p.HintAvailableAt, h.at)
+			p.HintIds = append(p.HintIds, h.id)
+		}
+	}
+	got, err := qs.ClaimFlowJobs(ctx, p)
 	q.opensAt = time.Time{}
 	if err != nil {
+		f.busy = false
 		return nil, err
 	}
+	if !hinted {
+		f.fullAt = time.Now()
+	}
+	f.hints = f.hints[:0]
+	last := map[hintKey]int{} // index into f.hints
 	rows := make([]db.ClaimJobsRow, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
@@ -175,6 +210,14 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, owner string, lea
 		for i, k := range f.kinds {
 			if k == r.Kind {
 				f.after[i] = r.FlowKey
+				h := flowHint{kind: int32(i + 1), key: r.FlowKey, priority: r.Priority, at: r.AvailableAt, id: r.ID}
+				hk := hintKey{h.kind, h.key}
+				if j, ok := last[hk]; !ok {
+					last[hk] = len(f.hints)
+					f.hints = append(f.hints, h)
+				} else if prev := f.hints[j]; (claimHint{set: true, priority: prev.priority, availableAt: prev.at, id: prev.id}).after(h.priority, h.at, h.id) {
+					f.hints[j] = h
+				}
 			}
 		}
 		rows = append(rows, db.ClaimJobsRow{
@@ -183,7 +226,13 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, owner string, lea
 			CreatedAt: r.CreatedAt, AvailableAt: r.AvailableAt, WaitedSeconds: r.WaitedSeconds,
 		})
 	}
+	f.busy = len(rows) == asked
 	return rows, nil
+}
+
+type hintKey struct {
+	kind int32
+	key  string
 }
 
 // Prepare runs a claim of no jobs on qs: it prepares the claim statement, which every

@@ -20,21 +20,28 @@ SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.qu
        coalesce(c.waited_seconds, 0)::float8 AS waited_seconds, coalesce(c.flow_key, '')::text AS flow_key
 FROM jobc_claim_flow($1::text, $2::text[], $3::text[],
     $4::integer[], $5::integer[], $6::text[],
-    $7::text, $8::float8, $9::integer) AS c(
+    $7::text, $8::float8, $9::integer,
+    $10::integer[], $11::text[], $12::smallint[],
+    $13::timestamptz[], $14::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key)
 `
 
 type ClaimFlowJobsParams struct {
-	Queue        string
-	Kinds        []string
-	Limits       []string
-	MinVersions  []int32
-	MaxVersions  []int32
-	After        []string
-	Owner        string
-	LeaseSeconds float64
-	Max          int32
+	Queue           string
+	Kinds           []string
+	Limits          []string
+	MinVersions     []int32
+	MaxVersions     []int32
+	After           []string
+	Owner           string
+	LeaseSeconds    float64
+	Max             int32
+	HintKinds       []int32
+	HintKeys        []string
+	HintPriorities  []int16
+	HintAvailableAt []time.Time
+	HintIds         []int64
 }
 
 type ClaimFlowJobsRow struct {
@@ -69,6 +76,11 @@ func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([
 		arg.Owner,
 		arg.LeaseSeconds,
 		arg.Max,
+		arg.HintKinds,
+		arg.HintKeys,
+		arg.HintPriorities,
+		arg.HintAvailableAt,
+		arg.HintIds,
 	)
 	if err != nil {
 		return nil, err

@@ -205,7 +205,7 @@ BEGIN
     END IF;
     ukey := jobc_bound_unique_key(dedup_key);
     -- No by fields: the whole kind is one flow key (runtime/flow.go).
-    fkey := '';
+    fkey := '[]';
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key, what a held key does, flow key.
     RETURN jobc_enqueue_job('rebuild_search_index', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[], 'skip', fkey);
@@ -257,7 +257,7 @@ BEGIN
     END IF;
     ukey := jobc_bound_unique_key(dedup_key);
     -- No by fields: the whole kind is one flow key (runtime/flow.go).
-    fkey := '';
+    fkey := '[]';
     -- kind, queue, priority, max attempts, payload version, payload, run at, unique
     -- key, finished states that keep holding the key, what a held key does, flow key.
     RETURN jobc_enqueue_job('sync_partner_catalog', 'partners', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[], 'skip', fkey);

@@ -166,15 +166,15 @@ func (fn *function) uniqueKey() string {
 
 // flowKeyExpr is the expression of the job's flow key as Go's Enqueue computes it
 // (runtime/flow.go): for a job whose flow control has by fields, the JSON array of
-// their values, bounded as unique keys are; the empty SQL string when the kind (or
-// its queue) is one key; "" for a job without flow control, which passes no flow key.
+// their values, bounded as unique keys are; '[]' (no values) when the kind (or its
+// queue) is one key; "" for a job without flow control, which passes no flow key.
 func (fn *function) flowKeyExpr() string {
 	f := fn.job.Flow
 	switch {
 	case f == nil && fn.job.QueueFlow == nil:
 		return ""
 	case f == nil || len(f.By) == 0:
-		return "''"
+		return "'[]'"
 	}
 	at := fieldsAt{pos: f.ByPos, path: f.ByPath, what: "flow key"}
 	key, ok := fn.keyArray(f.By, at)
@@ -335,7 +335,7 @@ DECLARE
 			onConflict = ", " + lit(spec.OnConflictSkip)
 		}
 		onConflictDoc = ", what a held key does, flow key"
-		if fn.flowKey == "''" {
+		if fn.flowKey == "'[]'" {
 			fmt.Fprintf(w, "    -- No by fields: the whole kind is one flow key (runtime/flow.go).\n")
 		} else {
 			fmt.Fprintf(w, "    -- The flow key Go's Enqueue computes (runtime/flow.go): the by fields' values.\n")
