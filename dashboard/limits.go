@@ -21,7 +21,8 @@ func (h *handler) limits(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	h.render(w, r, http.StatusOK, "limits", "Limits", true, limitsData{Limits: ls})
+	// No live refresh: it would swap out a form the operator is filling in.
+	h.render(w, r, http.StatusOK, "limits", "Limits", false, limitsData{Limits: ls})
 }
 
 // errBadLimit is a Limits form whose values are not limits; it answers 400.

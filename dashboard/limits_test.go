@@ -113,6 +113,9 @@ func TestLimitsPage(t *testing.T) {
 	queueRow := regexp.MustCompile(`(?s)<tr id="limit-queue-email">.*?</tr>`).FindString(body)
 	wantContains(t, "the queue's row", queueRow, "whole queue", "<td>100/1m</td>", `<strong>100/1m</strong>`, `placeholder="1m"`)
 	wantContains(t, "nav", body, `<a href="/limits" aria-current="page">Limits</a>`)
+	if strings.Contains(body, `data-refresh="5000"`) {
+		t.Error("the Limits page refreshes itself: a refresh would wipe a form being filled in")
+	}
 
 	tok := e.token("/limits")
 	page := e.postFollow("set", "/limits/queue/email/set", url.Values{"concurrency": {"4"}, "rate": {"5"}, "per": {"30s"}}, tok)
