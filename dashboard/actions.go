@@ -66,12 +66,12 @@ func (h *handler) done(w http.ResponseWriter, r *http.Request, fallback, msg str
 // actionError answers a refused action with a status that says whose fault it is.
 func (h *handler) actionError(w http.ResponseWriter, r *http.Request, err error) {
 	switch {
-	case errors.Is(err, runtime.ErrJobNotFound):
+	case errors.Is(err, runtime.ErrJobNotFound), errors.Is(err, runtime.ErrNoLimit):
 		h.problem(w, r, http.StatusNotFound, err.Error())
 	case errors.Is(err, runtime.ErrJobRunning), errors.Is(err, runtime.ErrUniqueConflict),
 		errors.Is(err, runtime.ErrNothingToRetry), errors.Is(err, runtime.ErrJobFinished):
 		h.problem(w, r, http.StatusConflict, err.Error())
-	case errors.Is(err, runtime.ErrEmptyQueueName), errors.Is(err, runtime.ErrNoFilter):
+	case errors.Is(err, runtime.ErrEmptyQueueName), errors.Is(err, runtime.ErrNoFilter), errors.Is(err, errBadLimit):
 		h.problem(w, r, http.StatusBadRequest, err.Error())
 	default:
 		h.fail(w, r, err)

@@ -182,11 +182,14 @@ func New(db runtime.DBTX, opt Options) (http.Handler, error) {
 	mux.HandleFunc("GET /queues", h.queues)
 	mux.HandleFunc("GET /versions", h.versions)
 	mux.HandleFunc("GET /periodic", h.periodic)
+	mux.HandleFunc("GET /limits", h.limits)
 	mux.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retryJob, true))
 	mux.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancelJob, true))
 	mux.HandleFunc("POST /jobs/{id}/delete", h.mutation(h.deleteJob, true))
 	mux.HandleFunc("POST /queues/{name}/pause", h.mutation(h.pauseQueue, true))
 	mux.HandleFunc("POST /queues/{name}/resume", h.mutation(h.resumeQueue, true))
+	mux.HandleFunc("POST /limits/{scope}/{name}/set", h.mutation(h.setLimit, true))
+	mux.HandleFunc("POST /limits/{scope}/{name}/reset", h.mutation(h.resetLimit, true))
 	mux.HandleFunc("POST /failed/retry", h.mutation(h.retryGroup, false)) // bounded per batch
 	mux.HandleFunc("POST /failed/delete", h.mutation(h.deleteGroup, false))
 

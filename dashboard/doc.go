@@ -1,6 +1,7 @@
 // Package dashboard is jobc's web dashboard: an [http.Handler] that shows where the
-// queues stand, what failed and why, the state of a rolling deploy and the periodic
-// jobs, and lets an operator retry, cancel and delete jobs and pause queues.
+// queues stand, what failed and why, why a waiting job waits, the flow control in
+// force, the state of a rolling deploy and the periodic jobs, and lets an operator
+// retry, cancel and delete jobs, pause queues and override limits.
 //
 // It renders HTML on the server with html/template; its stylesheet and its little
 // JavaScript (live refresh, confirmations) are embedded, so it needs no network and no
@@ -16,7 +17,8 @@
 // token (a double-submitted SameSite=Strict cookie, and the Origin and Sec-Fetch-Site
 // headers must name this site); [Options.ReadOnly] removes every mutation from the
 // pages and refuses them on the server; [Options.HidePayloads] keeps payloads,
-// metadata and unique keys off the pages. The handler does no authentication of its
+// metadata and unique keys off the pages, and a waiting job's flow key (made of
+// payload values) out of why it waits. The handler does no authentication of its
 // own unless a token or basic-auth credentials are set in [Options]: an application
 // mounting it puts it behind its own.
 //

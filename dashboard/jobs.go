@@ -137,6 +137,9 @@ type jobData struct {
 	Timeline []event
 	// Why says why a failed job ended failed; "" for a job in another state.
 	Why string
+	// Waiting says why an available or scheduled job is not running; nil for a job
+	// in another state.
+	Waiting *runtime.Waiting
 }
 
 // event is one step in a job's life, for its timeline.
@@ -313,7 +316,43 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if info.State == runtime.StateFailed {
 		d.Why = whyFailed(info, jt)
 	}
+	if info.State == runtime.StateAvailable || info.State == runtime.StateScheduled {
+		if d.Waiting, err = h.whyWaiting(r, id); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	h.render(w, r, http.StatusOK, "job", "Job "+strconv.FormatInt(id, 10), false, d)
+}
+
+// whyWaiting says why job id is not running; nil when it runs or ended since it was
+// read. With Options.HidePayloads the job's flow key, made of payload values, is left
+// out of the answer.
+func (h *handler) whyWaiting(r *http.Request, id int64) (*runtime.Waiting, error) {
+	wt, err := runtime.WhyWaiting(r.Context(), h.db, id)
+	if errors.Is(err, runtime.ErrJobNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if wt.Cause == runtime.WaitRunning || wt.Cause == runtime.WaitFinished {
+		return nil, nil
+	}
+	if h.opt.HidePayloads && wt.Key != "" {
+		wt.Reason = strings.ReplaceAll(wt.Reason, wt.Key, "its key (hidden)")
+		wt.Key = ""
+	}
+	return &wt, nil
+}
+
+// limitCause reports whether c is a limit an operator can change on the Limits page.
+func limitCause(c runtime.WaitCause) bool {
+	switch c {
+	case runtime.WaitKeyConcurrency, runtime.WaitKeyRate, runtime.WaitQueueConcurrency, runtime.WaitQueueRate:
+		return true
+	}
+	return false
 }
 
 // jobID parses the {id} of the path, answering 400 when it is not a job id.

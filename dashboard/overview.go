@@ -19,6 +19,9 @@ type queueRow struct {
 	runtime.QueueStat
 	Late       bool // its oldest available job is older than Options.OldestAvailableWarn
 	Throughput runtime.Throughput
+	// Throttled is how many of its available jobs wait under flow control (the
+	// Limits page): held back on purpose, not a backlog no worker keeps up with.
+	Throttled int64
 }
 
 type overviewData struct {
@@ -26,6 +29,8 @@ type overviewData struct {
 	Workers []runtime.WorkerInfo
 	Warn    time.Duration
 	Totals  runtime.QueueStat // the sums over every queue
+	// Throttled is the sum of the queues' throttled jobs.
+	Throttled int64
 	// Unserved are the queues whose available jobs no live worker serves: nothing
 	// claims them until one starts, however long they wait.
 	Unserved []queueRow
@@ -48,6 +53,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 			d.Unserved = append(d.Unserved, q)
 		}
 		d.Totals.Available += q.Available
+		d.Throttled += q.Throttled
 		d.Totals.Running += q.Running
 		d.Totals.CompletedLastHour += q.CompletedLastHour
 		d.Totals.FailedLastHour += q.FailedLastHour
@@ -55,9 +61,18 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 	h.render(w, r, http.StatusOK, "overview", "Overview", true, d)
 }
 
-// queueRows joins the queue statistics with the last hour's throughput.
+// queueRows joins the queue statistics with the last hour's throughput and the jobs
+// flow control holds back.
 func (h *handler) queueRows(r *http.Request) ([]queueRow, error) {
 	stats, err := runtime.ListQueueStats(r.Context(), h.db)
+	if err != nil {
+		return nil, err
+	}
+	limits, err := runtime.ListLimits(r.Context(), h.db)
+	if err != nil {
+		return nil, err
+	}
+	throttled, err := h.throttled(r, limits)
 	if err != nil {
 		return nil, err
 	}
@@ -77,7 +92,8 @@ func (h *handler) queueRows(r *http.Request) ([]queueRow, error) {
 			t = runtime.Throughput{Queue: s.Queue, Bucket: throughputBucket,
 				Completed: make([]int64, n), Failed: make([]int64, n), Cancelled: make([]int64, n)}
 		}
-		out[i] = queueRow{QueueStat: s, Late: s.OldestAvailableAge > h.opt.OldestAvailableWarn, Throughput: t}
+		out[i] = queueRow{QueueStat: s, Late: s.OldestAvailableAge > h.opt.OldestAvailableWarn, Throughput: t,
+			Throttled: min(throttled[s.Queue], s.Available)}
 	}
 	return out, nil
 }

@@ -165,6 +165,9 @@ var funcs = template.FuncMap{
 	"cancellable": func(s runtime.State) bool { return !s.Finished() },
 	"join":        strings.Join,
 	"groupkey":    groupKey,
+	"limitvalues": limitValues,
+	"rateper":     ratePer,
+	"limitcause":  limitCause,
 }
 
 var allStates = []runtime.State{runtime.StateAvailable, runtime.StateScheduled, runtime.StateRunning,

@@ -44,6 +44,11 @@ func TestCSRFRefusal(t *testing.T) {
 		}
 		status, body := e.do(http.MethodPost, "/queues/email/pause", c.form, c.header)
 		wantStatus(t, c.what+" pause", status, http.StatusForbidden, body)
+		for _, action := range []string{"set", "reset"} {
+			status, body = e.do(http.MethodPost, "/limits/kind/send_email/"+action, mergeForm(c.form, url.Values{"concurrency": {"9"}}), c.header)
+			wantStatus(t, c.what+" limit "+action, status, http.StatusForbidden, body)
+			wantContains(t, c.what+" limit "+action, body, c.says)
+		}
 		status, body = e.do(http.MethodPost, "/failed/delete", mergeForm(c.form, group("send_email", "boom")), c.header)
 		wantStatus(t, c.what+" group delete", status, http.StatusForbidden, body)
 	}
@@ -92,7 +97,8 @@ func TestReadOnly(t *testing.T) {
 	e := newEnv(t, dashboard.Options{ReadOnly: true})
 	id := e.failed("send_email", "email", "", "boom", `{"secret":"visible"}`)
 	e.enqueue(map[string]string{})
-	for _, p := range []string{"/", "/jobs", fmt.Sprintf("/jobs/%d", id), "/failed", "/queues", "/versions", "/periodic"} {
+	seedFlow(t, e.pool)
+	for _, p := range []string{"/", "/jobs", fmt.Sprintf("/jobs/%d", id), "/failed", "/queues", "/versions", "/periodic", "/limits"} {
 		status, body := e.get(p)
 		wantStatus(t, "GET "+p, status, http.StatusOK, body)
 		if strings.Contains(body, `method="post"`) {
@@ -107,13 +113,16 @@ func TestReadOnly(t *testing.T) {
 	w := newEnv(t, dashboard.Options{})
 	tok := w.token(fmt.Sprintf("/jobs/%d", w.failed("send_email", "email", "", "boom", `{}`)))
 	for _, path := range []string{fmt.Sprintf("/jobs/%d/retry", id), fmt.Sprintf("/jobs/%d/delete", id), fmt.Sprintf("/jobs/%d/cancel", id),
-		"/queues/email/pause", "/queues/email/resume", "/failed/retry", "/failed/delete"} {
-		status, body := e.post(path, group("send_email", "boom"), tok)
+		"/queues/email/pause", "/queues/email/resume", "/failed/retry", "/failed/delete", "/limits/kind/send_email/set", "/limits/queue/email/reset"} {
+		status, body := e.post(path, mergeForm(group("send_email", "boom"), url.Values{"concurrency": {"9"}}), tok)
 		wantStatus(t, "read-only POST "+path, status, http.StatusForbidden, body)
 		wantContains(t, path, body, "read-only")
 	}
 	if got := e.state(id); got != runtime.StateFailed {
 		t.Errorf("read-only dashboard changed job %d to %s", id, got)
+	}
+	if ls := limits(t, e.pool); ls[0].Override != (runtime.LimitValues{}) || ls[0].ChangedAt != nil {
+		t.Errorf("read-only dashboard changed a limit: %+v", ls[0])
 	}
 }
 

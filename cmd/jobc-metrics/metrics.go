@@ -28,7 +28,9 @@ func newMetrics() *cobra.Command {
 		Short: "Serve the database-side Prometheus gauges of the whole fleet on /metrics",
 		Long: `jobc metrics serves, on http://ADDR/metrics, what the database says about every queue:
 jobc_jobs{queue,kind,state} for unfinished jobs, jobc_queue_oldest_available_age_seconds,
-jobc_queue_paused, jobc_workers and jobc_database_up. One exporter is enough for a fleet:
+jobc_queue_paused, jobc_workers, jobc_database_up, and the flow control of each kind and
+queue: jobc_limit_waiting_jobs, jobc_limit_running_jobs, jobc_limit_keys, the limits in
+force and jobc_limit_utilisation, each {scope,name}. One exporter is enough for a fleet:
 the workers' own endpoints (contrib/prometheus WorkerCollector) count what each of them
 did. However often it is scraped, it reads the database at most once per --ttl, each
 read bounded by --timeout. It exits 1 at start when the database does not answer or

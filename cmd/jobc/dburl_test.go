@@ -98,6 +98,8 @@ var dbCommandArgs = map[string][]string{
 	"jobc jobs delete":    {"1", "2"},
 	"jobc queues pause":   {"q"},
 	"jobc queues resume":  {"q"},
+	"jobc limits set":     {"kind", "k", "--concurrency", "2"},
+	"jobc limits reset":   {"kind", "k"},
 	"jobc migrate grants": {"--worker", "w", "--readonly", "r"},
 	"jobc ui":             {"--addr", "127.0.0.1:0"},
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -133,10 +134,18 @@ func newJobsShow(dbf *cli.DBFlags) *cobra.Command {
 				if err != nil {
 					return err
 				}
-				if asJSON {
-					return cli.WriteJSON(cmd.OutOrStdout(), toJobJSON(j))
+				waiting, err := whyWaiting(ctx, db, j)
+				if err != nil {
+					return err
 				}
-				return printJob(cmd, j)
+				if asJSON {
+					out := toJobJSON(j)
+					if waiting != nil {
+						out.Waiting = toWaitingJSON(*waiting)
+					}
+					return cli.WriteJSON(cmd.OutOrStdout(), out)
+				}
+				return printJob(cmd, j, waiting)
 			})
 		},
 	}
@@ -144,9 +153,29 @@ func newJobsShow(dbf *cli.DBFlags) *cobra.Command {
 	return cmd
 }
 
-// printJob prints one job as "key value" lines, keys in lower case, then its payload
-// and metadata as indented JSON and its errors as a table.
-func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
+// whyWaiting says why j, when available or scheduled, is not running; nil for a job
+// in another state, or one that started or ended since it was read.
+func whyWaiting(ctx context.Context, db runtime.DBTX, j *runtime.JobInfo) (*runtime.Waiting, error) {
+	if j.State != runtime.StateAvailable && j.State != runtime.StateScheduled {
+		return nil, nil
+	}
+	w, err := runtime.WhyWaiting(ctx, db, j.ID)
+	if errors.Is(err, runtime.ErrJobNotFound) {
+		return nil, nil // deleted since GetJob read it
+	}
+	if err != nil {
+		return nil, err
+	}
+	if w.Cause == runtime.WaitRunning || w.Cause == runtime.WaitFinished {
+		return nil, nil
+	}
+	return &w, nil
+}
+
+// printJob prints one job as "key value" lines, keys in lower case, with why it waits
+// when it does, then its payload and metadata as indented JSON and its errors as a
+// table.
+func printJob(cmd *cobra.Command, j *runtime.JobInfo, waiting *runtime.Waiting) error {
 	out := cmd.OutOrStdout()
 	t := cli.NewTable(out)
 	t.Row("id", j.ID)
@@ -161,6 +190,9 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo) error {
 	t.Row("available at", j.AvailableAt.UTC().Format(time.RFC3339))
 	t.Row("attempted at", optTime(j.AttemptedAt))
 	t.Row("finished at", optTime(j.FinishedAt))
+	if waiting != nil {
+		t.Row("waiting", waiting.Reason)
+	}
 	if err := t.Flush(); err != nil {
 		return err
 	}

@@ -27,6 +27,28 @@ type jobJSON struct {
 	AttemptedAt    *time.Time      `json:"attempted_at"`
 	FinishedAt     *time.Time      `json:"finished_at"`
 	Errors         []errorJSON     `json:"errors"`
+	// Waiting says why an available or scheduled job is not running (jobc jobs show
+	// only; absent elsewhere and for other states).
+	Waiting *waitingJSON `json:"waiting,omitempty"`
+}
+
+// waitingJSON is runtime.Waiting: why a job waits.
+type waitingJSON struct {
+	Cause   string     `json:"cause"`
+	Reason  string     `json:"reason"`
+	Key     string     `json:"key"`
+	Limit   int        `json:"limit"`
+	Current int        `json:"current"`
+	Until   *time.Time `json:"until"`
+	HeldBy  *int64     `json:"held_by"`
+}
+
+func toWaitingJSON(w runtime.Waiting) *waitingJSON {
+	out := &waitingJSON{Cause: string(w.Cause), Reason: w.Reason, Key: w.Key, Limit: w.Limit, Current: w.Current, Until: w.Until}
+	if w.HeldBy != 0 {
+		out.HeldBy = &w.HeldBy
+	}
+	return out
 }
 
 // errorJSON is the record of one failed attempt.

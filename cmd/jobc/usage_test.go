@@ -49,6 +49,18 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"queues", "pause", ""}, "queue name is empty"},
 		{[]string{"queues", "resume"}, "accepts 1 arg(s), received 0"},
 		{[]string{"queues", "--json=maybe"}, `invalid argument "maybe" for "--json"`},
+		{[]string{"limits", "extra"}, `unknown command "extra" for "jobc limits"`},
+		{[]string{"limits", "set", "kind"}, "accepts 2 arg(s), received 1"},
+		{[]string{"limits", "set", "job", "send_email", "--concurrency", "2"}, `"job" is not a scope: want kind or queue`},
+		{[]string{"limits", "set", "kind", "", "--concurrency", "2"}, "the kind name is empty"},
+		{[]string{"limits", "set", "kind", "send_email"}, "nothing to set: give --concurrency, --rate or both"},
+		{[]string{"limits", "set", "kind", "send_email", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
+		{[]string{"limits", "set", "kind", "send_email", "--concurrency", "two"}, `invalid argument "two" for "--concurrency"`},
+		{[]string{"limits", "set", "queue", "email", "--rate", "100"}, `--rate "100": want N/DURATION, such as 100/1m`},
+		{[]string{"limits", "set", "queue", "email", "--rate", "100/soon"}, `"soon" is not a positive duration`},
+		{[]string{"limits", "set", "queue", "email", "--rate", "0/1m"}, `"0" is not a count of at least 1`},
+		{[]string{"limits", "reset", "queue"}, "accepts 2 arg(s), received 1"},
+		{[]string{"limits", "reset", "kinds", "send_email"}, `"kinds" is not a scope`},
 		{[]string{"workers", "extra"}, `unknown command "extra" for "jobc workers"`},
 		{[]string{"workers", "--live-within", "soon"}, `invalid argument "soon" for "--live-within"`},
 		{[]string{"status", "--fail-oldest", "old"}, `invalid argument "old" for "--fail-oldest"`},
@@ -66,7 +78,8 @@ func TestUsageErrorsExit2(t *testing.T) {
 	// Every command, including ones added later, rejects an unknown flag and (unless it
 	// takes arguments) an extra argument.
 	takesArgs := map[string]bool{"jobc jobs retry": true, "jobc jobs delete": true, "jobc jobs show": true, "jobc jobs cancel": true,
-		"jobc queues pause": true, "jobc queues resume": true}
+		"jobc queues pause": true, "jobc queues resume": true,
+		"jobc limits set": true, "jobc limits reset": true}
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
 		if c.DisableFlagParsing {

@@ -14,10 +14,12 @@ import (
 )
 
 // DBCollector exports what the database holds: jobs by queue, kind and state, each
-// queue's oldest available age and pause, the live workers, and the outbox's pending
-// and failed events with the relay lag (relay.ReadStats). It reads through the
-// runtime's functions (runtime.ListQueueStats, runtime.CountUnfinishedByVersion,
-// runtime.ListWorkers) when a scrape finds its last read older than DBOptions.TTL, so
+// queue's oldest available age and pause, the live workers, the flow control of each
+// kind and queue (the limits in force, the jobs waiting and running under them, their
+// keys and how much of the concurrency they use), and the outbox's pending and failed
+// events with the relay lag (relay.ReadStats). It reads through the runtime's
+// functions (runtime.ListQueueStats, runtime.CountUnfinishedByVersion,
+// runtime.ListWorkers, runtime.ListLimits) when a scrape finds its last read older than DBOptions.TTL, so
 // any number of scrapers cost at most one read per TTL, and never a query per job.
 // When a read fails, the scrape carries jobc_database_up 0 and none of the other
 // database gauges (rather than stale ones that would hide a growing backlog).
@@ -31,6 +33,8 @@ type DBCollector struct {
 
 	jobs, oldest, paused, workers, up, readTime *prometheus.Desc
 	events, relayLag                            *prometheus.Desc
+	// Flow control, by scope (kind or queue) and name.
+	limitWaiting, limitRunning, limitKeys, limitConcurrency, limitRate, limitRatePeriod, limitUtilisation *prometheus.Desc
 }
 
 var _ prometheus.Collector = (*DBCollector)(nil)
@@ -69,12 +73,25 @@ func NewDBCollector(dbtx runtime.DBTX, opts DBOptions) *DBCollector {
 		readTime: prometheus.NewDesc("jobc_database_read_seconds", "How long the last read of the database gauges took.", nil, cl),
 		events:   prometheus.NewDesc("jobc_events", "Events in the outbox not yet published (pending) or failed for good (failed).", []string{"state"}, cl),
 		relayLag: prometheus.NewDesc("jobc_relay_lag_seconds", "Age of the oldest unpublished event of the outbox: how far the relays are behind; 0 when none is pending.", nil, cl),
+
+		limitWaiting: prometheus.NewDesc("jobc_limit_waiting_jobs", "Available jobs under the flow control of a kind or queue: work held back by limits, or waiting its turn.", limitLabels, cl),
+		limitRunning: prometheus.NewDesc("jobc_limit_running_jobs", "Running jobs under the flow control of a kind or queue.", limitLabels, cl),
+		limitKeys:    prometheus.NewDesc("jobc_limit_keys", "Flow keys (by-field values) with available or running jobs, of a kind or queue.", limitLabels, cl),
+		limitConcurrency: prometheus.NewDesc("jobc_limit_concurrency", "The concurrency limit in force (the operator's override, else the spec's): running jobs per key; absent without one.",
+			limitLabels, cl),
+		limitRate: prometheus.NewDesc("jobc_limit_rate_starts", "The rate limit in force: starts per key in any window of jobc_limit_rate_period_seconds; absent without one.",
+			limitLabels, cl),
+		limitRatePeriod: prometheus.NewDesc("jobc_limit_rate_period_seconds", "The window of the rate limit in force; absent without one.", limitLabels, cl),
+		limitUtilisation: prometheus.NewDesc("jobc_limit_utilisation",
+			"Running jobs over what the concurrency limit in force allows (per key with work when the limit has by fields; a sequence allows one per key): 1 when at the limit; absent without a concurrency limit or a sequence.",
+			limitLabels, cl),
 	}
 }
 
 // Describe sends the descriptors of every series the collector exports.
 func (c *DBCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.paused, c.workers, c.up, c.readTime, c.events, c.relayLag} {
+	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.paused, c.workers, c.up, c.readTime, c.events, c.relayLag,
+		c.limitWaiting, c.limitRunning, c.limitKeys, c.limitConcurrency, c.limitRate, c.limitRatePeriod, c.limitUtilisation} {
 		ch <- d
 	}
 }
@@ -127,6 +144,10 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
+	limits, err := runtime.ListLimits(ctx, c.dbtx)
+	if err != nil {
+		return nil, err
+	}
 	out := []prometheus.Metric{
 		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Pending), "pending"),
 		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Failed), "failed"),
@@ -159,5 +180,56 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 		}
 		out = append(out, m)
 	}
+	for _, l := range limits {
+		ms, err := c.limitGauges(l)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ms...)
+	}
 	return append(out, prometheus.MustNewConstMetric(c.workers, prometheus.GaugeValue, float64(len(workers)))), nil
+}
+
+// limitLabels name a limit: its scope (kind or queue) and the kind's or queue's name.
+var limitLabels = []string{"scope", "name"}
+
+// allowedRunning is how many jobs l lets run at once now: its concurrency (one for a
+// sequence) per key that has work when it has by fields, else for the kind or queue
+// as a whole; 0 when it sets no concurrency.
+func allowedRunning(l runtime.Limit) int64 {
+	perKey := int64(l.Effective.Concurrency)
+	if l.Sequence {
+		perKey = 1
+	}
+	if len(l.By) == 0 {
+		return perKey
+	}
+	return perKey * max(l.Keys, 1)
+}
+
+// limitGauges are the series of one kind's or queue's flow control.
+func (c *DBCollector) limitGauges(l runtime.Limit) ([]prometheus.Metric, error) {
+	type gauge struct {
+		desc  *prometheus.Desc
+		value float64
+	}
+	gs := []gauge{{c.limitWaiting, float64(l.Waiting)}, {c.limitRunning, float64(l.Running)}, {c.limitKeys, float64(l.Keys)}}
+	if n := l.Effective.Concurrency; n > 0 {
+		gs = append(gs, gauge{c.limitConcurrency, float64(n)})
+	}
+	if r := l.Effective.Rate; !r.IsZero() {
+		gs = append(gs, gauge{c.limitRate, float64(r.Limit)}, gauge{c.limitRatePeriod, r.Per.Seconds()})
+	}
+	if allowed := allowedRunning(l); allowed > 0 {
+		gs = append(gs, gauge{c.limitUtilisation, float64(l.Running) / float64(allowed)})
+	}
+	out := make([]prometheus.Metric, len(gs))
+	for i, g := range gs {
+		m, err := prometheus.NewConstMetric(g.desc, prometheus.GaugeValue, g.value, string(l.Scope), l.Name)
+		if err != nil {
+			return nil, fmt.Errorf("limit %s %q: %w", l.Scope, l.Name, err)
+		}
+		out[i] = m
+	}
+	return out, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
@@ -112,4 +113,93 @@ func TestDBCollectorRelayLag(t *testing.T) {
 	if got[`jobc_events{state="pending"}`] != 2 || got[`jobc_events{state="failed"}`] != 1 || lag < 90 || lag > 90+60 {
 		t.Errorf("outbox series: pending %v, failed %v, lag %v; want 2, 1 and about 90s", got[`jobc_events{state="pending"}`], got[`jobc_events{state="failed"}`], lag)
 	}
+}
+
+// TestDBCollectorLimits: the scrape carries each kind's and queue's flow control: the
+// limits in force, the jobs waiting and running under them, their keys, and the
+// share of the concurrency they use; an operator's override shows in them at the
+// next read.
+func TestDBCollectorLimits(t *testing.T) {
+	t.Parallel()
+	pool := testkit.MigratedSchema(t)
+	ctx := context.Background()
+	jt, err := runtime.NewJobType(runtime.JobType{
+		Kind: "resize", Queue: "images", Priority: 5, MaxAttempts: 1, WriteVersion: 1,
+		Versions:  []runtime.Version{{Number: 1, Schema: `{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`}},
+		Flow:      &runtime.Flow{By: []string{"n"}, Concurrency: 1},
+		QueueFlow: &runtime.Flow{Rate: runtime.Rate{Limit: 100, Per: time.Minute}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ttl = 100 * time.Millisecond
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(jobcprom.NewDBCollector(pool, jobcprom.DBOptions{TTL: ttl}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+
+	release := make(chan struct{})
+	cfg := testkit.Config()
+	cfg.Queues = map[string]runtime.QueueConfig{"images": {MaxWorkers: 8}}
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(ctx context.Context, _ *runtime.Job, _ payload) error {
+		select {
+		case <-release:
+		case <-ctx.Done():
+		}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.RunWorker(t, w)
+	t.Cleanup(func() { close(release) }) // before the worker stops
+	for _, n := range []int{1, 1, 2} {
+		if _, err := runtime.Enqueue(ctx, pool, jt, payload{N: n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	kind := func(name string) string { return name + `{name="resize",scope="kind"}` }
+	queue := func(name string) string { return name + `{name="images",scope="queue"}` }
+	var got map[string]float64
+	scrapeUntil := func(what string, want map[string]float64) {
+		t.Helper()
+		testkit.WaitFor(t, what, cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+			time.Sleep(ttl) // a fresh read each time
+			got = testkit.Scrape(t, srv.URL)
+			for series, v := range want {
+				if got[series] != v {
+					return false
+				}
+			}
+			return true
+		}, func() string {
+			var b strings.Builder
+			for series := range want {
+				fmt.Fprintf(&b, "%s=%v ", series, got[series])
+			}
+			return b.String()
+		})
+	}
+	// One job per key runs; the second job of key 1 waits.
+	scrapeUntil("a job per key running", map[string]float64{
+		kind("jobc_limit_running_jobs"): 2, kind("jobc_limit_waiting_jobs"): 1, kind("jobc_limit_keys"): 2,
+		kind("jobc_limit_concurrency"): 1, kind("jobc_limit_utilisation"): 1,
+		queue("jobc_limit_running_jobs"): 2, queue("jobc_limit_waiting_jobs"): 1,
+		queue("jobc_limit_rate_starts"): 100, queue("jobc_limit_rate_period_seconds"): 60,
+	})
+	for _, absent := range []string{kind("jobc_limit_rate_starts"), kind("jobc_limit_rate_period_seconds"),
+		queue("jobc_limit_concurrency"), queue("jobc_limit_utilisation")} {
+		if v, ok := got[absent]; ok {
+			t.Errorf("%s = %v: a limit that sets none has no such series", absent, v)
+		}
+	}
+
+	if err := runtime.SetLimit(ctx, pool, runtime.LimitChange{Scope: runtime.LimitKind, Name: "resize", Concurrency: 2, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	scrapeUntil("the override in force", map[string]float64{
+		kind("jobc_limit_concurrency"): 2, kind("jobc_limit_running_jobs"): 3, kind("jobc_limit_waiting_jobs"): 0,
+		kind("jobc_limit_utilisation"): 0.75,
+	})
 }

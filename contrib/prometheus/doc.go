@@ -9,10 +9,14 @@
 //     and jobc_jobs_rescued_total{queue}. It is also a runtime.EnqueueHook
 //     (runtime.WithHooks) counting jobc_jobs_enqueued_total{queue,kind}.
 //   - DBCollector reads the database-side gauges — jobc_jobs{queue,kind,state},
-//     jobc_queue_oldest_available_age_seconds{queue}, jobc_queue_paused{queue} and
-//     jobc_workers — through the runtime's read functions, at most once per TTL
-//     however often it is scraped, each read bounded by a timeout. One process per
-//     fleet is enough for these: `jobc metrics` serves them.
+//     jobc_queue_oldest_available_age_seconds{queue}, jobc_queue_paused{queue},
+//     jobc_workers, and the flow control of each kind and queue,
+//     jobc_limit_waiting_jobs, jobc_limit_running_jobs, jobc_limit_keys,
+//     jobc_limit_concurrency, jobc_limit_rate_starts, jobc_limit_rate_period_seconds
+//     and jobc_limit_utilisation, each {scope,name} — through the runtime's read
+//     functions, at most once per TTL however often it is scraped, each read bounded
+//     by a timeout. One process per fleet is enough for these: `jobc metrics` serves
+//     them.
 //
 // The package lives in a module of its own, so that applications importing only the
 // runtime do not pay for the Prometheus client.
