@@ -402,6 +402,17 @@ func readExecutions(t *testing.T, pool *pgxpool.Pool, u unended) []execution {
 	if err := rows.Err(); err != nil {
 		t.Fatal(err)
 	}
+	bounded, endless := 0, 0
+	for _, e := range out {
+		switch {
+		case e.bound:
+			bounded++
+		case !e.endKnown:
+			endless++
+		}
+	}
+	t.Logf("%d executions recorded; %d without an end recorded, bounded by the kill or restart; %d without one otherwise (they never end)",
+		len(out), bounded, endless)
 	return out
 }
 
@@ -609,8 +620,12 @@ func describeLimits(t *testing.T, pool *pgxpool.Pool) string {
 	}
 	s := ""
 	for _, l := range ls {
+		rate := "none"
+		if !l.Effective.Rate.IsZero() {
+			rate = chaosjob.FormatRate(l.Effective.Rate)
+		}
 		s += fmt.Sprintf(" %s %s by %v: concurrency %d, rate %s, sequence %v, %d running, %d waiting;",
-			l.Scope, l.Name, l.By, l.Effective.Concurrency, chaosjob.FormatRate(l.Effective.Rate), l.Sequence, l.Running, l.Waiting)
+			l.Scope, l.Name, l.By, l.Effective.Concurrency, rate, l.Sequence, l.Running, l.Waiting)
 	}
 	return s
 }
