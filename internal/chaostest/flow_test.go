@@ -164,11 +164,9 @@ func TestFlowSequenceUnderKill(t *testing.T) {
 	pool, connString := newDB(t)
 	workers := startLimited(t, pool, processes, workerOpts{id: "seq", connString: connString, concurrency: slots,
 		limits: limits, lease: 2 * time.Second, rescueInterval: 500 * time.Millisecond})
-	ids := enqueueLimited(t, pool, limits, keyedPayloads(keys*perKey, keys, jobTime))
+	ids := enqueueLimited(t, pool, limits, sequencePayloads(keys, perKey, jobTime))
 	o := workers[0].opts
-	// A key runs one job at a time, and the next is admitted at a claim after it
-	// ended: a job's time and a poll interval at most.
-	chain := time.Duration(perKey) * (jobTime + o.poll)
+	chain := sequenceTime(perKey, jobTime, o)
 	victim, killedAt := killMidRun(t, pool, workers, keys*perKey/3, 3, within(processStart, chain/3))
 	waitAllCompleted(t, pool, ids, within(0, o.lease, o.rescueInterval, chaosjob.Backoff+o.schedulerInterval, chain))
 	checkSequences(t, pool, readExecutions(t, pool, unended{worker: victim.id, by: killedAt}))
@@ -188,9 +186,9 @@ func TestFlowSequenceAcrossPostgresRestart(t *testing.T) {
 	cluster, pool, connString := newCluster(t)
 	workers := startLimited(t, pool, processes, workerOpts{id: "seqpg", connString: connString, concurrency: slots,
 		limits: limits, lease: 2 * time.Second, rescueInterval: 500 * time.Millisecond})
-	ids := enqueueLimited(t, pool, limits, keyedPayloads(keys*perKey, keys, jobTime))
+	ids := enqueueLimited(t, pool, limits, sequencePayloads(keys, perKey, jobTime))
 	o := workers[0].opts
-	chain := time.Duration(perKey) * (jobTime + o.poll) // as in TestFlowSequenceUnderKill
+	chain := sequenceTime(perKey, jobTime, o)
 	restartedAt := restartMidRun(t, cluster, pool, keys*perKey/3, within(processStart, chain/3))
 	waitAllCompleted(t, pool, ids, within(0, o.lease, o.rescueInterval, chaosjob.Backoff+o.schedulerInterval, o.statementTimeout, chain))
 	checkSequences(t, pool, readExecutions(t, pool, unended{by: restartedAt}))
@@ -228,6 +226,34 @@ func keyedPayloads(jobs, keys int, jobTime time.Duration) []chaosjob.Payload {
 		payloads[i] = chaosjob.Payload{N: int64(i), SleepMS: jobTime.Milliseconds(), Key: fmt.Sprintf("k%02d", i%keys)}
 	}
 	return payloads
+}
+
+// sequencePayloads returns keyedPayloads in which some jobs fail their first attempt
+// (every failEvery-th) or snooze once (every snoozeEvery-th): a key's first job is
+// then scheduled for its retry, or due again at once, and must hold the key all the
+// same.
+func sequencePayloads(keys, perKey int, jobTime time.Duration) []chaosjob.Payload {
+	payloads := keyedPayloads(keys*perKey, keys, jobTime)
+	for i := range payloads {
+		switch {
+		case i%sequenceFailEvery == sequenceFailEvery-1:
+			payloads[i].FailAttempts = 1
+		case i%sequenceSnoozeEvery == sequenceSnoozeEvery-1:
+			payloads[i].SnoozeTimes = 1
+		}
+	}
+	return payloads
+}
+
+const sequenceFailEvery, sequenceSnoozeEvery = 7, 11
+
+// sequenceTime bounds how long one key's perKey jobs of sequencePayloads take: the
+// key runs one execution at a time, and the next is admitted at a claim after it
+// ended, a poll interval later at most; a failed attempt's retry waits for its backoff
+// and a scheduler pass as well.
+func sequenceTime(perKey int, jobTime time.Duration, o workerOpts) time.Duration {
+	executions := perKey + perKey/sequenceFailEvery + perKey/sequenceSnoozeEvery + 2
+	return time.Duration(executions)*(jobTime+o.poll) + time.Duration(perKey/sequenceFailEvery+1)*(chaosjob.Backoff+o.schedulerInterval)
 }
 
 // startLimited starts n worker processes with the options o (ids o.id-A, o.id-B, ...)
@@ -558,7 +584,7 @@ func checkSequences(t *testing.T, pool *pgxpool.Pool, execs []execution) {
 			}
 		}
 	}
-	t.Logf("%d keys, %d executions; %d jobs ran more than once", len(keys), len(execs), again)
+	t.Logf("%d keys, %d executions; %d of them ran a job again (planned failures and snoozes, lost attempts)", len(keys), len(execs), again)
 }
 
 // flowStartsTable records every start a claim makes (a job's attempted_at as the claim

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -50,18 +51,20 @@ type options struct {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
-func run(args []string) int {
-	o, err := parseFlags(args)
+// run runs the command with args, writing its messages and log to stderr, and
+// returns its exit status.
+func run(args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := work(ctx, o, log); err != nil {
@@ -72,9 +75,10 @@ func run(args []string) int {
 	return 0
 }
 
-func parseFlags(args []string) (options, error) {
+func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("testworker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.StringVar(&o.id, "id", "", "worker id, in leases, errors and the handled tables (default: the runtime's host-pid-random)")
 	fs.StringVar(&o.queue, "queue", chaosjob.DefaultQueue, "queue of chaos_job")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "handlers that run at once")
