@@ -590,10 +590,12 @@ func checkSequences(t *testing.T, pool *pgxpool.Pool, execs []execution) {
 // flowStartsTable records every start a claim makes (a job's attempted_at as the claim
 // sets it), in the claim's transaction: a job itself keeps its last only.
 const flowStartsTable = `
-CREATE TABLE flow_starts (job_id bigint, attempt int, flow_key text, owner text, attempted_at timestamptz);
+CREATE TABLE flow_starts (job_id bigint, attempt int, flow_key text, owner text, attempted_at timestamptz,
+    updated_at timestamptz DEFAULT clock_timestamp(), xid xid8 DEFAULT pg_current_xact_id());
 CREATE FUNCTION record_flow_start() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-    INSERT INTO flow_starts VALUES (NEW.id, NEW.attempt, NEW.flow_key, NEW.lease_owner, NEW.attempted_at);
+    INSERT INTO flow_starts (job_id, attempt, flow_key, owner, attempted_at)
+    VALUES (NEW.id, NEW.attempt, NEW.flow_key, NEW.lease_owner, NEW.attempted_at);
     RETURN NULL;
 END
 $$;
