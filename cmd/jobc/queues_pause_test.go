@@ -130,7 +130,7 @@ func TestQueuePauseAcrossWorkerProcesses(t *testing.T) {
 
 func enqueueChaos(t *testing.T, pool *pgxpool.Pool, p chaosjob.Payload) int64 {
 	t.Helper()
-	jt, err := chaosjob.NewJobType(chaosjob.DefaultQueue)
+	jt, err := chaosjob.NewJobType(chaosjob.DefaultQueue, chaosjob.Limits{})
 	if err != nil {
 		t.Fatal(err)
 	}

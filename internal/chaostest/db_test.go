@@ -44,20 +44,30 @@ func newDB(t *testing.T) (*pgxpool.Pool, string) {
 	return pool, pgtest.SchemaConnString(t, pgtest.SchemaOf(pool))
 }
 
-// chaosJob returns the job type the worker processes serve.
-func chaosJob(t *testing.T) *runtime.JobType {
+// chaosJob returns the job type the worker processes serve, with the flow control
+// limits they run with (workerOpts.limits).
+func chaosJob(t *testing.T, limits chaosjob.Limits) *runtime.JobType {
 	t.Helper()
-	jt, err := chaosjob.NewJobType(chaosjob.DefaultQueue)
+	jt, err := chaosjob.NewJobType(chaosjob.DefaultQueue, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return jt
 }
 
-// enqueue inserts one chaos_job per payload and returns their ids, in order.
+// enqueue inserts one chaos_job per payload, for workers without flow control, and
+// returns their ids, in order.
 func enqueue(t *testing.T, pool *pgxpool.Pool, payloads []chaosjob.Payload) []int64 {
 	t.Helper()
-	out, err := runtime.EnqueueMany(t.Context(), pool, chaosJob(t), payloads)
+	return enqueueLimited(t, pool, chaosjob.Limits{}, payloads)
+}
+
+// enqueueLimited inserts one chaos_job per payload, for workers that run with the
+// flow control limits (the producer computes each job's flow key), and returns their
+// ids, in order.
+func enqueueLimited(t *testing.T, pool *pgxpool.Pool, limits chaosjob.Limits, payloads []chaosjob.Payload) []int64 {
+	t.Helper()
+	out, err := runtime.EnqueueMany(t.Context(), pool, chaosJob(t, limits), payloads)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -166,7 +166,7 @@ func startInproc(t *testing.T, o inprocOpts) *inprocWorker {
 	cfg := o.cfg
 	cfg.ID, cfg.Logger = o.id, slog.New(rec)
 	w := runtime.NewWorker(pool, cfg)
-	jt := chaosJob(t)
+	jt := chaosJob(t, chaosjob.Limits{})
 	err = runtime.Handle(w, jt, func(ctx context.Context, job *runtime.Job, p chaosjob.Payload) error {
 		o.runs.record(job.ID, o.id)
 		if o.gate != nil {

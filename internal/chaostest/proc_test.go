@@ -14,6 +14,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/jobc-dev/jobc/internal/cmd/testworker/chaosjob"
+	"github.com/jobc-dev/jobc/runtime"
 )
 
 // workerOpts are a worker process's settings. withTestDefaults fills every interval
@@ -31,6 +34,7 @@ type workerOpts struct {
 	grace             time.Duration
 	statementTimeout  time.Duration
 	maxSleep          time.Duration
+	limits            chaosjob.Limits // flow control; producers must enqueue with the same (enqueueLimited)
 }
 
 // withTestDefaults fills zero settings with values that keep tests quick, and the
@@ -110,6 +114,32 @@ func (o workerOpts) args() []string {
 		if d.v > 0 {
 			args = append(args, d.flag, d.v.String())
 		}
+	}
+	return append(args, o.limitArgs()...)
+}
+
+// limitArgs are the flags that give the worker o.limits.
+func (o workerOpts) limitArgs() []string {
+	l := o.limits
+	var args []string
+	for _, n := range []struct {
+		flag string
+		v    int
+	}{{"-concurrency-by-key", l.Concurrency}, {"-queue-concurrency", l.QueueConcurrency}} {
+		if n.v != 0 {
+			args = append(args, n.flag, strconv.Itoa(n.v))
+		}
+	}
+	for _, r := range []struct {
+		flag string
+		v    runtime.Rate
+	}{{"-rate-by-key", l.Rate}, {"-queue-rate", l.QueueRate}} {
+		if !r.v.IsZero() {
+			args = append(args, r.flag, chaosjob.FormatRate(r.v))
+		}
+	}
+	if l.Sequence {
+		args = append(args, "-sequence-by-key")
 	}
 	return args
 }

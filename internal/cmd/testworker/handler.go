@@ -67,15 +67,32 @@ func (h *handler) sleep(p chaosjob.Payload) time.Duration {
 	return d
 }
 
-// ended records when the execution run ended, so that tests can tell executions of a
-// job that overlapped. A failure is only logged: the job's outcome does not depend on
-// it, and a test then has no end to compare.
+// ended records when the execution run ended, so that tests can tell executions that
+// overlapped: the time the handler returned, by this machine's clock (the server's
+// too: tests run it on the same machine), written however long writing takes. The
+// write is retried for up to endRecordRetries, so that an end survives a server
+// restart or a failover; a failure is then only logged: the job's outcome does not
+// depend on it, and a test then has no end to compare.
 func (h *handler) ended(ctx context.Context, job *runtime.Job, run int64) {
+	end := time.Now()
 	ctx = context.WithoutCancel(ctx)
-	if _, err := h.pool.Exec(ctx, "UPDATE handled SET ended_at = clock_timestamp() WHERE run = $1", run); err != nil {
-		job.Logger().WarnContext(ctx, "testworker: could not record the end of an execution", "run", run, "err", err)
+	var err error
+	for deadline := end.Add(endRecordRetries); ; time.Sleep(endRecordPause) {
+		if _, err = h.pool.Exec(ctx, "UPDATE handled SET ended_at = $2 WHERE run = $1", run, end); err == nil {
+			return
+		}
+		if time.Now().After(deadline) {
+			break
+		}
 	}
+	job.Logger().WarnContext(ctx, "testworker: could not record the end of an execution", "run", run, "err", err)
 }
+
+// How long and how often ended retries the record of an execution's end.
+const (
+	endRecordRetries = 10 * time.Second
+	endRecordPause   = 100 * time.Millisecond
+)
 
 // record inserts the execution into table (handled or handled_done).
 func (h *handler) record(ctx context.Context, table string, job *runtime.Job, p chaosjob.Payload) error {

@@ -5,6 +5,11 @@
 //
 //	DATABASE_URL=... testworker -id w1 -concurrency 4 -lease 2s
 //
+// The flow control flags (-concurrency-by-key, -rate-by-key, -sequence-by-key,
+// -queue-concurrency, -queue-rate) give chaos_job fleet-wide limits, by the payload's
+// key field and over its queue (chaosjob.Limits); producers must enqueue with the
+// same limits.
+//
 // It runs until SIGTERM or SIGINT, then shuts down gracefully within -grace and exits 0.
 // It exits 1 when the worker cannot start and 2 on bad flags. It logs to stderr.
 package main
@@ -14,6 +19,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"os/signal"
@@ -41,21 +47,24 @@ type options struct {
 	statementTimeout  time.Duration
 	asyncOutcomes     bool
 	logLevel          slog.Level
+	limits            chaosjob.Limits
 }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stderr))
 }
 
-func run(args []string) int {
-	o, err := parseFlags(args)
+// run runs the command with args, writing its messages and log to stderr, and
+// returns its exit status.
+func run(args []string, stderr io.Writer) int {
+	o, err := parseFlags(args, stderr)
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
 	}
-	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: o.logLevel}))
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: o.logLevel}))
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 	defer stop()
 	if err := work(ctx, o, log); err != nil {
@@ -66,9 +75,10 @@ func run(args []string) int {
 	return 0
 }
 
-func parseFlags(args []string) (options, error) {
+func parseFlags(args []string, stderr io.Writer) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("testworker", flag.ContinueOnError)
+	fs.SetOutput(stderr)
 	fs.StringVar(&o.id, "id", "", "worker id, in leases, errors and the handled tables (default: the runtime's host-pid-random)")
 	fs.StringVar(&o.queue, "queue", chaosjob.DefaultQueue, "queue of chaos_job")
 	fs.IntVar(&o.concurrency, "concurrency", 4, "handlers that run at once")
@@ -82,6 +92,11 @@ func parseFlags(args []string) (options, error) {
 	fs.DurationVar(&o.statementTimeout, "statement-timeout", 0, "bound on each hot statement (0: the runtime's default)")
 	fs.BoolVar(&o.asyncOutcomes, "async-outcomes", false, "record outcomes with synchronous_commit off (runtime.Config.AsyncOutcomes)")
 	fs.TextVar(&o.logLevel, "log-level", slog.LevelInfo, "debug, info, warn or error")
+	fs.IntVar(&o.limits.Concurrency, "concurrency-by-key", 0, "jobs of one key that run at once, fleet-wide (0: no limit)")
+	fs.Var(rateValue{&o.limits.Rate}, "rate-by-key", "starts of one key in any period, as LIMIT/PERIOD (e.g. 10/1s)")
+	fs.BoolVar(&o.limits.Sequence, "sequence-by-key", false, "run the jobs of a key one at a time, in enqueue order")
+	fs.IntVar(&o.limits.QueueConcurrency, "queue-concurrency", 0, "jobs of the queue that run at once, fleet-wide (0: no limit)")
+	fs.Var(rateValue{&o.limits.QueueRate}, "queue-rate", "starts of the queue's jobs in any period, as LIMIT/PERIOD (e.g. 10/1s)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -93,7 +108,31 @@ func parseFlags(args []string) (options, error) {
 		fmt.Fprintf(fs.Output(), "testworker: -concurrency %d, want at least 1\n", o.concurrency)
 		return o, errors.New("bad concurrency")
 	}
+	// The runtime's rules for flow control, checked before anything starts.
+	if _, err := chaosjob.NewJobType(o.queue, o.limits); err != nil {
+		fmt.Fprintf(fs.Output(), "testworker: flow control: %v\n", err)
+		return o, err
+	}
 	return o, nil
+}
+
+// rateValue is a flag holding a runtime.Rate, written as chaosjob.ParseRate reads it.
+type rateValue struct{ r *runtime.Rate }
+
+func (v rateValue) String() string {
+	if v.r == nil || v.r.IsZero() {
+		return ""
+	}
+	return chaosjob.FormatRate(*v.r)
+}
+
+func (v rateValue) Set(s string) error {
+	r, err := chaosjob.ParseRate(s)
+	if err != nil {
+		return err
+	}
+	*v.r = r
+	return nil
 }
 
 // work runs the worker until ctx is cancelled and it has shut down.
@@ -115,7 +154,7 @@ func work(ctx context.Context, o options, log *slog.Logger) error {
 	}
 	defer pool.Close()
 
-	jt, err := chaosjob.NewJobType(o.queue)
+	jt, err := chaosjob.NewJobType(o.queue, o.limits)
 	if err != nil {
 		return err
 	}
@@ -136,7 +175,8 @@ func work(ctx context.Context, o options, log *slog.Logger) error {
 	if err := runtime.Handle(w, jt, h.handle); err != nil {
 		return fmt.Errorf("register %s: %w", chaosjob.Kind, err)
 	}
-	log.Info("testworker starting", "id", w.ID(), "pid", os.Getpid(), "queue", o.queue, "concurrency", o.concurrency)
+	log.Info("testworker starting", "id", w.ID(), "pid", os.Getpid(), "queue", o.queue, "concurrency", o.concurrency,
+		"limits", fmt.Sprintf("%+v", o.limits))
 	if err := w.Run(ctx); err != nil {
 		return fmt.Errorf("run worker %s: %w", w.ID(), err)
 	}

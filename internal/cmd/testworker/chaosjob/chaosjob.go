@@ -5,6 +5,8 @@ package chaosjob
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime"
@@ -22,6 +24,9 @@ const (
 	Backoff     = 100 * time.Millisecond
 )
 
+// KeyField is the payload field whose value is a job's flow key under Limits by key.
+const KeyField = "key"
+
 // Payload is chaos_job's payload (version 1).
 type Payload struct {
 	// N identifies the job to the test that enqueued it.
@@ -34,14 +39,45 @@ type Payload struct {
 	// SnoozeTimes makes the handler snooze (runtime.Snooze(0): due again at once, the
 	// attempt not counted) on the first this many executions of the job.
 	SnoozeTimes int64 `json:"snooze_times,omitempty"`
+	// Key is the flow key of the job under Limits by key (KeyField); jobs without one
+	// share the key of null.
+	Key string `json:"key,omitempty"`
 }
 
 const schemaV1 = `{"type":"object","additionalProperties":false,"required":["n"],` +
 	`"properties":{"n":{"type":"integer"},"sleep_ms":{"type":"integer","minimum":0},` +
-	`"fail_attempts":{"type":"integer","minimum":0},"snooze_times":{"type":"integer","minimum":0}}}`
+	`"fail_attempts":{"type":"integer","minimum":0},"snooze_times":{"type":"integer","minimum":0},` +
+	`"key":{"type":"string"}}}`
 
-// NewJobType returns chaos_job on the given queue.
-func NewJobType(queue string) (*runtime.JobType, error) {
+// Limits are the flow control chaos_job runs with: by key (the payload's KeyField)
+// and over its whole queue. The zero Limits is none. A worker and the producers of its
+// jobs must use the same Limits: producers compute a job's flow key as they enqueue it.
+type Limits struct {
+	// Concurrency, Rate and Sequence apply to each key (runtime.Flow with By KeyField).
+	Concurrency int
+	Rate        runtime.Rate
+	Sequence    bool
+	// QueueConcurrency and QueueRate apply to the queue (runtime.JobType.QueueFlow).
+	QueueConcurrency int
+	QueueRate        runtime.Rate
+}
+
+// flows returns l as the job type's Flow and QueueFlow (nil: none).
+func (l Limits) flows() (flow, queueFlow *runtime.Flow) {
+	if l.Concurrency != 0 || !l.Rate.IsZero() || l.Sequence {
+		flow = &runtime.Flow{By: []string{KeyField}, Concurrency: l.Concurrency, Rate: l.Rate, Sequence: l.Sequence}
+	}
+	if l.QueueConcurrency != 0 || !l.QueueRate.IsZero() {
+		queueFlow = &runtime.Flow{Concurrency: l.QueueConcurrency, Rate: l.QueueRate}
+	}
+	return flow, queueFlow
+}
+
+// NewJobType returns chaos_job on the given queue, with the flow control l; it
+// rejects Limits the runtime rejects (a sequence with a concurrency, a negative
+// number).
+func NewJobType(queue string, l Limits) (*runtime.JobType, error) {
+	flow, queueFlow := l.flows()
 	jt, err := runtime.NewJobType(runtime.JobType{
 		Kind:         Kind,
 		Queue:        queue,
@@ -50,9 +86,35 @@ func NewJobType(queue string) (*runtime.JobType, error) {
 		Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: Backoff},
 		WriteVersion: 1,
 		Versions:     []runtime.Version{{Number: 1, Schema: schemaV1}},
+		Flow:         flow,
+		QueueFlow:    queueFlow,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("chaosjob: %w", err)
 	}
 	return jt, nil
+}
+
+// FormatRate writes r as ParseRate reads it: LIMIT/PERIOD, as in 10/1s.
+func FormatRate(r runtime.Rate) string { return strconv.Itoa(r.Limit) + "/" + r.Per.String() }
+
+// ParseRate reads a rate written LIMIT/PERIOD, as in 10/1s (at most 10 starts in any
+// second): a limit of at least 1 and a positive Go duration.
+func ParseRate(s string) (runtime.Rate, error) {
+	limit, per, ok := strings.Cut(s, "/")
+	if !ok {
+		return runtime.Rate{}, fmt.Errorf("rate %q: want LIMIT/PERIOD, as in 10/1s", s)
+	}
+	n, err := strconv.Atoi(limit)
+	if err != nil || n < 1 {
+		return runtime.Rate{}, fmt.Errorf("rate %q: limit %q, want an integer of at least 1", s, limit)
+	}
+	d, err := time.ParseDuration(per)
+	if err != nil {
+		return runtime.Rate{}, fmt.Errorf("rate %q: period: %w", s, err)
+	}
+	if d <= 0 {
+		return runtime.Rate{}, fmt.Errorf("rate %q: period %s, want a positive duration", s, per)
+	}
+	return runtime.Rate{Limit: n, Per: d}, nil
 }
