@@ -886,13 +886,14 @@ $$;
 -- 5.5 Flow control
 
 -- jobc_flow_lock locks the state row of one key of a limited kind or queue for the
--- caller's transaction and returns its starts in the rate window ending at p_now, or
--- NULL when another claim holds the key (the caller skips it: no claim ever waits for
--- another). A key's row is created on its first claim: only by the claim that gets a
--- transaction-level advisory lock on the key, so that no claim ever waits for
--- another's uncommitted insert of it (two claims inserting two new keys in opposite
--- orders would otherwise deadlock).
-CREATE FUNCTION jobc_flow_lock(p_scope text, p_name text, p_key text, p_now timestamptz, p_per interval)
+-- caller's transaction and returns its starts, or NULL when another claim holds the
+-- key (the caller skips it: no claim ever waits for another). A key's row is created
+-- on its first claim: only by the claim that gets a transaction-level advisory lock
+-- on the key, so that no claim ever waits for another's uncommitted insert of it (two
+-- claims inserting two new keys in opposite orders would otherwise deadlock). The
+-- caller reads the clock after this returns: a window counted at a time read before
+-- the lock could miss starts a claim that held the lock meanwhile made.
+CREATE FUNCTION jobc_flow_lock(p_scope text, p_name text, p_key text)
 RETURNS timestamptz[]
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
@@ -914,10 +915,7 @@ BEGIN
             RETURN NULL;
         END IF;
     END IF;
-    IF p_per IS NULL THEN
-        RETURN '{}';
-    END IF;
-    RETURN ARRAY(SELECT s FROM unnest(v_starts) s WHERE s > p_now - p_per ORDER BY s);
+    RETURN v_starts;
 END
 $$;
 
@@ -1041,11 +1039,12 @@ BEGIN
         END IF;
     END IF;
     IF v_qconc IS NOT NULL OR v_qrate IS NOT NULL THEN
-        v_now := clock_timestamp();
-        v_qstarts := jobc_flow_lock('queue', p_queue, '', v_now, v_qper);
+        v_qstarts := jobc_flow_lock('queue', p_queue, '');
         IF v_qstarts IS NULL THEN
             RETURN; -- another claim of the queue holds it
         END IF;
+        v_now := clock_timestamp(); -- after the lock: see jobc_flow_lock
+        v_qstarts := ARRAY(SELECT s FROM unnest(v_qstarts) s WHERE s > v_now - v_qper ORDER BY s);
         IF v_qconc IS NOT NULL THEN
             v_left := least(v_left, v_qconc - (SELECT count(*) FROM jobc_jobs j
                 WHERE j.queue = p_queue AND j.state = 'running' AND j.flow_key IS NOT NULL)::integer);

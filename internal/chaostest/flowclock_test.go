@@ -17,17 +17,17 @@ import (
 	"github.com/jobc-dev/jobc/runtime"
 )
 
-// TestFlowRateStalledClaim: a claim that is held up between reading the clock and
-// locking a rate window's row (its backend descheduled, as on a loaded machine) must
-// still admit no more than the rate allows. jobc_claim_flow reads the clock (v_now)
-// before it locks the key's (or the queue's) row in jobc_flow_keys, counts the starts
-// of the window that ends at that time, and records its starts at that time. If
-// another claim locks the row, admits and commits in between, and its later clock
-// dropped from the row the starts that the held-up claim's window still holds, the
-// held-up claim sees too few, admits too many, and records starts earlier than any
-// claim that came after it reads them. A process-level run showed it: 12 worker
-// processes of one slot each, a rate of 2 per 30ms on one key, every core kept busy
-// (as TestExactlyOnceUnderLoad does) found one to three such windows in some runs.
+// TestFlowRateStalledClaim: a claim that is held up while it locks a rate window's row
+// (its backend descheduled, as on a loaded machine) must still admit no more than the
+// rate allows. A claim that read the clock before it locked the key's (or the
+// queue's) row in jobc_flow_keys counted the starts of the window that ended at that
+// time and recorded its starts at that time: if another claim locked the row, admitted
+// and committed in between, and its later clock dropped from the row the starts the
+// held-up claim's window still held, the held-up claim saw too few, admitted too many,
+// and recorded starts earlier than any claim after it. A process-level run showed it:
+// 12 worker processes of one slot each, a rate of 2 per 30ms on one key, every core
+// kept busy (as TestExactlyOnceUnderLoad does) found one to three such windows in some
+// runs. jobc_claim_flow now reads the clock after the lock (jobc_flow_lock).
 //
 // Here the hold-up is made certain with the lock queue: a transaction that holds a
 // lock on jobc_flow_keys (the "first" claim's) keeps a waiting request for a
@@ -38,10 +38,7 @@ import (
 // record (attempted_at), and by when each claim actually leased its jobs (the
 // trigger's clock), the time a start happens.
 //
-// A queue's row is locked with a clock read before the lock too, but its starts are
-// recorded at the clock each key reads after it: the held-up claim's stale window
-// then counts more starts than the window ending at its starts holds, never fewer.
-// The queue case holds that.
+// A queue's row is locked the same way, and its window checked the same way.
 func TestFlowRateStalledClaim(t *testing.T) {
 	t.Parallel()
 	const per = time.Second
@@ -97,12 +94,13 @@ func TestFlowRateStalledClaim(t *testing.T) {
 				}
 				blocked <- err
 			}()
-			waitLockRequests(t, pool, "ExclusiveLock", 1)
+			waitLockRequests(t, pool, []string{"ExclusiveLock"}, 1)
 
-			// Within the window of t0, the held-up claim reads its clock and waits.
+			// Within the window of t0, the held-up claim waits for its first lock on
+			// jobc_flow_keys: a key's row is made (an insert) or locked (FOR UPDATE).
 			held := make(chan []int64, 1)
 			go func() { held <- claimFlow(t, ctx, pool, "held-up", 8) }()
-			waitLockRequests(t, pool, "RowShareLock", 1)
+			waitLockRequests(t, pool, []string{"RowShareLock", "RowExclusiveLock"}, 1)
 
 			// Once the window of t0 is over, the first claim admits one job and
 			// commits; its clock drops t0's starts from the row.
@@ -165,7 +163,7 @@ func claimFlow(t *testing.T, ctx context.Context, pool *pgxpool.Pool, owner stri
 
 func claimFlowIn(t *testing.T, ctx context.Context, tx pgx.Tx, owner string, max int) []int64 {
 	t.Helper()
-	rows, err := tx.Query(ctx, `SELECT id FROM jobc_claim_flow($1, $2, $3, $4, $5, $6, $7, $8, $9) WHERE id IS NOT NULL`,
+	rows, err := tx.Query(ctx, `SELECT id FROM jobc_claim_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}', '{}', '{}', '{}', '{}') WHERE id IS NOT NULL`,
 		chaosjob.DefaultQueue, []string{chaosjob.Kind}, []string{chaosjob.Kind}, []int32{1}, []int32{1}, []*string{nil},
 		owner, 60.0, max)
 	if err != nil {
@@ -179,11 +177,11 @@ func claimFlowIn(t *testing.T, ctx context.Context, tx pgx.Tx, owner string, max
 	return ids
 }
 
-// waitLockRequests waits until n requests for mode on jobc_flow_keys wait.
-func waitLockRequests(t *testing.T, pool *pgxpool.Pool, mode string, n int) {
+// waitLockRequests waits until n requests for one of modes on jobc_flow_keys wait.
+func waitLockRequests(t *testing.T, pool *pgxpool.Pool, modes []string, n int) {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d waiting requests for %s on jobc_flow_keys", n, mode), within(0, time.Second), func() (bool, string) {
-		got := queryInt(t, pool, `SELECT count(*) FROM pg_locks WHERE relation = 'jobc_flow_keys'::regclass AND mode = $1 AND NOT granted`, mode)
+	waitFor(t, fmt.Sprintf("%d waiting requests for %s on jobc_flow_keys", n, strings.Join(modes, " or ")), within(0, time.Second), func() (bool, string) {
+		got := queryInt(t, pool, `SELECT count(*) FROM pg_locks WHERE relation = 'jobc_flow_keys'::regclass AND mode = ANY($1) AND NOT granted`, modes)
 		return got == n, fmt.Sprintf("%d waiting", got)
 	})
 }
