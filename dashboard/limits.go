@@ -118,19 +118,13 @@ func formatRate(r runtime.Rate) string {
 	if r.IsZero() {
 		return "—"
 	}
-	return fmt.Sprintf("%d/%s", r.Limit, ratePer(r))
+	return r.String()
 }
 
 // ratePer is r's period as the form takes it: "1m", not "1m0s".
 func ratePer(r runtime.Rate) string {
-	s := r.Per.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
+	_, per, _ := strings.Cut(r.String(), "/")
+	return per
 }
 
 // limitValues prints a limit's numbers: "2 running · 100/1m", "—" for none.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -231,4 +233,42 @@ func (fk *flowKeyerKind) run(ctx context.Context, q *db.Queries, log *slog.Logge
 		return 0, fmt.Errorf("give %d jobs of %s their flow keys: %w", len(ids), fk.kind, dberr.Describe(err))
 	}
 	return n, nil
+}
+
+// String writes r as ParseRate reads it, LIMIT/PERIOD with the period's zero units
+// left off: "100/1m", not "100/1m0s"; "none" for the zero Rate.
+func (r Rate) String() string {
+	if r.IsZero() {
+		return "none"
+	}
+	per := r.Per.String()
+	if strings.HasSuffix(per, "m0s") {
+		per = strings.TrimSuffix(per, "0s")
+	}
+	if strings.HasSuffix(per, "h0m") {
+		per = strings.TrimSuffix(per, "0m")
+	}
+	return strconv.Itoa(r.Limit) + "/" + per
+}
+
+// ParseRate reads a rate written LIMIT/PERIOD, as the CLI, the dashboard and Rate.String
+// write it: "100/1m" is at most 100 starts in any minute. A unit alone stands for one
+// of it ("100/m" is "100/1m").
+func ParseRate(s string) (Rate, error) {
+	n, per, ok := strings.Cut(strings.TrimSpace(s), "/")
+	if !ok {
+		return Rate{}, fmt.Errorf("rate %q: want LIMIT/PERIOD, such as 100/1m", s)
+	}
+	limit, err := strconv.Atoi(n)
+	if err != nil || limit < 1 {
+		return Rate{}, fmt.Errorf("rate %q: %q is not a count of at least 1 (want LIMIT/PERIOD, such as 100/1m)", s, n)
+	}
+	d, err := time.ParseDuration(per)
+	if err != nil {
+		d, err = time.ParseDuration("1" + per)
+	}
+	if err != nil || d <= 0 {
+		return Rate{}, fmt.Errorf("rate %q: %q is not a positive duration (want LIMIT/PERIOD, such as 100/1m)", s, per)
+	}
+	return Rate{Limit: limit, Per: d}, nil
 }

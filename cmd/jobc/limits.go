@@ -76,7 +76,7 @@ func limitValues(v runtime.LimitValues) string {
 		parts = append(parts, fmt.Sprintf("%d running", v.Concurrency))
 	}
 	if !v.Rate.IsZero() {
-		parts = append(parts, cli.FormatRate(v.Rate))
+		parts = append(parts, v.Rate.String())
 	}
 	if len(parts) == 0 {
 		return "-"
@@ -143,7 +143,7 @@ func newLimitsSet(dbf *cli.DBFlags) *cobra.Command {
 		rate        string
 	)
 	cmd := &cobra.Command{
-		Use:   "set kind|queue NAME [--concurrency N] [--rate N/DURATION]",
+		Use:   "set kind|queue NAME [--concurrency N] [--rate LIMIT/PERIOD]",
 		Short: "Override a kind's or queue's limits on every worker, within one poll interval (persisted until reset)",
 		Long: `jobc limits set replaces the spec's concurrency or rate limit of a kind or queue with the
 given one: every worker applies it from its next claim, within one poll interval. The
@@ -167,7 +167,7 @@ force. A kind or queue whose spec declares no flow control has no limits to chan
 				c.Concurrency = concurrency
 			}
 			if cmd.Flags().Changed("rate") {
-				if c.Rate, err = cli.ParseRate(rate); err != nil {
+				if c.Rate, err = runtime.ParseRate(rate); err != nil {
 					return cli.Usagef(cmd, "--%s", err)
 				}
 			}
@@ -183,7 +183,7 @@ force. A kind or queue whose spec declares no flow control has no limits to chan
 					set = append(set, fmt.Sprintf("concurrency %d", c.Concurrency))
 				}
 				if !c.Rate.IsZero() {
-					set = append(set, "rate "+cli.FormatRate(c.Rate))
+					set = append(set, "rate "+c.Rate.String())
 				}
 				fmt.Fprintf(cmd.OutOrStdout(), "%s %s: %s set; workers apply it from their next claim, within one poll interval\n",
 					scope, cli.Esc(c.Name), strings.Join(set, ", "))
@@ -192,7 +192,7 @@ force. A kind or queue whose spec declares no flow control has no limits to chan
 		},
 	}
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "at most this many running jobs per key (per kind or queue when it has no by fields)")
-	cmd.Flags().StringVar(&rate, "rate", "", "at most N starts per key in any window of DURATION, as N/DURATION: 100/1m")
+	cmd.Flags().StringVar(&rate, "rate", "", "at most N starts per key in any window of DURATION, as LIMIT/PERIOD: 100/1m")
 	return cmd
 }
 

@@ -56,7 +56,7 @@ func TestUsageErrorsExit2(t *testing.T) {
 		{[]string{"limits", "set", "kind", "send_email"}, "nothing to set: give --concurrency, --rate or both"},
 		{[]string{"limits", "set", "kind", "send_email", "--concurrency", "0"}, "--concurrency 0: want at least 1"},
 		{[]string{"limits", "set", "kind", "send_email", "--concurrency", "two"}, `invalid argument "two" for "--concurrency"`},
-		{[]string{"limits", "set", "queue", "email", "--rate", "100"}, `--rate "100": want N/DURATION, such as 100/1m`},
+		{[]string{"limits", "set", "queue", "email", "--rate", "100"}, `--rate "100": want LIMIT/PERIOD, such as 100/1m`},
 		{[]string{"limits", "set", "queue", "email", "--rate", "100/soon"}, `"soon" is not a positive duration`},
 		{[]string{"limits", "set", "queue", "email", "--rate", "0/1m"}, `"0" is not a count of at least 1`},
 		{[]string{"limits", "reset", "queue"}, "accepts 2 arg(s), received 1"},

@@ -147,7 +147,7 @@ func TestFlowRateByKeyUnderKill(t *testing.T) {
 		}
 	}
 	slices.Sort(used)
-	t.Logf("rate %s per key used over the backlog: %s; %d attempts lost with the killed worker", chaosjob.FormatRate(rate), strings.Join(used, ", "), rescued)
+	t.Logf("rate %s per key used over the backlog: %s; %d attempts lost with the killed worker", rate.String(), strings.Join(used, ", "), rescued)
 }
 
 // TestFlowSequenceUnderKill: jobs in sequences (one per key) run one at a time per
@@ -650,7 +650,7 @@ func describeLimits(t *testing.T, pool *pgxpool.Pool) string {
 	for _, l := range ls {
 		rate := "none"
 		if !l.Effective.Rate.IsZero() {
-			rate = chaosjob.FormatRate(l.Effective.Rate)
+			rate = l.Effective.Rate.String()
 		}
 		s += fmt.Sprintf(" %s %s by %v: concurrency %d, rate %s, sequence %v, %d running, %d waiting;",
 			l.Scope, l.Name, l.By, l.Effective.Concurrency, rate, l.Sequence, l.Running, l.Waiting)

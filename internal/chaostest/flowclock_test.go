@@ -137,7 +137,7 @@ func TestFlowRateStalledClaim(t *testing.T) {
 				}
 			}
 			if len(bad) > 0 {
-				t.Errorf("rate %s exceeded: %s; every start, by when it was leased:\n\t%s", chaosjob.FormatRate(rate),
+				t.Errorf("rate %s exceeded: %s; every start, by when it was leased:\n\t%s", rate.String(),
 					strings.Join(bad, "; "), describeStartRecords(leased, t0))
 			}
 		})

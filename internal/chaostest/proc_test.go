@@ -135,7 +135,7 @@ func (o workerOpts) limitArgs() []string {
 		v    runtime.Rate
 	}{{"-rate-by-key", l.Rate}, {"-queue-rate", l.QueueRate}} {
 		if !r.v.IsZero() {
-			args = append(args, r.flag, chaosjob.FormatRate(r.v))
+			args = append(args, r.flag, r.v.String())
 		}
 	}
 	if l.Sequence {

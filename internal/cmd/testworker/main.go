@@ -116,18 +116,18 @@ func parseFlags(args []string, stderr io.Writer) (options, error) {
 	return o, nil
 }
 
-// rateValue is a flag holding a runtime.Rate, written as chaosjob.ParseRate reads it.
+// rateValue is a flag holding a runtime.Rate, written as runtime.ParseRate reads it.
 type rateValue struct{ r *runtime.Rate }
 
 func (v rateValue) String() string {
 	if v.r == nil || v.r.IsZero() {
 		return ""
 	}
-	return chaosjob.FormatRate(*v.r)
+	return v.r.String()
 }
 
 func (v rateValue) Set(s string) error {
-	r, err := chaosjob.ParseRate(s)
+	r, err := runtime.ParseRate(s)
 	if err != nil {
 		return err
 	}

@@ -5,8 +5,6 @@ package chaosjob
 
 import (
 	"fmt"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime"
@@ -93,28 +91,4 @@ func NewJobType(queue string, l Limits) (*runtime.JobType, error) {
 		return nil, fmt.Errorf("chaosjob: %w", err)
 	}
 	return jt, nil
-}
-
-// FormatRate writes r as ParseRate reads it: LIMIT/PERIOD, as in 10/1s.
-func FormatRate(r runtime.Rate) string { return strconv.Itoa(r.Limit) + "/" + r.Per.String() }
-
-// ParseRate reads a rate written LIMIT/PERIOD, as in 10/1s (at most 10 starts in any
-// second): a limit of at least 1 and a positive Go duration.
-func ParseRate(s string) (runtime.Rate, error) {
-	limit, per, ok := strings.Cut(s, "/")
-	if !ok {
-		return runtime.Rate{}, fmt.Errorf("rate %q: want LIMIT/PERIOD, as in 10/1s", s)
-	}
-	n, err := strconv.Atoi(limit)
-	if err != nil || n < 1 {
-		return runtime.Rate{}, fmt.Errorf("rate %q: limit %q, want an integer of at least 1", s, limit)
-	}
-	d, err := time.ParseDuration(per)
-	if err != nil {
-		return runtime.Rate{}, fmt.Errorf("rate %q: period: %w", s, err)
-	}
-	if d <= 0 {
-		return runtime.Rate{}, fmt.Errorf("rate %q: period %s, want a positive duration", s, per)
-	}
-	return runtime.Rate{Limit: n, Per: d}, nil
 }
