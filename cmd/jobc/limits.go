@@ -192,7 +192,7 @@ force. A kind or queue whose spec declares no flow control has no limits to chan
 		},
 	}
 	cmd.Flags().IntVar(&concurrency, "concurrency", 0, "at most this many running jobs per key (per kind or queue when it has no by fields)")
-	cmd.Flags().StringVar(&rate, "rate", "", "at most N starts per key in any window of DURATION, as LIMIT/PERIOD: 100/1m")
+	cmd.Flags().StringVar(&rate, "rate", "", "at most LIMIT starts per key in any window of PERIOD, written LIMIT/PERIOD: 100/1m")
 	return cmd
 }
 
