@@ -122,14 +122,7 @@ func limitsParams(scope LimitScope, name string, f *Flow) db.RegisterLimitsParam
 	if p.ByFields == nil {
 		p.ByFields = []string{}
 	}
-	if f.Concurrency > 0 {
-		n := int32(f.Concurrency)
-		p.SpecConcurrency = &n
-	}
-	if !f.Rate.IsZero() {
-		n, per := int32(f.Rate.Limit), f.Rate.Per.Seconds()
-		p.SpecRateLimit, p.SpecRatePerSeconds = &n, &per
-	}
+	p.SpecConcurrency, p.SpecRateLimit, p.SpecRatePerSeconds = LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}.columns()
 	return p
 }
 

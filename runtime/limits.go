@@ -52,27 +52,36 @@ func ListLimits(ctx context.Context, dbtx DBTX) ([]Limit, error) {
 			Scope: LimitScope(r.Scope), Name: r.Name, By: r.ByFields, Fair: r.Fair, Sequence: r.Sequence,
 			Spec:         limitValues(r.SpecConcurrency, r.SpecRateLimit, r.SpecRatePerSeconds),
 			Override:     limitValues(r.Concurrency, r.RateLimit, r.RatePerSeconds),
+			Effective:    limitValues(&r.EffectiveConcurrency, &r.EffectiveRateLimit, r.EffectiveRatePerSeconds),
 			RegisteredAt: r.RegisteredAt, ChangedAt: r.ChangedAt, ChangedBy: r.ChangedBy,
 			Waiting: r.Waiting, Running: r.Running, Keys: r.Keys,
-		}
-		l.Effective = l.Spec
-		if l.Override.Concurrency > 0 {
-			l.Effective.Concurrency = l.Override.Concurrency
-		}
-		if !l.Override.Rate.IsZero() {
-			l.Effective.Rate = l.Override.Rate
 		}
 		out[i] = l
 	}
 	return out, nil
 }
 
+// columns are v's numbers as jobc_limits holds them, NULL for none.
+func (v LimitValues) columns() (concurrency, rate *int32, perSeconds *float64) {
+	if v.Concurrency > 0 {
+		n := int32(v.Concurrency)
+		concurrency = &n
+	}
+	if !v.Rate.IsZero() {
+		n, per := int32(v.Rate.Limit), v.Rate.Per.Seconds()
+		rate, perSeconds = &n, &per
+	}
+	return concurrency, rate, perSeconds
+}
+
+// limitValues reads the numbers of a limit from jobc_limits' columns, where NULL (or
+// 0) is none.
 func limitValues(concurrency, rate *int32, perSeconds float64) LimitValues {
 	var v LimitValues
 	if concurrency != nil {
 		v.Concurrency = int(*concurrency)
 	}
-	if rate != nil {
+	if rate != nil && *rate > 0 {
 		v.Rate = Rate{Limit: int(*rate), Per: time.Duration(perSeconds * float64(time.Second))}
 	}
 	return v
@@ -107,14 +116,7 @@ func SetLimit(ctx context.Context, dbtx DBTX, c LimitChange) error {
 		return fmt.Errorf("jobc: set limit of %s: nothing to set (concurrency or rate)", what)
 	}
 	p := db.SetLimitParams{Scope: string(c.Scope), Name: c.Name, ChangedBy: &c.By}
-	if c.Concurrency > 0 {
-		n := int32(c.Concurrency)
-		p.Concurrency = &n
-	}
-	if !c.Rate.IsZero() {
-		n, per := int32(c.Rate.Limit), c.Rate.Per.Seconds()
-		p.RateLimit, p.RatePerSeconds = &n, &per
-	}
+	p.Concurrency, p.RateLimit, p.RatePerSeconds = LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}.columns()
 	_, err := db.New(dbtx).SetLimit(ctx, p)
 	return limitResult("set limit of "+what, err)
 }

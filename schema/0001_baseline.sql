@@ -377,6 +377,16 @@ SELECT id, kind, queue, state, priority, payload_version, payload, metadata, ava
        attempt, max_attempts, errors, unique_key, created_at, attempted_at, finished_at, false::boolean
 FROM jobc_jobs_finished;
 
+-- jobc_limits_in_force is each kind's and queue's flow control as claims apply it: an
+-- operator's values where there are some, else the spec's. A rate is a pair: an
+-- operator's rate replaces the spec's limit and period together.
+CREATE VIEW jobc_limits_in_force AS
+SELECT scope, name, by_fields, fair, sequence,
+       coalesce(concurrency, spec_concurrency)::integer AS concurrency,
+       (CASE WHEN rate_limit IS NOT NULL THEN rate_limit ELSE spec_rate_limit END)::integer AS rate_limit,
+       (CASE WHEN rate_limit IS NOT NULL THEN rate_per ELSE spec_rate_per END)::interval AS rate_per
+FROM jobc_limits;
+
 ------------------------------------------------------------------------------------------
 -- 5. Functions
 ------------------------------------------------------------------------------------------
@@ -996,12 +1006,10 @@ DECLARE
     v_left     integer := p_max;
     v_budget   integer := 4 * p_max + 16;  -- keys a claim may visit
     v_visits   integer := 0;
-    v_q        jobc_limits;
     v_qconc    integer;
     v_qrate    integer;
     v_qper     interval;
     v_qstarts  timestamptz[];
-    v_l        jobc_limits;
     v_conc     integer;
     v_rate     integer;
     v_per      interval;
@@ -1029,15 +1037,8 @@ BEGIN
     IF p_max <= 0 THEN
         RETURN;
     END IF;
-    SELECT * INTO v_q FROM jobc_limits l WHERE l.scope = 'queue' AND l.name = p_queue;
-    IF FOUND THEN
-        v_qconc := coalesce(v_q.concurrency, v_q.spec_concurrency);
-        IF v_q.rate_limit IS NOT NULL THEN
-            v_qrate := v_q.rate_limit; v_qper := v_q.rate_per;
-        ELSE
-            v_qrate := v_q.spec_rate_limit; v_qper := v_q.spec_rate_per;
-        END IF;
-    END IF;
+    SELECT l.concurrency, l.rate_limit, l.rate_per INTO v_qconc, v_qrate, v_qper
+    FROM jobc_limits_in_force l WHERE l.scope = 'queue' AND l.name = p_queue;
     IF v_qconc IS NOT NULL OR v_qrate IS NOT NULL THEN
         v_qstarts := jobc_flow_lock('queue', p_queue, '');
         IF v_qstarts IS NULL THEN
@@ -1059,16 +1060,11 @@ BEGIN
 
     FOR g IN 1 .. coalesce(cardinality(p_kinds), 0) LOOP
         EXIT WHEN v_left <= 0 OR v_visits >= v_budget;
-        v_l := NULL;
-        SELECT * INTO v_l FROM jobc_limits l WHERE l.scope = 'kind' AND l.name = p_limits[g];
-        v_conc := coalesce(v_l.concurrency, v_l.spec_concurrency);
-        IF v_l.rate_limit IS NOT NULL THEN
-            v_rate := v_l.rate_limit; v_per := v_l.rate_per;
-        ELSE
-            v_rate := v_l.spec_rate_limit; v_per := v_l.spec_rate_per;
-        END IF;
-        v_fair := coalesce(v_l.fair, false);
-        v_seq := coalesce(v_l.sequence, false);
+        v_conc := NULL; v_rate := NULL; v_per := NULL; v_fair := NULL; v_seq := NULL;
+        SELECT l.concurrency, l.rate_limit, l.rate_per, l.fair, l.sequence INTO v_conc, v_rate, v_per, v_fair, v_seq
+        FROM jobc_limits_in_force l WHERE l.scope = 'kind' AND l.name = p_limits[g];
+        v_fair := coalesce(v_fair, false);
+        v_seq := coalesce(v_seq, false);
         v_locking := v_conc IS NOT NULL OR v_rate IS NOT NULL OR v_seq;
         v_group := ARRAY(SELECT p_kinds[i] FROM generate_subscripts(p_kinds, 1) i WHERE p_limits[i] = p_limits[g]);
         v_versions := ARRAY(SELECT generate_series(p_min_versions[g], p_max_versions[g]));

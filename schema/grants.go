@@ -113,6 +113,9 @@ func objects() []object {
 		// resets an operator's (SetLimit, ResetLimit); every claim reads them.
 		{kind: "TABLE", name: "jobc_limits",
 			worker: []string{sel, ins, upd}, readOnly: []string{sel}},
+		// What claims apply of them (a view: jobc_claim_flow, ListLimits, WaitFacts).
+		{kind: "TABLE", name: "jobc_limits_in_force",
+			worker: []string{sel}, readOnly: []string{sel}},
 		// The keys' state rows: jobc_claim_flow creates, locks and updates them;
 		// PruneFlowKeys deletes those no job needs.
 		{kind: "TABLE", name: "jobc_flow_keys",

@@ -300,8 +300,12 @@ func (c *Cluster) running(ctx context.Context) (bool, error) {
 // server would lose transactions that were reported as committed, and tests
 // of crash behaviour would flake. With fsync off, a synchronous commit is
 // just a write(2) and costs next to nothing.
+//
+// max_connections is 400: the process-level tests of flow control run four worker
+// processes of fifty handlers each beside the other packages' tests, and the server's
+// lock table, which the claims' advisory locks of flow keys use, grows with it.
 func (c *Cluster) serverOptions() string {
-	return fmt.Sprintf("-k %s -c listen_addresses='' -p %d -c fsync=off -c full_page_writes=off -c max_connections=200",
+	return fmt.Sprintf("-k %s -c listen_addresses='' -p %d -c fsync=off -c full_page_writes=off -c max_connections=400",
 		shellQuote(c.dir), c.port)
 }
 

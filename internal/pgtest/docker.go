@@ -84,7 +84,7 @@ func dockerRunArgs(image string) []string {
 		image,
 		"-c", "fsync=off",
 		"-c", "full_page_writes=off",
-		"-c", "max_connections=200",
+		"-c", "max_connections=400",
 	}
 }
 

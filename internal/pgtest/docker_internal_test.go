@@ -79,7 +79,7 @@ func TestDockerRunArgs(t *testing.T) {
 	got := strings.Join(dockerRunArgs("postgres:16"), " ")
 	want := "run --detach --rm --label jobc.pgtest=1 --publish 127.0.0.1::5432 " +
 		"--env POSTGRES_HOST_AUTH_METHOD=trust --env POSTGRES_DB=postgres " +
-		"postgres:16 -c fsync=off -c full_page_writes=off -c max_connections=200"
+		"postgres:16 -c fsync=off -c full_page_writes=off -c max_connections=400"
 	if got != want {
 		t.Errorf("dockerRunArgs:\n got %s\nwant %s", got, want)
 	}

@@ -65,7 +65,7 @@ func TestStartWithoutDatabaseURLStartsCluster(t *testing.T) {
 	for setting, want := range map[string]string{
 		"listen_addresses": "",
 		"fsync":            "off",
-		"max_connections":  "200",
+		"max_connections":  "400",
 		"server_encoding":  "UTF8",
 	} {
 		if got := queryString(t, conn, "SELECT current_setting($1)", setting); got != want {

@@ -118,6 +118,8 @@ const listLimits = `-- name: ListLimits :many
 SELECT l.scope, l.name, l.by_fields, l.fair, l.sequence,
        l.spec_concurrency, l.spec_rate_limit, coalesce(extract(epoch FROM l.spec_rate_per), 0)::float8 AS spec_rate_per_seconds,
        l.concurrency, l.rate_limit, coalesce(extract(epoch FROM l.rate_per), 0)::float8 AS rate_per_seconds,
+       coalesce(f.concurrency, 0)::integer AS effective_concurrency, coalesce(f.rate_limit, 0)::integer AS effective_rate_limit,
+       coalesce(extract(epoch FROM f.rate_per), 0)::float8 AS effective_rate_per_seconds,
        l.registered_at, l.changed_at, coalesce(l.changed_by, '')::text AS changed_by,
        (SELECT count(*) FROM jobc_jobs j
         WHERE j.state = 'available' AND j.flow_key IS NOT NULL
@@ -129,27 +131,31 @@ SELECT l.scope, l.name, l.by_fields, l.fair, l.sequence,
         WHERE j.state IN ('available', 'running') AND j.flow_key IS NOT NULL
           AND CASE l.scope WHEN 'kind' THEN j.kind = l.name ELSE j.queue = l.name END)::bigint AS keys
 FROM jobc_limits l
+JOIN jobc_limits_in_force f ON f.scope = l.scope AND f.name = l.name
 ORDER BY l.scope, l.name
 `
 
 type ListLimitsRow struct {
-	Scope              string
-	Name               string
-	ByFields           []string
-	Fair               bool
-	Sequence           bool
-	SpecConcurrency    *int32
-	SpecRateLimit      *int32
-	SpecRatePerSeconds float64
-	Concurrency        *int32
-	RateLimit          *int32
-	RatePerSeconds     float64
-	RegisteredAt       time.Time
-	ChangedAt          *time.Time
-	ChangedBy          string
-	Waiting            int64
-	Running            int64
-	Keys               int64
+	Scope                   string
+	Name                    string
+	ByFields                []string
+	Fair                    bool
+	Sequence                bool
+	SpecConcurrency         *int32
+	SpecRateLimit           *int32
+	SpecRatePerSeconds      float64
+	Concurrency             *int32
+	RateLimit               *int32
+	RatePerSeconds          float64
+	EffectiveConcurrency    int32
+	EffectiveRateLimit      int32
+	EffectiveRatePerSeconds float64
+	RegisteredAt            time.Time
+	ChangedAt               *time.Time
+	ChangedBy               string
+	Waiting                 int64
+	Running                 int64
+	Keys                    int64
 }
 
 // Every limit with its key count and what waits on it and runs under it: jobs of a
@@ -175,6 +181,9 @@ func (q *Queries) ListLimits(ctx context.Context) ([]ListLimitsRow, error) {
 			&i.Concurrency,
 			&i.RateLimit,
 			&i.RatePerSeconds,
+			&i.EffectiveConcurrency,
+			&i.EffectiveRateLimit,
+			&i.EffectiveRatePerSeconds,
 			&i.RegisteredAt,
 			&i.ChangedAt,
 			&i.ChangedBy,
@@ -420,12 +429,12 @@ SELECT j.id, j.kind, j.queue, j.state, j.payload_version, j.available_at, j.flow
        EXISTS (SELECT 1 FROM jobc_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL) AS paused,
        coalesce(kl.by_fields, '{}')::text[] AS by_fields,
        coalesce(kl.sequence, false)::boolean AS sequence,
-       coalesce(kl.concurrency, kl.spec_concurrency, 0)::integer AS kind_concurrency,
-       coalesce(kl.rate_limit, kl.spec_rate_limit, 0)::integer AS kind_rate_limit,
-       coalesce(extract(epoch FROM CASE WHEN kl.rate_limit IS NOT NULL THEN kl.rate_per ELSE kl.spec_rate_per END), 0)::float8 AS kind_rate_per_seconds,
-       coalesce(ql.concurrency, ql.spec_concurrency, 0)::integer AS queue_concurrency,
-       coalesce(ql.rate_limit, ql.spec_rate_limit, 0)::integer AS queue_rate_limit,
-       coalesce(extract(epoch FROM CASE WHEN ql.rate_limit IS NOT NULL THEN ql.rate_per ELSE ql.spec_rate_per END), 0)::float8 AS queue_rate_per_seconds,
+       coalesce(kl.concurrency, 0)::integer AS kind_concurrency,
+       coalesce(kl.rate_limit, 0)::integer AS kind_rate_limit,
+       coalesce(extract(epoch FROM kl.rate_per), 0)::float8 AS kind_rate_per_seconds,
+       coalesce(ql.concurrency, 0)::integer AS queue_concurrency,
+       coalesce(ql.rate_limit, 0)::integer AS queue_rate_limit,
+       coalesce(extract(epoch FROM ql.rate_per), 0)::float8 AS queue_rate_per_seconds,
        (SELECT count(*) FROM jobc_jobs r
         WHERE r.queue = j.queue AND r.kind = j.kind AND r.flow_key = j.flow_key AND r.state = 'running')::integer AS key_running,
        (SELECT count(*) FROM jobc_jobs r
@@ -439,8 +448,8 @@ SELECT j.id, j.kind, j.queue, j.state, j.payload_version, j.available_at, j.flow
        coalesce((SELECT min(h.id) FROM jobc_jobs h WHERE h.kind = j.kind AND h.flow_key = j.flow_key), 0)::bigint AS head,
        now()::timestamptz AS now
 FROM jobc_jobs j
-LEFT JOIN jobc_limits kl ON kl.scope = 'kind' AND kl.name = j.kind AND j.flow_key IS NOT NULL
-LEFT JOIN jobc_limits ql ON ql.scope = 'queue' AND ql.name = j.queue AND j.flow_key IS NOT NULL
+LEFT JOIN jobc_limits_in_force kl ON kl.scope = 'kind' AND kl.name = j.kind AND j.flow_key IS NOT NULL
+LEFT JOIN jobc_limits_in_force ql ON ql.scope = 'queue' AND ql.name = j.queue AND j.flow_key IS NOT NULL
 WHERE j.id = $1
 `
 

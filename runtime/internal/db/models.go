@@ -180,6 +180,17 @@ type JobcLimit struct {
 	ChangedBy       *string
 }
 
+type JobcLimitsInForce struct {
+	Scope       string
+	Name        string
+	ByFields    []string
+	Fair        bool
+	Sequence    bool
+	Concurrency int32
+	RateLimit   int32
+	RatePer     pgtype.Interval
+}
+
 type JobcMigration struct {
 	Version   int32
 	Name      string
