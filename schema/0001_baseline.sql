@@ -1272,12 +1272,15 @@ BEGIN
                 v_left := v_left - v_n;
                 v_gave := v_gave + v_n;
             END LOOP;
-            EXIT WHEN v_gave = 0 OR NOT v_fair;
+            -- Another round while the last one gave: a kind that is not fair takes
+            -- keys only until their allowances cover the claim, and an allowance can
+            -- be more than a key's jobs.
+            EXIT WHEN v_gave = 0;
             IF v_round = 1 THEN
                 v_first := v_gave;
             END IF;
             v_round := v_round + 1;
-            v_share := greatest(1, ceil(v_left::numeric / v_first)::integer);
+            v_share := CASE WHEN v_fair THEN greatest(1, ceil(v_left::numeric / v_first)::integer) ELSE v_left END;
         END LOOP;
     END LOOP;
 

@@ -117,6 +117,9 @@ func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int) {
 	f.after = append(f.after, "")
 }
 
+// HasFlowKinds says whether q has kinds with flow control.
+func (q *Queue) HasFlowKinds() bool { return len(q.flow.kinds) > 0 }
+
 // FlowKinds returns the kinds (or aliases) added with AddFlowKind.
 func (q *Queue) FlowKinds() []string { return q.flow.kinds }
 
