@@ -50,8 +50,8 @@ type FlowJobc struct {
 	Keys  int
 }
 
-func (s *FlowJobc) Name() string     { return s.Label }
-func (*FlowJobc) Tables() []string   { return []string{"jobc_jobs", "jobc_jobs_finished"} }
+func (s *FlowJobc) Name() string   { return s.Label }
+func (*FlowJobc) Tables() []string { return []string{"jobc_jobs", "jobc_jobs_finished"} }
 func (*FlowJobc) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	_, err := runtime.Migrate(ctx, pool)
 	return err
