@@ -673,7 +673,7 @@ func explainClaim(ctx context.Context, waiting int, file string) error {
 		}
 		defer conn.Release()
 		for _, after := range []string{"", `["k0050"]`} {
-			for _, s := range []string{"LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0", "SET auto_explain.log_analyze = on",
+			for _, s := range []string{"SET plan_cache_mode = force_generic_plan", "SET jit = off", "LOAD 'auto_explain'", "SET auto_explain.log_min_duration = 0", "SET auto_explain.log_analyze = on",
 				"SET auto_explain.log_buffers = on", "SET auto_explain.log_nested_statements = on", "SET auto_explain.log_level = notice", "SET auto_explain.log_timing = on", "BEGIN"} {
 				if _, err := conn.Exec(ctx, s); err != nil {
 					return err
