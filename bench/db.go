@@ -102,6 +102,10 @@ var SessionSettings = map[string]string{}
 // (auto_explain's plans with -explain).
 var OnNotice func(*pgconn.PgConn, *pgconn.Notice)
 
+// Tracer, if set, traces the queries of every pool the benchmarks open (cmd/flow times
+// the claims with it).
+var Tracer pgx.QueryTracer
+
 // NewPool opens a pool of at most maxConns connections.
 func NewPool(ctx context.Context, dbURL string, maxConns int) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(dbURL)
@@ -113,6 +117,9 @@ func NewPool(ctx context.Context, dbURL string, maxConns int) (*pgxpool.Pool, er
 	}
 	if OnNotice != nil {
 		cfg.ConnConfig.OnNotice = OnNotice
+	}
+	if Tracer != nil {
+		cfg.ConnConfig.Tracer = Tracer
 	}
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = 0
