@@ -28,7 +28,7 @@ import (
 
 func main() {
 	var (
-		only     = flag.String("only", "rate,concurrency,fair,burndown,keys,throttled", "measurements: rate, concurrency, fair, burndown, keys, throttled, explain")
+		only     = flag.String("only", "rate,concurrency,fair,burndown,keys,throttled", "measurements: rate, concurrency, fair, burndown, keys, throttled; or explain (one claim's plans), probe (leave a database to try claims in)")
 		runs     = flag.Int("runs", 3, "runs of each measurement; the table shows medians")
 		window   = flag.Duration("window", 10*time.Second, "rate, concurrency: measured time from the first handler call")
 		poll     = flag.Duration("poll", time.Second, "Config.PollInterval")
@@ -38,7 +38,7 @@ func main() {
 		throttle = flag.Int("throttled", 100000, "throttled: available jobs of the key at its limit")
 		explain  = flag.String("explain", "", "explain: write auto_explain plans of one jobc_claim_flow call's statements to FILE")
 		patch    = flag.String("patch", "", "run this SQL file in every fresh database after the migration (a patched jobc_claim_flow, say)")
-		capFlag  = flag.Duration("cap", 40*time.Second, "burn-downs, fair, throttled: stop a measurement after this long and report what was done by then")
+		capFlag  = flag.Duration("cap", 20*time.Second, "burn-downs, fair, throttled: stop a measurement after this long and report what was done by then")
 		fairSc   = flag.String("fair-scenarios", "absent,fair,fifo,fifo-absent", "fair: the scenarios to measure")
 		probe    = flag.String("probe-db", "flowprobe", "probe: the database to leave behind")
 		slow     = flag.Duration("slow", 0, "write auto_explain (ANALYZE) plans of every statement, nested ones included, that ran at least this long, to -slow-file")
@@ -87,9 +87,9 @@ func main() {
 			// One key at 200 per second, and 50 keys at 20 per second each.
 			for _, c := range []struct {
 				name               string
-				keys, limit, perKy int
+				keys, limit, perKey int
 			}{{"1 key × 200/s", 1, 200, 5000}, {"50 keys × 20/s", 50, 20, 400}} {
-				r, err := rate(ctx, base, c.keys, c.limit, c.perKy, *window)
+				r, err := rate(ctx, base, c.keys, c.limit, c.perKey, *window)
 				fail(err)
 				t.add(fmt.Sprintf("1a rate %s: starts / allowed", c.name), r)
 				logf("run %d rate %s: %.3f of the limit", run, c.name, r)
