@@ -28,17 +28,18 @@ import (
 
 func main() {
 	var (
-		only     = flag.String("only", "rate,concurrency,fair,burndown,keys,throttled", "measurements: rate, concurrency, fair, burndown, keys, throttled, explain")
+		only     = flag.String("only", "rate,concurrency,fair,burndown,keys,throttled", "measurements: rate, concurrency, fair, burndown, keys, throttled; or explain (one claim's plans), probe (leave a database to try claims in)")
 		runs     = flag.Int("runs", 3, "runs of each measurement; the table shows medians")
 		window   = flag.Duration("window", 10*time.Second, "rate, concurrency: measured time from the first handler call")
 		poll     = flag.Duration("poll", time.Second, "Config.PollInterval")
 		concPoll = flag.String("concurrency-polls", "1s,50ms", "concurrency: the poll intervals to measure")
+		concWork = flag.Int("concurrency-workers", 4, "concurrency: workers in this process, 200 slots between them")
 		bdJobs   = flag.String("burndown-jobs", "20000,100000", "burndown: jobs per burn-down")
 		keysJobs = flag.Int("keys-jobs", 20000, "keys: jobs over 1,000 keys")
 		throttle = flag.Int("throttled", 100000, "throttled: available jobs of the key at its limit")
 		explain  = flag.String("explain", "", "explain: write auto_explain plans of one jobc_claim_flow call's statements to FILE")
 		patch    = flag.String("patch", "", "run this SQL file in every fresh database after the migration (a patched jobc_claim_flow, say)")
-		capFlag  = flag.Duration("cap", 40*time.Second, "burn-downs, fair, throttled: stop a measurement after this long and report what was done by then")
+		capFlag  = flag.Duration("cap", 20*time.Second, "burn-downs, fair, throttled: stop a measurement after this long and report what was done by then")
 		fairSc   = flag.String("fair-scenarios", "absent,fair,fifo,fifo-absent", "fair: the scenarios to measure")
 		probe    = flag.String("probe-db", "flowprobe", "probe: the database to leave behind")
 		slow     = flag.Duration("slow", 0, "write auto_explain (ANALYZE) plans of every statement, nested ones included, that ran at least this long, to -slow-file")
@@ -87,9 +88,9 @@ func main() {
 			// One key at 200 per second, and 50 keys at 20 per second each.
 			for _, c := range []struct {
 				name               string
-				keys, limit, perKy int
+				keys, limit, perKey int
 			}{{"1 key × 200/s", 1, 200, 5000}, {"50 keys × 20/s", 50, 20, 400}} {
-				r, err := rate(ctx, base, c.keys, c.limit, c.perKy, *window)
+				r, err := rate(ctx, base, c.keys, c.limit, c.perKey, *window)
 				fail(err)
 				t.add(fmt.Sprintf("1a rate %s: starts / allowed", c.name), r)
 				logf("run %d rate %s: %.3f of the limit", run, c.name, r)
@@ -102,10 +103,10 @@ func main() {
 				w := base
 				w.PollInterval = pi
 				tracer.take()
-				at, mean, db, err := concurrency(ctx, w, *window)
+				at, mean, db, err := concurrency(ctx, w, *concWork, *window)
 				fail(err)
 				cs := tracer.take()
-				name := fmt.Sprintf("1b concurrency 20 keys × 2, poll %s: ", p)
+				name := fmt.Sprintf("1b concurrency 20 keys × 2, %d workers, poll %s: ", *concWork, p)
 				t.add(name+"time at the limit (handlers)", at)
 				t.add(name+"mean running / limit (handlers)", mean)
 				t.add(name+"samples at the limit (database)", float64(db.atLimit)/float64(db.n))
@@ -292,13 +293,13 @@ func waitFirst(ctx context.Context, mu *sync.Mutex, starts *[]time.Time) error {
 }
 
 // concurrency runs 20 keys limited to 2 jobs at once each, with a backlog, handlers
-// sleeping 20ms, on 4 workers of 50 slots in this process, and returns the share of
+// sleeping 20ms, on workers in this process sharing 200 slots (4 × 50 by default), and returns the share of
 // window (from the first start) during which 40 handlers ran, and the mean number
 // running as a share of 40.
-func concurrency(ctx context.Context, w bench.WorkerConfig, window time.Duration) (atLimit, mean float64, db dbSamples, err error) {
-	const keys, limit, perKey, workers, sleep = 20, 2, 1500, 4, 20 * time.Millisecond
+func concurrency(ctx context.Context, w bench.WorkerConfig, workers int, window time.Duration) (atLimit, mean float64, db dbSamples, err error) {
+	const keys, limit, perKey, sleep = 20, 2, 1500, 20 * time.Millisecond
 	jt := bench.FlowJobType(&runtime.Flow{By: []string{"key"}, Concurrency: limit}, nil)
-	w.Concurrency = 50
+	w.Concurrency = 200 / workers
 	err = withEnv(ctx, "flow_conc", func(e *bench.Env) error {
 		if err := bench.EnqueueFlow(ctx, e.Pool, jt, keys*perKey, func(i int) string { return bench.FlowKey(i, keys) }); err != nil {
 			return err
