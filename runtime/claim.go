@@ -103,13 +103,6 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		case <-ctx.Done():
 			return
 		case <-q.slotFreed:
-			// A finished job of a kind with flow control may have freed its key's
-			// place under a limit, which no notification announces: claim again.
-			// (Without flow control, a freed slot finds no work a short claim
-			// did not.)
-			if q.claim.HasFlowKinds() {
-				needFetch = true
-			}
 		case <-q.wake:
 			needFetch = true
 			now, count := time.Now(), q.notified.Load()

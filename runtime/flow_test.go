@@ -514,3 +514,23 @@ func TestPruneFlowKeys(t *testing.T) {
 		t.Errorf("flow keys left %v, want %v", left, want)
 	}
 }
+
+// TestLimitedKindClaimsWhenOutcomesAreRecorded: a worker whose claims come back short
+// because a key is at its limit claims again as soon as its outcomes free the key, not
+// at its next poll: five jobs one at a time finish within one poll interval.
+func TestLimitedKindClaimsWhenOutcomesAreRecorded(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	jt := flowType(t, runtime.Flow{Concurrency: 1})
+	enqueueKeys(t, pool, jt, 1, 5)
+	cfg := testConfig(map[string]runtime.QueueConfig{jt.Queue: {MaxWorkers: 5}})
+	cfg.PollInterval = 5 * time.Second
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	// The first claim takes one job; without the wake-up each later one would wait
+	// for a poll, four polls in all.
+	waitDrained(t, pool, 5, cfg.PollInterval)
+}

@@ -179,6 +179,16 @@ func (w *Worker) Run(ctx context.Context) error {
 	completerDone := make(chan struct{})
 	outcomes := completer.New(completer.Config{
 		Queries: w.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
+		// A queue with flow control whose last claim came back short may have met
+		// keys at their concurrency limits: once outcomes are recorded, their places
+		// are free and the next claim counts so. Nothing else announces it.
+		Recorded: func() {
+			for _, q := range queues {
+				if q.claim.HasFlowKinds() {
+					signal(q.wake)
+				}
+			}
+		},
 	})
 	go func() { defer close(completerDone); outcomes.Run(completeCtx, results) }()
 

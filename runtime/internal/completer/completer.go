@@ -52,6 +52,9 @@ type Config struct {
 	StatementTimeout time.Duration // per attempt to record a batch
 	Held             *lease.Held   // the leases the worker holds; recorded attempts are forgotten
 	Log              *slog.Logger
+	// Recorded, if set, is called after each batch of outcomes is written: the jobs
+	// in it no longer count against a concurrency limit.
+	Recorded func()
 }
 
 // Completer records the outcomes of a worker's attempts in batches.
@@ -61,11 +64,12 @@ type Completer struct {
 	statementTimeout time.Duration
 	held             *lease.Held
 	log              *slog.Logger
+	recorded         func()
 }
 
 // New returns a completer for cfg.
 func New(cfg Config) *Completer {
-	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log}
+	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log, recorded: cfg.Recorded}
 }
 
 const maxCompleteBatch = 1000
@@ -99,6 +103,9 @@ func (c *Completer) Run(ctx context.Context, results <-chan Result) {
 			}
 		}
 		c.recordWithRetry(ctx, batch)
+		if c.recorded != nil {
+			c.recorded()
+		}
 	}
 }
 
