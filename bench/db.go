@@ -102,7 +102,7 @@ var SessionSettings = map[string]string{}
 // (auto_explain's plans with -explain).
 var OnNotice func(*pgconn.PgConn, *pgconn.Notice)
 
-// Tracer, if set, traces the queries of every pool the benchmarks open (cmd/flow times
+// Tracer traces, if set, the queries of every pool the benchmarks open (cmd/flow times
 // the claims with it).
 var Tracer pgx.QueryTracer
 

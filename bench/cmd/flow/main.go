@@ -215,7 +215,7 @@ func rate(ctx context.Context, w bench.WorkerConfig, keys, limit, perKey int, wi
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
 		if err := waitFirst(ctx, &mu, &starts); err != nil {
 			return err
 		}
@@ -329,7 +329,7 @@ func concurrency(ctx context.Context, w bench.WorkerConfig, workers int, window 
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
 		if err := waitFirst(ctx, &mu, &starts); err != nil {
 			return err
 		}
@@ -432,7 +432,7 @@ func fair(ctx context.Context, w bench.WorkerConfig, scenario string) ([]time.Du
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer func() { _ = stop() }() // a failure to stop changes nothing measured
 		time.Sleep(time.Second)
 		mu.Lock()
 		enqueued = time.Now()
@@ -532,7 +532,7 @@ func burnDown(ctx context.Context, e *bench.Env, sys *bench.FlowJobc, n int, w b
 	if err != nil {
 		return res, err
 	}
-	defer stop()
+	defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
 	capped := time.NewTimer(capAt)
 	defer capped.Stop()
 	select {
@@ -616,7 +616,7 @@ func throttled(ctx context.Context, w bench.WorkerConfig, waiting int) (throttle
 		if err != nil {
 			return err
 		}
-		defer stop()
+		defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
 		select {
 		case <-done:
 		case <-time.After(capAt):
