@@ -87,7 +87,7 @@ func main() {
 		if want["rate"] {
 			// One key at 200 per second, and 50 keys at 20 per second each.
 			for _, c := range []struct {
-				name               string
+				name                string
 				keys, limit, perKey int
 			}{{"1 key × 200/s", 1, 200, 5000}, {"50 keys × 20/s", 50, 20, 400}} {
 				r, err := rate(ctx, base, c.keys, c.limit, c.perKey, *window)
