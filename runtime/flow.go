@@ -51,10 +51,8 @@ func (f *Flow) check(kind string, queue bool) error {
 		what = "queue of job type " + kind
 	}
 	switch {
-	case f.Concurrency < 0:
-		return fmt.Errorf("jobc: %s: concurrency %d, want at least 1 (0: none)", what, f.Concurrency)
-	case f.Rate.Limit < 0 || (f.Rate.Limit > 0) != (f.Rate.Per > 0):
-		return fmt.Errorf("jobc: %s: rate %d per %s: want a limit of at least 1 and a positive period", what, f.Rate.Limit, f.Rate.Per)
+	case (LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}).check() != nil:
+		return fmt.Errorf("jobc: %s: %w", what, LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}.check())
 	case queue && (len(f.By) > 0 || f.Fair || f.Sequence):
 		return fmt.Errorf("jobc: %s: a queue's flow control has concurrency and rate only", what)
 	case f.Sequence && f.Concurrency > 0:

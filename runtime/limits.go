@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -61,6 +62,20 @@ func ListLimits(ctx context.Context, dbtx DBTX) ([]Limit, error) {
 	return out, nil
 }
 
+// check says whether v's numbers can be limits: each at most what jobc_limits holds
+// (an int4; a larger one would wrap when stored), a rate's limit and period given
+// together, and the period at least a millisecond (the database keeps microseconds).
+func (v LimitValues) check() error {
+	switch {
+	case v.Concurrency < 0 || v.Concurrency > math.MaxInt32:
+		return fmt.Errorf("concurrency %d, want 1 to %d (0: none)", v.Concurrency, math.MaxInt32)
+	case v.Rate.Limit < 0 || v.Rate.Limit > math.MaxInt32 || (v.Rate.Limit > 0) != (v.Rate.Per > 0) ||
+		(v.Rate.Limit > 0 && v.Rate.Per < time.Millisecond):
+		return fmt.Errorf("rate %d per %s, want a limit of 1 to %d and a period of at least 1ms", v.Rate.Limit, v.Rate.Per, math.MaxInt32)
+	}
+	return nil
+}
+
 // columns are v's numbers as jobc_limits holds them, NULL for none.
 func (v LimitValues) columns() (concurrency, rate *int32, perSeconds *float64) {
 	if v.Concurrency > 0 {
@@ -108,10 +123,8 @@ func SetLimit(ctx context.Context, dbtx DBTX, c LimitChange) error {
 	switch {
 	case c.Scope != LimitKind && c.Scope != LimitQueue:
 		return fmt.Errorf("jobc: set limit of %s: scope %q, want kind or queue", what, c.Scope)
-	case c.Concurrency < 0:
-		return fmt.Errorf("jobc: set limit of %s: concurrency %d, want at least 1", what, c.Concurrency)
-	case c.Rate.Limit < 0 || (c.Rate.Limit > 0) != (c.Rate.Per > 0):
-		return fmt.Errorf("jobc: set limit of %s: rate %d per %s, want a limit of at least 1 and a positive period", what, c.Rate.Limit, c.Rate.Per)
+	case (LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}).check() != nil:
+		return fmt.Errorf("jobc: set limit of %s: %w", what, LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}.check())
 	case c.Concurrency == 0 && c.Rate.IsZero():
 		return fmt.Errorf("jobc: set limit of %s: nothing to set (concurrency or rate)", what)
 	}

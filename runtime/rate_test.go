@@ -1,6 +1,8 @@
 package runtime_test
 
 import (
+	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,6 +42,31 @@ func TestParseRate(t *testing.T) {
 	} {
 		if got := r.String(); got != want {
 			t.Errorf("%+v.String() = %q, want %q", r, got, want)
+		}
+	}
+}
+
+// TestLimitsOutOfRange: numbers the database cannot hold, or a window below what it
+// keeps, are refused by name before anything is stored, in the spec's flow control and
+// in an operator's change alike.
+func TestLimitsOutOfRange(t *testing.T) {
+	for _, f := range []runtime.Flow{
+		{Concurrency: 1 << 31},
+		{Concurrency: -1},
+		{Rate: runtime.Rate{Limit: 1 << 31, Per: time.Second}},
+		{Rate: runtime.Rate{Limit: 5, Per: time.Microsecond}},
+		{Rate: runtime.Rate{Limit: 5}},
+	} {
+		_, err := runtime.NewJobType(runtime.JobType{
+			Kind: "k", Queue: "q", MaxAttempts: 1, WriteVersion: 1, Flow: &f,
+			Versions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}},
+		})
+		if err == nil || !strings.Contains(err.Error(), "job type k") {
+			t.Errorf("flow %+v: %v, want a refusal naming the job type", f, err)
+		}
+		err = runtime.SetLimit(context.Background(), nil, runtime.LimitChange{Scope: runtime.LimitKind, Name: "k", Concurrency: f.Concurrency, Rate: f.Rate})
+		if err == nil || !strings.Contains(err.Error(), "set limit of kind k") {
+			t.Errorf("set limit %+v: %v, want a refusal before any statement", f, err)
 		}
 	}
 }

@@ -141,11 +141,9 @@ func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, own
 		return q.claimPlain(ctx, qs, log, owner, lease, asked)
 	}
 	if len(q.kinds) == 0 {
-		return q.claimFlow(ctx, qs, owner, lease, asked)
+		return q.claimFlow(ctx, qs, log, owner, lease, asked)
 	}
-	first, second := q.claimPlain, func(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
-		return q.claimFlow(ctx, qs, owner, lease, asked)
-	}
+	first, second := q.claimPlain, q.claimFlow
 	if q.flowFirst {
 		first, second = second, first
 	}
@@ -173,7 +171,7 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 // claimFlow claims jobs of the kinds with flow control, key by key
 // (jobc_claim_flow), and remembers where each kind's walk of its keys stopped and when
 // a full rate window opens.
-func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
 	f := &q.flow
 	p := db.ClaimFlowJobsParams{
 		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
