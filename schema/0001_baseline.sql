@@ -1027,7 +1027,6 @@ DECLARE
     v_keys     text[];
     v_locked   text[];
     v_share    integer;   -- what one key may give in this round
-    v_round    integer;
     v_gave     integer;   -- jobs leased in this round
     v_first    integer;   -- jobs leased in the first round: the keys that gave
     v_n        integer;
@@ -1074,7 +1073,6 @@ BEGIN
         FROM (SELECT p_hint_keys[x] COLLATE "C" AS k, p_hint_priorities[x] AS p, p_hint_available_at[x] AS a,
                      p_hint_ids[x] AS i
               FROM generate_subscripts(p_hint_kinds, 1) x WHERE p_hint_kinds[x] = g) h;
-        v_round := 1;
         v_first := 0;
         v_share := CASE WHEN v_fair THEN 1 ELSE v_left END;
         <<rounds>>
@@ -1276,10 +1274,9 @@ BEGIN
             -- keys only until their allowances cover the claim, and an allowance can
             -- be more than a key's jobs.
             EXIT WHEN v_gave = 0;
-            IF v_round = 1 THEN
+            IF v_first = 0 THEN -- the first round's
                 v_first := v_gave;
             END IF;
-            v_round := v_round + 1;
             v_share := CASE WHEN v_fair THEN greatest(1, ceil(v_left::numeric / v_first)::integer) ELSE v_left END;
         END LOOP;
     END LOOP;
