@@ -30,7 +30,12 @@ const (
 // while if notifications flood in (see floodNotifications). It closes q.jobs when ctx
 // is done.
 func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
-	defer close(q.jobs)
+	defer func() {
+		q.jobsMu.Lock()
+		defer q.jobsMu.Unlock()
+		q.jobsClosed = true
+		close(q.jobs)
+	}()
 	timer := time.NewTimer(time.Hour)
 	defer timer.Stop()
 	rearm := func(d time.Duration) {

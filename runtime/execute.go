@@ -230,9 +230,19 @@ func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync
 		go func() {
 			defer handlers.Done()
 			for row := range q.jobs {
-				results <- w.execute(workCtx, row).Result
-				q.active.Add(-1)
-				signal(q.slotFreed)
+				res := w.execute(workCtx, row.ClaimJobsRow).Result
+				// A completed job of a key at its limit, of a kind that passes
+				// places on, keeps its place for the next job of its key until its
+				// outcome is recorded (passing.go): the completer frees it then if
+				// nothing took it.
+				if res.Outcome == completer.Complete && row.AtLimit && w.status.running.Load() {
+					res.Pass = w.passing.index[row.Kind]
+				}
+				results <- res
+				if res.Pass == 0 {
+					q.active.Add(-1)
+					signal(q.slotFreed)
+				}
 			}
 		}()
 	}

@@ -534,3 +534,68 @@ func TestLimitedKindClaimsWhenOutcomesAreRecorded(t *testing.T) {
 	// for a poll, four polls in all.
 	waitDrained(t, pool, 5, cfg.PollInterval)
 }
+
+// TestCompletedJobsPassTheirPlacesOn: a key at its concurrency limit stays there from
+// one job to the next: each completed job's place goes to the key's next job in the
+// transaction that records the completion (its finished_at is the next job's
+// attempted_at), so after the first claims no job of the key is claimed, and the limit
+// holds across workers.
+func TestCompletedJobsPassTheirPlacesOn(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	createRuns(t, pool)
+	jt := flowType(t, runtime.Flow{By: []string{"email"}, Concurrency: 2})
+	const jobs = 30
+	enqueueKeys(t, pool, jt, 1, jobs)
+	startWorkers(t, pool, jt, 2, 5, recording(pool, 10*time.Millisecond))
+	waitDrained(t, pool, jobs, 30*time.Second)
+	if n := maxOverlap(readRuns(t, pool))[""]; n > 2 {
+		t.Errorf("%d runs at once, limit 2:\n%s", n, describeRuns(t, pool))
+	}
+	// Only the jobs the first claims took (the limit's 2) started otherwise.
+	passed := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished n
+		WHERE EXISTS (SELECT 1 FROM jobc_jobs_finished p WHERE p.id <> n.id AND p.finished_at = n.attempted_at)`)
+	if passed < jobs-2 {
+		t.Errorf("%d of %d jobs started in a completed job's place, want all but the first 2:\n%s", passed, jobs, describeRuns(t, pool))
+	}
+}
+
+// TestPassingOnHonoursALoweredLimit: when an operator lowers a limit below what runs,
+// completed jobs stop passing their places on until the key is under the new limit.
+func TestPassingOnHonoursALoweredLimit(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	createRuns(t, pool)
+	jt := flowType(t, runtime.Flow{Concurrency: 3})
+	const jobs = 150
+	enqueueKeys(t, pool, jt, 1, jobs)
+	startWorkers(t, pool, jt, 2, 10, recording(pool, 15*time.Millisecond))
+	waitFor(t, "6 jobs completed", 30*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished`) >= 6
+	})
+	var changed time.Time
+	if err := runtime.SetLimit(ctx, pool, runtime.LimitChange{Scope: runtime.LimitKind, Name: jt.Kind, Concurrency: 1, By: "test"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT now()`).Scan(&changed); err != nil {
+		t.Fatal(err)
+	}
+	waitDrained(t, pool, jobs, 60*time.Second)
+	// A statement under way when the change committed may still have applied the
+	// spec's 3; statements here take milliseconds, and this leaves them ten poll
+	// intervals. Every run still under way after that started under the new limit.
+	settled := changed.Add(10 * testConfig(nil).PollInterval)
+	var after []run
+	for _, r := range readRuns(t, pool) {
+		if r.end.After(settled) {
+			after = append(after, r)
+		}
+	}
+	if len(after) < 10 {
+		t.Fatalf("only %d runs after the limit settled: the test did not measure it", len(after))
+	}
+	if n := maxOverlap(after)[""]; n != 1 {
+		t.Errorf("%d runs at once after the limit was lowered to 1 (%d runs since %s):\n%s", n, len(after), settled.Format("15:04:05.000"), describeRuns(t, pool))
+	}
+}

@@ -233,6 +233,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	flowType := newType("grants_flow", func(jt *runtime.JobType) {
 		jt.Flow = &runtime.Flow{By: []string{"email"}, Concurrency: 2, Rate: runtime.Rate{Limit: 100, Per: time.Second}}
 	})
+	// A kind limited to one at a time: its first job's completion passes its place on
+	// to the second (CompleteJobsPassingOn).
+	passingType := newType("grants_passing", func(jt *runtime.JobType) { jt.Flow = &runtime.Flow{Concurrency: 1} })
 
 	// The producer enqueues: plain, unique (twice), scheduled, many (one statement and
 	// COPY), and an old
@@ -251,6 +254,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	ok := enqueue(okType, 1)
 	flowed := enqueue(flowType, 1)
 	flowWaiting := enqueue(flowType, 2, runtime.RunAfter(time.Hour))
+	passing := []runtime.Enqueued{enqueue(passingType, 1), enqueue(passingType, 2)}
 	// One enqueued by a producer without the kind's flow control, which the worker's
 	// flow keyer gives its key (UnkeyedJobs, SetFlowKeys).
 	unkeyed := enqueue(newType("grants_flow", nil), 3)
@@ -332,6 +336,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	}))
 	handle(runtime.Handle(w, uniqueType, emailOK))
 	handle(runtime.Handle(w, flowType, emailOK))
+	handle(runtime.Handle(w, passingType, emailOK))
 	handle(runtime.Handle(w, periodicType, emailOK))
 	var snoozes atomic.Int32
 	handle(runtime.Handle(w, snoozeType, func(_ context.Context, job *runtime.Job, _ emailPayload) error {
@@ -345,6 +350,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 
 	waitState("plain job", ok.ID, runtime.StateCompleted)
 	waitState("job with flow control", flowed.ID, runtime.StateCompleted)
+	for _, en := range passing {
+		waitState("job of a kind limited to one at a time", en.ID, runtime.StateCompleted)
+	}
 	waitState("job of a flow kind enqueued without its key", unkeyed.ID, runtime.StateCompleted)
 	if info := waitState("retried job", retried.ID, runtime.StateCompleted); info.Attempt != 2 {
 		t.Errorf("retried job completed at attempt %d, want 2", info.Attempt)
@@ -529,8 +537,8 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 
 	// Flow control's operations: the read-only role lists limits and asks why a job
 	// waits; the worker role (the control API's) sets and resets a limit.
-	if ls, err := runtime.ListLimits(ctx, readerPool); err != nil || len(ls) != 1 || ls[0].Name != flowType.Kind {
-		t.Errorf("ListLimits as the read-only role: %+v, %v; want the limits of %s", ls, err, flowType.Kind)
+	if ls, err := runtime.ListLimits(ctx, readerPool); err != nil || len(ls) != 2 || ls[0].Name != flowType.Kind {
+		t.Errorf("ListLimits as the read-only role: %+v, %v; want the limits of %s and %s", ls, err, flowType.Kind, passingType.Kind)
 	}
 	if why, err := runtime.WhyWaiting(ctx, readerPool, flowWaiting.ID); err != nil || why.Cause != runtime.WaitScheduled {
 		t.Errorf("WhyWaiting as the read-only role: %+v, %v; want scheduled", why, err)

@@ -1,10 +1,10 @@
 package runtime
 
 import (
+	"sync"
 	"sync/atomic"
 
 	"github.com/jobc-dev/jobc/runtime/internal/claim"
-	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
 // queue is one queue a worker serves: its claim filter, its handler goroutines and
@@ -18,10 +18,14 @@ type queue struct {
 	// next claim starts; the fetch loop's.
 	claim *claim.Queue
 
-	active    atomic.Int32
-	jobs      chan db.ClaimJobsRow // claimed jobs for the handler goroutines
-	slotFreed chan struct{}        // a handler finished
-	wake      chan struct{}        // a notification says there may be work
+	active atomic.Int32
+	jobs   chan claim.Claimed // claimed jobs for the handler goroutines
+	// jobsMu guards sending to jobs from outside the fetch loop (a completed job's
+	// place passed on, passing.go) against the fetch loop closing it (jobsClosed).
+	jobsMu     sync.Mutex
+	jobsClosed bool
+	slotFreed  chan struct{} // a handler finished
+	wake       chan struct{} // a notification says there may be work
 	// firstClaim is closed once the fetch loop has made its first claim, or decided
 	// not to (the queue is paused), or stopped.
 	firstClaim chan struct{}
@@ -37,7 +41,7 @@ func newQueue(name string, max, batch int) *queue {
 		max:        max,
 		batch:      batch,
 		claim:      claim.NewQueue(name),
-		jobs:       make(chan db.ClaimJobsRow, max),
+		jobs:       make(chan claim.Claimed, max),
 		slotFreed:  make(chan struct{}, 1),
 		wake:       make(chan struct{}, 1),
 		firstClaim: make(chan struct{}),

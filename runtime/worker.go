@@ -41,6 +41,7 @@ type Worker struct {
 	ownReady chan struct{}
 
 	kinds   map[string]*registration // by kind and by alias
+	passing passing                  // the flow kinds whose completed jobs pass their places on
 	started atomic.Bool
 	running *lease.Held
 	health  dbconn.Health // retires the worker's connections after a failover
@@ -179,6 +180,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	completerDone := make(chan struct{})
 	outcomes := completer.New(completer.Config{
 		Queries: w.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
+		Passing: w.passingConfig(ctx),
 		// A queue with flow control whose last claim came back short may have met
 		// keys at their concurrency limits: once outcomes are recorded, their places
 		// are free and the next claim counts so. Nothing else announces it.
@@ -354,6 +356,9 @@ func (w *Worker) buildQueues() ([]*queue, error) {
 		}
 		if r.jt.flowed() {
 			q.claim.AddFlowKind(name, r.jt.Kind, r.jt.minVersion(), r.jt.maxVersion())
+			if r.jt.passesPlacesOn() {
+				w.passing.add(q, name, r.jt)
+			}
 		} else {
 			q.claim.AddKind(name, r.jt.minVersion(), r.jt.maxVersion())
 		}

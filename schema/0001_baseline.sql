@@ -977,6 +977,10 @@ $$;
 -- without hints, which the worker makes at least every 100 ms
 -- (runtime/internal/claim).
 --
+-- Each leased job comes with at_limit: whether its key's concurrency limit (or its
+-- sequence) allows no more jobs once the ones leased with it run. A worker keeps such
+-- a job's place when it completes, for the key's next job (CompleteJobsPassingOn).
+--
 -- Besides the leased jobs it returns one row with a NULL id when a full rate window
 -- kept jobs waiting: its available_at is when the earliest such window opens, so the
 -- worker can claim again then rather than at its next poll.
@@ -998,7 +1002,7 @@ CREATE FUNCTION jobc_claim_flow(
 ) RETURNS TABLE (
     id bigint, kind text, queue text, priority smallint, payload_version integer, payload jsonb,
     metadata jsonb, attempt integer, max_attempts integer, created_at timestamptz,
-    available_at timestamptz, waited_seconds float8, flow_key text
+    available_at timestamptz, waited_seconds float8, flow_key text, at_limit boolean
 )
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -1156,7 +1160,7 @@ BEGIN
                 v_now := clock_timestamp();
                 RETURN QUERY
                 WITH k AS MATERIALIZED ( -- its counts once per key, however often read
-                    SELECT u.key, u.pos, v_hp[hx.x] AS hp, v_ha[hx.x] AS ha, v_hi[hx.x] AS hi,
+                    SELECT u.key, u.pos, v_hp[hx.x] AS hp, v_ha[hx.x] AS ha, v_hi[hx.x] AS hi, room.n AS room,
                            -- The key's first job in any state: none before the hint is
                            -- unfinished (the hint's job itself may be, retried).
                            CASE WHEN v_seq THEN (SELECT min((SELECT h.id FROM jobc_jobs h
@@ -1164,12 +1168,7 @@ BEGIN
                                                                AND h.id >= coalesce(v_hi[hx.x], 0)
                                                              ORDER BY h.id LIMIT 1))
                                                  FROM unnest(v_group) gk) END AS head,
-                           least(v_share, v_left,
-                                 CASE WHEN v_conc IS NULL AND NOT v_seq THEN v_left
-                                      ELSE CASE WHEN v_seq THEN 1 ELSE v_conc END
-                                           - (SELECT count(*) FROM jobc_jobs r
-                                              WHERE r.queue = p_queue AND r.kind = ANY(v_group)
-                                                AND r.flow_key = u.key AND r.state = 'running')::integer END,
+                           least(v_share, v_left, coalesce(room.n, v_left),
                                  CASE WHEN v_rate IS NULL THEN v_left
                                       ELSE v_rate - (SELECT count(*) FROM unnest(fk.starts) s
                                                      WHERE s > v_now - v_per)::integer END,
@@ -1179,6 +1178,13 @@ BEGIN
                                       THEN 0 ELSE v_left END) AS allow
                     FROM unnest(v_locked) WITH ORDINALITY AS u(key, pos)
                     CROSS JOIN LATERAL (SELECT array_position(v_hkeys, u.key) AS x) hx
+                    -- What the key's concurrency (or sequence) still allows.
+                    CROSS JOIN LATERAL (
+                        SELECT CASE WHEN v_conc IS NULL AND NOT v_seq THEN NULL
+                                    ELSE CASE WHEN v_seq THEN 1 ELSE v_conc END
+                                         - (SELECT count(*) FROM jobc_jobs r
+                                            WHERE r.queue = p_queue AND r.kind = ANY(v_group)
+                                              AND r.flow_key = u.key AND r.state = 'running')::integer END AS n) room
                     LEFT JOIN jobc_flow_keys fk
                       ON v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = u.key
                 ), giving AS (
@@ -1253,7 +1259,10 @@ BEGIN
                     FROM (SELECT l.flow_key, count(*) AS started FROM leased l GROUP BY l.flow_key) n
                     WHERE v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = n.flow_key
                 )
-                SELECT l.* FROM leased l ORDER BY l.priority, l.available_at, l.id;
+                -- at_limit: the key's concurrency allows no more once these run.
+                SELECT l.*, coalesce(k.room <= count(*) OVER (PARTITION BY l.flow_key), false)
+                FROM leased l LEFT JOIN k ON k.key = l.flow_key
+                ORDER BY l.priority, l.available_at, l.id;
                 GET DIAGNOSTICS v_n = ROW_COUNT;
                 IF v_rate IS NOT NULL THEN
                     -- When the first of these keys whose window is full gets a start
@@ -1287,7 +1296,7 @@ BEGIN
     END IF;
     IF v_opens IS NOT NULL AND v_left > 0 THEN
         RETURN QUERY SELECT NULL::bigint, NULL::text, p_queue, NULL::smallint, NULL::integer, NULL::jsonb,
-            NULL::jsonb, NULL::integer, NULL::integer, NULL::timestamptz, v_opens, NULL::float8, NULL::text;
+            NULL::jsonb, NULL::integer, NULL::integer, NULL::timestamptz, v_opens, NULL::float8, NULL::text, false;
     END IF;
 END
 $$;

@@ -15,7 +15,7 @@
 // retry whose time had come, a job from a transaction that began before the hint's job
 // was claimed) or that another transaction held when the hint's claim ran. Those wait
 // for the next claim that reads every pair from its start: one runs at most
-// fullClaimEvery after the last one ended, and before a queue is taken for drained.
+// FullClaimEvery after the last one ended, and before a queue is taken for drained.
 // Priority is never inverted.
 package claim
 
@@ -29,9 +29,11 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/poison"
 )
 
-// fullClaimEvery is how long after a claim that read every pair from its start a
-// busy queue's claims start from their hints (see the package doc).
-const fullClaimEvery = 100 * time.Millisecond
+// FullClaimEvery is how long after a claim that read every pair from its start a
+// busy queue's claims start from their hints (see the package doc); completed jobs
+// passing their places on look for their keys' next jobs the same way
+// (runtime/internal/completer).
+const FullClaimEvery = 100 * time.Millisecond
 
 // claimHint is where a busy queue's next claim of one pair starts: the claim order key
 // of the last job of the pair it claimed.
@@ -127,6 +129,14 @@ func (q *Queue) FlowKinds() []string { return q.flow.kinds }
 // zero if none did.
 func (q *Queue) OpensAt() time.Time { return q.opensAt }
 
+// Claimed is a job a claim leased. AtLimit says the job's key is at its concurrency
+// limit with it (jobc_claim_flow): the worker keeps the job's place when it completes,
+// for the next job of the key (runtime/internal/completer, Passing).
+type Claimed struct {
+	db.ClaimJobsRow
+	AtLimit bool
+}
+
 // Claim leases up to asked jobs of q to owner for lease, through qs. A claim that
 // fails because of one job's row is made again one job at a time, and a job whose own
 // claim fails is poisoned (logged to log), so that the others are claimed. It returns
@@ -136,7 +146,7 @@ func (q *Queue) OpensAt() time.Time { return q.opensAt }
 // A queue with both kinds with flow control and kinds without takes them in turn: one
 // claim fills up from the flow kinds first, the next from the others, so that neither
 // keeps the other waiting.
-func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	if len(q.flow.kinds) == 0 {
 		return q.claimPlain(ctx, qs, log, owner, lease, asked)
 	}
@@ -157,7 +167,7 @@ func (q *Queue) Claim(ctx context.Context, qs *db.Queries, log *slog.Logger, own
 }
 
 // claimPlain claims jobs of the kinds without flow control (Claim).
-func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	base := db.ClaimJobsParams{Owner: owner, LeaseSeconds: lease.Seconds()}
 	rows, err := q.claimJobs(ctx, qs, base, asked)
 	if err != nil && dberr.RowFault(err) {
@@ -165,13 +175,17 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 		alone, err = q.claimAlone(ctx, qs, log, base, asked-len(rows))
 		rows = append(rows, alone...)
 	}
-	return rows, err
+	out := make([]Claimed, len(rows))
+	for i, r := range rows {
+		out[i] = Claimed{ClaimJobsRow: r}
+	}
+	return out, err
 }
 
 // claimFlow claims jobs of the kinds with flow control, key by key
 // (jobc_claim_flow), and remembers where each kind's walk of its keys stopped and when
 // a full rate window opens.
-func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]db.ClaimJobsRow, error) {
+func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	f := &q.flow
 	p := db.ClaimFlowJobsParams{
 		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
@@ -179,9 +193,9 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		HintKinds: []int32{}, HintKeys: []string{}, HintPriorities: []int16{}, HintAvailableAt: []time.Time{}, HintIds: []int64{},
 	}
 	// Like the plain claims (Hinted), a busy queue's claims start each key after the
-	// last job of it they claimed, and one claim in fullClaimEvery reads every key
+	// last job of it they claimed, and one claim in FullClaimEvery reads every key
 	// from its start.
-	hinted := f.busy && time.Since(f.fullAt) < fullClaimEvery
+	hinted := f.busy && time.Since(f.fullAt) < FullClaimEvery
 	if hinted {
 		for _, h := range f.hints {
 			p.HintKinds = append(p.HintKinds, h.kind)
@@ -202,7 +216,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	}
 	f.hints = f.hints[:0]
 	last := map[hintKey]int{} // index into f.hints
-	rows := make([]db.ClaimJobsRow, 0, len(got))
+	rows := make([]Claimed, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
 			q.opensAt = r.AvailableAt
@@ -221,11 +235,11 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 				}
 			}
 		}
-		rows = append(rows, db.ClaimJobsRow{
+		rows = append(rows, Claimed{AtLimit: r.AtLimit, ClaimJobsRow: db.ClaimJobsRow{
 			ID: r.ID, Kind: r.Kind, Queue: r.Queue, Priority: r.Priority, PayloadVersion: r.PayloadVersion,
 			Payload: r.Payload, Metadata: r.Metadata, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
 			CreatedAt: r.CreatedAt, AvailableAt: r.AvailableAt, WaitedSeconds: r.WaitedSeconds,
-		})
+		}})
 	}
 	f.busy = len(rows) == asked
 	return rows, nil
@@ -248,11 +262,11 @@ func (q *Queue) Prepare(ctx context.Context, qs *db.Queries, owner string, lease
 }
 
 // Hinted says whether the next claim starts from the hints: while the queue is busy,
-// for fullClaimEvery after a claim that read every pair from its start. Claims run on
+// for FullClaimEvery after a claim that read every pair from its start. Claims run on
 // generic plans (the worker's claimsOn), so a hinted claim costs no more planning than the other,
 // and hints cost nothing from the first full claim on (bench/README.md).
 func (q *Queue) Hinted(now time.Time) bool {
-	return q.busy && now.Sub(q.fullAt) < fullClaimEvery
+	return q.busy && now.Sub(q.fullAt) < FullClaimEvery
 }
 
 // Fresh makes the hints as good as new, as if a claim that read every pair from its

@@ -9,8 +9,10 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"time"
 
+	"github.com/jobc-dev/jobc/runtime/internal/claim"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 	"github.com/jobc-dev/jobc/runtime/internal/lease"
@@ -43,6 +45,10 @@ type Result struct {
 	// Error is the attempt's error as the job's errors store it (JSON); Retry, Fail,
 	// Cancel.
 	Error []byte
+	// Pass, for Complete, is 1 + the index into Config.Passing's kinds of the job's
+	// kind when the worker kept the job's place for the next job of its flow key
+	// (CompleteJobsPassingOn); 0 when it did not.
+	Pass int32
 }
 
 // Config is what a Completer needs of its worker.
@@ -52,9 +58,32 @@ type Config struct {
 	StatementTimeout time.Duration // per attempt to record a batch
 	Held             *lease.Held   // the leases the worker holds; recorded attempts are forgotten
 	Log              *slog.Logger
-	// Recorded, if set, is called after each batch of outcomes is written: the jobs
-	// in it no longer count against a concurrency limit.
+	// Recorded, if set, is called after a batch of outcomes is written that freed a
+	// place (every batch but one whose completed jobs all passed their places on, see
+	// Passing): the jobs in it no longer count against a concurrency limit.
 	Recorded func()
+	// Passing, if set, lets completed jobs with flow keys pass their places on.
+	Passing *Passing
+}
+
+// Passing is how completed jobs pass their places on to the next jobs of their flow
+// keys (CompleteJobsPassingOn): the flow kinds that may, as jobc_claim_flow takes
+// them, and where the jobs leased for them go.
+type Passing struct {
+	Kinds, Limits []string
+	Min, Max      []int32
+	Lease         time.Duration
+	// Passed is called once for every batch with results whose places were kept
+	// (Result.Pass), whether or not their outcomes could be recorded, with the jobs
+	// leased for them. It returns the jobs it could not hand to a handler (the worker
+	// is stopping): the completer gives those back to the queue at once.
+	Passed func(kept []Result, leased []Leased) (untaken []Leased)
+}
+
+// Leased is a job leased to the worker for a completed job's place.
+type Leased struct {
+	Row  claim.Claimed
+	Sent time.Time // when the statement that leased it was sent: its lease runs from no earlier
 }
 
 // Completer records the outcomes of a worker's attempts in batches.
@@ -65,12 +94,22 @@ type Completer struct {
 	held             *lease.Held
 	log              *slog.Logger
 	recorded         func()
+
+	passing  *Passing
+	leased   []Leased  // by the batch being recorded
+	passedAt time.Time // when a statement last looked for keys' next jobs from their start
 }
 
 // New returns a completer for cfg.
 func New(cfg Config) *Completer {
-	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log, recorded: cfg.Recorded}
+	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log,
+		recorded: cfg.Recorded, passing: cfg.Passing}
 }
+
+// passEvery is how often a statement passing places on looks for keys' next jobs from
+// their start, as claim.FullClaimEvery is for claims: in between, from after the
+// completed jobs, past fewer dead index entries.
+const passEvery = claim.FullClaimEvery
 
 const maxCompleteBatch = 1000
 
@@ -102,8 +141,7 @@ func (c *Completer) Run(ctx context.Context, results <-chan Result) {
 				break drain
 			}
 		}
-		c.recordWithRetry(ctx, batch)
-		if c.recorded != nil {
+		if c.recordWithRetry(ctx, batch) && c.recorded != nil {
 			c.recorded()
 		}
 	}
@@ -115,8 +153,12 @@ func (c *Completer) Run(ctx context.Context, results <-chan Result) {
 // anyway. It also gives up when ctx is done, which happens only when the worker stops
 // and its drain time is over; those jobs are rescued the same way. Either way the job
 // runs again, as delivery at least once allows, and the worker says so at Warn.
-func (c *Completer) recordWithRetry(ctx context.Context, batch []Result) {
+//
+// It says whether the batch freed a place: whether a job in it did not pass its place
+// on (Passing).
+func (c *Completer) recordWithRetry(ctx context.Context, batch []Result) (freed bool) {
 	defer c.held.Forget(idsAttempts(batch))
+	defer func() { freed = c.pass(ctx, batch) }()
 	pending := make([]Result, 0, len(batch))
 	for _, r := range batch {
 		if r.Outcome != Recorded {
@@ -151,6 +193,39 @@ func (c *Completer) recordWithRetry(ctx context.Context, batch []Result) {
 		}
 		pending = c.dropExpired(ctx, pending, lastErr)
 	}
+	return freed // set by pass
+}
+
+// pass hands the jobs leased for the kept places of batch to the worker, and gives
+// back at once those it cannot take. It says whether a place was freed: a job of batch
+// kept none, or a kept one took no job.
+func (c *Completer) pass(ctx context.Context, batch []Result) (freed bool) {
+	leased := c.leased
+	c.leased = nil
+	var kept []Result
+	for _, r := range batch {
+		if r.Pass > 0 {
+			kept = append(kept, r)
+		}
+	}
+	if len(kept) == 0 {
+		return true
+	}
+	untaken := c.passing.Passed(kept, leased)
+	freed = len(kept) < len(batch) || len(leased)-len(untaken) < len(kept)
+	if len(untaken) == 0 {
+		return freed
+	}
+	back := make([]Result, len(untaken))
+	for i, l := range untaken {
+		back[i] = Result{ID: l.Row.ID, Attempt: l.Row.Attempt, ClaimedAt: l.Row.AvailableAt, Outcome: Release}
+	}
+	if _, err := c.recordOnce(context.WithoutCancel(ctx), back); err != nil {
+		ids, _ := idsAttempts(back)
+		c.log.WarnContext(ctx, "jobc worker: could not give back jobs leased as the worker stopped; they run once their leases expire",
+			"job_ids", ids, "err", dberr.Describe(err))
+	}
+	return freed
 }
 
 // recordOnce makes one attempt, bounded by Config.StatementTimeout, and returns the
@@ -272,6 +347,9 @@ func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) 
 	owner := c.owner
 	switch o {
 	case Complete:
+		if c.passing != nil && slices.ContainsFunc(group, func(r Result) bool { return r.Pass > 0 }) {
+			return c.completePassingOn(ctx, group)
+		}
 		return c.q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner})
 	case Fail, Cancel:
 		state := db.JobcStateFailed
@@ -288,6 +366,42 @@ func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) 
 		return ids, err // a release of a job rescued meanwhile has nothing to say
 	}
 	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)
+}
+
+// completePassingOn completes group, whose kept places pass on to the next jobs of
+// their keys, and keeps the jobs leased for them for pass.
+func (c *Completer) completePassingOn(ctx context.Context, group []Result) ([]int64, error) {
+	ids, attempts := idsAttempts(group)
+	kinds := make([]int32, len(group))
+	for i, r := range group {
+		kinds[i] = r.Pass
+	}
+	p := c.passing
+	sent := time.Now()
+	fromStart := sent.Sub(c.passedAt) >= passEvery
+	rows, err := c.q.CompleteJobsPassingOn(ctx, db.CompleteJobsPassingOnParams{
+		IDs: ids, Attempts: attempts, Owner: c.owner, PassKinds: kinds, FromStart: fromStart,
+		Kinds: p.Kinds, Limits: p.Limits, MinVersions: p.Min, MaxVersions: p.Max, LeaseSeconds: p.Lease.Seconds(),
+	})
+	if err != nil {
+		return nil, err
+	}
+	if fromStart {
+		c.passedAt = sent
+	}
+	var done []int64
+	for _, r := range rows {
+		if !r.Passed {
+			done = append(done, r.ID)
+			continue
+		}
+		c.leased = append(c.leased, Leased{Sent: sent, Row: claim.Claimed{AtLimit: r.AtLimit, ClaimJobsRow: db.ClaimJobsRow{
+			ID: r.ID, Kind: r.Kind, Queue: r.Queue, Priority: r.Priority, PayloadVersion: r.PayloadVersion,
+			Payload: r.Payload, Metadata: r.Metadata, Attempt: r.Attempt, MaxAttempts: r.MaxAttempts,
+			CreatedAt: r.CreatedAt, AvailableAt: r.AvailableAt, WaitedSeconds: r.WaitedSeconds,
+		}}})
+	}
+	return done, nil
 }
 
 // recordAlone writes the outcomes of group one job at a time, after the statement for

@@ -17,14 +17,15 @@ SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.qu
        coalesce(c.payload, 'null')::jsonb AS payload, coalesce(c.metadata, '{}')::jsonb AS metadata,
        coalesce(c.attempt, 0)::integer AS attempt, coalesce(c.max_attempts, 0)::integer AS max_attempts,
        coalesce(c.created_at, c.available_at)::timestamptz AS created_at, c.available_at::timestamptz AS available_at,
-       coalesce(c.waited_seconds, 0)::float8 AS waited_seconds, coalesce(c.flow_key, '')::text AS flow_key
+       coalesce(c.waited_seconds, 0)::float8 AS waited_seconds, coalesce(c.flow_key, '')::text AS flow_key,
+       c.at_limit::boolean AS at_limit
 FROM jobc_claim_flow($1::text, $2::text[], $3::text[],
     $4::integer[], $5::integer[], $6::text[],
     $7::text, $8::float8, $9::integer,
     $10::integer[], $11::text[], $12::smallint[],
     $13::timestamptz[], $14::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
-    created_at, available_at, waited_seconds, flow_key)
+    created_at, available_at, waited_seconds, flow_key, at_limit)
 `
 
 type ClaimFlowJobsParams struct {
@@ -58,13 +59,15 @@ type ClaimFlowJobsRow struct {
 	AvailableAt    time.Time
 	WaitedSeconds  float64
 	FlowKey        string
+	AtLimit        bool
 }
 
 // Flow control: the claim of jobs with a flow key, the limits in force, and what an
 // operator asks of them. The rules are jobc_claim_flow's (schema/0001_baseline.sql).
 // Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
 // arrays are per kind or alias, see there). A row with id 0 is not a job: its
-// available_at is when a full rate window opens.
+// available_at is when a full rate window opens. at_limit: the job's key is at its
+// concurrency limit with it (see CompleteJobsPassingOn).
 func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([]ClaimFlowJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimFlowJobs,
 		arg.Queue,
@@ -103,6 +106,181 @@ func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([
 			&i.AvailableAt,
 			&i.WaitedSeconds,
 			&i.FlowKey,
+			&i.AtLimit,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const completeJobsPassingOn = `-- name: CompleteJobsPassingOn :many
+WITH done AS MATERIALIZED (
+    SELECT f.id FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text,
+                                 $3::int[]) AS f(id)
+), places AS MATERIALIZED (
+    -- The completed jobs that pass their places on, by key, as this statement's
+    -- snapshot still sees them (running), with the earliest one's place in claim order.
+    SELECT j.queue, j.kind, j.flow_key, x.k, count(*)::integer AS freed,
+           (array_agg(j.priority ORDER BY j.priority, j.available_at, j.id))[1] AS priority,
+           (array_agg(j.available_at ORDER BY j.priority, j.available_at, j.id))[1] AS available_at,
+           (array_agg(j.id ORDER BY j.priority, j.available_at, j.id))[1] AS id
+    FROM (SELECT ($1::bigint[])[i] AS id, ($4::integer[])[i] AS k
+          FROM generate_subscripts($1::bigint[], 1) i) x
+    JOIN jobc_jobs j ON j.id = x.id
+    WHERE x.k > 0 AND j.flow_key IS NOT NULL AND x.id IN (SELECT d.id FROM done d)
+    GROUP BY j.queue, j.kind, j.flow_key, x.k
+), passing AS MATERIALIZED (
+    -- n: the completed jobs' places the key's jobs take, which is all of them
+    -- unless the limit is now below what runs; at_limit: the key is at its limit
+    -- once they run.
+    SELECT p.queue, p.kind, p.flow_key, p.k,
+           CASE WHEN $5::boolean THEN -32768 ELSE p.priority END AS priority,
+           CASE WHEN $5::boolean THEN '-infinity' ELSE p.available_at END AS available_at,
+           CASE WHEN $5::boolean THEN 0 ELSE p.id END AS id,
+           greatest(least(p.freed, l.concurrency - (r.running - p.freed)), 0) AS n,
+           r.running - p.freed + least(p.freed, l.concurrency - (r.running - p.freed)) >= l.concurrency AS at_limit
+    FROM places p
+    JOIN jobc_limits_in_force l ON l.scope = 'kind' AND l.name = ($6::text[])[p.k]
+    CROSS JOIN LATERAL (
+        SELECT count(*)::integer AS running FROM jobc_jobs r
+        WHERE r.queue = p.queue AND r.flow_key = p.flow_key AND r.state = 'running'
+          AND r.kind = ANY(ARRAY(SELECT ($7::text[])[i]
+                                 FROM generate_subscripts($7::text[], 1) i
+                                 WHERE ($6::text[])[i] = ($6::text[])[p.k]))) r
+    WHERE l.concurrency IS NOT NULL AND l.rate_limit IS NULL AND NOT l.fair AND NOT l.sequence
+      AND NOT EXISTS (SELECT 1 FROM jobc_limits_in_force q WHERE q.scope = 'queue' AND q.name = p.queue)
+), next AS (
+    SELECT y.id, p.at_limit FROM passing p CROSS JOIN LATERAL (
+        SELECT j.id FROM jobc_jobs j
+        WHERE j.queue = p.queue AND j.kind = p.kind AND j.flow_key = p.flow_key AND j.state = 'available'
+          AND j.flow_key IS NOT NULL
+          AND j.payload_version = ANY(ARRAY(SELECT generate_series(($8::integer[])[p.k],
+                                                                   ($9::integer[])[p.k])))
+          AND (j.priority, j.available_at, j.id) > (p.priority, p.available_at, p.id)
+        ORDER BY j.priority, j.available_at, j.id
+        LIMIT p.n
+        FOR UPDATE SKIP LOCKED
+    ) y
+    WHERE p.n > 0
+), leased AS (
+    UPDATE jobc_jobs j
+    SET state = 'running',
+        attempt = j.attempt + 1,
+        attempted_at = now(),
+        lease_owner = $2::text,
+        lease_expires_at = now() + make_interval(secs => $10::float8)
+    WHERE j.id = ANY(ARRAY(SELECT n.id FROM next n))
+    RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+              j.attempt, j.max_attempts, j.created_at, j.available_at,
+              extract(epoch FROM now() - j.available_at)::float8 AS waited_seconds, j.flow_key
+)
+SELECT d.id::bigint AS id, false AS passed, ''::text AS kind, ''::text AS queue, 0::smallint AS priority,
+       0::integer AS payload_version, 'null'::jsonb AS payload, '{}'::jsonb AS metadata, 0::integer AS attempt,
+       0::integer AS max_attempts, now()::timestamptz AS created_at, now()::timestamptz AS available_at,
+       0::float8 AS waited_seconds, ''::text AS flow_key, false AS at_limit
+FROM done d
+UNION ALL
+SELECT l.id, true, l.kind, l.queue, l.priority, l.payload_version, l.payload, l.metadata, l.attempt,
+       l.max_attempts, l.created_at, l.available_at, l.waited_seconds, l.flow_key,
+       (SELECT n.at_limit FROM next n WHERE n.id = l.id)
+FROM leased l
+`
+
+type CompleteJobsPassingOnParams struct {
+	IDs          []int64
+	Owner        string
+	Attempts     []int32
+	PassKinds    []int32
+	FromStart    bool
+	Limits       []string
+	Kinds        []string
+	MinVersions  []int32
+	MaxVersions  []int32
+	LeaseSeconds float64
+}
+
+type CompleteJobsPassingOnRow struct {
+	ID             int64
+	Passed         bool
+	Kind           string
+	Queue          string
+	Priority       int16
+	PayloadVersion int32
+	Payload        []byte
+	Metadata       []byte
+	Attempt        int32
+	MaxAttempts    int32
+	CreatedAt      time.Time
+	AvailableAt    time.Time
+	WaitedSeconds  float64
+	FlowKey        string
+	AtLimit        bool
+}
+
+// CompleteJobs for attempts of jobs with flow keys whose handlers' places the worker
+// keeps for them: each completed job passes its place on to the next available job of
+// its key (kind and queue alike), leased to the same owner in the same transaction. A
+// key's running count never drops between one job and the next, so a key at its
+// concurrency limit stays there, and a key's next job costs no claim (no walk of the
+// keys, no lock). It is safe without a lock because it never adds to a key's running
+// jobs: the jobs leased for a key are at most the key's jobs completed here, and the
+// two happen in one commit, so that every claim of the key counts one or the other
+// (a claim that counted the completed jobs as running admitted what the limit allowed
+// with them). Fewer are leased where the limit was lowered below what runs (counted
+// in this statement's snapshot), none where the kind is fair or a sequence, a rate is
+// in force or the queue has limits (jobc_claim_flow admits those), and none of a
+// payload version the worker does not decode.
+//
+// pass_kinds[i] is 0 for ids[i] that passes nothing on, else a 1-based index into
+// kinds, limits, min_versions and max_versions (as ClaimFlowJobs takes them). A key's
+// next jobs are looked for after the earliest of its completed jobs in claim order, as
+// a hinted claim starts after its hint (runtime/internal/claim), unless from_start:
+// the worker passes that at least every 100 ms, so that a job made available since
+// with an earlier place waits no longer than that.
+//
+// It returns the completed ids (passed false) and the leased jobs (passed true), each
+// with at_limit as ClaimFlowJobs returns it.
+func (q *Queries) CompleteJobsPassingOn(ctx context.Context, arg CompleteJobsPassingOnParams) ([]CompleteJobsPassingOnRow, error) {
+	rows, err := q.db.Query(ctx, completeJobsPassingOn,
+		arg.IDs,
+		arg.Owner,
+		arg.Attempts,
+		arg.PassKinds,
+		arg.FromStart,
+		arg.Limits,
+		arg.Kinds,
+		arg.MinVersions,
+		arg.MaxVersions,
+		arg.LeaseSeconds,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CompleteJobsPassingOnRow{}
+	for rows.Next() {
+		var i CompleteJobsPassingOnRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Passed,
+			&i.Kind,
+			&i.Queue,
+			&i.Priority,
+			&i.PayloadVersion,
+			&i.Payload,
+			&i.Metadata,
+			&i.Attempt,
+			&i.MaxAttempts,
+			&i.CreatedAt,
+			&i.AvailableAt,
+			&i.WaitedSeconds,
+			&i.FlowKey,
+			&i.AtLimit,
 		); err != nil {
 			return nil, err
 		}
