@@ -939,7 +939,10 @@ $$;
 -- around once, so that claims take keys in turn.
 --
 -- It works through the keys a chunk at a time, a few statements per chunk whatever its
--- size: the next keys that have available jobs (a skip scan of
+-- size (a fair round's chunk is as many keys as the claim wants jobs, and 8 more;
+-- otherwise the first is 8 keys, each next one twice the last, since a key may allow
+-- the whole claim and every key visited costs a lock and a count): the next keys that
+-- have available jobs (a skip scan of
 -- jobc_jobs_flow_ready_idx), locked (a key another claim holds is passed over, so no
 -- claim waits for another), then one statement that works out what each key allows
 -- and leases the jobs. A key with a rate is locked through its state row in
@@ -1028,6 +1031,7 @@ DECLARE
     v_ha       timestamptz[];
     v_hi       bigint[];
     v_wrapped  boolean;   -- the walk went past the last key and started over
+    v_chunk    integer;   -- keys the next chunk may visit
     v_keys     text[];
     v_locked   text[];
     v_share    integer;   -- what one key may give in this round
@@ -1079,6 +1083,9 @@ BEGIN
               FROM generate_subscripts(p_hint_kinds, 1) x WHERE p_hint_kinds[x] = g) h;
         v_first := 0;
         v_share := CASE WHEN v_fair THEN 1 ELSE v_left END;
+        -- A fair round wants a job of every key it can get; otherwise the first keys
+        -- may allow the whole claim, so the chunks start small and double.
+        v_chunk := CASE WHEN v_fair THEN v_left + 8 ELSE 8 END;
         <<rounds>>
         LOOP
             v_after := coalesce(p_after[g], '');
@@ -1117,7 +1124,7 @@ BEGIN
                                          AND j.flow_key IS NOT NULL AND j.flow_key = h1.nh
                                          AND (j.priority, j.available_at, j.id) > (v_hp[hx.x], v_ha[hx.x], v_hi[hx.x]))
                                    ELSE false END AS live) c
-                        WHERE coalesce(c.k, c.nh) IS NOT NULL AND w.n < least(v_left + 8, v_budget - v_visits)
+                        WHERE coalesce(c.k, c.nh) IS NOT NULL AND w.n < least(v_chunk, v_left + 8, v_budget - v_visits)
                     )
                     SELECT w.emit FROM walk w
                     WHERE w.emit IS NOT NULL AND NOT (v_wrapped AND coalesce(p_after[g], '') <> '' AND w.emit > p_after[g])
@@ -1129,6 +1136,7 @@ BEGIN
                     CONTINUE;
                 END IF;
                 v_visits := v_visits + cardinality(v_keys);
+                v_chunk := least(2 * v_chunk, v_budget);
                 v_after := v_keys[cardinality(v_keys)];
                 IF v_locking AND v_rate IS NULL THEN
                     -- Without a rate there is nothing to keep in a key's row: the
