@@ -36,6 +36,11 @@ func TestHundredJobsTenWorkers(t *testing.T) {
 		cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 2}})
 		cfg.ID = fmt.Sprintf("worker-%d", w)
 		cfg.FetchBatch = 3
+		// What this test checks is that competing claims never hand one job to two
+		// workers. A lease that expires under a loaded machine (ten workers starting
+		// beside the package's other tests took seconds) would hand the job out again,
+		// as it should, and fail the test for the wrong reason.
+		cfg.LeaseDuration = time.Minute
 		worker := runtime.NewWorker(pool, cfg)
 		err := runtime.Handle(worker, jt, func(ctx context.Context, job *runtime.Job, p emailPayload) error {
 			time.Sleep(time.Millisecond) // let the others compete
