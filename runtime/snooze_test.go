@@ -43,7 +43,9 @@ func TestSnooze(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		info := waitJob(t, pool, e.ID, runtime.StateCompleted, 3*snooze+20*cfg.SchedulerInterval)
+		// Three runs two snoozes apart, each snooze a scheduler pass, and a lease's
+		// worth of slack: on a loaded machine the worker's start alone took a second.
+		info := waitJob(t, pool, e.ID, runtime.StateCompleted, 3*snooze+20*cfg.SchedulerInterval+cfg.LeaseDuration)
 		if info.Attempt != 1 || len(info.Errors) != 0 {
 			t.Errorf("job %d completed at attempt %d with errors %+v; want attempt 1 of 1, no errors", n, info.Attempt, info.Errors)
 		}
