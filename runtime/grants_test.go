@@ -451,8 +451,18 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if err := runtime.PauseQueue(ctx, workerPool, "grants"); err != nil {
 		t.Fatalf("PauseQueue as the worker role: %v", err)
 	}
+	// The job is enqueued once the worker has seen the pause (its notification or the
+	// next poll): enqueued before, its wake-up could overtake the pause's, which a
+	// loaded machine showed.
+	paused := time.Now().Add(patience)
+	for !strings.Contains(func() string { logMu.Lock(); defer logMu.Unlock(); return logs.String() }(), "queue paused; claiming nothing") {
+		if time.Now().After(paused) {
+			t.Fatalf("the worker did not see the pause within %s\n%s", patience, dump())
+		}
+		time.Sleep(cfg.PollInterval / 5)
+	}
 	held := enqueue(okType, 7)
-	// Two poll intervals: the notification pauses at once, the poll within one.
+	// Two poll intervals, in which a worker that claimed from the paused queue would.
 	time.Sleep(2 * cfg.PollInterval)
 	if info := waitState("job of a paused queue", held.ID, runtime.StateAvailable); info.Attempt != 0 {
 		t.Errorf("a job of the paused queue ran: attempt %d\n%s", info.Attempt, dump())
