@@ -45,17 +45,13 @@ func FlowKey(i, keys int) string { return fmt.Sprintf("k%04d", i%keys) }
 // FlowJobc is jobc with the flow benchmarks' job type as a System, so that BurnDown
 // measures it: its jobs spread round-robin over Keys payload keys.
 type FlowJobc struct {
+	Jobc         // its schema, tables and how completions are counted
 	Label string // database name prefix: letters, digits and _
 	JT    *runtime.JobType
 	Keys  int
 }
 
-func (s *FlowJobc) Name() string   { return s.Label }
-func (*FlowJobc) Tables() []string { return []string{"jobc_jobs", "jobc_jobs_finished"} }
-func (*FlowJobc) Migrate(ctx context.Context, pool *pgxpool.Pool) error {
-	_, err := runtime.Migrate(ctx, pool)
-	return err
-}
+func (s *FlowJobc) Name() string { return s.Label }
 
 func (s *FlowJobc) BulkInsert(ctx context.Context, pool *pgxpool.Pool, n int) error {
 	return EnqueueFlow(ctx, pool, s.JT, n, func(i int) string { return FlowKey(i, s.Keys) })
@@ -124,16 +120,4 @@ func StartFlowWorkers(ctx context.Context, pool *pgxpool.Pool, jt *runtime.JobTy
 		}
 		return first
 	}), nil
-}
-
-func (*FlowJobc) Pending(ctx context.Context, pool *pgxpool.Pool) (int64, error) {
-	var n int64
-	err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs`).Scan(&n)
-	return n, err
-}
-
-func (*FlowJobc) Recorded(ctx context.Context, db Querier, id int64) (bool, error) {
-	var ok bool
-	err := db.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM jobc_jobs_finished WHERE id = $1)`, id).Scan(&ok)
-	return ok, err
 }

@@ -50,9 +50,10 @@ func (f *Flow) check(kind string, queue bool) error {
 	if queue {
 		what = "queue of job type " + kind
 	}
+	if err := f.values().check(); err != nil {
+		return fmt.Errorf("jobc: %s: %w", what, err)
+	}
 	switch {
-	case (LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}).check() != nil:
-		return fmt.Errorf("jobc: %s: %w", what, LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}.check())
 	case queue && (len(f.By) > 0 || f.Fair || f.Sequence):
 		return fmt.Errorf("jobc: %s: a queue's flow control has concurrency and rate only", what)
 	case f.Sequence && f.Concurrency > 0:
@@ -64,6 +65,9 @@ func (f *Flow) check(kind string, queue bool) error {
 	}
 	return nil
 }
+
+// values are f's numbers.
+func (f *Flow) values() LimitValues { return LimitValues{Concurrency: f.Concurrency, Rate: f.Rate} }
 
 // flowed says whether jt's jobs are claimed key by key and so carry a flow key.
 func (jt *JobType) flowed() bool { return jt.Flow != nil || jt.QueueFlow != nil }
@@ -120,7 +124,7 @@ func limitsParams(scope LimitScope, name string, f *Flow) db.RegisterLimitsParam
 	if p.ByFields == nil {
 		p.ByFields = []string{}
 	}
-	p.SpecConcurrency, p.SpecRateLimit, p.SpecRatePerSeconds = LimitValues{Concurrency: f.Concurrency, Rate: f.Rate}.columns()
+	p.SpecConcurrency, p.SpecRateLimit, p.SpecRatePerSeconds = f.values().columns()
 	return p
 }
 

@@ -120,16 +120,18 @@ type LimitChange struct {
 // one without.
 func SetLimit(ctx context.Context, dbtx DBTX, c LimitChange) error {
 	what := string(c.Scope) + " " + c.Name
-	switch {
-	case c.Scope != LimitKind && c.Scope != LimitQueue:
+	v := LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}
+	if c.Scope != LimitKind && c.Scope != LimitQueue {
 		return fmt.Errorf("jobc: set limit of %s: scope %q, want kind or queue", what, c.Scope)
-	case (LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}).check() != nil:
-		return fmt.Errorf("jobc: set limit of %s: %w", what, LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}.check())
-	case c.Concurrency == 0 && c.Rate.IsZero():
+	}
+	if err := v.check(); err != nil {
+		return fmt.Errorf("jobc: set limit of %s: %w", what, err)
+	}
+	if c.Concurrency == 0 && c.Rate.IsZero() {
 		return fmt.Errorf("jobc: set limit of %s: nothing to set (concurrency or rate)", what)
 	}
 	p := db.SetLimitParams{Scope: string(c.Scope), Name: c.Name, ChangedBy: &c.By}
-	p.Concurrency, p.RateLimit, p.RatePerSeconds = LimitValues{Concurrency: c.Concurrency, Rate: c.Rate}.columns()
+	p.Concurrency, p.RateLimit, p.RatePerSeconds = v.columns()
 	_, err := db.New(dbtx).SetLimit(ctx, p)
 	return limitResult("set limit of "+what, err)
 }

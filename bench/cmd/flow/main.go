@@ -216,12 +216,10 @@ func rate(ctx context.Context, w bench.WorkerConfig, keys, limit, perKey int, wi
 			return err
 		}
 		defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
-		if err := waitFirst(ctx, &mu, &starts); err != nil {
+		t0, err := waitFirst(ctx, &mu, &starts)
+		if err != nil {
 			return err
 		}
-		mu.Lock()
-		t0 := starts[0]
-		mu.Unlock()
 		time.Sleep(time.Until(t0.Add(window + time.Second)))
 		if err := stop(); err != nil {
 			return err
@@ -276,17 +274,21 @@ func rate(ctx context.Context, w bench.WorkerConfig, keys, limit, perKey int, wi
 	return res, err
 }
 
-func waitFirst(ctx context.Context, mu *sync.Mutex, starts *[]time.Time) error {
+// waitFirst waits for the first of starts, appended under mu, and returns it.
+func waitFirst(ctx context.Context, mu *sync.Mutex, starts *[]time.Time) (time.Time, error) {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		mu.Lock()
-		n := len(*starts)
+		var first time.Time
+		if len(*starts) > 0 {
+			first = (*starts)[0]
+		}
 		mu.Unlock()
-		if n > 0 {
-			return nil
+		if !first.IsZero() {
+			return first, nil
 		}
 		if time.Now().After(deadline) || ctx.Err() != nil {
-			return fmt.Errorf("no job started within 30s")
+			return time.Time{}, fmt.Errorf("no job started within 30s")
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -330,12 +332,10 @@ func concurrency(ctx context.Context, w bench.WorkerConfig, workers int, window 
 			return err
 		}
 		defer func() { _ = stop() }() // on an early return; the run stops them itself and checks the error
-		if err := waitFirst(ctx, &mu, &starts); err != nil {
+		t0, err := waitFirst(ctx, &mu, &starts)
+		if err != nil {
 			return err
 		}
-		mu.Lock()
-		t0 := starts[0]
-		mu.Unlock()
 		// The running jobs as the database counts them (what the claims see), sampled
 		// every 10ms over the window.
 		for time.Now().Before(t0.Add(window)) {

@@ -142,8 +142,7 @@ WITH done AS MATERIALIZED (
            CASE WHEN $5::boolean THEN -32768 ELSE p.priority END AS priority,
            CASE WHEN $5::boolean THEN '-infinity' ELSE p.available_at END AS available_at,
            CASE WHEN $5::boolean THEN 0 ELSE p.id END AS id,
-           greatest(least(p.freed, l.concurrency - (r.running - p.freed)), 0) AS n,
-           r.running - p.freed + least(p.freed, l.concurrency - (r.running - p.freed)) >= l.concurrency AS at_limit
+           n.n, r.running - p.freed + n.n >= l.concurrency AS at_limit
     FROM places p
     JOIN jobc_limits_in_force l ON l.scope = 'kind' AND l.name = ($6::text[])[p.k]
     CROSS JOIN LATERAL (
@@ -152,10 +151,11 @@ WITH done AS MATERIALIZED (
           AND r.kind = ANY(ARRAY(SELECT ($7::text[])[i]
                                  FROM generate_subscripts($7::text[], 1) i
                                  WHERE ($6::text[])[i] = ($6::text[])[p.k]))) r
+    CROSS JOIN LATERAL (SELECT greatest(least(p.freed, l.concurrency - (r.running - p.freed)), 0) AS n) n
     WHERE l.concurrency IS NOT NULL AND l.rate_limit IS NULL AND NOT l.fair AND NOT l.sequence
       AND NOT EXISTS (SELECT 1 FROM jobc_limits_in_force q WHERE q.scope = 'queue' AND q.name = p.queue)
 ), next AS (
-    SELECT y.id, p.at_limit FROM passing p CROSS JOIN LATERAL (
+    SELECT y.id FROM passing p CROSS JOIN LATERAL (
         SELECT j.id FROM jobc_jobs j
         WHERE j.queue = p.queue AND j.kind = p.kind AND j.flow_key = p.flow_key AND j.state = 'available'
           AND j.flow_key IS NOT NULL
@@ -186,9 +186,8 @@ SELECT d.id::bigint AS id, false AS passed, ''::text AS kind, ''::text AS queue,
 FROM done d
 UNION ALL
 SELECT l.id, true, l.kind, l.queue, l.priority, l.payload_version, l.payload, l.metadata, l.attempt,
-       l.max_attempts, l.created_at, l.available_at, l.waited_seconds, l.flow_key,
-       (SELECT n.at_limit FROM next n WHERE n.id = l.id)
-FROM leased l
+       l.max_attempts, l.created_at, l.available_at, l.waited_seconds, l.flow_key, p.at_limit
+FROM leased l JOIN passing p ON p.queue = l.queue AND p.kind = l.kind AND p.flow_key = l.flow_key
 `
 
 type CompleteJobsPassingOnParams struct {
