@@ -966,9 +966,13 @@ $$;
 -- kind that is not fair, across the keys of a chunk too. A queue with limits of its own
 -- is locked the same way first (a claim that finds it held claims nothing this time),
 -- and caps the whole claim. Leased jobs get attempted_at the time the chunk admitted
--- them, the time rate windows count. A claim visits at most 4 * p_max + 16 keys, so a
--- kind with many keys at their limits costs a bounded claim; the next claim goes on
--- from where this one stopped.
+-- them; a rate window counts each start at the time the chunk's statement recorded it,
+-- after its jobs were leased (clock_timestamp() in the data-modifying CTE that runs
+-- last), so never before the start happened: counted at the admission time, a start
+-- whose statement took 66 ms on a loaded machine let a later claim start a third job
+-- 993 ms after it under a rate of 2 per second. A claim visits at most 4 * p_max + 16
+-- keys, so a kind with many keys at their limits costs a bounded claim; the next claim
+-- goes on from where this one stopped.
 --
 -- A busy worker passes hints (p_hint_*: per kind index into p_kinds, key and the claim
 -- order key of the last job of the key it claimed), as ClaimJobsAfter's: the keys it
@@ -1262,7 +1266,7 @@ BEGIN
                 ), started AS (
                     UPDATE jobc_flow_keys fk
                     SET starts = ARRAY(SELECT s FROM unnest(fk.starts) s WHERE s > v_now - v_per ORDER BY s)
-                                 || array_fill(v_now, ARRAY[n.started::integer]),
+                                 || array_fill(clock_timestamp(), ARRAY[n.started::integer]),
                         touched_at = v_now
                     FROM (SELECT l.flow_key, count(*) AS started FROM leased l GROUP BY l.flow_key) n
                     WHERE v_rate IS NOT NULL AND fk.scope = 'kind' AND fk.name = p_limits[g] AND fk.key = n.flow_key
@@ -1282,7 +1286,7 @@ BEGIN
                           WHERE x.scope = 'kind' AND x.name = p_limits[g] AND x.key = ANY(v_locked)) o;
                 END IF;
                 IF v_qrate IS NOT NULL AND v_n > 0 THEN
-                    v_qstarts := v_qstarts || array_fill(v_now, ARRAY[v_n]);
+                    v_qstarts := v_qstarts || array_fill(clock_timestamp(), ARRAY[v_n]);
                 END IF;
                 v_left := v_left - v_n;
                 v_gave := v_gave + v_n;
