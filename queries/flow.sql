@@ -3,9 +3,11 @@
 
 -- name: ClaimFlowJobs :many
 -- Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
--- arrays are per kind or alias, see there). A row with id 0 is not a job: its
--- available_at is when a full rate window opens. at_limit: the job's key is at its
--- concurrency limit with it (see CompleteJobsPassingOn).
+-- arrays are per kind or alias, see there). A row with id 0 is not a job: without a
+-- kind, its available_at is when a full rate window opens; with one, it says an
+-- optimistic claim of the kind gave jobs back, their keys being at their limits.
+-- at_limit: the job's key is at its concurrency limit with it (see
+-- CompleteJobsPassingOn).
 SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.queue::text AS queue,
        coalesce(c.priority, 0)::smallint AS priority, coalesce(c.payload_version, 0)::integer AS payload_version,
        coalesce(c.payload, 'null')::jsonb AS payload, coalesce(c.metadata, '{}')::jsonb AS metadata,
@@ -17,7 +19,9 @@ FROM jobc_claim_flow(sqlc.arg(queue)::text, sqlc.arg(kinds)::text[], sqlc.arg(li
     sqlc.arg(min_versions)::integer[], sqlc.arg(max_versions)::integer[], sqlc.arg(after)::text[],
     sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer,
     sqlc.arg(hint_kinds)::integer[], sqlc.arg(hint_keys)::text[], sqlc.arg(hint_priorities)::smallint[],
-    sqlc.arg(hint_available_at)::timestamptz[], sqlc.arg(hint_ids)::bigint[]) AS c(
+    sqlc.arg(hint_available_at)::timestamptz[], sqlc.arg(hint_ids)::bigint[],
+    sqlc.arg(optimistic)::boolean[], sqlc.arg(from_priorities)::smallint[],
+    sqlc.arg(from_available_at)::timestamptz[], sqlc.arg(from_ids)::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key, at_limit);
 

@@ -22,6 +22,8 @@ package claim
 import (
 	"context"
 	"log/slog"
+	"math"
+	"slices"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -34,6 +36,11 @@ import (
 // passing their places on look for their keys' next jobs the same way
 // (runtime/internal/completer).
 const FullClaimEvery = 100 * time.Millisecond
+
+// WalkAfterGiveBack is how long a queue's claims of a flow kind walk its keys, rather
+// than claim optimistically, after an optimistic claim of the kind gave jobs back
+// because their keys were at their limits (jobc_claim_flow).
+const WalkAfterGiveBack = time.Second
 
 // claimHint is where a busy queue's next claim of one pair starts: the claim order key
 // of the last job of the pair it claimed.
@@ -93,6 +100,15 @@ type flowKinds struct {
 	hints  []flowHint // the keys the last claim took jobs of
 	busy   bool       // the last claim came back full
 	fullAt time.Time  // when the last claim without hints ended
+
+	// Per kind: whether its spec limits its concurrency alone, so that its claims
+	// may be optimistic (jobc_claim_flow checks the limits in force); until when
+	// they walk its keys instead, after an optimistic claim gave jobs back; and
+	// where a busy queue's next optimistic claim of it starts: the last job of it
+	// the last claim took, in claim order.
+	optimistic []bool
+	walkUntil  []time.Time
+	from       []claimHint
 }
 
 // NewQueue returns the claims of the queue name, with no pairs yet.
@@ -109,14 +125,18 @@ func (q *Queue) AddKind(kind string, minVersion, maxVersion int) {
 }
 
 // AddFlowKind adds kind (or an alias), whose jobs have flow keys, with the payload
-// versions minVersion..maxVersion; limit is the job type whose limits apply.
-func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int) {
+// versions minVersion..maxVersion; limit is the job type whose limits apply, and
+// concurrencyOnly says its spec limits its concurrency alone.
+func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int, concurrencyOnly bool) {
 	f := &q.flow
 	f.kinds = append(f.kinds, kind)
 	f.limits = append(f.limits, limit)
 	f.min = append(f.min, int32(minVersion))
 	f.max = append(f.max, int32(maxVersion))
 	f.after = append(f.after, "")
+	f.optimistic = append(f.optimistic, concurrencyOnly)
+	f.walkUntil = append(f.walkUntil, time.Time{})
+	f.from = append(f.from, claimHint{})
 }
 
 // HasFlowKinds says whether q has kinds with flow control.
@@ -182,16 +202,21 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 	return out, err
 }
 
-// claimFlow claims jobs of the kinds with flow control, key by key
-// (jobc_claim_flow), and remembers where each kind's walk of its keys stopped and when
-// a full rate window opens.
+// claimFlow claims jobs of the kinds with flow control (jobc_claim_flow): of a kind
+// whose only limit is its concurrency, optimistically unless such a claim gave jobs
+// back within WalkAfterGiveBack; else key by key. It remembers where each kind's walk
+// of its keys stopped, where its optimistic claims go on, and when a full rate window
+// opens.
 func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	f := &q.flow
 	p := db.ClaimFlowJobsParams{
 		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
 		After: f.after, Owner: owner, LeaseSeconds: lease.Seconds(), Max: int32(asked),
 		HintKinds: []int32{}, HintKeys: []string{}, HintPriorities: []int16{}, HintAvailableAt: []time.Time{}, HintIds: []int64{},
+		Optimistic: make([]bool, len(f.kinds)), FromPriorities: make([]int16, len(f.kinds)),
+		FromAvailableAt: make([]time.Time, len(f.kinds)), FromIds: make([]int64, len(f.kinds)),
 	}
+	now := time.Now()
 	// Like the plain claims (Hinted), a busy queue's claims start each key after the
 	// last job of it they claimed, and one claim in FullClaimEvery reads every key
 	// from its start.
@@ -204,6 +229,14 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 			p.HintAvailableAt = append(p.HintAvailableAt, h.at)
 			p.HintIds = append(p.HintIds, h.id)
 		}
+	}
+	for i := range f.kinds {
+		p.Optimistic[i] = f.optimistic[i] && !now.Before(f.walkUntil[i])
+		p.FromPriorities[i] = math.MinInt16 // before every job
+		if h := f.from[i]; hinted && h.set {
+			p.FromPriorities[i], p.FromAvailableAt[i], p.FromIds[i] = h.priority, h.availableAt, h.id
+		}
+		f.from[i] = claimHint{}
 	}
 	got, err := qs.ClaimFlowJobs(ctx, p)
 	q.opensAt = time.Time{}
@@ -219,11 +252,18 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	rows := make([]Claimed, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
-			q.opensAt = r.AvailableAt
+			if r.Kind == "" {
+				q.opensAt = r.AvailableAt
+			} else if i := slices.Index(f.kinds, r.Kind); i >= 0 { // an optimistic claim gave jobs back
+				f.walkUntil[i] = now.Add(WalkAfterGiveBack)
+			}
 			continue
 		}
 		for i, k := range f.kinds {
 			if k == r.Kind {
+				if h := &f.from[i]; !h.set || h.after(r.Priority, r.AvailableAt, r.ID) {
+					*h = claimHint{set: true, priority: r.Priority, availableAt: r.AvailableAt, id: r.ID}
+				}
 				f.after[i] = r.FlowKey
 				h := flowHint{kind: int32(i + 1), key: r.FlowKey, priority: r.Priority, at: r.AvailableAt, id: r.ID}
 				hk := hintKey{h.kind, h.key}

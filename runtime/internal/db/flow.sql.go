@@ -23,7 +23,9 @@ FROM jobc_claim_flow($1::text, $2::text[], $3::text[],
     $4::integer[], $5::integer[], $6::text[],
     $7::text, $8::float8, $9::integer,
     $10::integer[], $11::text[], $12::smallint[],
-    $13::timestamptz[], $14::bigint[]) AS c(
+    $13::timestamptz[], $14::bigint[],
+    $15::boolean[], $16::smallint[],
+    $17::timestamptz[], $18::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key, at_limit)
 `
@@ -43,6 +45,10 @@ type ClaimFlowJobsParams struct {
 	HintPriorities  []int16
 	HintAvailableAt []time.Time
 	HintIds         []int64
+	Optimistic      []bool
+	FromPriorities  []int16
+	FromAvailableAt []time.Time
+	FromIds         []int64
 }
 
 type ClaimFlowJobsRow struct {
@@ -65,9 +71,11 @@ type ClaimFlowJobsRow struct {
 // Flow control: the claim of jobs with a flow key, the limits in force, and what an
 // operator asks of them. The rules are jobc_claim_flow's (schema/0001_baseline.sql).
 // Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
-// arrays are per kind or alias, see there). A row with id 0 is not a job: its
-// available_at is when a full rate window opens. at_limit: the job's key is at its
-// concurrency limit with it (see CompleteJobsPassingOn).
+// arrays are per kind or alias, see there). A row with id 0 is not a job: without a
+// kind, its available_at is when a full rate window opens; with one, it says an
+// optimistic claim of the kind gave jobs back, their keys being at their limits.
+// at_limit: the job's key is at its concurrency limit with it (see
+// CompleteJobsPassingOn).
 func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([]ClaimFlowJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimFlowJobs,
 		arg.Queue,
@@ -84,6 +92,10 @@ func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([
 		arg.HintPriorities,
 		arg.HintAvailableAt,
 		arg.HintIds,
+		arg.Optimistic,
+		arg.FromPriorities,
+		arg.FromAvailableAt,
+		arg.FromIds,
 	)
 	if err != nil {
 		return nil, err
