@@ -16,7 +16,7 @@ import (
 // Flow is the fleet-wide flow control a spec declares for a job type (JobType.Flow) or
 // for the queue it runs in (JobType.QueueFlow). Workers enforce it when they claim,
 // however many of them run: jobs of a kind with a Flow, or of a queue with one, are
-// claimed key by key (jobc_claim_flow, schema/0002_flow_control.sql), and the
+// claimed by jobc_claim_flow (schema/0001_baseline.sql; docs/internals.md), and the
 // numbers in force are the ones recorded in jobc_limits, where an operator may change
 // them (SetLimit); the spec's are the defaults.
 type Flow struct {

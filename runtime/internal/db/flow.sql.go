@@ -141,10 +141,12 @@ WITH done AS MATERIALIZED (
            (array_agg(j.priority ORDER BY j.priority, j.available_at, j.id))[1] AS priority,
            (array_agg(j.available_at ORDER BY j.priority, j.available_at, j.id))[1] AS available_at,
            (array_agg(j.id ORDER BY j.priority, j.available_at, j.id))[1] AS id
-    FROM (SELECT ($1::bigint[])[i] AS id, ($4::integer[])[i] AS k
-          FROM generate_subscripts($1::bigint[], 1) i) x
-    JOIN jobc_jobs j ON j.id = x.id
-    WHERE x.k > 0 AND j.flow_key IS NOT NULL AND x.id IN (SELECT d.id FROM done d)
+    -- The rows by their ids as an array, on the primary key: a join of the ids
+    -- made even custom plans read the whole table.
+    FROM jobc_jobs j
+    JOIN (SELECT ($1::bigint[])[i] AS id, ($4::integer[])[i] AS k
+          FROM generate_subscripts($1::bigint[], 1) i) x ON x.id = j.id
+    WHERE j.id = ANY(ARRAY(SELECT d.id FROM done d)) AND x.k > 0 AND j.flow_key IS NOT NULL
     GROUP BY j.queue, j.kind, j.flow_key, x.k
 ), passing AS MATERIALIZED (
     -- n: the completed jobs' places the key's jobs take, which is all of them
