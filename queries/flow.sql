@@ -3,11 +3,9 @@
 
 -- name: ClaimFlowJobs :many
 -- Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
--- arrays are per kind or alias, see there). A row with id 0 is not a job: without a
--- kind, its available_at is when a full rate window opens; with one, it says an
--- optimistic claim of the kind gave jobs back, their keys being at their limits.
--- at_limit: the job's key is at its concurrency limit with it (see
--- CompleteJobsPassingOn).
+-- arrays are per kind or alias, see there). A row with id 0 is not a job: its
+-- available_at is when a full rate window opens. at_limit: the job's key is at its
+-- concurrency limit with it (see CompleteJobsPassingOn).
 SELECT coalesce(c.id, 0)::bigint AS id, coalesce(c.kind, '')::text AS kind, c.queue::text AS queue,
        coalesce(c.priority, 0)::smallint AS priority, coalesce(c.payload_version, 0)::integer AS payload_version,
        coalesce(c.payload, 'null')::jsonb AS payload, coalesce(c.metadata, '{}')::jsonb AS metadata,

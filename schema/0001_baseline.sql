@@ -896,9 +896,9 @@ $$;
 -- 5.5 Flow control
 
 -- jobc_flow_key_lock is the transaction-level advisory lock of one key of a kind's
--- concurrency limit (p_limit: the job type whose limits apply). A claim that walks the
--- keys tries it and skips a key another claim holds; an optimistic claim waits for the
--- locks of its jobs' keys, taken in key order (jobc_claim_flow).
+-- concurrency limit (p_limit: the job type whose limits apply), which a claim tries
+-- before it counts the key's running jobs and skips the key if another claim holds it
+-- (jobc_claim_flow).
 CREATE FUNCTION jobc_flow_key_lock(p_limit text, p_key text) RETURNS bigint
 LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
     SELECT hashtextextended('jobc_flow/kind/' || p_limit || '/' || p_key, 0)
@@ -1057,11 +1057,8 @@ DECLARE
     v_n        integer;
     v_now      timestamptz;
     v_opens    timestamptz; -- when the earliest full rate window opens
-    v_ids      bigint[];      -- an optimistic claim's leases (see below)
-    v_idkeys   text[] COLLATE "C";
-    v_befores  timestamptz[];
-    v_backs    bigint[];
-    v_full     text[] COLLATE "C";
+    v_ids      bigint[];      -- an optimistic claim's first jobs (see below)
+    v_idkeys   text[] COLLATE "C"; -- and their keys
 BEGIN
     IF p_max <= 0 THEN
         RETURN;
@@ -1108,28 +1105,26 @@ BEGIN
         -- A fair round wants a job of every key it can get; otherwise the first keys
         -- may allow the whole claim, so the chunks start small and double.
         v_chunk := CASE WHEN v_fair THEN v_left + 8 ELSE 8 END;
-        -- An optimistic claim, for a kind whose only limit is its concurrency, when
-        -- the worker asks for one (p_optimistic: its claims of the kind found room of
-        -- late). A walk locks each key and counts its running jobs before it leases
-        -- any, which costs more than the leases while the limits do not bind. This
-        -- claim leases the kind's first jobs in claim order without looking at their
-        -- keys, as a claim without flow control does (from just after the worker's
-        -- hint, p_from_*, while the queue is busy); then it waits for the locks of
-        -- their keys, taken in key order, and counts each key's running jobs in a
-        -- snapshot taken after the locks, so that every claim of the key that
-        -- committed before is counted; and it gives back, before it commits, the
-        -- least urgent of its jobs of any key over its limit. A walk tries the same
-        -- locks (jobc_flow_key_lock), so no two claims of a key ever count at once. A
-        -- give-back is reported (a row with no id, the kind and at_limit), and the
-        -- walk below takes what the claim still wants.
+        -- An optimistic claim, for a kind whose only limit is its concurrency (the
+        -- worker asks for it, p_optimistic, from its spec): the walk below finds keys in
+        -- key order, a chunk at a time, which costs more than the leases while the
+        -- limits do not bind. This takes the keys of the kind's first jobs in claim
+        -- order instead, as a claim without flow control reads them (from just after
+        -- the worker's hint, p_from_*, while the queue is busy), without locking them;
+        -- tries those keys' locks as the walk does (a key another claim holds is
+        -- skipped); and, in a later statement, whose snapshot counts every claim of
+        -- those keys that committed before, leases of those jobs what each key's limit
+        -- allows. The walk takes what the claim still wants.
         IF coalesce(p_optimistic[g], false) AND v_conc IS NOT NULL AND v_rate IS NULL AND NOT v_fair AND NOT v_seq
            AND v_qconc IS NULL AND v_qrate IS NULL THEN
-            v_now := clock_timestamp();
-            WITH chosen AS MATERIALIZED (
-                SELECT y.id, y.priority, y.available_at, y.attempted_at
+            SELECT coalesce(array_agg(c.id ORDER BY c.priority, c.available_at, c.id), '{}'),
+                   coalesce(array_agg(c.flow_key ORDER BY c.priority, c.available_at, c.id), '{}')
+            INTO v_ids, v_idkeys
+            FROM (
+                SELECT y.id, y.priority, y.available_at, y.flow_key
                 FROM unnest(v_versions) AS v(version)
                 CROSS JOIN LATERAL (
-                    SELECT j.id, j.priority, j.available_at, j.attempted_at FROM jobc_jobs j
+                    SELECT j.id, j.priority, j.available_at, j.flow_key FROM jobc_jobs j
                     WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
                       AND (j.payload_version, j.priority, j.available_at, j.id)
                           > (v.version, p_from_priorities[g], p_from_available_at[g], p_from_ids[g])
@@ -1137,59 +1132,48 @@ BEGIN
                       AND j.flow_key IS NOT NULL
                     ORDER BY j.payload_version, j.priority, j.available_at, j.id
                     LIMIT v_left
-                    FOR UPDATE SKIP LOCKED
                 ) y
                 ORDER BY y.priority, y.available_at, y.id
                 LIMIT v_left
-            ), leased AS (
-                UPDATE jobc_jobs j
-                SET state = 'running',
-                    attempt = j.attempt + 1,
-                    attempted_at = v_now,
-                    lease_owner = p_owner,
-                    lease_expires_at = now() + make_interval(secs => p_lease_seconds)
-                WHERE j.id = ANY(ARRAY(SELECT c.id FROM chosen c))
-                RETURNING j.id, j.flow_key
-            )
-            SELECT coalesce(array_agg(l.id ORDER BY l.id), '{}'), coalesce(array_agg(l.flow_key ORDER BY l.id), '{}'),
-                   coalesce(array_agg(c.attempted_at ORDER BY l.id), '{}')
-            INTO v_ids, v_idkeys, v_befores
-            FROM leased l JOIN chosen c ON c.id = l.id;
-            IF cardinality(v_ids) > 0 THEN
-                PERFORM pg_advisory_xact_lock(jobc_flow_key_lock(p_limits[g], u.k))
-                FROM (SELECT DISTINCT k FROM unnest(v_idkeys) AS k ORDER BY k) u;
-                -- A new snapshot: the keys' running jobs as of after the locks.
-                WITH counts AS MATERIALIZED (
-                    SELECT u.k, (SELECT count(*) FROM jobc_jobs r
-                                 WHERE r.queue = p_queue AND r.kind = ANY(v_group) AND r.flow_key = u.k
-                                   AND r.state = 'running')::integer - v_conc AS over
-                    FROM (SELECT DISTINCT k FROM unnest(v_idkeys) AS k) u
-                ), mine AS (
-                    SELECT u.id, u.k,
-                           row_number() OVER (PARTITION BY u.k ORDER BY j.priority DESC, j.available_at DESC, j.id DESC) AS rn
-                    FROM unnest(v_ids, v_idkeys) AS u(id, k) JOIN jobc_jobs j ON j.id = u.id
-                )
-                SELECT coalesce(array_agg(m.id) FILTER (WHERE m.rn <= c.over), '{}'),
-                       coalesce(array_agg(DISTINCT c.k) FILTER (WHERE c.over >= 0), '{}')
-                INTO v_backs, v_full
-                FROM mine m JOIN counts c ON c.k = m.k;
-                IF cardinality(v_backs) > 0 THEN
-                    UPDATE jobc_jobs j
-                    SET state = 'available', attempt = j.attempt - 1,
-                        attempted_at = v_befores[array_position(v_ids, j.id)],
-                        lease_owner = NULL, lease_expires_at = NULL
-                    WHERE j.id = ANY(v_backs);
-                    RETURN QUERY SELECT NULL::bigint, p_kinds[g], p_queue, NULL::smallint, NULL::integer, NULL::jsonb,
-                        NULL::jsonb, NULL::integer, NULL::integer, NULL::timestamptz, v_now, NULL::float8,
-                        NULL::text, true;
-                END IF;
+            ) c;
+            v_locked := ARRAY(
+                SELECT u.k FROM (SELECT DISTINCT k FROM unnest(v_idkeys) AS k) u
+                WHERE pg_try_advisory_xact_lock(jobc_flow_key_lock(p_limits[g], u.k)));
+            IF cardinality(v_locked) > 0 THEN
+                v_now := clock_timestamp();
                 RETURN QUERY
-                SELECT j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
-                       j.attempt, j.max_attempts, j.created_at, j.available_at,
-                       extract(epoch FROM v_now - j.available_at)::float8, j.flow_key, j.flow_key = ANY(v_full)
-                FROM jobc_jobs j
-                WHERE j.id = ANY(v_ids) AND NOT j.id = ANY(v_backs)
-                ORDER BY j.priority, j.available_at, j.id;
+                WITH room AS MATERIALIZED ( -- what each key's limit still allows
+                    SELECT u.k, v_conc - (SELECT count(*) FROM jobc_jobs r
+                                          WHERE r.queue = p_queue AND r.kind = ANY(v_group) AND r.flow_key = u.k
+                                            AND r.state = 'running')::integer AS n
+                    FROM unnest(v_locked) AS u(k)
+                ), chosen AS (
+                    SELECT c.id FROM (
+                        SELECT c.id, c.k, row_number() OVER (PARTITION BY c.k ORDER BY c.pos) AS rn
+                        FROM unnest(v_ids, v_idkeys) WITH ORDINALITY AS c(id, k, pos)
+                    ) c JOIN room r ON r.k = c.k
+                    WHERE c.rn <= r.n
+                ), locked AS (
+                    -- Still available: another claim may have taken one since.
+                    SELECT j.id FROM jobc_jobs j
+                    WHERE j.id = ANY(ARRAY(SELECT ch.id FROM chosen ch)) AND j.state = 'available'
+                    FOR UPDATE SKIP LOCKED
+                ), leased AS (
+                    UPDATE jobc_jobs j
+                    SET state = 'running',
+                        attempt = j.attempt + 1,
+                        attempted_at = v_now,
+                        lease_owner = p_owner,
+                        lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+                    WHERE j.id = ANY(ARRAY(SELECT l.id FROM locked l))
+                    RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
+                              j.attempt, j.max_attempts, j.created_at, j.available_at,
+                              extract(epoch FROM v_now - j.available_at)::float8 AS waited_seconds, j.flow_key
+                )
+                -- at_limit: the key's concurrency allows no more once these run.
+                SELECT l.*, r.n <= count(*) OVER (PARTITION BY l.flow_key)
+                FROM leased l JOIN room r ON r.k = l.flow_key
+                ORDER BY l.priority, l.available_at, l.id;
                 GET DIAGNOSTICS v_n = ROW_COUNT;
                 v_left := v_left - v_n;
             END IF;

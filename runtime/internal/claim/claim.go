@@ -23,7 +23,6 @@ import (
 	"context"
 	"log/slog"
 	"math"
-	"slices"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -36,11 +35,6 @@ import (
 // passing their places on look for their keys' next jobs the same way
 // (runtime/internal/completer).
 const FullClaimEvery = 100 * time.Millisecond
-
-// WalkAfterGiveBack is how long a queue's claims of a flow kind walk its keys, rather
-// than claim optimistically, after an optimistic claim of the kind gave jobs back
-// because their keys were at their limits (jobc_claim_flow).
-const WalkAfterGiveBack = time.Second
 
 // claimHint is where a busy queue's next claim of one pair starts: the claim order key
 // of the last job of the pair it claimed.
@@ -102,12 +96,10 @@ type flowKinds struct {
 	fullAt time.Time  // when the last claim without hints ended
 
 	// Per kind: whether its spec limits its concurrency alone, so that its claims
-	// may be optimistic (jobc_claim_flow checks the limits in force); until when
-	// they walk its keys instead, after an optimistic claim gave jobs back; and
-	// where a busy queue's next optimistic claim of it starts: the last job of it
-	// the last claim took, in claim order.
+	// look for keys optimistically (jobc_claim_flow checks the limits in force), and
+	// where a busy queue's next such claim starts: the last job of the kind the last
+	// claim took, in claim order.
 	optimistic []bool
-	walkUntil  []time.Time
 	from       []claimHint
 }
 
@@ -135,7 +127,6 @@ func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int, conc
 	f.max = append(f.max, int32(maxVersion))
 	f.after = append(f.after, "")
 	f.optimistic = append(f.optimistic, concurrencyOnly)
-	f.walkUntil = append(f.walkUntil, time.Time{})
 	f.from = append(f.from, claimHint{})
 }
 
@@ -203,10 +194,9 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 }
 
 // claimFlow claims jobs of the kinds with flow control (jobc_claim_flow): of a kind
-// whose only limit is its concurrency, optimistically unless such a claim gave jobs
-// back within WalkAfterGiveBack; else key by key. It remembers where each kind's walk
-// of its keys stopped, where its optimistic claims go on, and when a full rate window
-// opens.
+// whose only limit is its concurrency, the keys of its first jobs in claim order
+// first, then key by key. It remembers where each kind's walk of its keys stopped,
+// where its claims in claim order go on, and when a full rate window opens.
 func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	f := &q.flow
 	p := db.ClaimFlowJobsParams{
@@ -216,7 +206,6 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		Optimistic: make([]bool, len(f.kinds)), FromPriorities: make([]int16, len(f.kinds)),
 		FromAvailableAt: make([]time.Time, len(f.kinds)), FromIds: make([]int64, len(f.kinds)),
 	}
-	now := time.Now()
 	// Like the plain claims (Hinted), a busy queue's claims start each key after the
 	// last job of it they claimed, and one claim in FullClaimEvery reads every key
 	// from its start.
@@ -231,7 +220,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		}
 	}
 	for i := range f.kinds {
-		p.Optimistic[i] = f.optimistic[i] && !now.Before(f.walkUntil[i])
+		p.Optimistic[i] = f.optimistic[i]
 		p.FromPriorities[i] = math.MinInt16 // before every job
 		if h := f.from[i]; hinted && h.set {
 			p.FromPriorities[i], p.FromAvailableAt[i], p.FromIds[i] = h.priority, h.availableAt, h.id
@@ -252,11 +241,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	rows := make([]Claimed, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
-			if r.Kind == "" {
-				q.opensAt = r.AvailableAt
-			} else if i := slices.Index(f.kinds, r.Kind); i >= 0 { // an optimistic claim gave jobs back
-				f.walkUntil[i] = now.Add(WalkAfterGiveBack)
-			}
+			q.opensAt = r.AvailableAt
 			continue
 		}
 		for i, k := range f.kinds {

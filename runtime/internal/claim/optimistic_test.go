@@ -3,6 +3,7 @@ package claim
 import (
 	"context"
 	"log/slog"
+	"maps"
 	"slices"
 	"testing"
 	"time"
@@ -62,11 +63,11 @@ func runningOf(t *testing.T, pool *pgxpool.Pool, key string) int {
 	return n
 }
 
-// An optimistic claim leases the kind's first jobs in claim order whatever their keys,
-// then gives back what each key's limit does not allow, the least urgent first, as
-// they were (attempt and attempted_at); it keeps the rest, says which keys are at
-// their limits, and the queue's claims of the kind walk the keys for a while after.
-func TestOptimisticClaimGivesBackWhatTheLimitDoesNotAllow(t *testing.T) {
+// A kind whose only limit is its concurrency is claimed by the keys of its first jobs
+// in claim order: each key gives what its limit still allows, the most urgent first,
+// and says when it is at its limit; a full key's jobs are not touched (attempt and
+// attempted_at as they were), and the walk of the keys finds nothing more.
+func TestOptimisticClaimTakesWhatEachKeyAllows(t *testing.T) {
 	pool := newDB(t)
 	ctx := context.Background()
 	q := flowQueue(t, pool, 2)
@@ -76,8 +77,8 @@ func TestOptimisticClaimGivesBackWhatTheLimitDoesNotAllow(t *testing.T) {
 		t.Fatal(err)
 	}
 	x1, x2, x3 := insertKeyed(t, pool, "x", 1), insertKeyed(t, pool, "x", 2), insertKeyed(t, pool, "x", 3)
-	y1, y2 := insertKeyed(t, pool, "y", 1), insertKeyed(t, pool, "y", 2)
-	// x3 failed an attempt before: a give-back keeps its attempt and attempted_at.
+	y1, y2, z1 := insertKeyed(t, pool, "y", 1), insertKeyed(t, pool, "y", 2), insertKeyed(t, pool, "z", 5)
+	// x3 failed an attempt before: left waiting, it keeps its attempt and attempted_at.
 	before := time.Now().Add(-time.Hour).UTC().Truncate(time.Microsecond)
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET attempt = 1, attempted_at = $2 WHERE id = $1`, x3, before); err != nil {
 		t.Fatal(err)
@@ -88,94 +89,76 @@ func TestOptimisticClaimGivesBackWhatTheLimitDoesNotAllow(t *testing.T) {
 		t.Fatal(err)
 	}
 	var got []int64
+	atLimit := map[int64]bool{}
 	for _, r := range rows {
 		got = append(got, r.ID)
-		if !r.AtLimit {
-			t.Errorf("job %d leased without at_limit; both keys are at their limit of 2", r.ID)
-		}
+		atLimit[r.ID] = r.AtLimit
 	}
 	slices.Sort(got)
-	if want := []int64{x1, y1, y2}; !slices.Equal(got, want) {
-		t.Fatalf("claimed %v, want %v: x's most urgent job beside the one running, and both of y's", got, want)
+	if want := []int64{x1, y1, y2, z1}; !slices.Equal(got, want) {
+		t.Fatalf("claimed %v, want %v: x's most urgent job beside the one running, both of y's, z's", got, want)
 	}
-	for key, want := range map[string]int{"x": 2, "y": 2} {
+	if want := map[int64]bool{x1: true, y1: true, y2: true, z1: false}; !maps.Equal(atLimit, want) {
+		t.Errorf("at_limit by job %v, want %v: x and y are at their limit of 2, z is not", atLimit, want)
+	}
+	for key, want := range map[string]int{"x": 2, "y": 2, "z": 1} {
 		if n := runningOf(t, pool, key); n != want {
 			t.Errorf("key %s: %d running after the claim, want %d", key, n, want)
 		}
 	}
 	if s := readJob(t, pool, x2); s.State != "available" || s.Attempt != 0 || s.AttemptedAt != nil || s.Owner != nil {
-		t.Errorf("given-back job x2: %+v, want available, attempt 0, never attempted, no owner", s)
+		t.Errorf("job x2: %+v, want available, attempt 0, never attempted, no owner", s)
 	}
 	if s := readJob(t, pool, x3); s.State != "available" || s.Attempt != 1 || s.AttemptedAt == nil || !s.AttemptedAt.Equal(before) || s.Owner != nil {
-		t.Errorf("given-back job x3: %+v, want available, attempt 1, attempted at %s, no owner", s, before)
-	}
-	if until := q.flow.walkUntil[0]; time.Until(until) <= 0 {
-		t.Errorf("after a give-back the kind's claims walk until %s, which has passed", until)
+		t.Errorf("job x3: %+v, want available, attempt 1, attempted at %s, no owner", s, before)
 	}
 }
 
-// A claim that counts a key waits for the key's lock, which a claim of the key holds
-// until it commits: an optimistic claim that leased jobs of a key while another claim
-// of it had not committed counts that claim's jobs once it has, and gives its own
-// back. Without the wait, it would count in a snapshot without them and run four jobs
-// of a key limited to two.
-func TestOptimisticClaimWaitsForTheKeysClaimsHold(t *testing.T) {
+// A claim of a key another claim holds (its lock, until that claim commits) skips the
+// key rather than wait for it; once that claim has committed, the key's running jobs
+// count it. Without the lock, or with a count in a snapshot taken before it, the
+// second claim would not see the first's jobs and would run four jobs of a key
+// limited to two.
+func TestOptimisticClaimSkipsKeysAnotherClaimHolds(t *testing.T) {
 	pool := newDB(t)
 	ctx := context.Background()
 	flowQueue(t, pool, 2)
 	for i := range 4 {
 		insertKeyed(t, pool, "x", i)
 	}
-	first := NewQueue("q")
-	first.AddFlowKind("a", "a", 1, 1, true)
+	y := insertKeyed(t, pool, "y", 9)
+	claimOn := func(on db.DBTX, owner string, max int) []int64 {
+		t.Helper()
+		q := NewQueue("q")
+		q.AddFlowKind("a", "a", 1, 1, true)
+		rows, err := q.Claim(ctx, db.New(on), slog.New(slog.DiscardHandler), owner, 30*time.Second, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		slices.Sort(ids)
+		return ids
+	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	held, err := first.Claim(ctx, db.New(tx), slog.New(slog.DiscardHandler), "first", 30*time.Second, 2)
-	if err != nil || len(held) != 2 {
-		t.Fatalf("the first claim leased %d jobs (%v), want 2", len(held), err)
+	if held := claimOn(tx, "first", 2); len(held) != 2 {
+		t.Fatalf("the first claim leased %v, want 2 jobs of x", held)
 	}
-
-	second := NewQueue("q")
-	second.AddFlowKind("a", "a", 1, 1, true)
-	type result struct {
-		rows []Claimed
-		err  error
-	}
-	done := make(chan result, 1)
-	go func() {
-		rows, err := second.Claim(ctx, db.New(pool), slog.New(slog.DiscardHandler), "second", 30*time.Second, 2)
-		done <- result{rows, err}
-	}()
-	// The second claim leases the two jobs the first does not hold, then waits for
-	// the key's lock.
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		var waiting int
-		if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock' AND wait_event = 'advisory'`).Scan(&waiting); err != nil {
-			t.Fatal(err)
-		}
-		if waiting == 1 {
-			break
-		}
-		select {
-		case r := <-done:
-			t.Fatalf("the second claim returned %d jobs (%v) while the first held the key's lock", len(r.rows), r.err)
-		default:
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("after 10s, %d sessions wait for an advisory lock, want the second claim's", waiting)
-		}
-		time.Sleep(5 * time.Millisecond)
+	// The first claim has not committed: its jobs are not visible, its lock is held.
+	if got := claimOn(pool, "second", 10); !slices.Equal(got, []int64{y}) {
+		t.Fatalf("while the first claim holds x, the second leased %v, want only y's job %d", got, y)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	r := <-done
-	if r.err != nil || len(r.rows) != 0 {
-		t.Fatalf("the second claim leased %d jobs (%v), want none: the key is at its limit with the first claim's", len(r.rows), r.err)
+	if got := claimOn(pool, "third", 10); len(got) != 0 {
+		t.Fatalf("with x at its limit of 2, the third claim leased %v, want nothing", got)
 	}
 	if n := runningOf(t, pool, "x"); n != 2 {
 		t.Errorf("%d jobs of key x running, want its limit of 2", n)

@@ -71,11 +71,9 @@ type ClaimFlowJobsRow struct {
 // Flow control: the claim of jobs with a flow key, the limits in force, and what an
 // operator asks of them. The rules are jobc_claim_flow's (schema/0001_baseline.sql).
 // Leases up to max jobs of the queue's flow kinds through jobc_claim_flow (the
-// arrays are per kind or alias, see there). A row with id 0 is not a job: without a
-// kind, its available_at is when a full rate window opens; with one, it says an
-// optimistic claim of the kind gave jobs back, their keys being at their limits.
-// at_limit: the job's key is at its concurrency limit with it (see
-// CompleteJobsPassingOn).
+// arrays are per kind or alias, see there). A row with id 0 is not a job: its
+// available_at is when a full rate window opens. at_limit: the job's key is at its
+// concurrency limit with it (see CompleteJobsPassingOn).
 func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([]ClaimFlowJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimFlowJobs,
 		arg.Queue,
