@@ -992,6 +992,7 @@ $$;
 -- sequence's head is looked up by id from the hint's job on) waits for the next claim
 -- without hints, which the worker makes at least every 100 ms
 -- (runtime/internal/claim).
+
 --
 -- Each leased job comes with at_limit: whether its key's concurrency limit (or its
 -- sequence) allows no more jobs once the ones leased with it run. A worker keeps such
@@ -1185,6 +1186,11 @@ BEGIN
             v_gave := 0;
             LOOP -- chunks of keys
                 EXIT rounds WHEN v_left <= 0 OR v_visits >= v_budget;
+                -- (The next key is the first by (flow_key, priority), an order only
+                -- jobc_jobs_flow_ready_idx gives: as min(flow_key) the planner read it
+                -- from jobc_jobs_flow_order_idx, smaller, whose entries of a key's
+                -- running and claimed jobs each cost a visit to the table: a second a
+                -- walk, with one key of 50,000 jobs.)
                 -- The next keys with available jobs, in key order; once wrapped, up to
                 -- and including the key the walk started after. A key with a hint is
                 -- not looked for from its start, where the entries of the jobs claimed
@@ -1199,15 +1205,19 @@ BEGIN
                         SELECT coalesce(c.k, c.nh), CASE WHEN c.k IS NOT NULL THEN c.k WHEN c.live THEN c.nh END,
                                w.n + CASE WHEN c.k IS NOT NULL OR c.live THEN 1 ELSE 0 END
                         FROM walk w
-                        CROSS JOIN LATERAL (SELECT (SELECT min(h) FROM unnest(v_hkeys) h WHERE h > w.pos) AS nh) h1
+                        -- (OFFSET 0 keeps each lateral a step of its own: flattened, its
+                        -- subquery ran once for every reference to its column.)
+                        CROSS JOIN LATERAL (SELECT (SELECT min(h) FROM unnest(v_hkeys) h WHERE h > w.pos) AS nh OFFSET 0) h1
                         CROSS JOIN LATERAL (
                             SELECT CASE WHEN h1.nh IS NULL
-                                   THEN (SELECT min(j.flow_key) FROM jobc_jobs j
+                                   THEN (SELECT j.flow_key FROM jobc_jobs j
                                          WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
-                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos)
-                                   ELSE (SELECT min(j.flow_key) FROM jobc_jobs j
+                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos
+                                         ORDER BY j.flow_key, j.priority LIMIT 1)
+                                   ELSE (SELECT j.flow_key FROM jobc_jobs j
                                          WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
-                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos AND j.flow_key < h1.nh) END AS k) k1
+                                           AND j.flow_key IS NOT NULL AND j.flow_key > w.pos AND j.flow_key < h1.nh
+                                         ORDER BY j.flow_key, j.priority LIMIT 1) END AS k OFFSET 0) k1
                         CROSS JOIN LATERAL (
                             SELECT k1.k, h1.nh,
                                    CASE WHEN k1.k IS NULL AND h1.nh IS NOT NULL THEN EXISTS (
@@ -1215,7 +1225,7 @@ BEGIN
                                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
                                          AND j.flow_key IS NOT NULL AND j.flow_key = h1.nh
                                          AND (j.priority, j.available_at, j.id) > (v_hp[hx.x], v_ha[hx.x], v_hi[hx.x]))
-                                   ELSE false END AS live) c
+                                   ELSE false END AS live OFFSET 0) c
                         WHERE coalesce(c.k, c.nh) IS NOT NULL AND w.n < least(v_chunk, v_left + 8, v_budget - v_visits)
                     )
                     SELECT w.emit FROM walk w

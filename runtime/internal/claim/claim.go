@@ -23,6 +23,7 @@ import (
 	"context"
 	"log/slog"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -238,6 +239,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	}
 	f.hints = f.hints[:0]
 	last := map[hintKey]int{} // index into f.hints
+	started := slices.Clone(f.after)
 	rows := make([]Claimed, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
@@ -246,10 +248,10 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		}
 		for i, k := range f.kinds {
 			if k == r.Kind {
+				f.after[i] = walkedLast(started[i], f.after[i], r.FlowKey)
 				if h := &f.from[i]; !h.set || h.after(r.Priority, r.AvailableAt, r.ID) {
 					*h = claimHint{set: true, priority: r.Priority, availableAt: r.AvailableAt, id: r.ID}
 				}
-				f.after[i] = r.FlowKey
 				h := flowHint{kind: int32(i + 1), key: r.FlowKey, priority: r.Priority, at: r.AvailableAt, id: r.ID}
 				hk := hintKey{h.kind, h.key}
 				if j, ok := last[hk]; !ok {
@@ -268,6 +270,27 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	}
 	f.busy = len(rows) == asked
 	return rows, nil
+}
+
+// walkedLast says which of two keys a walk of the keys that started after the key
+// from visited last: the walk goes through the keys after from in key order, then
+// from the first key up to from. The next claim's walk goes on after the last key the
+// last one took jobs of, however those jobs came back (in claim order): going on after
+// the key of the last job in claim order sent the walk back over keys it had just
+// visited, and a fair kind's keys after them waited their turn for the keys before.
+// prev is the last so far ("" none).
+func walkedLast(from, prev, key string) string {
+	if prev == from || prev == "" {
+		return key
+	}
+	// Keys after from come before the keys up to from (after the wrap).
+	if wrapped := func(k string) bool { return from != "" && k <= from }; wrapped(prev) != wrapped(key) {
+		if wrapped(key) {
+			return key
+		}
+		return prev
+	}
+	return max(prev, key)
 }
 
 type hintKey struct {

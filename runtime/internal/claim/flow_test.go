@@ -164,3 +164,51 @@ func TestOptimisticClaimSkipsKeysAnotherClaimHolds(t *testing.T) {
 		t.Errorf("%d jobs of key x running, want its limit of 2", n)
 	}
 }
+
+// A fair kind's claims take its keys in turn: each claim's walk goes on after the last
+// key the one before visited, whatever order its jobs come back in (claim order). Had
+// it gone on after the key of the last job in claim order, a key the walk had just
+// visited would come round again before the keys after it.
+func TestFairClaimsGoOnWhereTheWalkStopped(t *testing.T) {
+	pool := newDB(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_limits (scope, name, by_fields, fair, sequence) VALUES ('kind', 'f', '{key}', true, false)`); err != nil {
+		t.Fatal(err)
+	}
+	at := time.Now().Add(-time.Minute)
+	insert := func(key string) int64 {
+		t.Helper()
+		var id int64
+		if err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, flow_key, available_at)
+			VALUES ('f', 'q', 'available', 1, 1, '{}', 3, $1, $2) RETURNING id`, key, at).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	// In claim order b's first job comes before a's, so the first claim's jobs (a1
+	// and b1) come back b1, a1.
+	b1, a1, c1, d1 := insert("b"), insert("a"), insert("c"), insert("d")
+	insert("a")
+	insert("b")
+	q := NewQueue("q")
+	q.AddFlowKind("f", "f", 1, 1, false)
+	claim := func(max int) []int64 {
+		t.Helper()
+		rows, err := q.Claim(ctx, db.New(pool), slog.New(slog.DiscardHandler), "claim-test", 30*time.Second, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids := make([]int64, len(rows))
+		for i, r := range rows {
+			ids[i] = r.ID
+		}
+		slices.Sort(ids)
+		return ids
+	}
+	if got, want := claim(2), []int64{b1, a1}; !slices.Equal(got, []int64{min(a1, b1), max(a1, b1)}) {
+		t.Fatalf("first claim: %v, want a's and b's first jobs %v", got, want)
+	}
+	if got := claim(2); !slices.Equal(got, []int64{c1, d1}) {
+		t.Fatalf("second claim: %v, want c's and d's jobs %v: the walk stopped at b", got, []int64{c1, d1})
+	}
+}
