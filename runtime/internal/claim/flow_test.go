@@ -127,37 +127,28 @@ func TestOptimisticClaimSkipsKeysAnotherClaimHolds(t *testing.T) {
 		insertKeyed(t, pool, "x", i)
 	}
 	y := insertKeyed(t, pool, "y", 9)
-	claimOn := func(on db.DBTX, owner string, max int) []int64 {
+	claimOn := func(on db.DBTX, max int) []int64 {
 		t.Helper()
 		q := NewQueue("q")
 		q.AddFlowKind("a", "a", 1, 1, true)
-		rows, err := q.Claim(ctx, db.New(on), slog.New(slog.DiscardHandler), owner, 30*time.Second, max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		slices.Sort(ids)
-		return ids
+		return claimSorted(t, on, q, max)
 	}
 	tx, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer tx.Rollback(ctx) //nolint:errcheck // committed below
-	if held := claimOn(tx, "first", 2); len(held) != 2 {
+	if held := claimOn(tx, 2); len(held) != 2 {
 		t.Fatalf("the first claim leased %v, want 2 jobs of x", held)
 	}
 	// The first claim has not committed: its jobs are not visible, its lock is held.
-	if got := claimOn(pool, "second", 10); !slices.Equal(got, []int64{y}) {
+	if got := claimOn(pool, 10); !slices.Equal(got, []int64{y}) {
 		t.Fatalf("while the first claim holds x, the second leased %v, want only y's job %d", got, y)
 	}
 	if err := tx.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if got := claimOn(pool, "third", 10); len(got) != 0 {
+	if got := claimOn(pool, 10); len(got) != 0 {
 		t.Fatalf("with x at its limit of 2, the third claim leased %v, want nothing", got)
 	}
 	if n := runningOf(t, pool, "x"); n != 2 {
@@ -192,23 +183,23 @@ func TestFairClaimsGoOnWhereTheWalkStopped(t *testing.T) {
 	insert("b")
 	q := NewQueue("q")
 	q.AddFlowKind("f", "f", 1, 1, false)
-	claim := func(max int) []int64 {
-		t.Helper()
-		rows, err := q.Claim(ctx, db.New(pool), slog.New(slog.DiscardHandler), "claim-test", 30*time.Second, max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids := make([]int64, len(rows))
-		for i, r := range rows {
-			ids[i] = r.ID
-		}
-		slices.Sort(ids)
-		return ids
-	}
+	claim := func(max int) []int64 { t.Helper(); return claimSorted(t, pool, q, max) }
 	if got, want := claim(2), []int64{b1, a1}; !slices.Equal(got, []int64{min(a1, b1), max(a1, b1)}) {
 		t.Fatalf("first claim: %v, want a's and b's first jobs %v", got, want)
 	}
 	if got := claim(2); !slices.Equal(got, []int64{c1, d1}) {
 		t.Fatalf("second claim: %v, want c's and d's jobs %v: the walk stopped at b", got, []int64{c1, d1})
 	}
+}
+
+// claimSorted claims up to max jobs of q on dbtx, as a fetch loop does, and returns
+// their ids in order.
+func claimSorted(t *testing.T, dbtx db.DBTX, q *Queue, max int) []int64 {
+	t.Helper()
+	ids, err := claimIDs(context.Background(), dbtx, q, max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(ids)
+	return ids
 }
