@@ -18,7 +18,7 @@ FROM jobc_claim_flow(sqlc.arg(queue)::text, sqlc.arg(kinds)::text[], sqlc.arg(li
     sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer,
     sqlc.arg(hint_kinds)::integer[], sqlc.arg(hint_keys)::text[], sqlc.arg(hint_priorities)::smallint[],
     sqlc.arg(hint_available_at)::timestamptz[], sqlc.arg(hint_ids)::bigint[],
-    sqlc.arg(optimistic)::boolean[], sqlc.arg(from_priorities)::smallint[],
+    sqlc.arg(from_priorities)::smallint[],
     sqlc.arg(from_available_at)::timestamptz[], sqlc.arg(from_ids)::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key, at_limit);

@@ -355,7 +355,7 @@ func (w *Worker) buildQueues() ([]*queue, error) {
 			byQueue[qname] = q
 		}
 		if r.jt.flowed() {
-			q.claim.AddFlowKind(name, r.jt.Kind, r.jt.minVersion(), r.jt.maxVersion(), r.jt.passesPlacesOn())
+			q.claim.AddFlowKind(name, r.jt.Kind, r.jt.minVersion(), r.jt.maxVersion())
 			if r.jt.passesPlacesOn() {
 				w.passing.add(q, name, r.jt)
 			}

@@ -992,7 +992,6 @@ $$;
 -- sequence's head is looked up by id from the hint's job on) waits for the next claim
 -- without hints, which the worker makes at least every 100 ms
 -- (runtime/internal/claim).
-
 --
 -- Each leased job comes with at_limit: whether its key's concurrency limit (or its
 -- sequence) allows no more jobs once the ones leased with it run. A worker keeps such
@@ -1016,7 +1015,6 @@ CREATE FUNCTION jobc_claim_flow(
     p_hint_priorities smallint[],
     p_hint_available_at timestamptz[],
     p_hint_ids      bigint[],
-    p_optimistic    boolean[],
     p_from_priorities smallint[],
     p_from_available_at timestamptz[],
     p_from_ids      bigint[]
@@ -1106,8 +1104,8 @@ BEGIN
         -- A fair round wants a job of every key it can get; otherwise the first keys
         -- may allow the whole claim, so the chunks start small and double.
         v_chunk := CASE WHEN v_fair THEN v_left + 8 ELSE 8 END;
-        -- An optimistic claim, for a kind whose only limit is its concurrency (the
-        -- worker asks for it, p_optimistic, from its spec): the walk below finds keys in
+        -- An optimistic claim, for a kind whose only limit in force is its
+        -- concurrency (and a queue without limits): the walk below finds keys in
         -- key order, a chunk at a time, which costs more than the leases while the
         -- limits do not bind. This takes the keys of the kind's first jobs in claim
         -- order instead, as a claim without flow control reads them (from just after
@@ -1116,8 +1114,7 @@ BEGIN
         -- skipped); and, in a later statement, whose snapshot counts every claim of
         -- those keys that committed before, leases of those jobs what each key's limit
         -- allows. The walk takes what the claim still wants.
-        IF coalesce(p_optimistic[g], false) AND v_conc IS NOT NULL AND v_rate IS NULL AND NOT v_fair AND NOT v_seq
-           AND v_qconc IS NULL AND v_qrate IS NULL THEN
+        IF v_conc IS NOT NULL AND v_rate IS NULL AND NOT v_fair AND NOT v_seq AND v_qconc IS NULL AND v_qrate IS NULL THEN
             SELECT coalesce(array_agg(c.id ORDER BY c.priority, c.available_at, c.id), '{}'),
                    coalesce(array_agg(c.flow_key ORDER BY c.priority, c.available_at, c.id), '{}')
             INTO v_ids, v_idkeys

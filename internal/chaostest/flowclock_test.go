@@ -163,7 +163,7 @@ func claimFlow(t *testing.T, ctx context.Context, pool *pgxpool.Pool, owner stri
 
 func claimFlowIn(t *testing.T, ctx context.Context, tx pgx.Tx, owner string, max int) []int64 {
 	t.Helper()
-	rows, err := tx.Query(ctx, `SELECT id FROM jobc_claim_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}') WHERE id IS NOT NULL`,
+	rows, err := tx.Query(ctx, `SELECT id FROM jobc_claim_flow($1, $2, $3, $4, $5, $6, $7, $8, $9, '{}', '{}', '{}', '{}', '{}', '{}', '{}', '{}') WHERE id IS NOT NULL`,
 		chaosjob.DefaultQueue, []string{chaosjob.Kind}, []string{chaosjob.Kind}, []int32{1}, []int32{1}, []*string{nil},
 		owner, 60.0, max)
 	if err != nil {

@@ -95,13 +95,6 @@ type flowKinds struct {
 	hints  []flowHint // the keys the last claim took jobs of
 	busy   bool       // the last claim came back full
 	fullAt time.Time  // when the last claim without hints ended
-
-	// Per kind: whether its spec limits its concurrency alone, so that its claims
-	// look for keys optimistically (jobc_claim_flow checks the limits in force), and
-	// where a busy queue's next such claim starts: the last job of the kind the last
-	// claim took, in claim order.
-	optimistic []bool
-	from       []claimHint
 }
 
 // NewQueue returns the claims of the queue name, with no pairs yet.
@@ -118,17 +111,14 @@ func (q *Queue) AddKind(kind string, minVersion, maxVersion int) {
 }
 
 // AddFlowKind adds kind (or an alias), whose jobs have flow keys, with the payload
-// versions minVersion..maxVersion; limit is the job type whose limits apply, and
-// concurrencyOnly says its spec limits its concurrency alone.
-func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int, concurrencyOnly bool) {
+// versions minVersion..maxVersion; limit is the job type whose limits apply.
+func (q *Queue) AddFlowKind(kind, limit string, minVersion, maxVersion int) {
 	f := &q.flow
 	f.kinds = append(f.kinds, kind)
 	f.limits = append(f.limits, limit)
 	f.min = append(f.min, int32(minVersion))
 	f.max = append(f.max, int32(maxVersion))
 	f.after = append(f.after, "")
-	f.optimistic = append(f.optimistic, concurrencyOnly)
-	f.from = append(f.from, claimHint{})
 }
 
 // HasFlowKinds says whether q has kinds with flow control.
@@ -197,15 +187,15 @@ func (q *Queue) claimPlain(ctx context.Context, qs *db.Queries, log *slog.Logger
 // claimFlow claims jobs of the kinds with flow control (jobc_claim_flow): of a kind
 // whose only limit is its concurrency, the keys of its first jobs in claim order
 // first, then key by key. It remembers where each kind's walk of its keys stopped,
-// where its claims in claim order go on, and when a full rate window opens.
+// the keys' hints, and when a full rate window opens.
 func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, owner string, lease time.Duration, asked int) ([]Claimed, error) {
 	f := &q.flow
 	p := db.ClaimFlowJobsParams{
 		Queue: q.name, Kinds: f.kinds, Limits: f.limits, MinVersions: f.min, MaxVersions: f.max,
 		After: f.after, Owner: owner, LeaseSeconds: lease.Seconds(), Max: int32(asked),
 		HintKinds: []int32{}, HintKeys: []string{}, HintPriorities: []int16{}, HintAvailableAt: []time.Time{}, HintIds: []int64{},
-		Optimistic: make([]bool, len(f.kinds)), FromPriorities: make([]int16, len(f.kinds)),
-		FromAvailableAt: make([]time.Time, len(f.kinds)), FromIds: make([]int64, len(f.kinds)),
+		FromPriorities: make([]int16, len(f.kinds)), FromAvailableAt: make([]time.Time, len(f.kinds)),
+		FromIds: make([]int64, len(f.kinds)),
 	}
 	// Like the plain claims (Hinted), a busy queue's claims start each key after the
 	// last job of it they claimed, and one claim in FullClaimEvery reads every key
@@ -220,13 +210,21 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 			p.HintIds = append(p.HintIds, h.id)
 		}
 	}
-	for i := range f.kinds {
-		p.Optimistic[i] = f.optimistic[i]
+	// A claim of a kind in claim order (jobc_claim_flow) starts after the last of its
+	// hints, the kind's last job the last claim took; from the start without one.
+	from := make([]claimHint, len(f.kinds))
+	if hinted {
+		for _, h := range f.hints {
+			if k := &from[h.kind-1]; !k.set || k.after(h.priority, h.at, h.id) {
+				*k = claimHint{set: true, priority: h.priority, availableAt: h.at, id: h.id}
+			}
+		}
+	}
+	for i, h := range from {
 		p.FromPriorities[i] = math.MinInt16 // before every job
-		if h := f.from[i]; hinted && h.set {
+		if h.set {
 			p.FromPriorities[i], p.FromAvailableAt[i], p.FromIds[i] = h.priority, h.availableAt, h.id
 		}
-		f.from[i] = claimHint{}
 	}
 	got, err := qs.ClaimFlowJobs(ctx, p)
 	q.opensAt = time.Time{}
@@ -240,6 +238,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	f.hints = f.hints[:0]
 	last := map[hintKey]int{} // index into f.hints
 	started := slices.Clone(f.after)
+	walked := make([]bool, len(f.kinds)) // f.after[i] is a key this claim took
 	rows := make([]Claimed, 0, len(got))
 	for _, r := range got {
 		if r.ID == 0 {
@@ -248,9 +247,8 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		}
 		for i, k := range f.kinds {
 			if k == r.Kind {
-				f.after[i] = walkedLast(started[i], f.after[i], r.FlowKey)
-				if h := &f.from[i]; !h.set || h.after(r.Priority, r.AvailableAt, r.ID) {
-					*h = claimHint{set: true, priority: r.Priority, availableAt: r.AvailableAt, id: r.ID}
+				if !walked[i] || walkedBefore(started[i], f.after[i], r.FlowKey) {
+					f.after[i], walked[i] = r.FlowKey, true
 				}
 				h := flowHint{kind: int32(i + 1), key: r.FlowKey, priority: r.Priority, at: r.AvailableAt, id: r.ID}
 				hk := hintKey{h.kind, h.key}
@@ -272,25 +270,18 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 	return rows, nil
 }
 
-// walkedLast says which of two keys a walk of the keys that started after the key
-// from visited last: the walk goes through the keys after from in key order, then
-// from the first key up to from. The next claim's walk goes on after the last key the
-// last one took jobs of, however those jobs came back (in claim order): going on after
-// the key of the last job in claim order sent the walk back over keys it had just
-// visited, and a fair kind's keys after them waited their turn for the keys before.
-// prev is the last so far ("" none).
-func walkedLast(from, prev, key string) string {
-	if prev == from || prev == "" {
-		return key
+// walkedBefore says whether a walk of the keys that started after the key from visits
+// a before b: it goes through the keys after from in key order, then from the first
+// key up to from. The next claim's walk goes on after the last key the last one took
+// jobs of, however those jobs came back (in claim order): going on after the key of
+// the last job in claim order sent the walk back over keys it had just visited, and a
+// fair kind's keys after them waited their turn for the keys before.
+func walkedBefore(from, a, b string) bool {
+	wrapped := func(k string) bool { return from != "" && k <= from } // visited after the wrap
+	if wrapped(a) != wrapped(b) {
+		return !wrapped(a)
 	}
-	// Keys after from come before the keys up to from (after the wrap).
-	if wrapped := func(k string) bool { return from != "" && k <= from }; wrapped(prev) != wrapped(key) {
-		if wrapped(key) {
-			return key
-		}
-		return prev
-	}
-	return max(prev, key)
+	return a < b
 }
 
 type hintKey struct {

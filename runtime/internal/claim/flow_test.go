@@ -22,7 +22,7 @@ func flowQueue(t *testing.T, pool *pgxpool.Pool, limit int) *Queue {
 		t.Fatal(err)
 	}
 	q := NewQueue("q")
-	q.AddFlowKind("a", "a", 1, 1, true)
+	q.AddFlowKind("a", "a", 1, 1)
 	return q
 }
 
@@ -130,7 +130,7 @@ func TestOptimisticClaimSkipsKeysAnotherClaimHolds(t *testing.T) {
 	claimOn := func(on db.DBTX, max int) []int64 {
 		t.Helper()
 		q := NewQueue("q")
-		q.AddFlowKind("a", "a", 1, 1, true)
+		q.AddFlowKind("a", "a", 1, 1)
 		return claimSorted(t, on, q, max)
 	}
 	tx, err := pool.Begin(ctx)
@@ -182,7 +182,7 @@ func TestFairClaimsGoOnWhereTheWalkStopped(t *testing.T) {
 	insert("a")
 	insert("b")
 	q := NewQueue("q")
-	q.AddFlowKind("f", "f", 1, 1, false)
+	q.AddFlowKind("f", "f", 1, 1)
 	claim := func(max int) []int64 { t.Helper(); return claimSorted(t, pool, q, max) }
 	if got, want := claim(2), []int64{b1, a1}; !slices.Equal(got, []int64{min(a1, b1), max(a1, b1)}) {
 		t.Fatalf("first claim: %v, want a's and b's first jobs %v", got, want)

@@ -24,8 +24,8 @@ FROM jobc_claim_flow($1::text, $2::text[], $3::text[],
     $7::text, $8::float8, $9::integer,
     $10::integer[], $11::text[], $12::smallint[],
     $13::timestamptz[], $14::bigint[],
-    $15::boolean[], $16::smallint[],
-    $17::timestamptz[], $18::bigint[]) AS c(
+    $15::smallint[],
+    $16::timestamptz[], $17::bigint[]) AS c(
     id, kind, queue, priority, payload_version, payload, metadata, attempt, max_attempts,
     created_at, available_at, waited_seconds, flow_key, at_limit)
 `
@@ -45,7 +45,6 @@ type ClaimFlowJobsParams struct {
 	HintPriorities  []int16
 	HintAvailableAt []time.Time
 	HintIds         []int64
-	Optimistic      []bool
 	FromPriorities  []int16
 	FromAvailableAt []time.Time
 	FromIds         []int64
@@ -90,7 +89,6 @@ func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([
 		arg.HintPriorities,
 		arg.HintAvailableAt,
 		arg.HintIds,
-		arg.Optimistic,
 		arg.FromPriorities,
 		arg.FromAvailableAt,
 		arg.FromIds,
