@@ -1217,11 +1217,16 @@ BEGIN
                                          ORDER BY j.flow_key, j.priority LIMIT 1) END AS k OFFSET 0) k1
                         CROSS JOIN LATERAL (
                             SELECT k1.k, h1.nh,
-                                   CASE WHEN k1.k IS NULL AND h1.nh IS NOT NULL THEN EXISTS (
-                                       SELECT 1 FROM jobc_jobs j, (SELECT array_position(v_hkeys, h1.nh) AS x) hx
+                                   -- (The first such job in claim order, not EXISTS: a
+                                   -- generic plan of EXISTS expected the key's share of
+                                   -- the table to match and read the table from its
+                                   -- start, the whole table for a key with no such job.)
+                                   CASE WHEN k1.k IS NULL AND h1.nh IS NOT NULL THEN (
+                                       SELECT true FROM jobc_jobs j, (SELECT array_position(v_hkeys, h1.nh) AS x) hx
                                        WHERE j.queue = p_queue AND j.kind = p_kinds[g] AND j.state = 'available'
                                          AND j.flow_key IS NOT NULL AND j.flow_key = h1.nh
-                                         AND (j.priority, j.available_at, j.id) > (v_hp[hx.x], v_ha[hx.x], v_hi[hx.x]))
+                                         AND (j.priority, j.available_at, j.id) > (v_hp[hx.x], v_ha[hx.x], v_hi[hx.x])
+                                       ORDER BY j.priority, j.available_at, j.id LIMIT 1) IS NOT NULL
                                    ELSE false END AS live OFFSET 0) c
                         WHERE coalesce(c.k, c.nh) IS NOT NULL AND w.n < least(v_chunk, v_left + 8, v_budget - v_visits)
                     )

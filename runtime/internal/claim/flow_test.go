@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -202,4 +203,71 @@ func claimSorted(t *testing.T, dbtx db.DBTX, q *Queue, max int) []int64 {
 	}
 	slices.Sort(ids)
 	return ids
+}
+
+// A busy fair kind's walk asks of each key with a hint whether it has a job after the
+// hint, and that question reads the key's entries of jobc_jobs_flow_ready_idx on
+// generic plans too (which plpgsql switches to after five calls). Asked as EXISTS,
+// the generic plan expected a key's share of the table to match and read the table
+// from its start, a whole table per hinted key without one: with a key of 50,000
+// jobs beside small ones, single claims ran for seconds while small keys' jobs waited.
+func TestHintedWalkReadsTheIndexOnGenericPlans(t *testing.T) {
+	pool := newDB(t)
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_limits (scope, name, by_fields, fair, sequence) VALUES ('kind', 'f', '{key}', true, false)`); err != nil {
+		t.Fatal(err)
+	}
+	// One big key, with statistics taken while it is the only one (as when a tenant's
+	// import arrives first), then five small keys of two jobs each.
+	insert := func(keys string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, flow_key)
+			SELECT 'f', 'q', 'available', 1, 1, '{}', 3, k FROM unnest($1::text[]) k`, strings.Split(keys, ",")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	insert(strings.Repeat("big,", 4999) + "big")
+	if _, err := pool.Exec(ctx, `ANALYZE jobc_jobs`); err != nil {
+		t.Fatal(err)
+	}
+	insert("a0,a1,a2,a3,a4,a0,a1,a2,a3,a4")
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SET plan_cache_mode = force_generic_plan`); err != nil {
+		t.Fatal(err)
+	}
+	q := NewQueue("q")
+	q.AddFlowKind("f", "f", 1, 1)
+	// The first claim takes a job of every key and comes back full: the next starts
+	// each key after its hint.
+	if got := claimSorted(t, conn, q, 6); len(got) != 6 {
+		t.Fatalf("first claim leased %v, want a job of each of the 6 keys", got)
+	}
+	q.Fresh()
+	tx, err := conn.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck // read only what this transaction did
+	// The connection's scans not yet reported to the server, and so its own.
+	seqScans := func() int64 {
+		t.Helper()
+		var n int64
+		if err := tx.QueryRow(ctx, `SELECT seq_scan FROM pg_stat_xact_user_tables WHERE relid = 'jobc_jobs'::regclass`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	before := seqScans()
+	got := claimSorted(t, tx, q, 6)
+	scans := seqScans() - before
+	if len(got) != 6 {
+		t.Errorf("hinted claim leased %v, want the second job of each small key and the big key's next", got)
+	}
+	if scans != 0 {
+		t.Errorf("the hinted claim read jobc_jobs from start to end %d times, want only index reads", scans)
+	}
 }
