@@ -89,7 +89,9 @@ WHERE (k.scope, k.name, k.key) IN (
     SELECT x.scope, x.name, x.key FROM jobc_flow_keys x
     WHERE x.touched_at < now() - interval '1 hour'
       AND NOT EXISTS (SELECT 1 FROM jobc_jobs j
-                      WHERE x.scope = 'kind' AND j.kind = x.name AND j.flow_key = x.key)
+                      WHERE x.scope = 'kind' AND j.kind = x.name AND j.flow_key = x.key AND j.state <> 'running')
+      AND NOT EXISTS (SELECT 1 FROM jobc_jobs j
+                      WHERE x.scope = 'kind' AND j.kind = x.name AND j.flow_key = x.key AND j.state = 'running')
       AND NOT EXISTS (SELECT 1 FROM jobc_jobs_finished f
                       WHERE x.scope = 'kind' AND f.kind = x.name AND f.flow_key = x.key AND f.state = 'failed')
       AND NOT EXISTS (SELECT 1 FROM unnest(x.starts) s
@@ -125,7 +127,12 @@ SELECT j.id, j.kind, j.queue, j.state, j.payload_version, j.available_at, j.flow
                  WHERE k.scope = 'queue' AND k.name = j.queue AND k.key = ''), '{}')::timestamptz[] AS queue_starts,
        coalesce((SELECT min(f.id) FROM jobc_jobs_finished f
                  WHERE f.kind = j.kind AND f.flow_key = j.flow_key AND f.state = 'failed'), 0)::bigint AS held_by,
-       coalesce((SELECT min(h.id) FROM jobc_jobs h WHERE h.kind = j.kind AND h.flow_key = j.flow_key), 0)::bigint AS head,
+       -- (Running and not: jobc_jobs_flow_order_idx holds the jobs that are not running.)
+       coalesce(least((SELECT min(h.id) FROM jobc_jobs h
+                       WHERE h.kind = j.kind AND h.flow_key = j.flow_key AND h.state <> 'running'),
+                      (SELECT min(h.id) FROM jobc_jobs h
+                       WHERE h.queue = j.queue AND h.flow_key = j.flow_key AND h.kind = j.kind AND h.state = 'running')),
+                0)::bigint AS head,
        now()::timestamptz AS now
 FROM jobc_jobs j
 LEFT JOIN jobc_limits_in_force kl ON kl.scope = 'kind' AND kl.name = j.kind AND j.flow_key IS NOT NULL

@@ -268,9 +268,11 @@ CREATE INDEX jobc_jobs_claim_version_idx
 -- claim walks the keys that have available jobs on the first index, in key order, and
 -- takes each key's jobs in claim order; ClaimJobs never reads the ranges of flow kinds,
 -- so throttled jobs cost other claims nothing. The second counts a key's (and a
--- queue's) running jobs; the third finds a sequence's first job, in any state; the
--- last, a failed job that holds its sequence. Jobs without a flow key are in none of
--- them. The key comes before the kind where a statement asks for the jobs of a key
+-- queue's) running jobs; the third finds a sequence's first job that is not running
+-- (a running one holds its key as the second counts it), so that a claim, which makes
+-- jobs running, adds no entry to it: it cost every claim of a flow kind, sequence or
+-- not, an insertion (bench/README.md); the last, a failed job that holds its
+-- sequence. Jobs without a flow key are in none of them. The key comes before the kind where a statement asks for the jobs of a key
 -- among a kind and its aliases (kind = ANY(...)), which the planner would otherwise
 -- apply as a filter to every entry of the queue.
 CREATE INDEX jobc_jobs_flow_ready_idx
@@ -279,7 +281,7 @@ CREATE INDEX jobc_jobs_flow_ready_idx
 CREATE INDEX jobc_jobs_flow_running_idx ON jobc_jobs (queue, flow_key, kind)
     WHERE state = 'running' AND flow_key IS NOT NULL;
 CREATE INDEX jobc_jobs_flow_order_idx ON jobc_jobs (kind, flow_key, id)
-    WHERE flow_key IS NOT NULL;
+    WHERE flow_key IS NOT NULL AND state <> 'running';
 CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (flow_key, kind, id)
     WHERE state = 'failed' AND flow_key IS NOT NULL;
 -- The scheduler promotes due rows to available.
@@ -1186,8 +1188,8 @@ BEGIN
                 -- (The next key is the first by (flow_key, priority), an order only
                 -- jobc_jobs_flow_ready_idx gives: as min(flow_key) the planner read it
                 -- from jobc_jobs_flow_order_idx, smaller, whose entries of a key's
-                -- running and claimed jobs each cost a visit to the table: a second a
-                -- walk, with one key of 50,000 jobs.)
+                -- jobs that are not available each cost a visit to the table: a
+                -- second a walk, with one key of 50,000 jobs.)
                 -- The next keys with available jobs, in key order; once wrapped, up to
                 -- and including the key the walk started after. A key with a hint is
                 -- not looked for from its start, where the entries of the jobs claimed
@@ -1273,10 +1275,12 @@ BEGIN
                 RETURN QUERY
                 WITH k AS MATERIALIZED ( -- its counts once per key, however often read
                     SELECT u.key, u.pos, v_hp[hx.x] AS hp, v_ha[hx.x] AS ha, v_hi[hx.x] AS hi, room.n AS room,
-                           -- The key's first job in any state: none before the hint is
+                           -- The key's first job that is not running (a running one
+                           -- leaves the sequence no room): none before the hint is
                            -- unfinished (the hint's job itself may be, retried).
                            CASE WHEN v_seq THEN (SELECT min((SELECT h.id FROM jobc_jobs h
                                                              WHERE h.kind = gk AND h.flow_key = u.key
+                                                               AND h.state <> 'running'
                                                                AND h.id >= coalesce(v_hi[hx.x], 0)
                                                              ORDER BY h.id LIMIT 1))
                                                  FROM unnest(v_group) gk) END AS head,
