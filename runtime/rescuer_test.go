@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -95,5 +97,54 @@ func TestRescuerRunOnce(t *testing.T) {
 	again, err := runtime.NewRescuerForTest(pool, log, 1).RunOnce(ctx)
 	if err != nil || again.Retried+again.Failed+again.Cancelled != 0 || len(again.ByQueue) != 0 {
 		t.Errorf("second run: %+v, %v; want nothing to rescue", again, err)
+	}
+}
+
+// TestRescuerTakesOldestExpiriesOfEveryJob: jobs with a flow key and jobs without are
+// found on different indexes of running jobs (jobc_jobs_lease_idx holds only the
+// second), and a batch takes the oldest expiries of both together, so neither kind
+// waits behind the other.
+func TestRescuerTakesOldestExpiriesOfEveryJob(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	plain := emailType(t, nil)
+	flow := flowType(t, runtime.Flow{By: []string{"email"}, Concurrency: 2})
+	var ids []int64
+	for i, jt := range []*runtime.JobType{flow, plain, flow, plain} {
+		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: i, Email: "a@example.com"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, e.ID)
+	}
+	// Expired 4, 3, 2 and 1 seconds ago, in that order.
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', lease_owner = 'ghost', attempt = 1,
+		lease_expires_at = now() - make_interval(secs => 4 - array_position($1::bigint[], id) + 1)`, ids); err != nil {
+		t.Fatal(err)
+	}
+	rescue := func() []int64 {
+		t.Helper()
+		rows, err := pool.Query(ctx, `SELECT job_id FROM jobc_rescue_expired(3)`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		return got
+	}
+	if got, want := rescue(), ids[:3]; !slices.Equal(got, want) {
+		t.Errorf("first batch of 3 rescued %v, want the 3 oldest expiries %v", got, want)
+	}
+	if got, want := rescue(), ids[3:]; !slices.Equal(got, want) {
+		t.Errorf("second batch rescued %v, want the last %v", got, want)
+	}
+	for i, id := range ids {
+		if info, err := runtime.GetJob(ctx, pool, id); err != nil || info.State != runtime.StateAvailable {
+			t.Errorf("job %d (%d of 4): %+v, %v; want available again", id, i+1, info.State, err)
+		}
 	}
 }

@@ -287,9 +287,11 @@ CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (flow_key,
 -- The scheduler promotes due rows to available.
 CREATE INDEX jobc_jobs_scheduled_idx ON jobc_jobs (available_at)
     WHERE state = 'scheduled';
--- The rescuer finds expired leases.
+-- The rescuer finds expired leases: of jobs without flow control here, of jobs with it
+-- on jobc_jobs_flow_running_idx (jobc_rescue_expired), so that a claim of a flow kind
+-- adds an entry to one index of running jobs, not two (bench/README.md).
 CREATE INDEX jobc_jobs_lease_idx ON jobc_jobs (lease_expires_at)
-    WHERE state = 'running';
+    WHERE state = 'running' AND flow_key IS NULL;
 
 -- Retention deletes by age; finished_at grows with insertion order, so BRIN stays tiny.
 CREATE INDEX jobc_jobs_finished_at_idx ON jobc_jobs_finished USING brin (finished_at);
@@ -633,14 +635,25 @@ DECLARE
     v_state jobc_state;
     v_msg   text;
 BEGIN
-    SELECT coalesce(array_agg(e.id), '{}') INTO expired
+    -- The oldest expiries of both kinds of job (see jobc_jobs_lease_idx), then locked:
+    -- one that another rescuer holds is left to it.
+    SELECT coalesce(array_agg(l.id ORDER BY l.lease_expires_at), '{}') INTO expired
     FROM (
-        SELECT x.id FROM jobc_jobs x
-        WHERE x.state = 'running' AND x.lease_expires_at < now()
-        ORDER BY x.lease_expires_at
-        LIMIT p_max
+        SELECT x.id, x.lease_expires_at FROM jobc_jobs x
+        WHERE x.id = ANY(ARRAY(
+                SELECT e.id FROM (
+                    (SELECT y.id, y.lease_expires_at FROM jobc_jobs y
+                     WHERE y.state = 'running' AND y.flow_key IS NULL AND y.lease_expires_at < now()
+                     ORDER BY y.lease_expires_at LIMIT p_max)
+                    UNION ALL
+                    (SELECT y.id, y.lease_expires_at FROM jobc_jobs y
+                     WHERE y.state = 'running' AND y.flow_key IS NOT NULL AND y.lease_expires_at < now()
+                     ORDER BY y.lease_expires_at LIMIT p_max)
+                ) e
+                ORDER BY e.lease_expires_at LIMIT p_max))
+          AND x.state = 'running' AND x.lease_expires_at < now()
         FOR UPDATE SKIP LOCKED
-    ) e;
+    ) l;
     IF cardinality(expired) = 0 THEN
         RETURN;
     END IF;
