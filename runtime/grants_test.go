@@ -575,6 +575,16 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		}
 	}
 
+	// A kind nobody handles waits in a queue: the worker's reporter finds it
+	// (UnhandledKinds) and counts its jobs (UnhandledJobs).
+	enqueue(newType("grants_unhandled", func(jt *runtime.JobType) { jt.Queue = "grants_unhandled" }), 1)
+	unhandled := runtime.NewUnhandledReporterForTest(workerPool, slog.New(slog.DiscardHandler), []string{"grants_unhandled"}, []string{}, time.Minute, time.Now)
+	if res, err := unhandled.RunOnce(ctx); err != nil {
+		t.Errorf("the unhandled-jobs reporter as the worker role: %v", err)
+	} else if len(res.Found) != 0 {
+		t.Errorf("the unhandled-jobs reporter found %+v; want nothing yet, the job has waited less than a minute", res.Found)
+	}
+
 	// Every failure of a restricted role's statement is a gap in the grants.
 	for _, l := range []*statementLog{workerLog, producerLog, readerLog} {
 		for _, f := range l.failures() {

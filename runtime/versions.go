@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"time"
 
@@ -111,30 +112,31 @@ func CountUnfinishedByVersion(ctx context.Context, dbtx DBTX, within time.Durati
 	return out, nil
 }
 
-// warnUndecodable logs, at startup, unfinished jobs of this worker's kinds stored at
-// a version it does not decode: older ones (a version retired while rows of it remain)
-// wait forever unless a worker that decodes them runs; newer ones wait for newer workers.
+// warnUndecodable logs, at startup, unfinished jobs of this worker's kinds (each in
+// its queue) stored at a version it does not decode (UndecodableVersions, a statement
+// a kind or alias): older ones (a version retired while rows of it remain) wait
+// forever unless a worker that decodes them runs; newer ones wait for newer workers.
 func (w *Worker) warnUndecodable(ctx context.Context) error {
-	rows, err := w.q.UnfinishedVersions(ctx)
-	if err != nil {
-		return fmt.Errorf("jobc: count unfinished jobs: %w", dberr.Describe(err))
-	}
-	for _, r := range rows {
-		reg := w.kinds[r.Kind]
-		if reg == nil {
-			continue
+	for _, kind := range slices.Sorted(maps.Keys(w.kinds)) {
+		jt := w.kinds[kind].jt
+		oldest, newest := jt.minVersion(), jt.maxVersion()
+		rows, err := w.q.UndecodableVersions(ctx, db.UndecodableVersionsParams{
+			Queue: jt.Queue, Kind: kind, MinVersion: int32(oldest), MaxVersion: int32(newest),
+		})
+		if err != nil {
+			return fmt.Errorf("jobc: count unfinished jobs of kind %s: %w", kind, dberr.Describe(err))
 		}
-		v := int(r.PayloadVersion)
-		switch {
-		case v < reg.jt.minVersion():
-			w.log.ErrorContext(ctx, "jobc worker: unfinished jobs are stored at a payload version this build no longer decodes; "+
-				"they wait until a worker that decodes it runs. Retire a version only once `jobc status` shows none of it left, "+
-				"or enable Config.UpgradePayloads in the previous release to rewrite them first",
-				slog.String("kind", r.Kind), slog.Int("version", v), slog.Int("oldest_decoded", reg.jt.minVersion()),
-				slog.Int64("jobs", r.Jobs), slog.String("state", string(r.State)))
-		case v > reg.jt.maxVersion():
-			w.log.InfoContext(ctx, "jobc worker: unfinished jobs are stored at a payload version newer than this build decodes; they are left for newer workers",
-				slog.String("kind", r.Kind), slog.Int("version", v), slog.Int("newest_decoded", reg.jt.maxVersion()), slog.Int64("jobs", r.Jobs))
+		for _, r := range rows {
+			if v := int(r.PayloadVersion); v < oldest {
+				w.log.ErrorContext(ctx, "jobc worker: unfinished jobs are stored at a payload version this build no longer decodes; "+
+					"they wait until a worker that decodes it runs. Retire a version only once `jobc status` shows none of it left, "+
+					"or enable Config.UpgradePayloads in the previous release to rewrite them first",
+					slog.String("kind", kind), slog.Int("version", v), slog.Int("oldest_decoded", oldest),
+					slog.Int64("jobs", r.Jobs), slog.String("state", string(r.State)))
+			} else {
+				w.log.InfoContext(ctx, "jobc worker: unfinished jobs are stored at a payload version newer than this build decodes; they are left for newer workers",
+					slog.String("kind", kind), slog.Int("version", v), slog.Int("newest_decoded", newest), slog.Int64("jobs", r.Jobs))
+			}
 		}
 	}
 	return nil

@@ -121,3 +121,56 @@ func versionedType(t *testing.T) *runtime.JobType {
 	}
 	return jt
 }
+
+// TestWorkerWarnsOfUndecodableJobsAtStart: a worker that starts while jobs of its kind
+// wait in its queue at versions it does not decode says so, by version and state:
+// older ones (which nothing will run unless a worker of an earlier build does) as an
+// error, newer ones as information; jobs it decodes and jobs of other queues are not
+// reported.
+func TestWorkerWarnsOfUndecodableJobsAtStart(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := context.Background()
+	jt := emailType(t, func(jt *runtime.JobType) {
+		jt.WriteVersion = 2
+		jt.Versions = []runtime.Version{{Number: 2, Schema: jt.Versions[0].Schema}}
+	})
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+		SELECT 'send_email', q, s::jobc_state, 5, v, '{}', 3, now() + CASE WHEN s = 'scheduled' THEN interval '1 hour' ELSE interval '0' END
+		FROM (VALUES ('email', 'available', 1), ('email', 'available', 1), ('email', 'scheduled', 1),
+		             ('email', 'available', 3), ('email', 'available', 2), ('other', 'available', 1)) v(q, s, v)`); err != nil {
+		t.Fatal(err)
+	}
+	log, rec := newLogRecorder()
+	cfg := testConfig(nil)
+	cfg.Logger = log
+	w := runtime.NewWorker(pool, cfg)
+	if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	startWorker(t, w)
+	const older, newer = "ERROR jobc worker: unfinished jobs are stored at a payload version this build no longer decodes",
+		"INFO jobc worker: unfinished jobs are stored at a payload version newer than this build decodes"
+	// The check runs once, after the first claim; the services started with it bound
+	// the wait, as in TestWorkerLogsUnhandledJobsAtStart.
+	wait := 5*time.Second + 50*cfg.SchedulerInterval
+	deadline := time.Now().Add(wait)
+	for len(rec.matching(newer)) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("no record of the version 3 job within %s; the worker logged:\n%s", wait, strings.Join(rec.all(), "\n"))
+		}
+		time.Sleep(cfg.SchedulerInterval)
+	}
+	for _, want := range [][]string{
+		{older, "version=1", "state=available", "jobs=2"},
+		{older, "version=1", "state=scheduled", "jobs=1"},
+		{newer, "version=3", "jobs=1"},
+	} {
+		if got := rec.matching(want...); len(got) != 1 {
+			t.Errorf("%d records with %q, want 1; the worker logged:\n%s", len(got), want, strings.Join(rec.all(), "\n"))
+		}
+	}
+	if got := len(rec.matching(older)) + len(rec.matching(newer)); got != 3 {
+		t.Errorf("%d records of undecodable jobs, want 3: none of version 2 nor of queue other; the worker logged:\n%s", got, strings.Join(rec.all(), "\n"))
+	}
+}

@@ -10,9 +10,9 @@ import (
 )
 
 // Defaults of the unhandled-jobs reporter. It looks at start and then every
-// UnhandledInterval: each look reads every available job of the worker's queues that
-// waited longer than unhandledMinWait, too much to do every few seconds on a large
-// backlog, and a kind nobody handles is a deploy-time mistake, not a transient. It
+// UnhandledInterval: each look probes the claim index once per kind waiting in the
+// worker's queues and counts the jobs of the kinds nobody handles, which can be many,
+// and a kind nobody handles is a deploy-time mistake, not a transient. It
 // logs one kind and queue again only after unhandledRepeat: the record is a call to
 // act, not a metric. A job younger than unhandledMinWait is not reported: the worker
 // that handles it may be starting.
@@ -73,23 +73,30 @@ func NewUnhandledReporter(q *db.Queries, log *slog.Logger, cfg UnhandledConfig) 
 
 // RunOnce looks for unhandled jobs and logs those not logged within Repeat.
 func (u *UnhandledReporter) RunOnce(ctx context.Context) (UnhandledResult, error) {
-	rows, err := u.q.UnhandledJobs(ctx, db.UnhandledJobsParams{Queues: u.cfg.Queues, Kinds: u.cfg.Kinds, MinWaitSeconds: u.cfg.MinWait.Seconds()})
+	kinds, err := u.q.UnhandledKinds(ctx, db.UnhandledKindsParams{Queues: u.cfg.Queues, Kinds: u.cfg.Kinds})
 	if err != nil {
-		return UnhandledResult{}, fmt.Errorf("look for jobs no worker handles: %w", err)
+		return UnhandledResult{}, fmt.Errorf("look for kinds no worker handles: %w", err)
 	}
-	now := u.cfg.Now()
-	res := UnhandledResult{Found: make([]UnhandledJobs, len(rows))}
-	for i, r := range rows {
-		found := UnhandledJobs{Kind: r.Kind, Queue: r.Queue, Jobs: r.Jobs, OldestWait: max(now.Sub(r.OldestAvailableAt), 0).Round(time.Second)}
-		res.Found[i] = found
-		key := [2]string{r.Kind, r.Queue}
+	var res UnhandledResult
+	for _, k := range kinds {
+		c, err := u.q.UnhandledJobs(ctx, db.UnhandledJobsParams{Queue: k.Queue, Kind: k.Kind, MinWaitSeconds: u.cfg.MinWait.Seconds()})
+		if err != nil {
+			return res, fmt.Errorf("count jobs of kind %s in queue %s that no worker handles: %w", k.Kind, k.Queue, err)
+		}
+		if c.Jobs == 0 {
+			continue // all younger than MinWait
+		}
+		now := u.cfg.Now()
+		found := UnhandledJobs{Kind: k.Kind, Queue: k.Queue, Jobs: c.Jobs, OldestWait: max(now.Sub(c.OldestAvailableAt), 0).Round(time.Second)}
+		res.Found = append(res.Found, found)
+		key := [2]string{k.Kind, k.Queue}
 		if last, ok := u.logged[key]; ok && now.Sub(last) < u.cfg.Repeat {
 			continue
 		}
 		u.logged[key] = now
 		res.Logged++
-		u.log.WarnContext(ctx, "jobc worker: "+UnhandledReason(r.Queue, r.Kind, true)+"; these jobs wait until a worker that handles the kind runs",
-			slog.String("kind", r.Kind), slog.String("queue", r.Queue), slog.Int64("jobs", r.Jobs), slog.String("oldest_wait", found.OldestWait.String()))
+		u.log.WarnContext(ctx, "jobc worker: "+UnhandledReason(k.Queue, k.Kind, true)+"; these jobs wait until a worker that handles the kind runs",
+			slog.String("kind", k.Kind), slog.String("queue", k.Queue), slog.Int64("jobs", c.Jobs), slog.String("oldest_wait", found.OldestWait.String()))
 	}
 	return res, nil
 }
