@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -44,8 +45,15 @@ func main() {
 		probe    = flag.String("probe-db", "flowprobe", "probe: the database to leave behind")
 		slow     = flag.Duration("slow", 0, "write auto_explain (ANALYZE) plans of every statement, nested ones included, that ran at least this long, to -slow-file")
 		slowFile = flag.String("slow-file", "/tmp/flow-slow.txt", "where -slow writes")
+		cpuProf  = flag.String("cpuprofile", "", "write a CPU profile of this process (workers and all) to FILE")
 	)
 	flag.Parse()
+	if *cpuProf != "" {
+		f, err := os.Create(*cpuProf)
+		fail(err)
+		fail(pprof.StartCPUProfile(f))
+		defer func() { pprof.StopCPUProfile(); fail(f.Close()) }()
+	}
 	if *slow > 0 {
 		f, err := os.Create(*slowFile)
 		fail(err)
