@@ -309,7 +309,7 @@ func (h *handler) job(w http.ResponseWriter, r *http.Request) {
 	if h.opt.HidePayloads {
 		// Not merely left out of the template: what the page does not have, no
 		// template change can show.
-		info.Payload, info.Metadata, info.UniqueKey = nil, nil, ""
+		info.Payload, info.Metadata, info.UniqueKey, info.Result = nil, nil, "", nil
 	}
 	jt := h.jobType(info.Kind)
 	d := jobData{Job: info, Timeline: timeline(info, jt)}

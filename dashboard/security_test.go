@@ -287,3 +287,31 @@ func checkLinks(t *testing.T, body, prefix string) {
 		}
 	}
 }
+
+// TestJobPageShowsResult: a completed job's result is on its page, with its version,
+// unless payloads are hidden: a result is the handler's output, as sensitive as its
+// input.
+func TestJobPageShowsResult(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, dashboard.Options{})
+	var id int64
+	if err := e.pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at, result_version, result)
+		VALUES (7001, 'charge', 'q', 'completed', 5, 1, '{}', '{}', now(), 1, 3, '[]', now(), 3, '{"charge_id": "ch_secret_42"}') RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	status, body := e.get(fmt.Sprintf("/jobs/%d", id))
+	wantStatus(t, "job page", status, http.StatusOK, body)
+	wantContains(t, "job page", body, `id="result"`, "ch_secret_42", `Result <span class="muted">v3</span>`)
+	hidden := newEnv(t, dashboard.Options{HidePayloads: true})
+	if _, err := hidden.pool.Exec(t.Context(), `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at, result_version, result)
+		VALUES (7001, 'charge', 'q', 'completed', 5, 1, '{}', '{}', now(), 1, 3, '[]', now(), 3, '{"charge_id": "ch_secret_42"}')`); err != nil {
+		t.Fatal(err)
+	}
+	status, body = hidden.get(fmt.Sprintf("/jobs/%d", id))
+	wantStatus(t, "hidden job page", status, http.StatusOK, body)
+	if strings.Contains(body, "ch_secret_42") || strings.Contains(body, `id="result"`) {
+		t.Errorf("--hide-payloads shows the result:\n%s", body)
+	}
+}

@@ -242,6 +242,9 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		// A job whose schemas failed to convert still declares its fixed names (and
 		// those of the versions that did convert), so its collisions show up too.
 		ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.Idents(b.versions))...)
+		if b.job.Spec.Result != nil {
+			ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.Result().Idents(b.results))...)
+		}
 		jobs = append(jobs, b.job)
 	}
 	var events []golang.Event
@@ -292,6 +295,7 @@ func buildEvent(p *spec.Project, se *spec.Event) (golang.Event, []names.Version,
 type builtJob struct {
 	job      golang.Job // complete only when diags is empty
 	versions []names.Version
+	results  []names.Version // of the result contract, if any
 	diags    spec.Diagnostics
 }
 
@@ -309,6 +313,11 @@ func buildJob(p *spec.Project, sj *spec.Job) builtJob {
 	vs, nvs, ds := convertVersions(p, sj.Payload.Versions, j.Names.Version)
 	j.Versions, b.versions = vs, nvs
 	b.diags = append(b.diags, ds...)
+	if sj.Result != nil {
+		rs, nrs, ds := convertVersions(p, sj.Result.Versions, j.Names.Result().Version)
+		j.Result, b.results = rs, nrs
+		b.diags = append(b.diags, ds...)
+	}
 	b.job = j
 	return b
 }

@@ -67,7 +67,15 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 				for _, v := range j.Versions {
 					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
 				}
-				for _, id := range j.Names.Idents(vs) {
+				ids := j.Names.Idents(vs)
+				if j.Spec.Result != nil {
+					var rs []names.Version
+					for _, v := range j.Result {
+						rs = append(rs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
+					}
+					ids = append(ids, j.Names.Result().Idents(rs)...)
+				}
+				for _, id := range ids {
 					if id.HandWritten {
 						handWritten[id.Name] = true
 					} else {

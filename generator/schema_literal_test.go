@@ -48,15 +48,19 @@ func TestSchemaLiteralIsTheLockedSchema(t *testing.T) {
 		for _, f := range res.Files {
 			files[filepath.Base(f.Path)] = f.Content
 		}
-		for section, contracts := range map[string]map[string]*contract.LockedJob{".jobc.go": lock.Jobs, generator.EventFileSuffix: lock.Events} {
-			for name, lj := range contracts {
-				file := name + section
+		for _, sec := range []struct {
+			suffix    string
+			contracts map[string]*contract.LockedJob
+			field     string // of the type literal, holding the versions
+		}{{".jobc.go", lock.Jobs, "Versions"}, {generator.EventFileSuffix, lock.Events, "Versions"}, {".jobc.go", lock.Results, "ResultVersions"}} {
+			for name, lj := range sec.contracts {
+				file := name + sec.suffix
 				src, ok := files[file]
 				if !ok {
 					t.Errorf("%s: no generated %s", dir, file)
 					continue
 				}
-				got := versionSchemas(t, file, src)
+				got := versionSchemas(t, file, src, sec.field)
 				for _, v := range lj.Versions {
 					lit, ok := got[v.Version]
 					if !ok {
@@ -86,14 +90,29 @@ func TestSchemaLiteralIsTheLockedSchema(t *testing.T) {
 }
 
 // versionSchemas returns the Schema of each {Number: n, Schema: ...} literal of src.
-func versionSchemas(t *testing.T, name string, src []byte) map[int]string {
+func versionSchemas(t *testing.T, name string, src []byte, field string) map[int]string {
 	t.Helper()
 	f, err := parser.ParseFile(token.NewFileSet(), name, src, 0)
 	if err != nil {
 		t.Fatalf("parse %s: %v", name, err)
 	}
-	out := map[int]string{}
+	// The versions of the type literal's field: Versions (a payload's) or
+	// ResultVersions.
+	var versions ast.Node
 	ast.Inspect(f, func(n ast.Node) bool {
+		if kv, ok := n.(*ast.KeyValueExpr); ok {
+			if key, _ := kv.Key.(*ast.Ident); key != nil && key.Name == field {
+				versions = kv.Value
+				return false
+			}
+		}
+		return versions == nil
+	})
+	out := map[int]string{}
+	if versions == nil {
+		return out
+	}
+	ast.Inspect(versions, func(n ast.Node) bool {
 		lit, ok := n.(*ast.CompositeLit)
 		if !ok {
 			return true

@@ -120,10 +120,13 @@ WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = 
 RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested;
 
 -- name: CompleteJobs :many
--- Moves the given attempts to jobc_jobs_finished as completed (jobc_finish). An attempt
--- whose lease this worker no longer holds is left alone and not returned.
+-- Moves the given attempts to jobc_jobs_finished as completed (jobc_finish), with the
+-- results of those whose job types have one (results and result_versions by position,
+-- NULL arrays when no job of the batch has a result). An attempt whose lease this
+-- worker no longer holds is left alone and not returned.
 SELECT f.id::bigint AS id
-FROM jobc_finish(sqlc.arg(ids)::bigint[], 'completed', NULL, sqlc.arg(owner)::text, sqlc.arg(attempts)::int[]) AS f(id);
+FROM jobc_finish(sqlc.arg(ids)::bigint[], 'completed', NULL, sqlc.arg(owner)::text, sqlc.arg(attempts)::int[],
+                 sqlc.narg(results)::jsonb[], sqlc.narg(result_versions)::int[]) AS f(id);
 
 -- name: FinishJobs :many
 -- Moves the given attempts to jobc_jobs_finished as failed or cancelled (state),
@@ -189,9 +192,11 @@ SELECT r.id FROM released r, woken;
 
 -- name: CompleteJobInTx :execrows
 -- Completes one job inside the handler's own transaction (transactional mode): the
--- handler's writes and the completion commit together or not at all.
+-- handler's writes and the completion commit together or not at all. result and
+-- result_version are NULL for a job type without a result.
 SELECT 1
-FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)::text, ARRAY[sqlc.arg(attempt)::int]) AS f(id);
+FROM jobc_finish(ARRAY[sqlc.arg(id)::bigint], 'completed', NULL, sqlc.arg(owner)::text, ARRAY[sqlc.arg(attempt)::int],
+                 ARRAY[sqlc.narg(result)::jsonb], ARRAY[sqlc.narg(result_version)::int]) AS f(id);
 
 -- name: RecordIdempotencyKey :execrows
 -- Records that a side effect happened, in the handler's transaction. 0 rows: it had.

@@ -188,10 +188,12 @@ WHERE j.id = ANY(sqlc.arg(ids)::bigint[]) AND j.flow_key IS NULL AND j.state IN 
 -- with an earlier place waits no longer than that.
 --
 -- It returns the completed ids (passed false) and the leased jobs (passed true), each
--- with at_limit as ClaimFlowJobs returns it.
+-- with at_limit as ClaimFlowJobs returns it. results and result_versions are as
+-- CompleteJobs takes them.
 WITH done AS MATERIALIZED (
     SELECT f.id FROM jobc_finish(sqlc.arg(ids)::bigint[], 'completed', NULL, sqlc.arg(owner)::text,
-                                 sqlc.arg(attempts)::int[]) AS f(id)
+                                 sqlc.arg(attempts)::int[], sqlc.narg(results)::jsonb[],
+                                 sqlc.narg(result_versions)::int[]) AS f(id)
 ), places AS MATERIALIZED (
     -- The completed jobs that pass their places on, by key, as this statement's
     -- snapshot still sees them (running), with the earliest one's place in claim order.

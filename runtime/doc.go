@@ -131,6 +131,16 @@
 // live in table jobc_jobs; finished jobs move to jobc_jobs_finished, so they never slow
 // the claim query. [Config.Retention] says how long finished jobs are kept.
 //
+// # Results
+//
+// A job type with a result contract ([JobType.ResultVersions], result: in the spec)
+// has handlers that return a typed result with their success ([HandleResult],
+// [HandleTxResult]). The result is checked against its write version's schema and
+// stored with the job in the statement that completes it; one that does not match is
+// the attempt's error, so a job never completes without its result. [JobResult]
+// (generated: Get<Type>Result) reads it back by the job's id, upcast to the newest
+// version, and returns [ErrNoResult] until the job has completed.
+//
 // # Unique and periodic jobs
 //
 // A job type with a [Unique] key (payload fields, states, an optional period) has at

@@ -26,6 +26,11 @@ var ErrNoLimit = errors.New("jobc: no flow control declared")
 // retention pruned it).
 var ErrJobNotFound = errors.New("jobc: job not found")
 
+// ErrNoResult is returned by JobResult for a job that has not completed (it waits,
+// runs, failed or was cancelled): only a completed job has a result. The error names
+// the job's state.
+var ErrNoResult = errors.New("jobc: job has no result")
+
 // ErrNoFilter is returned by a bulk mutation whose JobSelection has no filter.
 var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least one filter")
 
@@ -42,11 +47,13 @@ var (
 // a NaN or infinity, a number its Go type cannot hold as PostgreSQL stores it (an
 // integer written with a fraction, or beyond int64; a number beyond float64 or so
 // small that it rounds to 0), nesting deeper than 64 objects and arrays. With
-// Metadata, the problems are in the job's (or event's) metadata instead.
+// Metadata, the problems are in the job's (or event's) metadata instead; with Result,
+// in a result of the job type (Version is then the result's version).
 type PayloadError struct {
 	Kind     string
 	Version  int
 	Metadata bool
+	Result   bool
 	Problems []Problem
 }
 
@@ -58,9 +65,12 @@ type Problem struct {
 
 func (e *PayloadError) Error() string {
 	var b strings.Builder
-	if e.Metadata {
+	switch {
+	case e.Metadata:
 		fmt.Fprintf(&b, "invalid %s metadata: ", e.Kind)
-	} else {
+	case e.Result:
+		fmt.Fprintf(&b, "invalid %s result (version %d): ", e.Kind, e.Version)
+	default:
 		fmt.Fprintf(&b, "invalid %s payload (version %d): ", e.Kind, e.Version)
 	}
 	for i, p := range e.Problems {

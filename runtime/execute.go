@@ -61,7 +61,10 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 	w.running.Started(job.ID, cancel)
 	began := time.Now()
 
-	var err error
+	var (
+		err    error
+		output []byte // the job's result, encoded (HandleResult)
+	)
 	if len(w.cfg.Hooks) > 0 {
 		defer w.observe(ctx, job, time.Duration(row.WaitedSeconds*float64(time.Second)))(&res, &err)
 	}
@@ -76,7 +79,10 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		}
 	} else {
 		err = w.handle(ctx, job, func(ctx context.Context) error {
-			return safeRun(func() error { return r.run(ctx, job, int(row.PayloadVersion), row.Payload) })
+			return safeRun(func() (err error) {
+				output, err = r.run(ctx, job, int(row.PayloadVersion), row.Payload)
+				return err
+			})
 		})
 	}
 	if err != nil {
@@ -93,6 +99,9 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		}
 	}
 	res = w.decide(r.jt, job, err)
+	if res.Outcome == completer.Complete && output != nil {
+		res.Output, res.OutputVersion = output, int32(r.jt.ResultWriteVersion)
+	}
 	// Checked first: tagging the job's logger costs an allocation the hot path would
 	// pay for nothing when Debug is off.
 	if res.Outcome == completer.Complete && w.log.Enabled(ctx, slog.LevelDebug) {
@@ -110,10 +119,19 @@ func (w *Worker) runInTx(ctx context.Context, r *registration, job *Job, version
 		return false, fmt.Errorf("begin the handler's transaction: %w", dberr.Describe(err))
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	if err := safeRun(func() error { return r.runTx(ctx, tx, job, version, payload) }); err != nil {
+	var output []byte // the job's result, encoded (HandleTxResult)
+	if err := safeRun(func() (err error) {
+		output, err = r.runTx(ctx, tx, job, version, payload)
+		return err
+	}); err != nil {
 		return false, err
 	}
-	n, err := db.New(tx).CompleteJobInTx(ctx, db.CompleteJobInTxParams{ID: job.ID, Attempt: int32(job.Attempt), Owner: w.cfg.ID})
+	params := db.CompleteJobInTxParams{ID: job.ID, Attempt: int32(job.Attempt), Owner: w.cfg.ID}
+	if output != nil {
+		v := int32(r.jt.ResultWriteVersion)
+		params.Result, params.ResultVersion = output, &v
+	}
+	n, err := db.New(tx).CompleteJobInTx(ctx, params)
 	if err != nil {
 		return false, fmt.Errorf("complete the job in the handler's transaction: %w", dberr.Describe(err))
 	}

@@ -54,6 +54,11 @@ type JobInfo struct {
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time
+	// ResultVersion and Result are a completed job's result as its handler stored it
+	// (a job type with a result contract), in that version of the result; 0 and nil
+	// for every other job. GetJob fills them in; listings leave them out.
+	ResultVersion int
+	Result        json.RawMessage
 }
 
 // AttemptError is the record of one failed attempt.
@@ -74,7 +79,19 @@ func GetJob(ctx context.Context, dbtx DBTX, id int64) (*JobInfo, error) {
 	if err != nil {
 		return nil, fmt.Errorf("jobc: get job %d: %w", id, dberr.Describe(err))
 	}
-	return jobInfo(r)
+	info, err := jobInfo(r)
+	if err != nil || info.State != StateCompleted {
+		return info, err
+	}
+	res, err := db.New(dbtx).JobResult(ctx, id)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows): // pruned since: the job as it was read
+	case err != nil:
+		return nil, fmt.Errorf("jobc: get job %d: its result: %w", id, dberr.Describe(err))
+	case res.ResultVersion != nil:
+		info.ResultVersion, info.Result = int(*res.ResultVersion), res.Result
+	}
+	return info, nil
 }
 
 func jobInfo(r db.JobcJobsAll) (*JobInfo, error) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/jobc-dev/jobc/runtime/internal/schema"
@@ -40,8 +41,17 @@ type JobType struct {
 	WriteVersion int
 	// Versions holds each payload version's JSON Schema, oldest first.
 	Versions []Version
+	// ResultWriteVersion and ResultVersions are the job's result contract, for a job
+	// type whose handlers return a typed result (HandleResult): the version the
+	// results are stored as, and each version's JSON Schema, oldest first, with the
+	// upcasts between them, as for payloads. Both are zero for a job type without one.
+	ResultWriteVersion int
+	ResultVersions     []Version
 
 	schemas map[int]*schema.Schema
+	// result checks, fills and upcasts the results: the payload machinery, built
+	// from the result versions (as an event's contract is); nil without a result.
+	result *JobType
 }
 
 // Unique keeps at most one job of a kind per key while it is in one of the While
@@ -139,6 +149,16 @@ func NewJobType(t JobType) (*JobType, error) {
 	}
 	if _, ok := jt.schemas[t.WriteVersion]; !ok {
 		return nil, fmt.Errorf("jobc: job type %s: write version %d is not one of its versions", t.Kind, t.WriteVersion)
+	}
+	if len(t.ResultVersions) > 0 {
+		res, err := NewJobType(JobType{Kind: t.Kind, Queue: "-", MaxAttempts: 1, WriteVersion: t.ResultWriteVersion, Versions: t.ResultVersions})
+		if err != nil {
+			// Its errors say "version N schema"; this is the result's.
+			return nil, fmt.Errorf("jobc: job type %s: result %s", t.Kind, strings.TrimPrefix(err.Error(), "jobc: job type "+t.Kind+": "))
+		}
+		jt.result, jt.ResultVersions = res, res.Versions
+	} else if t.ResultWriteVersion != 0 {
+		return nil, fmt.Errorf("jobc: job type %s: result write version %d without result versions", t.Kind, t.ResultWriteVersion)
 	}
 	jt.Versions = append([]Version(nil), t.Versions...)
 	for i, v := range jt.Versions {

@@ -114,7 +114,16 @@ CREATE TABLE jobc_jobs_finished (
     -- stack traces are long; jobs whose messages share that much are one group.
     last_error       text GENERATED ALWAYS AS (left(coalesce(errors -> -1 ->> 'error', ''), 500)) STORED,
     last_error_class text GENERATED ALWAYS AS (left(coalesce(errors -> -1 ->> 'class', ''), 100)) STORED,
-    CONSTRAINT jobc_jobs_finished_state CHECK (state IN ('completed', 'failed', 'cancelled'))
+    -- A completed job's typed result (a job type with result: in its spec), in the
+    -- version of its result contract that the handler's build wrote; NULL for every
+    -- other job. Readers decode any version they know and upcast it, as workers do
+    -- payloads (runtime.JobResult).
+    result_version   integer,
+    result           jsonb,
+    CONSTRAINT jobc_jobs_finished_state CHECK (state IN ('completed', 'failed', 'cancelled')),
+    CONSTRAINT jobc_jobs_finished_result CHECK (
+        (result IS NULL) = (result_version IS NULL) AND (result IS NULL OR state = 'completed')
+        AND (result_version IS NULL OR result_version > 0))
 );
 
 -- Unique jobs. A job with a unique key holds a row here from its insert until it
@@ -421,7 +430,9 @@ $$;
 -- in state p_state, in one statement, and releases each one's unique key unless the
 -- job declared that the key stays held in that state (unique_finished). p_attempts
 -- holds each job's attempt and p_errors, if not NULL, an error object to append to its
--- errors, both by position in p_ids. An attempt whose lease p_owner no longer holds is
+-- errors, both by position in p_ids; p_results and p_result_versions, if not NULL, each
+-- completed job's result (NULL for a job without one) and the version of its result
+-- contract, by position too. An attempt whose lease p_owner no longer holds is
 -- left alone and not returned: a worker whose lease expired must not finish a job the
 -- rescuer handed to another. Every way a job finishes goes through here: workers with
 -- their own lease, the rescuer with the dead worker's, a cancel of a waiting job with a
@@ -442,7 +453,9 @@ CREATE FUNCTION jobc_finish(
     p_state    jobc_state,
     p_errors   jsonb[],
     p_owner    text,
-    p_attempts int[]
+    p_attempts int[],
+    p_results  jsonb[] DEFAULT NULL,
+    p_result_versions int[] DEFAULT NULL
 ) RETURNS TABLE (job_id bigint)
 LANGUAGE plpgsql VOLATILE AS $$
 BEGIN
@@ -461,13 +474,18 @@ BEGIN
         INSERT INTO jobc_jobs_finished (
             id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
             attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, finished_at,
-            flow_key
+            flow_key, result_version, result
         )
         SELECT d.id, d.kind, d.queue, p_state, coalesce(d.declared_priority, d.priority), d.payload_version,
                d.payload, d.metadata, d.available_at, d.attempt, d.max_attempts,
                CASE WHEN p_errors IS NULL THEN d.errors
                     ELSE d.errors || jsonb_build_array(p_errors[array_position(p_ids, d.id)]) END,
-               d.unique_key, d.unique_finished, d.created_at, d.attempted_at, now(), d.flow_key
+               d.unique_key, d.unique_finished, d.created_at, d.attempted_at, now(), d.flow_key,
+               -- (CASE first: a batch without results pays no lookups.)
+               CASE WHEN p_results IS NULL THEN NULL
+                    WHEN p_results[array_position(p_ids, d.id)] IS NOT NULL
+                    THEN p_result_versions[array_position(p_ids, d.id)] END,
+               CASE WHEN p_results IS NOT NULL THEN p_results[array_position(p_ids, d.id)] END
         FROM done d
         RETURNING id
     )

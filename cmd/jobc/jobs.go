@@ -173,8 +173,8 @@ func whyWaiting(ctx context.Context, db runtime.DBTX, j *runtime.JobInfo) (*runt
 }
 
 // printJob prints one job as "key value" lines, keys in lower case, with why it waits
-// when it does, then its payload and metadata as indented JSON and its errors as a
-// table.
+// when it does, then its payload, metadata and result (a completed job of a job type
+// with one) as indented JSON and its errors as a table.
 func printJob(cmd *cobra.Command, j *runtime.JobInfo, waiting *runtime.Waiting) error {
 	out := cmd.OutOrStdout()
 	t := cli.NewTable(out)
@@ -184,6 +184,9 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo, waiting *runtime.Waiting) 
 	t.Row("state", string(j.State))
 	t.Row("priority", j.Priority)
 	t.Row("payload version", j.PayloadVersion)
+	if j.ResultVersion > 0 {
+		t.Row("result version", j.ResultVersion)
+	}
 	t.Row("attempt", fmt.Sprintf("%d of %d", j.Attempt, j.MaxAttempts))
 	t.Row("unique key", orDash(j.UniqueKey))
 	t.Row("created at", j.CreatedAt.UTC().Format(time.RFC3339))
@@ -199,7 +202,7 @@ func printJob(cmd *cobra.Command, j *runtime.JobInfo, waiting *runtime.Waiting) 
 	for _, part := range []struct {
 		name string
 		raw  json.RawMessage
-	}{{"payload", j.Payload}, {"metadata", j.Metadata}} {
+	}{{"payload", j.Payload}, {"metadata", j.Metadata}, {"result", j.Result}} {
 		if len(part.raw) == 0 {
 			continue
 		}

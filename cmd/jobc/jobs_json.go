@@ -27,6 +27,10 @@ type jobJSON struct {
 	AttemptedAt    *time.Time      `json:"attempted_at"`
 	FinishedAt     *time.Time      `json:"finished_at"`
 	Errors         []errorJSON     `json:"errors"`
+	// ResultVersion and Result are a completed job's result (jobc jobs show only;
+	// absent elsewhere and for jobs without one).
+	ResultVersion int             `json:"result_version,omitempty"`
+	Result        json.RawMessage `json:"result,omitempty"`
 	// Waiting says why an available or scheduled job is not running (jobc jobs show
 	// only; absent elsewhere and for other states).
 	Waiting *waitingJSON `json:"waiting,omitempty"`
@@ -71,7 +75,8 @@ func toJobJSON(j *runtime.JobInfo) jobJSON {
 	out := jobJSON{ID: j.ID, Kind: j.Kind, Queue: j.Queue, State: string(j.State), Priority: j.Priority,
 		PayloadVersion: j.PayloadVersion, Payload: rawOrNull(j.Payload), Metadata: rawOrNull(j.Metadata),
 		Attempt: j.Attempt, MaxAttempts: j.MaxAttempts, CreatedAt: j.CreatedAt, AvailableAt: j.AvailableAt,
-		AttemptedAt: j.AttemptedAt, FinishedAt: j.FinishedAt, Errors: make([]errorJSON, len(j.Errors))}
+		AttemptedAt: j.AttemptedAt, FinishedAt: j.FinishedAt, Errors: make([]errorJSON, len(j.Errors)),
+		ResultVersion: j.ResultVersion, Result: j.Result}
 	if j.UniqueKey != "" {
 		out.UniqueKey = &j.UniqueKey
 	}

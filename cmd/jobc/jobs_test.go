@@ -259,3 +259,43 @@ func TestJobsRetryUniqueConflict(t *testing.T) {
 		t.Errorf("the refused retry changed the job:%s", jobStates(t, pool, []int64{first.ID}))
 	}
 }
+
+// TestJobsShowResult: a completed job's result is shown with its version, in the text
+// and the JSON, and a job without one shows neither.
+func TestJobsShowResult(t *testing.T) {
+	pool, url := migratedDB(t)
+	var id, plain int64
+	if err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at, result_version, result)
+		VALUES (101, 'charge', 'q', 'completed', 5, 1, '{}', '{}', now(), 1, 3, '[]', now(), 2, '{"charge_id": "ch_42"}') RETURNING id`).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	if err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority, payload_version, payload,
+		metadata, available_at, attempt, max_attempts, errors, created_at)
+		VALUES (102, 'notify', 'q', 'completed', 5, 1, '{}', '{}', now(), 1, 3, '[]', now()) RETURNING id`).Scan(&plain); err != nil {
+		t.Fatal(err)
+	}
+	space := regexp.MustCompile(` +`)
+	out, errOut, code := jobc(t, "jobs", "show", strconv.FormatInt(id, 10), "--database-url", url)
+	if code != 0 || !strings.Contains(space.ReplaceAllString(out, " "), "\nresult version 2\n") || !strings.Contains(out, "result:\n") || !strings.Contains(out, `"charge_id": "ch_42"`) {
+		t.Errorf("jobs show: exit %d; want the result and its version 2\n%s%s", code, out, errOut)
+	}
+	out, _, _ = jobc(t, "jobs", "show", strconv.FormatInt(id, 10), "--json", "--database-url", url)
+	var j struct {
+		ResultVersion int `json:"result_version"`
+		Result        struct {
+			ChargeID string `json:"charge_id"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(out), &j); err != nil || j.ResultVersion != 2 || j.Result.ChargeID != "ch_42" {
+		t.Errorf("jobs show --json: result %+v version %d (%v); want charge_id ch_42, version 2\n%s", j.Result, j.ResultVersion, err, out)
+	}
+	out, _, _ = jobc(t, "jobs", "show", strconv.FormatInt(plain, 10), "--database-url", url)
+	if strings.Contains(out, "result") {
+		t.Errorf("jobs show of a job without a result mentions one:\n%s", out)
+	}
+	out, _, _ = jobc(t, "jobs", "show", strconv.FormatInt(plain, 10), "--json", "--database-url", url)
+	if strings.Contains(out, `"result`) {
+		t.Errorf("jobs show --json of a job without a result has result fields:\n%s", out)
+	}
+}

@@ -69,6 +69,10 @@ func namesFor(k spec.Contract, n int) upcastNames {
 		e := names.ForEvent(k.Name)
 		return upcastNames{Func: e.Upcast(n), From: e.Version(n - 1), To: e.Version(n)}
 	}
+	if k.Result {
+		r := names.ForKind(k.Name).Result()
+		return upcastNames{Func: r.Upcast(n), From: r.Version(n - 1), To: r.Version(n)}
+	}
 	j := names.ForKind(k.Name)
 	return upcastNames{Func: j.Upcast(n), From: j.Version(n - 1), To: j.Version(n)}
 }
@@ -78,7 +82,7 @@ func (u upcastNames) want() string {
 }
 
 func versionPath(k spec.Contract, n int) string {
-	return k.Path() + ".payload.versions." + strconv.Itoa(n)
+	return k.At() + ".versions." + strconv.Itoa(n)
 }
 
 func outDir(p *spec.Project) string {

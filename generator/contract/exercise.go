@@ -145,7 +145,10 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 			rule, what = RuleUpcastFailed, "fails"
 		}
 		who := "workers would fail such jobs"
-		if st.job.IsEvent() {
+		switch {
+		case st.job.Result:
+			who = "readers would fail to decode such results"
+		case st.job.IsEvent():
 			who = "subscribers and consumers would fail to decode such events"
 		}
 		f := finding(Error, st.job.Name, pos, path, rule, fmt.Sprintf(
@@ -171,7 +174,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	for _, k := range keys {
 		if n := failed[k]; n > maxFailuresShown {
 			j := contractOf(p, k.kind)
-			c.notef(j.Name, j.Payload.Pos, j.Path()+".payload", RuleUpcastOutputInvalid,
+			c.notef(j.Name, j.Payload.Pos, j.At(), RuleUpcastOutputInvalid,
 				"%d more version %d samples of %s fail the same way", n-maxFailuresShown, k.version, j.Name)
 		}
 	}
@@ -264,6 +267,9 @@ func main() {
 	types := map[string]func(int, []byte) ([]byte, error){}
 	for _, jt := range jobs.JobTypes() {
 		types["jobs."+jt.Kind] = jt.CheckUpcast
+		if jt.HasResult() {
+			types["jobs."+jt.Kind+".result"] = jt.CheckResultUpcast
+		}
 	}
 %s
 	in := bufio.NewScanner(os.Stdin)

@@ -23,6 +23,7 @@ const (
 	RuleVersionRetired         = "VERSION_RETIRED"
 	RuleKindRemoved            = "KIND_REMOVED"
 	RuleEventRemoved           = "EVENT_REMOVED"
+	RuleResultRemoved          = "RESULT_REMOVED"
 	// RuleSubscriberIncompatible is for a subscriber job that cannot take every payload
 	// of the event's write version, typed as the event or through its map.
 	RuleSubscriberIncompatible = "SUBSCRIBER_INCOMPATIBLE"

@@ -36,6 +36,9 @@ type LockFile struct {
 	// Events holds the events' contracts, in the same form; absent when there are none,
 	// so that a project without events keeps its lock file as it was.
 	Events map[string]*LockedJob `json:"events,omitempty"`
+	// Results holds the jobs' result contracts (result: in the spec), by kind, in the
+	// same form; absent when no job has one.
+	Results map[string]*LockedJob `json:"results,omitempty"`
 	// Source names the baseline in messages: LockName, or the git revision it was
 	// built from.
 	Source string `json:"-"`
@@ -88,19 +91,25 @@ func Lock(p *spec.Project) (*LockFile, error) {
 			}
 			lj.Versions = append(lj.Versions, LockedVersion{Version: v.Number, SHA256: hash(canon), Schema: canon, pos: v.Pos})
 		}
-		l.section(k.Section)[k.Name] = lj
+		l.section(k.LockSection())[k.Name] = lj
 	}
 	return l, nil
 }
 
-// section returns the contracts of a spec section, "jobs" or "events", creating the
-// map of events on first use.
+// section returns the contracts of a lock section, "jobs", "events" or "results"
+// (spec.Contract.LockSection), creating the map of events or results on first use.
 func (l *LockFile) section(name string) map[string]*LockedJob {
-	if name == "events" {
+	switch name {
+	case "events":
 		if l.Events == nil {
 			l.Events = map[string]*LockedJob{}
 		}
 		return l.Events
+	case "results":
+		if l.Results == nil {
+			l.Results = map[string]*LockedJob{}
+		}
+		return l.Results
 	}
 	return l.Jobs
 }
@@ -201,11 +210,8 @@ func ParseLock(name string, b []byte) (*LockFile, error) {
 		bad(spec.Pos{File: name, Line: 1, Col: 1}, "jobc_lock", "unsupported lock format %d: this jobc reads format %d", l.Format, lockFormat)
 		return nil, ds
 	}
-	for _, sec := range []string{"jobs", "events"} {
-		contracts := l.Jobs
-		if sec == "events" {
-			contracts = l.Events
-		}
+	for _, sec := range []string{"jobs", "events", "results"} {
+		contracts := map[string]map[string]*LockedJob{"jobs": l.Jobs, "events": l.Events, "results": l.Results}[sec]
 		for _, kind := range sortedKeys(contracts) {
 			checkLocked(bad, name, sec+"."+kind, contracts[kind])
 		}
@@ -281,7 +287,7 @@ func offsetPos(name string, b []byte, err error) spec.Pos {
 // YAML parser gives positions; when it cannot, everything is at the file's start.
 func locateLock(name string, b []byte, l *LockFile) {
 	start := spec.Pos{File: name, Line: 1, Col: 1}
-	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events} {
+	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events, l.Results} {
 		for _, lj := range contracts {
 			if lj == nil {
 				continue
@@ -298,6 +304,7 @@ func locateLock(name string, b []byte, l *LockFile) {
 	}
 	locateSection(name, member(doc.Content[0], "jobs"), l.Jobs)
 	locateSection(name, member(doc.Content[0], "events"), l.Events)
+	locateSection(name, member(doc.Content[0], "results"), l.Results)
 }
 
 // locateSection records the positions of one section's contracts.

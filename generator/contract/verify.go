@@ -87,6 +87,18 @@ func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
 		compareVersions(c, base, name, le, e.Contract())
 		writeAhead(c, base, le, e.Contract())
 	}
+	for _, kind := range sortedKeys(base.Results) {
+		lr := base.Results[kind]
+		j := jobs[kind]
+		if j == nil || j.Result == nil {
+			c.errorf(kind, lr.pos, "jobs."+kind+".result", RuleResultRemoved,
+				"the result of %s is in %s but no longer in the spec: the results completed jobs stored could no longer be read; keep it, and add versions to change it",
+				kind, base.Source)
+			continue
+		}
+		compareVersions(c, base, kind, lr, j.ResultContract())
+		writeAhead(c, base, lr, j.ResultContract())
+	}
 }
 
 // compareVersions compares the released versions of kind with those of job j: j is
@@ -99,7 +111,13 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 	for _, lv := range lj.Versions {
 		v := j.Payload.Version(lv.Version)
 		if v == nil {
-			c.notef(j.Name, j.Payload.Pos, j.Path()+".payload.versions", RuleVersionRetired,
+			if j.Result {
+				c.notef(j.Name, j.Payload.Pos, j.At()+".versions", RuleVersionRetired,
+					"result version %d of %s is in %s but no longer declared: this release cannot read the version %d results that completed jobs stored; retire it only once retention has pruned them",
+					lv.Version, kind, base.Source, lv.Version)
+				continue
+			}
+			c.notef(j.Name, j.Payload.Pos, j.At()+".versions", RuleVersionRetired,
 				"version %d of %s is in %s but no longer declared: workers stop decoding it, so unfinished version %d jobs would never run; check with `jobc status` that none remain before deploying",
 				lv.Version, who, base.Source, lv.Version)
 			continue
@@ -115,6 +133,9 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
 		switch {
+		case j.Result:
+			msg = fmt.Sprintf("released version %d of the result of %s changed since %s: the results completed jobs stored and the readers of the release depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
+				lv.Version, kind, base.Source)
 		case j.IsEvent():
 			msg = fmt.Sprintf("released version %d of event %s changed since %s: unpublished outbox rows, subscriber jobs and the consumers that decode the event depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
@@ -126,9 +147,13 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 				lv.Version, kind, base.Source, kind, j.Name, lv.Version, kind)
 		}
 		f := finding(Error, j.Name, pos, path, RuleReleasedVersionChanged, msg)
+		was, is := kind, j.Name
+		if j.Result {
+			was, is = kind+" result", j.Name+" result"
+		}
 		f.Detail = schemaDiff(
-			fmt.Sprintf("%s version %d (%s)", kind, lv.Version, base.Source), old,
-			fmt.Sprintf("%s version %d (%s)", j.Name, v.Number, v.Schema.File), canon)
+			fmt.Sprintf("%s version %d (%s)", was, lv.Version, base.Source), old,
+			fmt.Sprintf("%s version %d (%s)", is, v.Number, v.Schema.File), canon)
 		c.add(f)
 	}
 }
@@ -158,13 +183,19 @@ func writeAhead(c *collector, base *LockFile, lj *LockedJob, j spec.Contract) {
 		advice = fmt.Sprintf("this release declares none of the versions they decode, so no write_version is safe: declare version %d again (restored from %s) and write it until no older worker runs, then retire it",
 			released, base.Source)
 	}
+	if j.Result {
+		c.errorf(j.Name, pos, j.At()+".write_version", RuleWriteVersionAhead,
+			"handlers store result version %d (%s), but the readers of the release in %s decode %s results up to version %d: results stored during the rollout, or after a rollback, cannot be read by them; %s",
+			w, how, base.Source, j.Name, released, strings.ReplaceAll(advice, "worker", "reader"))
+		return
+	}
 	if j.IsEvent() {
-		c.errorf(j.Name, pos, j.Path()+".payload.write_version", RuleWriteVersionAhead,
+		c.errorf(j.Name, pos, j.At()+".write_version", RuleWriteVersionAhead,
 			"Publish writes version %d (%s), but consumers and subscriber workers of the release in %s decode %s versions up to %d: version %d events published during the rollout, or after a rollback, are not understood by them; %s",
 			w, how, base.Source, j.Name, released, w, strings.ReplaceAll(advice, "worker", "consumer"))
 		return
 	}
-	c.errorf(j.Name, pos, j.Path()+".payload.write_version", RuleWriteVersionAhead,
+	c.errorf(j.Name, pos, j.At()+".write_version", RuleWriteVersionAhead,
 		"enqueue writes version %d (%s), but workers of the release in %s decode %s versions up to %d: version %d jobs enqueued during the rollout, or after a rollback, wait until a worker of this release claims them; %s",
 		w, how, base.Source, j.Name, released, w, advice)
 }

@@ -42,6 +42,9 @@ func (l *loader) check(p *Project) {
 			l.d.add(j.defaultErrorPos, path+".default_error", "default_error %q is not one of the job's errors %v", j.DefaultError, j.Errors)
 		}
 		l.checkVersions(j.Contract())
+		if j.Result != nil {
+			l.checkVersions(j.ResultContract())
+		}
 		if w := j.Payload.Version(j.Payload.WriteVersion); w != nil {
 			if j.Unique != nil {
 				l.checkUnique(j, w)
@@ -60,7 +63,7 @@ func (l *loader) check(p *Project) {
 // checkVersions checks how the versions of a payload contract follow each other.
 func (l *loader) checkVersions(c Contract) {
 	for i, v := range c.Payload.Versions {
-		vp := c.Path() + ".payload.versions." + strconv.Itoa(v.Number)
+		vp := c.At() + ".versions." + strconv.Itoa(v.Number)
 		if i == 0 {
 			if v.From != 0 && v.From < v.Number {
 				l.d.add(v.Pos, vp+".from", "the first version has nothing to upcast from")

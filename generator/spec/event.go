@@ -36,29 +36,59 @@ type FieldMap struct {
 	FromPos, ToPos Pos
 }
 
-// Contract is one versioned payload contract: a job's or an event's. The contract
-// checker, the lock file and the upcasts work on contracts, so that jobs and events
-// share one machinery.
+// Contract is one versioned contract: a job's payload, a job's result or an event's
+// payload. The contract checker, the lock file and the upcasts work on contracts, so
+// that all three share one machinery.
 type Contract struct {
-	Section string // "jobs" or "events": the spec section, and the lock file's
+	Section string // "jobs" or "events": the spec section
 	Name    string // the job's kind or the event's name
 	Pos     Pos
-	Payload *Payload
-	Aliases []string // former kinds (jobs only)
+	Payload *Payload // the versions: of the payload, or of the result (Result)
+	Aliases []string // former kinds (job payloads only)
+	// Result marks a job's result contract (result: in the spec), which handlers
+	// write and readers of the job's result decode, rather than its payload.
+	Result bool
 }
 
-// Path is the contract's path in the spec: jobs.send_email, events.order_paid.
-func (c Contract) Path() string { return c.Section + "." + c.Name }
+// Path names the contract in the spec and in findings: jobs.send_email,
+// events.order_paid, jobs.charge_card.result.
+func (c Contract) Path() string {
+	if c.Result {
+		return c.Section + "." + c.Name + ".result"
+	}
+	return c.Section + "." + c.Name
+}
+
+// At is the spec path of the key that holds the contract's versions and
+// write_version: jobs.send_email.payload, jobs.charge_card.result.
+func (c Contract) At() string {
+	if c.Result {
+		return c.Path()
+	}
+	return c.Path() + ".payload"
+}
+
+// LockSection is the section of the lock file that records the contract: jobs,
+// events or results.
+func (c Contract) LockSection() string {
+	if c.Result {
+		return "results"
+	}
+	return c.Section
+}
 
 // IsEvent reports whether the contract is an event's.
 func (c Contract) IsEvent() bool { return c.Section == "events" }
 
-// Contracts returns the payload contracts of every job, by kind, then of every event,
-// by name.
+// Contracts returns the payload contracts of every job, by kind, each followed by its
+// result contract if it has one, then those of every event, by name.
 func (p *Project) Contracts() []Contract {
 	out := make([]Contract, 0, len(p.Jobs)+len(p.Events))
 	for _, j := range p.Jobs {
 		out = append(out, j.Contract())
+		if j.Result != nil {
+			out = append(out, j.ResultContract())
+		}
 	}
 	for _, e := range p.Events {
 		out = append(out, e.Contract())
@@ -69,6 +99,15 @@ func (p *Project) Contracts() []Contract {
 // Contract returns the job's payload contract.
 func (j *Job) Contract() Contract {
 	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Pos, Payload: &j.Payload, Aliases: j.Aliases}
+}
+
+// ResultContract returns the job's result contract; the zero Contract when it has
+// none.
+func (j *Job) ResultContract() Contract {
+	if j.Result == nil {
+		return Contract{}
+	}
+	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Result.Pos, Payload: j.Result, Result: true}
 }
 
 // Contract returns the event's payload contract.

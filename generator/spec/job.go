@@ -46,6 +46,10 @@ func (l *loader) job(k, v node, p *Project) *Job {
 		"unique":        func(v node) { j.Unique = l.unique(v) },
 		"schedule":      func(v node) { j.Schedule = l.schedule(v) },
 		"payload":       func(v node) { j.Payload = l.payload(v) },
+		"result": func(v node) {
+			r := l.payload(v)
+			j.Result = &r
+		},
 		"deprecated": func(v node) {
 			if v.Kind == yaml.ScalarNode && v.Tag == "!!bool" {
 				if b, _ := l.boolean(v); b {

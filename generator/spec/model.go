@@ -85,21 +85,24 @@ type Backoff struct {
 
 // Job is one declared job type.
 type Job struct {
-	Kind          string
-	Pos           Pos
-	Description   string
-	Queue         string
-	Priority      int
-	Timeout       time.Duration
-	MaxAttempts   int
-	Backoff       Backoff
-	Errors        []string // classes this job may return, in declaration order
-	DefaultError  string   // class of errors a handler returns without one; "" retries with Backoff
-	Unique        *Unique
-	Flow          *Flow // the job's flow control (concurrency, rate, fairness, sequence); nil: none
-	QueueFlow     *Flow // its queue's, from queues:, shared by the queue's jobs; nil: none
-	Schedule      *Schedule
-	Payload       Payload
+	Kind         string
+	Pos          Pos
+	Description  string
+	Queue        string
+	Priority     int
+	Timeout      time.Duration
+	MaxAttempts  int
+	Backoff      Backoff
+	Errors       []string // classes this job may return, in declaration order
+	DefaultError string   // class of errors a handler returns without one; "" retries with Backoff
+	Unique       *Unique
+	Flow         *Flow // the job's flow control (concurrency, rate, fairness, sequence); nil: none
+	QueueFlow    *Flow // its queue's, from queues:, shared by the queue's jobs; nil: none
+	Schedule     *Schedule
+	Payload      Payload
+	// Result is the job's result contract: the typed value its handlers return with
+	// success, stored with the completed job and read back by its id; nil: none.
+	Result        *Payload
 	Deprecated    string // non-empty: the job is deprecated, and this says why
 	Aliases       []string
 	Transactional bool

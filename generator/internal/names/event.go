@@ -60,7 +60,7 @@ func (n Event) Idents(versions []Version) []Ident {
 		if v.HandWritten {
 			ids = append(ids, Ident{Name: n.Upcast(v.Number), What: "the hand-written upcast into version " + num, HandWritten: true})
 		}
-		ids = append(ids, payloadIdents(v, root, num)...)
+		ids = append(ids, payloadIdents(v, root, num, "payload")...)
 	}
 	return ids
 }

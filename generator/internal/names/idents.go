@@ -66,14 +66,33 @@ func (n Job) Idents(versions []Version) []Ident {
 		if v.HandWritten {
 			ids = append(ids, Ident{Name: n.Upcast(v.Number), What: "the hand-written upcast into version " + num, HandWritten: true})
 		}
-		ids = append(ids, payloadIdents(v, root, num)...)
+		ids = append(ids, payloadIdents(v, root, num, "payload")...)
+	}
+	return ids
+}
+
+// Idents lists every package-level identifier the job type's result contract
+// declares, or makes the package declare (a hand-written upcast), given its versions.
+func (n Result) Idents(versions []Version) []Ident {
+	ids := []Ident{
+		{Name: n.Payload(), What: "the newest result's alias"},
+		{Name: n.Get(), What: "the function that reads a job's result"},
+	}
+	for _, v := range versions {
+		num := strconv.Itoa(v.Number)
+		root := n.Version(v.Number)
+		ids = append(ids, Ident{Name: root, What: "the version " + num + " result struct"})
+		if v.HandWritten {
+			ids = append(ids, Ident{Name: n.Upcast(v.Number), What: "the hand-written upcast into result version " + num, HandWritten: true})
+		}
+		ids = append(ids, payloadIdents(v, root, num, "result")...)
 	}
 	return ids
 }
 
 // payloadIdents lists the nested types and enum constants of a payload version whose
 // root struct is root.
-func payloadIdents(v Version, root, num string) []Ident {
+func payloadIdents(v Version, root, num, noun string) []Ident {
 	p := v.Declared
 	if p == nil {
 		p = v.Payload // a version that converted while another did not: not shared
@@ -84,9 +103,9 @@ func payloadIdents(v Version, root, num string) []Ident {
 	var ids []Ident
 	for _, d := range p.Decls {
 		if d.Name != root {
-			what := "a nested type of the version " + num + " payload"
+			what := "a nested type of the version " + num + " " + noun
 			if d.Of != "" {
-				what = "the type of " + d.Of + " in the version " + num + " payload"
+				what = "the type of " + d.Of + " in the version " + num + " " + noun
 			}
 			ids = append(ids, Ident{Name: d.Name, What: what})
 		}

@@ -74,6 +74,30 @@ func (n Job) TypeVar() string { return gotype.LowerFirst(n.Base) + "Type" }
 // v: UpcastSendEmailV1ToV2.
 func (n Job) Upcast(v int) string { return upcastFunc(n.Base, v) }
 
+// Result names the job type's result contract (result: in the spec).
+func (n Job) Result() Result { return Result{Base: n.Base + "Result"} }
+
+// Result derives the identifiers of a job type's result contract from its base name,
+// the job's followed by Result (charge_card → ChargeCardResult).
+type Result struct {
+	Base string
+}
+
+// Payload is the alias of the newest result version, the one Get returns:
+// ChargeCardResult.
+func (n Result) Payload() string { return n.Base }
+
+// Version is the result struct of version v: ChargeCardResultV2. Handlers return the
+// write version's.
+func (n Result) Version(v int) string { return versionStruct(n.Base, v) }
+
+// Upcast is the hand-written function that upcasts version v-1 results into version
+// v: UpcastChargeCardResultV1ToV2.
+func (n Result) Upcast(v int) string { return upcastFunc(n.Base, v) }
+
+// Get reads a completed job's result: GetChargeCardResult.
+func (n Result) Get() string { return "Get" + n.Base }
+
 // ClassMethod is the method of the handle that classifies an error as class:
 // RateLimited for rate_limited.
 func ClassMethod(class string) string { return gotype.GoName(class) }

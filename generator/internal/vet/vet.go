@@ -86,11 +86,13 @@ func Lint(p *spec.Project, skip map[string]bool) []Finding {
 }
 
 func at(j *spec.Job, path, format string, args ...any) []spec.Diagnostic {
-	return atContract(j.Contract(), path, format, args...)
+	c := j.Contract()
+	return []spec.Diagnostic{{Pos: c.Pos, Path: c.Path() + path, Message: fmt.Sprintf(format, args...)}}
 }
 
+// atContract is a diagnostic at path under the key that holds c's versions.
 func atContract(c spec.Contract, path, format string, args ...any) []spec.Diagnostic {
-	return []spec.Diagnostic{{Pos: c.Pos, Path: c.Path() + path, Message: fmt.Sprintf(format, args...)}}
+	return []spec.Diagnostic{{Pos: c.Pos, Path: c.At() + path, Message: fmt.Sprintf(format, args...)}}
 }
 
 func noTimeout(_ *input, j *spec.Job) []spec.Diagnostic {
@@ -130,7 +132,7 @@ func noRequired(_ *input, c spec.Contract, j *spec.Job) []spec.Diagnostic {
 	if r, ok := rootKeys(v)["required"]; ok && len(r.Content) > 0 {
 		return nil
 	}
-	return atContract(c, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload has no required fields: {} is a valid payload")
+	return atContract(c, fmt.Sprintf(".versions.%d.schema", v.Number), "the payload has no required fields: {} is a valid payload")
 }
 
 func openPayload(_ *input, c spec.Contract, _ *spec.Job) []spec.Diagnostic {
@@ -145,7 +147,7 @@ func openPayload(_ *input, c spec.Contract, _ *spec.Job) []spec.Diagnostic {
 	if c.IsEvent() {
 		when = "publish"
 	}
-	return atContract(c, fmt.Sprintf(".payload.versions.%d.schema", v.Number), "the payload schema is open: add additionalProperties: false so unknown fields are rejected at %s", when)
+	return atContract(c, fmt.Sprintf(".versions.%d.schema", v.Number), "the payload schema is open: add additionalProperties: false so unknown fields are rejected at %s", when)
 }
 
 func uniqueForever(_ *input, j *spec.Job) []spec.Diagnostic {
@@ -182,6 +184,6 @@ func writeBehind(in *input, c spec.Contract, _ *spec.Job) []spec.Diagnostic {
 	if lj == nil || lj.Highest() < n {
 		return nil
 	}
-	return atContract(c, ".payload.write_version", "writes version %d while the %s of the release in %s already decode version %d: set write_version: %d to finish the rollout",
+	return atContract(c, ".write_version", "writes version %d while the %s of the release in %s already decode version %d: set write_version: %d to finish the rollout",
 		c.Payload.WriteVersion, who, in.lock.Source, n, n)
 }

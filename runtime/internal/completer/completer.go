@@ -49,6 +49,10 @@ type Result struct {
 	// kind when the worker kept the job's place for the next job of its flow key
 	// (CompleteJobsPassingOn); 0 when it did not.
 	Pass int32
+	// Output, for Complete, is the job's result as stored (JSON) and OutputVersion
+	// the version of its result contract; nil for a job type without a result.
+	Output        []byte
+	OutputVersion int32
 }
 
 // Config is what a Completer needs of its worker.
@@ -350,7 +354,8 @@ func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) 
 		if c.passing != nil && slices.ContainsFunc(group, func(r Result) bool { return r.Pass > 0 }) {
 			return c.completePassingOn(ctx, group)
 		}
-		return c.q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner})
+		results, versions := outputs(group)
+		return c.q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner, Results: results, ResultVersions: versions})
 	case Fail, Cancel:
 		state := db.JobcStateFailed
 		if o == Cancel {
@@ -379,8 +384,10 @@ func (c *Completer) completePassingOn(ctx context.Context, group []Result) ([]in
 	p := c.passing
 	sent := time.Now()
 	fromStart := sent.Sub(c.passedAt) >= passEvery
+	results, versions := outputs(group)
 	rows, err := c.q.CompleteJobsPassingOn(ctx, db.CompleteJobsPassingOnParams{
 		IDs: ids, Attempts: attempts, Owner: c.owner, PassKinds: kinds, FromStart: fromStart,
+		Results: results, ResultVersions: versions,
 		Kinds: p.Kinds, Limits: p.Limits, MinVersions: p.Min, MaxVersions: p.Max, LeaseSeconds: p.Lease.Seconds(),
 	})
 	if err != nil {
@@ -490,4 +497,18 @@ func sleep(ctx context.Context, d time.Duration) bool {
 	case <-ctx.Done():
 		return false
 	}
+}
+
+// outputs returns the results of group's jobs, and their versions, by position: nil
+// for both when no job of group has one, so that a batch without results passes NULL
+// (jobc_finish then looks nothing up).
+func outputs(group []Result) (results [][]byte, versions []int32) {
+	if !slices.ContainsFunc(group, func(r Result) bool { return r.Output != nil }) {
+		return nil, nil
+	}
+	results, versions = make([][]byte, len(group)), make([]int32, len(group))
+	for i, r := range group {
+		results[i], versions[i] = r.Output, r.OutputVersion
+	}
+	return results, versions
 }

@@ -392,19 +392,29 @@ func (q *Queries) ClaimJobsAfter(ctx context.Context, arg ClaimJobsAfterParams) 
 
 const completeJobInTx = `-- name: CompleteJobInTx :execrows
 SELECT 1
-FROM jobc_finish(ARRAY[$1::bigint], 'completed', NULL, $2::text, ARRAY[$3::int]) AS f(id)
+FROM jobc_finish(ARRAY[$1::bigint], 'completed', NULL, $2::text, ARRAY[$3::int],
+                 ARRAY[$4::jsonb], ARRAY[$5::int]) AS f(id)
 `
 
 type CompleteJobInTxParams struct {
-	ID      int64
-	Owner   string
-	Attempt int32
+	ID            int64
+	Owner         string
+	Attempt       int32
+	Result        []byte
+	ResultVersion *int32
 }
 
 // Completes one job inside the handler's own transaction (transactional mode): the
-// handler's writes and the completion commit together or not at all.
+// handler's writes and the completion commit together or not at all. result and
+// result_version are NULL for a job type without a result.
 func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams) (int64, error) {
-	result, err := q.db.Exec(ctx, completeJobInTx, arg.ID, arg.Owner, arg.Attempt)
+	result, err := q.db.Exec(ctx, completeJobInTx,
+		arg.ID,
+		arg.Owner,
+		arg.Attempt,
+		arg.Result,
+		arg.ResultVersion,
+	)
 	if err != nil {
 		return 0, err
 	}
@@ -413,19 +423,30 @@ func (q *Queries) CompleteJobInTx(ctx context.Context, arg CompleteJobInTxParams
 
 const completeJobs = `-- name: CompleteJobs :many
 SELECT f.id::bigint AS id
-FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text, $3::int[]) AS f(id)
+FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text, $3::int[],
+                 $4::jsonb[], $5::int[]) AS f(id)
 `
 
 type CompleteJobsParams struct {
-	IDs      []int64
-	Owner    string
-	Attempts []int32
+	IDs            []int64
+	Owner          string
+	Attempts       []int32
+	Results        [][]byte
+	ResultVersions []int32
 }
 
-// Moves the given attempts to jobc_jobs_finished as completed (jobc_finish). An attempt
-// whose lease this worker no longer holds is left alone and not returned.
+// Moves the given attempts to jobc_jobs_finished as completed (jobc_finish), with the
+// results of those whose job types have one (results and result_versions by position,
+// NULL arrays when no job of the batch has a result). An attempt whose lease this
+// worker no longer holds is left alone and not returned.
 func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]int64, error) {
-	rows, err := q.db.Query(ctx, completeJobs, arg.IDs, arg.Owner, arg.Attempts)
+	rows, err := q.db.Query(ctx, completeJobs,
+		arg.IDs,
+		arg.Owner,
+		arg.Attempts,
+		arg.Results,
+		arg.ResultVersions,
+	)
 	if err != nil {
 		return nil, err
 	}

@@ -129,7 +129,8 @@ func (q *Queries) ClaimFlowJobs(ctx context.Context, arg ClaimFlowJobsParams) ([
 const completeJobsPassingOn = `-- name: CompleteJobsPassingOn :many
 WITH done AS MATERIALIZED (
     SELECT f.id FROM jobc_finish($1::bigint[], 'completed', NULL, $2::text,
-                                 $3::int[]) AS f(id)
+                                 $3::int[], $4::jsonb[],
+                                 $5::int[]) AS f(id)
 ), places AS MATERIALIZED (
     -- The completed jobs that pass their places on, by key, as this statement's
     -- snapshot still sees them (running), with the earliest one's place in claim order.
@@ -140,7 +141,7 @@ WITH done AS MATERIALIZED (
     -- The rows by their ids as an array, on the primary key: a join of the ids
     -- made even custom plans read the whole table.
     FROM jobc_jobs j
-    JOIN (SELECT ($1::bigint[])[i] AS id, ($4::integer[])[i] AS k
+    JOIN (SELECT ($1::bigint[])[i] AS id, ($6::integer[])[i] AS k
           FROM generate_subscripts($1::bigint[], 1) i) x ON x.id = j.id
     WHERE j.id = ANY(ARRAY(SELECT d.id FROM done d)) AND x.k > 0 AND j.flow_key IS NOT NULL
     GROUP BY j.queue, j.kind, j.flow_key, x.k
@@ -149,18 +150,18 @@ WITH done AS MATERIALIZED (
     -- unless the limit is now below what runs; at_limit: the key is at its limit
     -- once they run.
     SELECT p.queue, p.kind, p.flow_key, p.k,
-           CASE WHEN $5::boolean THEN -32768 ELSE p.priority END AS priority,
-           CASE WHEN $5::boolean THEN '-infinity' ELSE p.available_at END AS available_at,
-           CASE WHEN $5::boolean THEN 0 ELSE p.id END AS id,
+           CASE WHEN $7::boolean THEN -32768 ELSE p.priority END AS priority,
+           CASE WHEN $7::boolean THEN '-infinity' ELSE p.available_at END AS available_at,
+           CASE WHEN $7::boolean THEN 0 ELSE p.id END AS id,
            n.n, r.running - p.freed + n.n >= l.concurrency AS at_limit
     FROM places p
-    JOIN jobc_limits_in_force l ON l.scope = 'kind' AND l.name = ($6::text[])[p.k]
+    JOIN jobc_limits_in_force l ON l.scope = 'kind' AND l.name = ($8::text[])[p.k]
     CROSS JOIN LATERAL (
         SELECT count(*)::integer AS running FROM jobc_jobs r
         WHERE r.queue = p.queue AND r.flow_key = p.flow_key AND r.state = 'running'
-          AND r.kind = ANY(ARRAY(SELECT ($7::text[])[i]
-                                 FROM generate_subscripts($7::text[], 1) i
-                                 WHERE ($6::text[])[i] = ($6::text[])[p.k]))) r
+          AND r.kind = ANY(ARRAY(SELECT ($9::text[])[i]
+                                 FROM generate_subscripts($9::text[], 1) i
+                                 WHERE ($8::text[])[i] = ($8::text[])[p.k]))) r
     CROSS JOIN LATERAL (SELECT greatest(least(p.freed, l.concurrency - (r.running - p.freed)), 0) AS n) n
     WHERE l.concurrency IS NOT NULL AND l.rate_limit IS NULL AND NOT l.fair AND NOT l.sequence
       AND NOT EXISTS (SELECT 1 FROM jobc_limits_in_force q WHERE q.scope = 'queue' AND q.name = p.queue)
@@ -169,8 +170,8 @@ WITH done AS MATERIALIZED (
         SELECT j.id FROM jobc_jobs j
         WHERE j.queue = p.queue AND j.kind = p.kind AND j.flow_key = p.flow_key AND j.state = 'available'
           AND j.flow_key IS NOT NULL
-          AND j.payload_version = ANY(ARRAY(SELECT generate_series(($8::integer[])[p.k],
-                                                                   ($9::integer[])[p.k])))
+          AND j.payload_version = ANY(ARRAY(SELECT generate_series(($10::integer[])[p.k],
+                                                                   ($11::integer[])[p.k])))
           AND (j.priority, j.available_at, j.id) > (p.priority, p.available_at, p.id)
         ORDER BY j.priority, j.available_at, j.id
         LIMIT p.n
@@ -183,7 +184,7 @@ WITH done AS MATERIALIZED (
         attempt = j.attempt + 1,
         attempted_at = now(),
         lease_owner = $2::text,
-        lease_expires_at = now() + make_interval(secs => $10::float8)
+        lease_expires_at = now() + make_interval(secs => $12::float8)
     WHERE j.id = ANY(ARRAY(SELECT n.id FROM next n))
     RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.metadata,
               j.attempt, j.max_attempts, j.created_at, j.available_at,
@@ -201,16 +202,18 @@ FROM leased l JOIN passing p ON p.queue = l.queue AND p.kind = l.kind AND p.flow
 `
 
 type CompleteJobsPassingOnParams struct {
-	IDs          []int64
-	Owner        string
-	Attempts     []int32
-	PassKinds    []int32
-	FromStart    bool
-	Limits       []string
-	Kinds        []string
-	MinVersions  []int32
-	MaxVersions  []int32
-	LeaseSeconds float64
+	IDs            []int64
+	Owner          string
+	Attempts       []int32
+	Results        [][]byte
+	ResultVersions []int32
+	PassKinds      []int32
+	FromStart      bool
+	Limits         []string
+	Kinds          []string
+	MinVersions    []int32
+	MaxVersions    []int32
+	LeaseSeconds   float64
 }
 
 type CompleteJobsPassingOnRow struct {
@@ -253,12 +256,15 @@ type CompleteJobsPassingOnRow struct {
 // with an earlier place waits no longer than that.
 //
 // It returns the completed ids (passed false) and the leased jobs (passed true), each
-// with at_limit as ClaimFlowJobs returns it.
+// with at_limit as ClaimFlowJobs returns it. results and result_versions are as
+// CompleteJobs takes them.
 func (q *Queries) CompleteJobsPassingOn(ctx context.Context, arg CompleteJobsPassingOnParams) ([]CompleteJobsPassingOnRow, error) {
 	rows, err := q.db.Query(ctx, completeJobsPassingOn,
 		arg.IDs,
 		arg.Owner,
 		arg.Attempts,
+		arg.Results,
+		arg.ResultVersions,
 		arg.PassKinds,
 		arg.FromStart,
 		arg.Limits,

@@ -155,6 +155,8 @@ type JobcJobsFinished struct {
 	FlowKey        *string
 	LastError      *string
 	LastErrorClass *string
+	ResultVersion  *int32
+	Result         []byte
 }
 
 type JobcLibrary struct {

@@ -31,7 +31,7 @@ func EventFile(pkg string, e Event) ([]byte, error) {
 		if d := strings.TrimSpace(s.Description); d != "" && v == newest {
 			doc = joinDoc(doc, d)
 		}
-		decls(f, v.Declared, doc)
+		decls(f, v.Declared, doc, filledPayload)
 	}
 	f.Commentf("%s is the newest %s payload (version %d): the one %s returns.", n.Payload(), s.Name, newest.Spec.Number, n.Decode())
 	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)

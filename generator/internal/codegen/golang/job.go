@@ -38,10 +38,24 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Const().Id(n.KindConst()).Op("=").Lit(s.Kind)
 
 	for _, v := range j.Versions {
-		decls(f, v.Declared, versionDoc(j, v))
+		decls(f, v.Declared, versionDoc(j, v), filledPayload)
 	}
 	f.Commentf("%s is the newest %s payload (version %d): the one handlers receive.", n.Payload(), s.Kind, newest.Spec.Number)
 	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
+
+	r := n.Result()
+	var resultWrite Version // the result version handlers return; zero without a result
+	if len(j.Result) > 0 {
+		for _, v := range j.Result {
+			decls(f, v.Declared, fmt.Sprintf("%s is version %d of the %s result.", r.Version(v.Spec.Number), v.Spec.Number, s.Kind), filledResult)
+			if v.Spec.Number == s.Result.WriteVersion {
+				resultWrite = v
+			}
+		}
+		newestResult := j.Result[len(j.Result)-1]
+		f.Commentf("%s is the newest %s result (version %d): the one %s returns.", r.Payload(), s.Kind, newestResult.Spec.Number, r.Get())
+		f.Type().Id(r.Payload()).Op("=").Id(newestResult.Payload.Root)
+	}
 
 	f.Commentf("%s describes %s to the runtime.", typeVar, s.Kind)
 	f.Var().Id(typeVar).Op("=").Qual(rt, "MustJobType").Call(Qual(rt, "JobType").Add(ordered(jobTypeFields(j)...)))
@@ -109,6 +123,11 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	}
 
 	handlerDoc := fmt.Sprintf("%s handles %s jobs.", n.Handler(), s.Kind)
+	if resultWrite.Payload != nil {
+		handlerDoc += fmt.Sprintf(" With a nil error, the %s it returns is stored with the job as it completes "+
+			"(version %d of the result), for %s; a result that does not match its schema is the attempt's error "+
+			"(class invalid_result), and the job is retried.", resultWrite.Payload.Root, resultWrite.Spec.Number, r.Get())
+	}
 	if s.Transactional {
 		handlerDoc += " The job is transactional: tx also marks the job completed when the handler returns nil, " +
 			"so its writes happen exactly once; an error rolls them back, and the job is retried or failed as " +
@@ -131,11 +150,17 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	params = append(params, Id("job").Id(jobType), Id("p").Id(n.Payload()))
 	inner = append(inner, Id("job").Op("*").Qual(rt, "Job"), Id("p").Id(n.Payload()))
 	args = append(args, Id(jobType).Values(Id("job")), Id("p"))
+	// What a handler returns: an error, or the result's write version and an error.
+	returns := func(s *Statement) *Statement { return s.Error() }
+	if resultWrite.Payload != nil {
+		returns = func(s *Statement) *Statement { return s.Params(Id(resultWrite.Payload.Root), Error()) }
+		handle += "Result"
+	}
 	// The method sits one tab in; measured as a func declaration, less its "func ".
-	method := tooLong(1-len("func "), Func().Id(n.HandleMethod()).Params(params...).Error())
-	f.Type().Id(n.Handler()).Interface(Id(n.HandleMethod()).Custom(items(method, "(", ")"), params...).Error())
+	method := tooLong(1-len("func "), returns(Func().Id(n.HandleMethod()).Params(params...)))
+	f.Type().Id(n.Handler()).Interface(returns(Id(n.HandleMethod()).Custom(items(method, "(", ")"), params...)))
 
-	handleArgs := []Code{Id("w"), Id(typeVar), Func().Params(inner...).Error().Block(
+	handleArgs := []Code{Id("w"), Id(typeVar), returns(Func().Params(inner...)).Block(
 		Return(Id("h").Dot(n.HandleMethod()).Call(args...)),
 	)}
 	handleCall := Qual(rt, handle).Call(handleArgs...)
@@ -143,6 +168,20 @@ func JobFile(pkg string, j Job) ([]byte, error) {
 	f.Func().Id(n.RegisterFunc()).Params(Id("w").Op("*").Qual(rt, "Worker"), Id("h").Id(n.Handler())).Error().Block(
 		Return(Qual(rt, handle).Custom(items(tooLong(len("\treturn "), handleCall), "(", ")"), handleArgs...)),
 	)
+
+	if resultWrite.Payload != nil {
+		writeDoc(f, fmt.Sprintf("%s reads the result of %s job id through db: the newest result version (%s), "+
+			"upcast from the version its handler stored. It returns an error wrapping runtime.ErrNoResult, "+
+			"naming the job's state, until the job has completed, and runtime.ErrJobNotFound for an id no job "+
+			"has (or had, before retention pruned it).", r.Get(), s.Kind, r.Payload()))
+		f.Add(signature(r.Get(), []Code{
+			Id("ctx").Qual("context", "Context"),
+			Id("db").Qual(rt, "DBTX"),
+			Id("id").Int64(),
+		}, Id(r.Payload()), Error()).Block(
+			Return(Qual(rt, "JobResult").Types(Id(r.Payload())).Call(Id("ctx"), Id("db"), Id(typeVar), Id("id"))),
+		))
+	}
 	return render(f)
 }
 
@@ -171,7 +210,10 @@ func jobTypeFields(j Job) []Code {
 	// A field's value starts after a tab and the key, which gofmt pads to the longest
 	// key of its block; WriteVersion is always there, Transactional is longer.
 	lead := 1 + len("WriteVersion: ")
-	if s.Transactional {
+	switch {
+	case s.Result != nil:
+		lead = 1 + len("ResultWriteVersion: ")
+	case s.Transactional:
 		lead = 1 + len("Transactional: ")
 	}
 	fs = append(fs, kv("Backoff", backoff(s.Backoff, tooLong(lead+len(","), backoff(s.Backoff, false)))))
@@ -217,18 +259,28 @@ func jobTypeFields(j Job) []Code {
 		fs = append(fs, kv("Schedule", Op("&").Qual(rt, "Schedule").Values(kv("Cron", Lit(sc.Cron)), kv("Timezone", Lit(sc.Timezone)))))
 	}
 	fs = append(fs, kv("WriteVersion", Lit(s.Payload.WriteVersion)))
+	fs = append(fs, kv("Versions", versionsLit(j.Versions, j.Names.Upcast)))
+	if s.Result != nil {
+		fs = append(fs, kv("ResultWriteVersion", Lit(s.Result.WriteVersion)))
+		fs = append(fs, kv("ResultVersions", versionsLit(j.Result, j.Names.Result().Upcast)))
+	}
+	return fs
+}
+
+// versionsLit renders the versions of a contract, each with its schema and the upcast
+// into it (hand-written ones named by upcastName).
+func versionsLit(vs []Version, upcastName func(int) string) Code {
 	var versions []Code
-	for i, v := range j.Versions {
+	for i, v := range vs {
 		vf := []Code{kv("Number", Lit(v.Spec.Number)), kv("Schema", schemaLit(v.Schema))}
 		if i > 0 {
-			if up := upcast(j.Names.Upcast(v.Spec.Number), v); up != nil {
+			if up := upcast(upcastName(v.Spec.Number), v); up != nil {
 				vf = append(vf, kv("Upcast", up))
 			}
 		}
 		versions = append(versions, ordered(vf...))
 	}
-	fs = append(fs, kv("Versions", Index().Qual(rt, "Version").Add(ordered(versions...))))
-	return fs
+	return Index().Qual(rt, "Version").Add(ordered(versions...))
 }
 
 func stringSlice(ss []string) Code {

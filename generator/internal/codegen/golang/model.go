@@ -25,6 +25,9 @@ type Job struct {
 	Names    names.Job // every identifier of the job type derives from it
 	Classes  []*spec.ErrorClass
 	Versions []Version // ascending
+	// Result holds the versions of the job's result contract, ascending; nil for a job
+	// without one.
+	Result []Version
 }
 
 // Event is one event, ready to emit.
@@ -61,8 +64,11 @@ type Version struct {
 	HandWritten bool
 }
 
-// Imports lists the import paths the payload types of every version refer to.
-func (j Job) Imports() []string { return imports(j.Versions) }
+// Imports lists the import paths the payload and result types of every version
+// refer to.
+func (j Job) Imports() []string {
+	return imports(append(append([]Version(nil), j.Versions...), j.Result...))
+}
 
 // imports lists the import paths the payload types of versions refer to, sorted.
 func imports(versions []Version) []string {

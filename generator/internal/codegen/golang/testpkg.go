@@ -57,10 +57,17 @@ func TestFile(pkg, pkgPath, config string, jobs []Job) ([]byte, error) {
 		}
 		params = append(params, Id("job").Op("*").Qual(rt, "Job"), Id("p").Add(q(n.Payload())))
 		args = append(args, q(n.Handle()).Values(Dict{Id("Job"): Id("job")}), Id("p"))
+		call := []Code{Return(Id("h").Dot(n.HandleMethod()).Call(args...))}
+		if s.Result != nil {
+			// Run checks what the handler did; the result is the handler's return value,
+			// for a unit test of the handler to check.
+			call = []Code{
+				List(Id("_"), Err()).Op(":=").Id("h").Dot(n.HandleMethod()).Call(args...),
+				Return(Err()),
+			}
+		}
 		adapt := Func().Params(Id("h").Add(q(n.Handler()))).Qual(jobctest, "Handler").Types(q(n.Payload())).Block(
-			Return(Func().Params(params...).Error().Block(
-				Return(Id("h").Dot(n.HandleMethod()).Call(args...)),
-			)),
+			Return(Func().Params(params...).Error().Block(call...)),
 		)
 		typeArgs := []Code{q(n.Payload()), q(write.Payload.Root), q(n.Handler())}
 		oneLine := Var().Id(n.Payload()).Op("=").Qual(jobctest, "NewKind").Types(typeArgs...).Op("(")

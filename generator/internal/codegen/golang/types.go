@@ -34,7 +34,14 @@ func goType(t gotype.Type) *Statement {
 }
 
 // decls renders the named types a payload version declares.
-func decls(f *File, p *gotype.Payload, rootDoc string) {
+// filledPayload and filledResult say, in a defaulted field's doc, who fills the
+// default in: decls takes one.
+const (
+	filledPayload = "workers fill it in when the payload leaves the field out"
+	filledResult  = "readers fill it in when the stored result leaves the field out"
+)
+
+func decls(f *File, p *gotype.Payload, rootDoc, filled string) {
 	for i, d := range p.Decls {
 		doc := joinDoc(fmt.Sprintf("%s is the type of %s in %s.", d.Name, d.Of, andList(append([]string{p.Root}, d.SharedBy...))), d.Doc)
 		if i == 0 {
@@ -43,7 +50,7 @@ func decls(f *File, p *gotype.Payload, rootDoc string) {
 		switch {
 		case d.Struct != nil:
 			comment(f, d.Name, doc, "")
-			f.Type().Id(d.Name).Struct(fields(d.Struct.Fields)...)
+			f.Type().Id(d.Name).Struct(fields(d.Struct.Fields, filled)...)
 		case d.Enum != nil:
 			comment(f, d.Name, doc, "")
 			f.Type().Id(d.Name).Add(goType(d.Enum.Base))
@@ -57,7 +64,7 @@ func decls(f *File, p *gotype.Payload, rootDoc string) {
 	}
 }
 
-func fields(fs []gotype.Field) []Code {
+func fields(fs []gotype.Field, filled string) []Code {
 	out := make([]Code, 0, len(fs))
 	for _, f := range fs {
 		tag := f.JSON
@@ -77,7 +84,7 @@ func fields(fs []gotype.Field) []Code {
 			doc = joinDoc(doc, "Always "+jsonText(f.Const)+".")
 		}
 		if f.HasDefault {
-			doc = joinDoc(doc, "Default: "+jsonText(f.Default)+"; workers fill it in when the payload leaves the field out.")
+			doc = joinDoc(doc, "Default: "+jsonText(f.Default)+"; "+filled+".")
 		}
 		out = append(out, docLines(doc)...)
 		out = append(out, st)
