@@ -104,6 +104,16 @@ WITH victims AS (
 )
 SELECT 1 FROM pruned;
 
+-- name: PruneWorkflows :execrows
+-- Deletes up to max workflows that ended in the given state before the given time,
+-- with their steps (which hold their results).
+WITH victims AS (
+    SELECT id FROM jobc_workflows
+    WHERE state = sqlc.arg(state)::jobc_workflow_state AND finished_at < sqlc.arg(before)::timestamptz
+    LIMIT sqlc.arg(max)
+)
+DELETE FROM jobc_workflows w USING victims v WHERE w.id = v.id;
+
 -- name: PruneIdempotencyKeys :execrows
 DELETE FROM jobc_idempotency_keys
 WHERE key IN (

@@ -72,7 +72,8 @@ type Config struct {
 	Middleware []Middleware
 }
 
-// Retention is how long finished jobs (and handlers' idempotency keys) are kept. Zero
+// Retention is how long finished jobs (and handlers' idempotency keys) are kept; a
+// workflow that ended is kept as long as a job that ended in its state. Zero
 // fields take the defaults: completed and cancelled jobs 24h, failed jobs 7 days,
 // idempotency keys 7 days. A negative field keeps them forever.
 type Retention struct {

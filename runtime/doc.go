@@ -141,6 +141,16 @@
 // (generated: Get<Type>Result) reads it back by the job's id, upcast to the newest
 // version, and returns [ErrNoResult] until the job has completed.
 //
+// # Workflows
+//
+// A [WorkflowType] is steps that run jobs, each once the steps it comes after have
+// completed, with a payload mapped from the workflow's input and its predecessors'
+// results. [StartWorkflow] starts one in the caller's transaction, recording its
+// definition; PostgreSQL advances it as its steps' jobs finish, in the transactions
+// that record their outcomes, so it survives any worker's death without a leader. A
+// failed step cancels the steps after it ([OnFailure]). [GetWorkflow] reads a
+// workflow with each step's state and result.
+//
 // # Unique and periodic jobs
 //
 // A job type with a [Unique] key (payload fields, states, an optional period) has at

@@ -31,6 +31,10 @@ var ErrJobNotFound = errors.New("jobc: job not found")
 // the job's state.
 var ErrNoResult = errors.New("jobc: job has no result")
 
+// ErrWorkflowNotFound is returned by GetWorkflow for an id that no workflow has (or
+// had, before retention pruned it).
+var ErrWorkflowNotFound = errors.New("jobc: workflow not found")
+
 // ErrNoFilter is returned by a bulk mutation whose JobSelection has no filter.
 var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least one filter")
 

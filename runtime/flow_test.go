@@ -244,15 +244,26 @@ func TestRateLimitByKey(t *testing.T) {
 	}
 	rows.Close()
 	for k, ts := range starts {
+		if len(ts) != perKey {
+			t.Errorf("key %s: %d starts, want %d", k, len(ts), perKey)
+			continue
+		}
+		// gaps[i] is how long after a start its place of the rate was taken again.
+		var gaps []time.Duration
 		for i := limit; i < len(ts); i++ {
-			if d := ts[i].Sub(ts[i-limit]); d < per {
+			d := ts[i].Sub(ts[i-limit])
+			if d < per {
 				t.Errorf("key %s: starts %d and %d are %s apart: %d starts within %s, limit %d", k, i-limit, i, d, limit+1, per, limit)
 			}
+			gaps = append(gaps, d)
 		}
-		span := ts[len(ts)-1].Sub(ts[0])
-		least := time.Duration(perKey/limit-1) * per
-		if span < least || span > least+2*per+testConfig(nil).PollInterval {
-			t.Errorf("key %s: %d starts over %s; the rate allows them in %s", k, len(ts), span, least)
+		// The rate is used: a place is taken again as its window ends, give or take a
+		// poll. The median, not every gap nor the span: on a loaded machine a claim
+		// can be late now and then, and each late one would push the span out.
+		slices.Sort(gaps)
+		if median, most := gaps[len(gaps)/2], per+per/2+testConfig(nil).PollInterval; median > most {
+			t.Errorf("key %s: a place of the rate was taken again %s after its start (median of %d; longest %s), want at most %s",
+				k, median, len(gaps), gaps[len(gaps)-1], most)
 		}
 	}
 }

@@ -291,6 +291,27 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if ps, err := runtime.PublishMany(ctx, producerPool, eventType, []emailPayload{{N: 2, Email: "a@example.com"}, {N: 3, Email: "b@example.com"}}, later); err != nil || len(ps) != 2 {
 		t.Fatalf("PublishMany as the producer: %+v, %v", ps, err)
 	}
+	// The producer starts a workflow (StartWorkflow, through jobc_workflow_start): its
+	// first step's job returns a result that the second's payload maps. The trigger
+	// that advances it runs as the worker role finishes the first job.
+	wfFirst := newType("grants_wf_first", func(jt *runtime.JobType) {
+		jt.ResultWriteVersion, jt.ResultVersions = 1, []runtime.Version{{Number: 1, Schema: emailSchema}}
+	})
+	wfSecond := newType("grants_wf_second", nil)
+	wfType, err := runtime.NewWorkflowType(runtime.WorkflowType{
+		Name: "grants_workflow", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+		Steps: []runtime.Step{
+			{Name: "first", Job: wfFirst},
+			{Name: "second", Job: wfSecond, After: []string{"first"}, Map: map[string]string{"n": "first.result.n", "email": "input.email"}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	workflow, err := runtime.StartWorkflow(ctx, producerPool, wfType, emailPayload{N: 1, Email: "ada@example.com"})
+	if err != nil {
+		t.Fatalf("StartWorkflow as the producer: %v", err)
+	}
 	// A job that makes the claim fail (attempt + 1 overflows; set up by the superuser)
 	// is claimed alone and failed (ClaimCandidates, ClaimJobByID, PoisonJob).
 	poisoned := enqueue(okType, 6)
@@ -346,6 +367,14 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		return nil
 	}))
 	handle(runtime.Handle(w, newReader, func(context.Context, *runtime.Job, emailPayloadV2) error { return nil }))
+	handle(runtime.HandleResult(w, wfFirst, func(_ context.Context, _ *runtime.Job, p emailPayload) (emailPayload, error) {
+		return emailPayload{N: p.N + 41, Email: p.Email}, nil
+	}))
+	var wfSecondN atomic.Int32
+	handle(runtime.Handle(w, wfSecond, func(_ context.Context, _ *runtime.Job, p emailPayload) error {
+		wfSecondN.Store(int32(p.N))
+		return nil
+	}))
 	stop := startWorker(t, w)
 
 	waitState("plain job", ok.ID, runtime.StateCompleted)
@@ -372,6 +401,21 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	waitState("job out of attempts after its lease expired", dead.ID, runtime.StateFailed)
 	if info := waitState("snoozed job", snoozer.ID, runtime.StateCompleted); info.Attempt != 1 || len(info.Errors) != 0 || snoozes.Load() != 2 {
 		t.Errorf("snoozed job completed at attempt %d with errors %+v after %d runs; want attempt 1, no errors, 2 runs", info.Attempt, info.Errors, snoozes.Load())
+	}
+	for deadline := time.Now().Add(patience); ; time.Sleep(cfg.PollInterval / 5) {
+		info, err := runtime.GetWorkflow(ctx, readerPool, workflow)
+		if err != nil {
+			t.Fatalf("GetWorkflow as the read-only role: %v", err)
+		}
+		if info.State == runtime.WorkflowCompleted {
+			if n := wfSecondN.Load(); n != 42 {
+				t.Errorf("the workflow's second step got n %d; want 42, mapped from the first's result", n)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %d after %s: %s%s\n%s", workflow, patience, info.State, describeSteps(info), dump())
+		}
 	}
 	waitState("job to cancel while it runs", cancelRunning.ID, runtime.StateRunning)
 	waitState("job to release at shutdown", released.ID, runtime.StateRunning)

@@ -124,10 +124,12 @@ type RescuerResult struct {
 }
 
 // PrunerResult is what one run of the pruner deleted: finished jobs past their state's
-// Retention, and handlers' old idempotency keys.
+// Retention, workflows that ended as long ago (kept as long as jobs that end in their
+// state), and handlers' old idempotency keys.
 type PrunerResult struct {
 	Completed, Failed, Cancelled int64 // finished jobs, by state
 	IdempotencyKeys              int64
+	Workflows                    int64 // ended workflows, with their steps
 }
 
 // RegistryPrunerResult is what one run of the registry pruner deleted: workers that

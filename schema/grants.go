@@ -161,6 +161,19 @@ func objects() []object {
 		{kind: "FUNCTION", name: "jobc_poison",
 			args:   "bigint, text, integer, text",
 			worker: []string{"EXECUTE"}},
+		// Workflows: only jobc_workflow_start (StartWorkflow, for the roles that
+		// enqueue) and the trigger that advances them write their tables, both with
+		// their owner's rights; GetWorkflow reads them and PruneWorkflows deletes
+		// ended ones with their steps.
+		{kind: "TABLE", name: "jobc_workflows",
+			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
+		{kind: "TABLE", name: "jobc_workflow_steps",
+			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
+		{kind: "SEQUENCE", name: "jobc_workflows_id_seq", worker: []string{"USAGE"}},
+		{kind: "FUNCTION", name: "jobc_workflow_start",
+			args:     "text, jsonb, integer, jsonb",
+			worker:   []string{"EXECUTE"},
+			producer: []string{"EXECUTE"}},
 	}
 }
 

@@ -223,6 +223,31 @@ func (q *Queries) PruneIdempotencyKeys(ctx context.Context, arg PruneIdempotency
 	return result.RowsAffected(), nil
 }
 
+const pruneWorkflows = `-- name: PruneWorkflows :execrows
+WITH victims AS (
+    SELECT id FROM jobc_workflows
+    WHERE state = $1::jobc_workflow_state AND finished_at < $2::timestamptz
+    LIMIT $3
+)
+DELETE FROM jobc_workflows w USING victims v WHERE w.id = v.id
+`
+
+type PruneWorkflowsParams struct {
+	State  JobcWorkflowState
+	Before time.Time
+	Max    int32
+}
+
+// Deletes up to max workflows that ended in the given state before the given time,
+// with their steps (which hold their results).
+func (q *Queries) PruneWorkflows(ctx context.Context, arg PruneWorkflowsParams) (int64, error) {
+	result, err := q.db.Exec(ctx, pruneWorkflows, arg.State, arg.Before, arg.Max)
+	if err != nil {
+		return 0, err
+	}
+	return result.RowsAffected(), nil
+}
+
 const rescueExpired = `-- name: RescueExpired :many
 SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem
 FROM jobc_rescue_expired($1::int) AS r(id, state, problem)

@@ -58,6 +58,95 @@ func (ns NullJobcState) Value() (driver.Value, error) {
 	return string(ns.JobcState), nil
 }
 
+type JobcStepState string
+
+const (
+	JobcStepStateWaiting   JobcStepState = "waiting"
+	JobcStepStateRunning   JobcStepState = "running"
+	JobcStepStateCompleted JobcStepState = "completed"
+	JobcStepStateFailed    JobcStepState = "failed"
+	JobcStepStateCancelled JobcStepState = "cancelled"
+)
+
+func (e *JobcStepState) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = JobcStepState(s)
+	case string:
+		*e = JobcStepState(s)
+	default:
+		return fmt.Errorf("unsupported scan type for JobcStepState: %T", src)
+	}
+	return nil
+}
+
+type NullJobcStepState struct {
+	JobcStepState JobcStepState
+	Valid         bool // Valid is true if JobcStepState is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullJobcStepState) Scan(value interface{}) error {
+	if value == nil {
+		ns.JobcStepState, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.JobcStepState.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullJobcStepState) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.JobcStepState), nil
+}
+
+type JobcWorkflowState string
+
+const (
+	JobcWorkflowStateRunning   JobcWorkflowState = "running"
+	JobcWorkflowStateCompleted JobcWorkflowState = "completed"
+	JobcWorkflowStateFailed    JobcWorkflowState = "failed"
+	JobcWorkflowStateCancelled JobcWorkflowState = "cancelled"
+)
+
+func (e *JobcWorkflowState) Scan(src interface{}) error {
+	switch s := src.(type) {
+	case []byte:
+		*e = JobcWorkflowState(s)
+	case string:
+		*e = JobcWorkflowState(s)
+	default:
+		return fmt.Errorf("unsupported scan type for JobcWorkflowState: %T", src)
+	}
+	return nil
+}
+
+type NullJobcWorkflowState struct {
+	JobcWorkflowState JobcWorkflowState
+	Valid             bool // Valid is true if JobcWorkflowState is not NULL
+}
+
+// Scan implements the Scanner interface.
+func (ns *NullJobcWorkflowState) Scan(value interface{}) error {
+	if value == nil {
+		ns.JobcWorkflowState, ns.Valid = "", false
+		return nil
+	}
+	ns.Valid = true
+	return ns.JobcWorkflowState.Scan(value)
+}
+
+// Value implements the driver Valuer interface.
+func (ns NullJobcWorkflowState) Value() (driver.Value, error) {
+	if !ns.Valid {
+		return nil, nil
+	}
+	return string(ns.JobcWorkflowState), nil
+}
+
 type JobcEvent struct {
 	ID             int64
 	Event          string
@@ -112,6 +201,8 @@ type JobcJob struct {
 	AttemptedAt       *time.Time
 	DeclaredPriority  *int16
 	FlowKey           *string
+	WorkflowID        *int64
+	WorkflowStep      *string
 }
 
 type JobcJobsAll struct {
@@ -153,6 +244,8 @@ type JobcJobsFinished struct {
 	FinishedAt     time.Time
 	UniqueFinished []JobcState
 	FlowKey        *string
+	WorkflowID     *int64
+	WorkflowStep   *string
 	LastError      *string
 	LastErrorClass *string
 	ResultVersion  *int32
@@ -228,4 +321,30 @@ type JobcWorker struct {
 	LeaseSecs   float64
 	StartedAt   time.Time
 	HeartbeatAt time.Time
+}
+
+type JobcWorkflow struct {
+	ID           int64
+	Name         string
+	Definition   []byte
+	InputVersion int32
+	Input        []byte
+	State        JobcWorkflowState
+	StepsLeft    int32
+	FailedSteps  int32
+	CreatedAt    time.Time
+	FinishedAt   *time.Time
+}
+
+type JobcWorkflowStep struct {
+	WorkflowID    int64
+	Step          string
+	After         []string
+	DepsLeft      int32
+	State         JobcStepState
+	JobID         *int64
+	ResultVersion *int32
+	Result        []byte
+	StartedAt     *time.Time
+	FinishedAt    *time.Time
 }

@@ -26,7 +26,7 @@ type PrunerConfig struct {
 }
 
 // Pruner deletes finished jobs older than their state's retention, with the unique
-// keys they still held, and handlers' old idempotency keys.
+// keys they still held, ended workflows as old, and handlers' old idempotency keys.
 type Pruner struct {
 	cfg PrunerConfig
 	q   *db.Queries
@@ -36,6 +36,7 @@ type Pruner struct {
 type PrunerResult struct {
 	Completed, Failed, Cancelled int64 // finished jobs, by state
 	IdempotencyKeys              int64
+	Workflows                    int64 // ended workflows, with their steps
 }
 
 // NewPruner returns a pruner that works through q.
@@ -72,6 +73,29 @@ func (p *Pruner) RunOnce(ctx context.Context) (PrunerResult, error) {
 				return res, fmt.Errorf("prune %s jobs: %w", s.state, err)
 			}
 			*s.n += n
+			if n < int64(p.cfg.BatchSize) {
+				break
+			}
+		}
+	}
+	// A workflow is kept as long as jobs that end in its state are.
+	for _, s := range []struct {
+		state db.JobcWorkflowState
+		keep  time.Duration
+	}{
+		{db.JobcWorkflowStateCompleted, r.Completed},
+		{db.JobcWorkflowStateFailed, r.Failed},
+		{db.JobcWorkflowStateCancelled, r.Cancelled},
+	} {
+		if s.keep < 0 {
+			continue
+		}
+		for {
+			n, err := p.q.PruneWorkflows(ctx, db.PruneWorkflowsParams{State: s.state, Before: now.Add(-s.keep), Max: int32(p.cfg.BatchSize)})
+			if err != nil {
+				return res, fmt.Errorf("prune %s workflows: %w", s.state, err)
+			}
+			res.Workflows += n
 			if n < int64(p.cfg.BatchSize) {
 				break
 			}

@@ -1,0 +1,485 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+// The order workflow of these tests: reserve, then charge and notify side by side,
+// then ship (a diamond). Ship's payload maps the order from the input, the charge
+// from charge's result and the amount from reserve's, which it comes after through
+// charge.
+type (
+	orderInput struct {
+		OrderID string `json:"order_id"`
+		Cents   int64  `json:"cents"`
+	}
+	reserved struct {
+		TotalCents int64 `json:"total_cents"`
+	}
+	charged struct {
+		ChargeID string `json:"charge_id"`
+	}
+	shipment struct {
+		OrderID       string `json:"order_id"`
+		ChargeID      string `json:"charge_id"`
+		ReservedCents int64  `json:"reserved_cents"`
+	}
+)
+
+const (
+	orderSchema = `{"type":"object","additionalProperties":false,"required":["order_id","cents"],
+		"properties":{"order_id":{"type":"string"},"cents":{"type":"integer"}}}`
+	shipmentSchema = `{"type":"object","additionalProperties":false,"required":["order_id","charge_id","reserved_cents"],
+		"properties":{"order_id":{"type":"string"},"charge_id":{"type":"string"},"reserved_cents":{"type":"integer"}}}`
+)
+
+// stepType is a job type of the order queue with payload schema payload and, if
+// result is not "", a result of that schema.
+func stepType(t *testing.T, kind, payload, result string, tweak func(*runtime.JobType)) *runtime.JobType {
+	t.Helper()
+	jt := runtime.JobType{Kind: kind, Queue: "orders", Priority: 5, MaxAttempts: 3,
+		Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 10 * time.Millisecond},
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: payload}}}
+	if result != "" {
+		jt.ResultWriteVersion, jt.ResultVersions = 1, []runtime.Version{{Number: 1, Schema: result}}
+	}
+	if tweak != nil {
+		tweak(&jt)
+	}
+	out, err := runtime.NewJobType(jt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+type orderTypes struct {
+	reserve, charge, notify, ship *runtime.JobType
+}
+
+func newOrderTypes(t *testing.T) orderTypes {
+	return orderTypes{
+		reserve: stepType(t, "reserve", orderSchema, `{"type":"object","required":["total_cents"],"properties":{"total_cents":{"type":"integer"}}}`, nil),
+		charge:  stepType(t, "charge", orderSchema, `{"type":"object","required":["charge_id"],"properties":{"charge_id":{"type":"string"}}}`, nil),
+		notify:  stepType(t, "notify", orderSchema, "", nil),
+		ship:    stepType(t, "ship", shipmentSchema, "", nil),
+	}
+}
+
+func (o orderTypes) workflow(t *testing.T, onFailure runtime.OnFailure) *runtime.WorkflowType {
+	t.Helper()
+	wt, err := runtime.NewWorkflowType(runtime.WorkflowType{
+		Name: "fulfil_order", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: orderSchema}},
+		OnFailure: onFailure,
+		Steps: []runtime.Step{
+			{Name: "reserve", Job: o.reserve},
+			{Name: "charge", Job: o.charge, After: []string{"reserve"}},
+			{Name: "notify", Job: o.notify, After: []string{"reserve"}},
+			{Name: "ship", Job: o.ship, After: []string{"charge", "notify"}, Map: map[string]string{
+				"order_id": "input.order_id", "charge_id": "charge.result.charge_id", "reserved_cents": "reserve.result.total_cents",
+			}},
+		},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wt
+}
+
+// register makes w run the order steps; fail, if set, decides which handlers fail
+// (with an error of no class, retried as the job type says).
+func (o orderTypes) register(t *testing.T, w *runtime.Worker, work time.Duration, fail func(kind string, p orderInput) error) {
+	t.Helper()
+	failed := func(kind string, p orderInput) error {
+		time.Sleep(work)
+		if fail != nil {
+			return fail(kind, p)
+		}
+		return nil
+	}
+	must := func(err error) {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(runtime.HandleResult(w, o.reserve, func(_ context.Context, _ *runtime.Job, p orderInput) (reserved, error) {
+		return reserved{TotalCents: p.Cents}, failed("reserve", p)
+	}))
+	must(runtime.HandleResult(w, o.charge, func(_ context.Context, _ *runtime.Job, p orderInput) (charged, error) {
+		return charged{ChargeID: "ch-" + p.OrderID}, failed("charge", p)
+	}))
+	must(runtime.Handle(w, o.notify, func(ctx context.Context, _ *runtime.Job, p orderInput) error {
+		return failed("notify", p)
+	}))
+	must(runtime.Handle(w, o.ship, func(context.Context, *runtime.Job, shipment) error { return nil }))
+}
+
+// waitWorkflow polls workflow id until it leaves running, for at most timeout, and
+// fails with what it last saw.
+func waitWorkflow(t *testing.T, pool *pgxpool.Pool, id runtime.WorkflowID, timeout time.Duration) *runtime.WorkflowInfo {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		info, err := runtime.GetWorkflow(t.Context(), pool, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State != runtime.WorkflowRunning {
+			return info
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("workflow %d still running after %s: %s", id, timeout, describeSteps(info))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func describeSteps(info *runtime.WorkflowInfo) string {
+	var b strings.Builder
+	for _, s := range info.Steps {
+		fmt.Fprintf(&b, "\n  %s: %s (job %d) %s", s.Name, s.State, s.JobID, s.Result)
+	}
+	return b.String()
+}
+
+// TestWorkflowRunsStepsAfterTheirPredecessors: a diamond's steps run each once, each
+// after every step it comes after completed (by the database's clock), the last one
+// with a payload mapped from the input and from two predecessors' results; the
+// workflow then completes, with every step's result kept.
+func TestWorkflowRunsStepsAfterTheirPredecessors(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, "")
+	id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 1250})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+	o.register(t, w, 5*time.Millisecond, nil)
+	startWorker(t, w)
+	info := waitWorkflow(t, pool, id, 10*time.Second)
+	if info.State != runtime.WorkflowCompleted || info.FinishedAt == nil {
+		t.Fatalf("workflow %s (finished %v); want completed:%s", info.State, info.FinishedAt, describeSteps(info))
+	}
+	if got := strings.Join(stepNames(info), ","); got != "reserve,charge,notify,ship" {
+		t.Errorf("steps %s; want them in declaration order", got)
+	}
+	byName := map[string]runtime.StepInfo{}
+	for _, s := range info.Steps {
+		byName[s.Name] = s
+		if s.State != runtime.StepCompleted || s.JobID == 0 {
+			t.Errorf("step %s: %s, job %d; want completed with a job", s.Name, s.State, s.JobID)
+		}
+	}
+	if r := byName["charge"].Result; string(r) != `{"charge_id": "ch-o-1"}` {
+		t.Errorf("charge's result %s; want its handler's", r)
+	}
+	var payload []byte
+	if err := pool.QueryRow(ctx, `SELECT payload FROM jobc_jobs_finished WHERE id = $1`, byName["ship"].JobID).Scan(&payload); err != nil {
+		t.Fatal(err)
+	}
+	var got shipment
+	if err := json.Unmarshal(payload, &got); err != nil || got != (shipment{OrderID: "o-1", ChargeID: "ch-o-1", ReservedCents: 1250}) {
+		t.Errorf("ship's payload %s (%v); want the order from the input, the charge and the reserved amount from the results", payload, err)
+	}
+	// Every step's job started after the jobs of the steps it comes after finished.
+	for _, s := range info.Steps {
+		for _, a := range s.After {
+			var ok bool
+			if err := pool.QueryRow(ctx, `SELECT s.attempted_at >= p.finished_at FROM jobc_jobs_finished s, jobc_jobs_finished p
+				WHERE s.id = $1 AND p.id = $2`, s.JobID, byName[a].JobID).Scan(&ok); err != nil || !ok {
+				t.Errorf("step %s (job %d) started before step %s (job %d) finished (%v)", s.Name, s.JobID, a, byName[a].JobID, err)
+			}
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE workflow_id = $1`, int64(id)); n != 4 {
+		t.Errorf("%d jobs ran for the workflow; want 4, one per step", n)
+	}
+}
+
+func stepNames(info *runtime.WorkflowInfo) []string {
+	var out []string
+	for _, s := range info.Steps {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// TestWorkflowFanInRunsOnce: with many workflows and workers completing their steps
+// side by side, each fan-in step runs exactly once, however its predecessors'
+// completions interleave, and every workflow completes.
+func TestWorkflowFanInRunsOnce(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, "")
+	const workflows = 40
+	for i := range workflows {
+		if _, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 3 {
+		w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 8}}))
+		o.register(t, w, time.Millisecond, nil)
+		startWorker(t, w)
+	}
+	waitFor(t, "every workflow to end", 30*time.Second, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM jobc_workflows WHERE state = 'running'`) == 0
+	})
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows WHERE state = 'completed'`); n != workflows {
+		t.Errorf("%d of %d workflows completed", n, workflows)
+	}
+	rows, err := pool.Query(ctx, `SELECT workflow_id, workflow_step, count(*) FROM jobc_jobs_finished
+		GROUP BY workflow_id, workflow_step HAVING count(*) <> 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var wf int64
+		var step string
+		var n int
+		if err := rows.Scan(&wf, &step, &n); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("workflow %d: step %s ran %d jobs; want 1", wf, step, n)
+	}
+	rows.Close()
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`); n != 4*workflows {
+		t.Errorf("%d jobs completed; want %d", n, 4*workflows)
+	}
+}
+
+// TestWorkflowFailure: a step that fails for good cancels the steps after it. With
+// on_failure cancel the workflow fails at once and a step running beside it is
+// asked to stop; with continue, the steps that do not depend on it run to their end
+// and the workflow then ends failed.
+func TestWorkflowFailure(t *testing.T) {
+	t.Parallel()
+	for _, mode := range []runtime.OnFailure{runtime.OnFailureCancel, runtime.OnFailureContinue} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			pool := newDB(t)
+			ctx := t.Context()
+			o := newOrderTypes(t)
+			o.charge = stepType(t, "charge", orderSchema, `{"type":"object","required":["charge_id"],"properties":{"charge_id":{"type":"string"}}}`,
+				func(jt *runtime.JobType) { jt.MaxAttempts = 1 })
+			wt := o.workflow(t, mode)
+			id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 5})
+			if err != nil {
+				t.Fatal(err)
+			}
+			w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+			stopped := make(chan error, 1)
+			must := func(err error) {
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			must(runtime.HandleResult(w, o.reserve, func(context.Context, *runtime.Job, orderInput) (reserved, error) {
+				return reserved{TotalCents: 5}, nil
+			}))
+			must(runtime.HandleResult(w, o.charge, func(context.Context, *runtime.Job, orderInput) (charged, error) {
+				return charged{}, errors.New("card declined")
+			}))
+			// notify runs beside charge: with cancel it is asked to stop, with
+			// continue it runs to its end.
+			must(runtime.Handle(w, o.notify, func(ctx context.Context, _ *runtime.Job, _ orderInput) error {
+				if mode == runtime.OnFailureContinue {
+					return nil
+				}
+				select {
+				case <-ctx.Done():
+					stopped <- ctx.Err()
+					return ctx.Err()
+				case <-time.After(10 * time.Second):
+					return nil
+				}
+			}))
+			must(runtime.Handle(w, o.ship, func(context.Context, *runtime.Job, shipment) error {
+				t.Error("ship ran after charge failed")
+				return nil
+			}))
+			startWorker(t, w)
+			info := waitWorkflow(t, pool, id, 10*time.Second)
+			want := map[string]runtime.StepState{"reserve": runtime.StepCompleted, "charge": runtime.StepFailed,
+				"notify": runtime.StepCompleted, "ship": runtime.StepCancelled}
+			if mode == runtime.OnFailureCancel {
+				select {
+				case err := <-stopped:
+					if !errors.Is(err, context.Canceled) {
+						t.Errorf("notify stopped with %v; want its context cancelled", err)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("notify was not asked to stop:%s", describeSteps(info))
+				}
+				waitFor(t, "notify to end", 10*time.Second, func() bool {
+					info, _ = runtime.GetWorkflow(ctx, pool, id)
+					return info.Steps[2].State != runtime.StepRunning
+				})
+				want["notify"] = runtime.StepCancelled
+			}
+			if info.State != runtime.WorkflowFailed || info.FinishedAt == nil {
+				t.Errorf("workflow %s; want failed:%s", info.State, describeSteps(info))
+			}
+			for _, s := range info.Steps {
+				if s.State != want[s.Name] {
+					t.Errorf("step %s: %s; want %s:%s", s.Name, s.State, want[s.Name], describeSteps(info))
+				}
+			}
+			if info.Steps[3].JobID != 0 {
+				t.Errorf("ship has job %d; want none", info.Steps[3].JobID)
+			}
+		})
+	}
+}
+
+// TestStartWorkflowInTransaction: a workflow started in a transaction that rolls back
+// leaves nothing, neither the workflow nor its first job; an input that fails its
+// schema starts nothing.
+func TestStartWorkflowInTransaction(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	wt := newOrderTypes(t).workflow(t, "")
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id, err := runtime.StartWorkflow(ctx, tx, wt, orderInput{OrderID: "o-1", Cents: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); n != 0 {
+		t.Errorf("%d jobs visible before the commit", n)
+	}
+	if err := tx.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := runtime.GetWorkflow(ctx, pool, id); !errors.Is(err, runtime.ErrWorkflowNotFound) {
+		t.Errorf("workflow of a rolled-back transaction: %v; want ErrWorkflowNotFound", err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); n != 0 {
+		t.Errorf("%d jobs after the rollback; want 0", n)
+	}
+	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+		id, err = runtime.StartWorkflow(ctx, tx, wt, orderInput{OrderID: "o-2", Cents: 2})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := runtime.GetWorkflow(ctx, pool, id)
+	if err != nil || info.State != runtime.WorkflowRunning || info.Steps[0].State != runtime.StepRunning || info.Steps[1].State != runtime.StepWaiting {
+		t.Fatalf("committed workflow: %+v, %v; want running, reserve running, charge waiting", info, err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE workflow_id = $1 AND kind = 'reserve' AND state = 'available'`, int64(id)); n != 1 {
+		t.Errorf("%d reserve jobs available; want the first step's one", n)
+	}
+	var pe *runtime.PayloadError
+	if _, err := runtime.StartWorkflow(ctx, pool, wt, map[string]any{"order_id": 7}); !errors.As(err, &pe) {
+		t.Errorf("StartWorkflow with an invalid input: %v; want a *PayloadError", err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows`); n != 1 {
+		t.Errorf("%d workflows; want the committed one alone", n)
+	}
+}
+
+// TestWorkflowTypeIsChecked: NewWorkflowType refuses what could never run as
+// declared, naming the step and what is wrong.
+func TestWorkflowTypeIsChecked(t *testing.T) {
+	t.Parallel()
+	o := newOrderTypes(t)
+	flowJob := stepType(t, "limited", orderSchema, "", func(jt *runtime.JobType) {
+		jt.Flow = &runtime.Flow{By: []string{"order_id"}, Concurrency: 1}
+	})
+	input := []runtime.Version{{Number: 1, Schema: orderSchema}}
+	for _, c := range []struct {
+		name  string
+		steps []runtime.Step
+		want  string
+	}{
+		{"cycle", []runtime.Step{{Name: "a", Job: o.notify, After: []string{"c"}}, {Name: "b", Job: o.notify, After: []string{"a"}}, {Name: "c", Job: o.notify, After: []string{"b"}}},
+			"steps a -> c -> b -> a come after one another in a cycle"},
+		{"unknown step", []runtime.Step{{Name: "a", Job: o.notify, After: []string{"nope"}}}, "step a comes after nope, which is not a step"},
+		{"twice", []runtime.Step{{Name: "a", Job: o.notify}, {Name: "a", Job: o.notify}}, "step a is declared twice"},
+		{"reserved", []runtime.Step{{Name: "input", Job: o.notify}}, "step input: the name is reserved"},
+		{"source not before", []runtime.Step{{Name: "reserve", Job: o.reserve}, {Name: "ship", Job: o.ship, Map: map[string]string{"charge_id": "reserve.result.total_cents"}}},
+			"step ship: map charge_id: source \"reserve.result.total_cents\": step ship does not come after reserve"},
+		{"no result", []runtime.Step{{Name: "notify", Job: o.notify}, {Name: "ship", Job: o.ship, After: []string{"notify"}, Map: map[string]string{"order_id": "notify.result.id"}}},
+			"job type notify of step notify declares no result"},
+		{"bad source", []runtime.Step{{Name: "ship", Job: o.ship, Map: map[string]string{"order_id": "input"}}}, "name a field of the input"},
+		{"flow control", []runtime.Step{{Name: "a", Job: flowJob}}, "job type limited has flow control"},
+	} {
+		_, err := runtime.NewWorkflowType(runtime.WorkflowType{Name: "w", InputWriteVersion: 1, InputVersions: input, Steps: c.steps})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v; want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestPrunerPrunesEndedWorkflows: a workflow that ended longer ago than jobs of its
+// state are kept is deleted with its steps; a younger one and a running one are not.
+func TestPrunerPrunesEndedWorkflows(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, "")
+	var ended []runtime.WorkflowID
+	for i := range 2 {
+		id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ended = append(ended, id)
+	}
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+	o.register(t, w, 0, nil)
+	stop := startWorker(t, w)
+	for _, id := range ended {
+		if info := waitWorkflow(t, pool, id, 10*time.Second); info.State != runtime.WorkflowCompleted {
+			t.Fatalf("workflow %d: %s", id, info.State)
+		}
+	}
+	stop()
+	running, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-running", Cents: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_workflows SET finished_at = now() - interval '2 hours', created_at = now() - interval '3 hours' WHERE id = $1`, int64(ended[0])); err != nil {
+		t.Fatal(err)
+	}
+	res, err := runtime.NewPrunerForTest(pool, runtime.Retention{Completed: time.Hour, Failed: time.Hour, Cancelled: time.Hour, IdempotencyKeys: -1}, 10, time.Now).RunOnce(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Workflows != 1 {
+		t.Errorf("pruned %d workflows; want the old one", res.Workflows)
+	}
+	if _, err := runtime.GetWorkflow(ctx, pool, ended[0]); !errors.Is(err, runtime.ErrWorkflowNotFound) {
+		t.Errorf("the old workflow: %v; want it pruned", err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_steps WHERE workflow_id = $1`, int64(ended[0])); n != 0 {
+		t.Errorf("%d steps of the pruned workflow remain", n)
+	}
+	for _, id := range []runtime.WorkflowID{ended[1], running} {
+		if _, err := runtime.GetWorkflow(ctx, pool, id); err != nil {
+			t.Errorf("workflow %d: %v; want it kept", id, err)
+		}
+	}
+}
