@@ -67,6 +67,9 @@ const CatalogFileName = "jobc.go"
 // never share a file name, and the file is the generator's like a job's.
 const EventFileSuffix = ".event.jobc.go"
 
+// WorkflowFileSuffix ends the file of each workflow, <name>.workflow.jobc.go.
+const WorkflowFileSuffix = ".workflow.jobc.go"
+
 // Generate loads the project in dir and renders its Go files without writing them. It
 // refuses a spec that edits a version released in jobc.lock, with the finding
 // `jobc check` gives (RELEASED_VERSION_CHANGED).
@@ -91,7 +94,7 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	jobs, events, buildDiags, warnings, err := build(ctx, p, base)
+	jobs, events, workflows, buildDiags, warnings, err := build(ctx, p, base)
 	if err != nil {
 		return nil, err
 	}
@@ -113,7 +116,14 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		}
 		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, e.Spec.Name+EventFileSuffix), Content: b})
 	}
-	b, err := golang.CatalogFile(p.Package, p.File, jobs, events)
+	for _, w := range workflows {
+		b, err := golang.WorkflowFile(p.Package, w)
+		if err != nil {
+			return nil, fmt.Errorf("jobc: generate workflow %s: %w", w.Spec.Name, err)
+		}
+		res.Files = append(res.Files, File{Path: filepath.Join(p.Out, w.Spec.Name+WorkflowFileSuffix), Content: b})
+	}
+	b, err := golang.CatalogFile(p.Package, p.File, jobs, events, workflows)
 	if err != nil {
 		return nil, fmt.Errorf("jobc: generate catalogue: %w", err)
 	}
@@ -222,11 +232,11 @@ func renderJobs(ctx context.Context, pkg string, jobs []golang.Job) ([][]byte, e
 // job is still converted as far as it goes. The jobs are ready to emit only when the
 // diagnostics are empty; the warnings are the contract findings that do not stop
 // generation (see Result.Warnings); the error is for a cancelled ctx.
-func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]golang.Job, []golang.Event, spec.Diagnostics, contract.Findings, error) {
+func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]golang.Job, []golang.Event, []golang.Workflow, spec.Diagnostics, contract.Findings, error) {
 	built := make([]builtJob, len(p.Jobs))
 	parallel(len(p.Jobs), func(i int) { built[i] = buildJob(p, p.Jobs[i]) })
 	if err := ctx.Err(); err != nil {
-		return nil, nil, nil, nil, err
+		return nil, nil, nil, nil, nil, err
 	}
 	var diags spec.Diagnostics
 	var warnings contract.Findings
@@ -254,6 +264,23 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		ids = append(ids, names.EventOwned(se, e.Names.Idents(versions))...)
 		events = append(events, e)
 	}
+	if len(p.Workflows) > 0 {
+		for _, id := range names.WorkflowCatalogue() {
+			ids = append(ids, names.Owned{Ident: id})
+		}
+	}
+	var workflows []golang.Workflow
+	for _, sw := range p.Workflows {
+		w := golang.Workflow{Spec: sw, Names: names.ForWorkflow(sw.Name)}
+		vs, nvs, ds := convertVersions(p, sw.Input.Versions, w.Names.Version)
+		w.Versions = vs
+		for _, st := range sw.Steps {
+			w.Steps = append(w.Steps, names.ForKind(st.Job))
+		}
+		diags = append(diags, ds...)
+		ids = append(ids, names.WorkflowOwned(sw, w.Names.Idents(nvs))...)
+		workflows = append(workflows, w)
+	}
 	diags = append(diags, names.Collisions(ids)...)
 	diags = append(diags, typescriptErrors(p, built)...)
 	if outs := outputErrors(p); len(outs) > 0 {
@@ -266,9 +293,9 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		warnings = warns
 	}
 	if len(diags) > 0 {
-		return nil, nil, diags, nil, nil
+		return nil, nil, nil, diags, nil, nil
 	}
-	return jobs, events, nil, warnings, nil
+	return jobs, events, workflows, nil, warnings, nil
 }
 
 // buildEvent converts one event's payload versions and resolves its subscribers: the
@@ -425,11 +452,11 @@ func contractFindings(p *spec.Project, base *contract.LockFile) (spec.Diagnostic
 	for _, f := range findings {
 		switch f.Rule {
 		case contract.RuleChangesIncorrect, contract.RuleChangeDefaultInvalid, contract.RuleChangeNotApplicable,
-			contract.RuleReleasedVersionChanged, contract.RuleSubscriberIncompatible:
+			contract.RuleReleasedVersionChanged, contract.RuleSubscriberIncompatible, contract.RuleStepIncompatible:
 			d := f.Diagnostic
 			d.Message += " [" + f.Rule + "]"
 			out = append(out, d)
-		case contract.RuleKindRemoved, contract.RuleEventRemoved:
+		case contract.RuleKindRemoved, contract.RuleEventRemoved, contract.RuleResultRemoved:
 			warnings = append(warnings, f)
 		}
 	}

@@ -35,7 +35,7 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			if err != nil {
 				t.Fatalf("load: %v", err)
 			}
-			jobs, events, diags, _, err := build(context.Background(), p, nil)
+			jobs, events, workflows, diags, _, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}
@@ -47,6 +47,24 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 			if len(events) > 0 {
 				for _, id := range names.EventCatalogue() {
 					want[id.Name] = true
+				}
+			}
+			if len(workflows) > 0 {
+				for _, id := range names.WorkflowCatalogue() {
+					want[id.Name] = true
+				}
+			}
+			for _, w := range workflows {
+				var vs []names.Version
+				for _, v := range w.Versions {
+					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
+				}
+				for _, id := range w.Names.Idents(vs) {
+					if id.HandWritten {
+						handWritten[id.Name] = true
+					} else {
+						want[id.Name] = true
+					}
 				}
 			}
 			for _, e := range events {

@@ -36,7 +36,7 @@ func TestTSNamesListEveryDeclaration(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			jobs, _, diags, _, err := build(context.Background(), p, nil)
+			jobs, _, _, diags, _, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}

@@ -374,3 +374,10 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 	slices.SortFunc(info.Steps, func(a, b StepInfo) int { return order[a.Name] - order[b.Name] })
 	return info, nil
 }
+
+// CheckUpcast runs an input of version from through the upcasts to the newest
+// input version, as JobType.CheckUpcast does a payload; jobc check calls it on
+// sample documents of every older input version.
+func (wt *WorkflowType) CheckUpcast(from int, input []byte) ([]byte, error) {
+	return wt.input.CheckUpcast(from, input)
+}

@@ -56,6 +56,7 @@ func check(c *collector, p *spec.Project) error {
 		}
 	}
 	checkSubscribers(c, p)
+	checkWorkflows(c, p)
 	return nil
 }
 
@@ -68,6 +69,10 @@ func namesFor(k spec.Contract, n int) upcastNames {
 	if k.IsEvent() {
 		e := names.ForEvent(k.Name)
 		return upcastNames{Func: e.Upcast(n), From: e.Version(n - 1), To: e.Version(n)}
+	}
+	if k.IsWorkflow() {
+		w := names.ForWorkflow(k.Name)
+		return upcastNames{Func: w.Upcast(n), From: w.Version(n - 1), To: w.Version(n)}
 	}
 	if k.Result {
 		r := names.ForKind(k.Name).Result()

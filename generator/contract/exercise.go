@@ -105,7 +105,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 	if r, err := filepath.Rel(root, near); err != nil || strings.HasPrefix(r, "..") {
 		near = root
 	}
-	results, err := runSamples(ctx, root, near, importPath, len(p.Events) > 0, input.Bytes())
+	results, err := runSamples(ctx, root, near, importPath, len(p.Events) > 0, len(p.Workflows) > 0, input.Bytes())
 	if err != nil {
 		return nil, err
 	}
@@ -305,25 +305,30 @@ func main() {
 }
 `
 
-// eventCheckers is the part of the throwaway program that registers the events'
-// upcast checks; a package without events declares no EventTypes.
-func eventCheckers(events bool) string {
-	if !events {
-		return ""
+// eventCheckers is the part of the throwaway program that registers the events' and
+// the workflows' upcast checks; a package without them declares no EventTypes or
+// WorkflowTypes.
+func eventCheckers(events, workflows bool) string {
+	var out string
+	if events {
+		out += "\tfor _, et := range jobs.EventTypes() {\n\t\ttypes[\"events.\"+et.Name] = et.CheckUpcast\n\t}\n"
 	}
-	return "\tfor _, et := range jobs.EventTypes() {\n\t\ttypes[\"events.\"+et.Name] = et.CheckUpcast\n\t}\n"
+	if workflows {
+		out += "\tfor _, wt := range jobs.WorkflowTypes() {\n\t\ttypes[\"workflows.\"+wt.Name] = wt.CheckUpcast\n\t}\n"
+	}
+	return out
 }
 
 // runSamples builds and runs the throwaway program in the module at root, in a new
 // directory in parent.
-func runSamples(ctx context.Context, root, parent, importPath string, events bool, input []byte) ([]sampleOut, error) {
+func runSamples(ctx context.Context, root, parent, importPath string, events, workflows bool, input []byte) ([]sampleOut, error) {
 	// A leading underscore keeps the directory out of ./... patterns while it exists.
 	dir, err := os.MkdirTemp(parent, "_jobc_check_")
 	if err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
 	defer os.RemoveAll(dir)
-	if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, exerciseMain, importPath, eventCheckers(events)), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), fmt.Appendf(nil, exerciseMain, importPath, eventCheckers(events, workflows)), 0o644); err != nil {
 		return nil, fmt.Errorf("jobc: exercising the upcasts: %w", err)
 	}
 	rel, err := filepath.Rel(root, dir)

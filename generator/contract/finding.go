@@ -24,6 +24,7 @@ const (
 	RuleKindRemoved            = "KIND_REMOVED"
 	RuleEventRemoved           = "EVENT_REMOVED"
 	RuleResultRemoved          = "RESULT_REMOVED"
+	RuleStepIncompatible       = "STEP_INCOMPATIBLE"
 	// RuleSubscriberIncompatible is for a subscriber job that cannot take every payload
 	// of the event's write version, typed as the event or through its map.
 	RuleSubscriberIncompatible = "SUBSCRIBER_INCOMPATIBLE"

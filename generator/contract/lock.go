@@ -39,6 +39,9 @@ type LockFile struct {
 	// Results holds the jobs' result contracts (result: in the spec), by kind, in the
 	// same form; absent when no job has one.
 	Results map[string]*LockedJob `json:"results,omitempty"`
+	// Workflows holds the workflows' input contracts, by name, in the same form;
+	// absent when there are none.
+	Workflows map[string]*LockedJob `json:"workflows,omitempty"`
 	// Source names the baseline in messages: LockName, or the git revision it was
 	// built from.
 	Source string `json:"-"`
@@ -96,8 +99,8 @@ func Lock(p *spec.Project) (*LockFile, error) {
 	return l, nil
 }
 
-// section returns the contracts of a lock section, "jobs", "events" or "results"
-// (spec.Contract.LockSection), creating the map of events or results on first use.
+// section returns the contracts of a lock section, "jobs", "events", "results" or
+// "workflows" (spec.Contract.LockSection), creating the map on first use.
 func (l *LockFile) section(name string) map[string]*LockedJob {
 	switch name {
 	case "events":
@@ -110,6 +113,11 @@ func (l *LockFile) section(name string) map[string]*LockedJob {
 			l.Results = map[string]*LockedJob{}
 		}
 		return l.Results
+	case "workflows":
+		if l.Workflows == nil {
+			l.Workflows = map[string]*LockedJob{}
+		}
+		return l.Workflows
 	}
 	return l.Jobs
 }
@@ -210,8 +218,8 @@ func ParseLock(name string, b []byte) (*LockFile, error) {
 		bad(spec.Pos{File: name, Line: 1, Col: 1}, "jobc_lock", "unsupported lock format %d: this jobc reads format %d", l.Format, lockFormat)
 		return nil, ds
 	}
-	for _, sec := range []string{"jobs", "events", "results"} {
-		contracts := map[string]map[string]*LockedJob{"jobs": l.Jobs, "events": l.Events, "results": l.Results}[sec]
+	for _, sec := range []string{"jobs", "events", "results", "workflows"} {
+		contracts := map[string]map[string]*LockedJob{"jobs": l.Jobs, "events": l.Events, "results": l.Results, "workflows": l.Workflows}[sec]
 		for _, kind := range sortedKeys(contracts) {
 			checkLocked(bad, name, sec+"."+kind, contracts[kind])
 		}
@@ -287,7 +295,7 @@ func offsetPos(name string, b []byte, err error) spec.Pos {
 // YAML parser gives positions; when it cannot, everything is at the file's start.
 func locateLock(name string, b []byte, l *LockFile) {
 	start := spec.Pos{File: name, Line: 1, Col: 1}
-	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events, l.Results} {
+	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events, l.Results, l.Workflows} {
 		for _, lj := range contracts {
 			if lj == nil {
 				continue
@@ -305,6 +313,7 @@ func locateLock(name string, b []byte, l *LockFile) {
 	locateSection(name, member(doc.Content[0], "jobs"), l.Jobs)
 	locateSection(name, member(doc.Content[0], "events"), l.Events)
 	locateSection(name, member(doc.Content[0], "results"), l.Results)
+	locateSection(name, member(doc.Content[0], "workflows"), l.Workflows)
 }
 
 // locateSection records the positions of one section's contracts.

@@ -87,6 +87,19 @@ func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
 		compareVersions(c, base, name, le, e.Contract())
 		writeAhead(c, base, le, e.Contract())
 	}
+	// A workflow's input is read by its steps' maps, recorded with each workflow as it
+	// starts: a released version must not change under running workflows. A workflow
+	// removed from the spec leaves nothing behind that needs it: the database runs its
+	// running workflows to their end.
+	workflows := map[string]*spec.Workflow{}
+	for _, w := range p.Workflows {
+		workflows[w.Name] = w
+	}
+	for _, name := range sortedKeys(base.Workflows) {
+		if w := workflows[name]; w != nil {
+			compareVersions(c, base, name, base.Workflows[name], w.Contract())
+		}
+	}
 	for _, kind := range sortedKeys(base.Results) {
 		lr := base.Results[kind]
 		j := jobs[kind]
@@ -111,6 +124,9 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 	for _, lv := range lj.Versions {
 		v := j.Payload.Version(lv.Version)
 		if v == nil {
+			if j.IsWorkflow() {
+				continue // nothing decodes a started workflow's input again
+			}
 			if j.Result {
 				c.notef(j.Name, j.Payload.Pos, j.At()+".versions", RuleVersionRetired,
 					"result version %d of %s is in %s but no longer declared: this release cannot read the version %d results that completed jobs stored; retire it only once retention has pruned them",
@@ -133,6 +149,9 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
 		switch {
+		case j.IsWorkflow():
+			msg = fmt.Sprintf("released version %d of the input of workflow %s changed since %s: running workflows were started with it and their steps' maps read it, so restore it and make the change in a new version (jobc check shows the diff)",
+				lv.Version, kind, base.Source)
 		case j.Result:
 			msg = fmt.Sprintf("released version %d of the result of %s changed since %s: the results completed jobs stored and the readers of the release depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)

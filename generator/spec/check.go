@@ -58,6 +58,9 @@ func (l *loader) check(p *Project) {
 	for _, e := range p.Events {
 		l.checkEvent(p, e)
 	}
+	for _, w := range p.Workflows {
+		l.checkWorkflow(p, w)
+	}
 }
 
 // checkVersions checks how the versions of a payload contract follow each other.

@@ -40,18 +40,21 @@ type FieldMap struct {
 // payload. The contract checker, the lock file and the upcasts work on contracts, so
 // that all three share one machinery.
 type Contract struct {
-	Section string // "jobs" or "events": the spec section
-	Name    string // the job's kind or the event's name
+	Section string // "jobs", "events" or "workflows": the spec section
+	Name    string // the job's kind, the event's or the workflow's name
 	Pos     Pos
-	Payload *Payload // the versions: of the payload, or of the result (Result)
+	Payload *Payload // the versions: of the payload, the result or the input (Key)
 	Aliases []string // former kinds (job payloads only)
-	// Result marks a job's result contract (result: in the spec), which handlers
-	// write and readers of the job's result decode, rather than its payload.
+	// Key is the spec key that holds the versions: "payload" (also when empty),
+	// "result" (a job's result contract, which handlers write and readers of the
+	// job's result decode) or "input" (a workflow's).
+	Key string
+	// Result marks a job's result contract (Key "result").
 	Result bool
 }
 
 // Path names the contract in the spec and in findings: jobs.send_email,
-// events.order_paid, jobs.charge_card.result.
+// events.order_paid, jobs.charge_card.result, workflows.fulfil_order.
 func (c Contract) Path() string {
 	if c.Result {
 		return c.Section + "." + c.Name + ".result"
@@ -60,16 +63,20 @@ func (c Contract) Path() string {
 }
 
 // At is the spec path of the key that holds the contract's versions and
-// write_version: jobs.send_email.payload, jobs.charge_card.result.
+// write_version: jobs.send_email.payload, jobs.charge_card.result,
+// workflows.fulfil_order.input.
 func (c Contract) At() string {
-	if c.Result {
+	switch {
+	case c.Result:
 		return c.Path()
+	case c.Key != "":
+		return c.Path() + "." + c.Key
 	}
 	return c.Path() + ".payload"
 }
 
 // LockSection is the section of the lock file that records the contract: jobs,
-// events or results.
+// events, results or workflows.
 func (c Contract) LockSection() string {
 	if c.Result {
 		return "results"
@@ -77,11 +84,15 @@ func (c Contract) LockSection() string {
 	return c.Section
 }
 
+// IsWorkflow reports whether the contract is a workflow's input.
+func (c Contract) IsWorkflow() bool { return c.Section == "workflows" }
+
 // IsEvent reports whether the contract is an event's.
 func (c Contract) IsEvent() bool { return c.Section == "events" }
 
 // Contracts returns the payload contracts of every job, by kind, each followed by its
-// result contract if it has one, then those of every event, by name.
+// result contract if it has one, then those of every event, by name, then the input
+// contracts of every workflow, by name.
 func (p *Project) Contracts() []Contract {
 	out := make([]Contract, 0, len(p.Jobs)+len(p.Events))
 	for _, j := range p.Jobs {
@@ -92,6 +103,9 @@ func (p *Project) Contracts() []Contract {
 	}
 	for _, e := range p.Events {
 		out = append(out, e.Contract())
+	}
+	for _, w := range p.Workflows {
+		out = append(out, w.Contract())
 	}
 	return out
 }
@@ -107,7 +121,7 @@ func (j *Job) ResultContract() Contract {
 	if j.Result == nil {
 		return Contract{}
 	}
-	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Result.Pos, Payload: j.Result, Result: true}
+	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Result.Pos, Payload: j.Result, Key: "result", Result: true}
 }
 
 // Contract returns the event's payload contract.

@@ -40,6 +40,8 @@ type loader struct {
 	kinds map[string]kindDecl
 	// eventNames remembers where each event was declared.
 	eventNames map[string]Pos
+	// workflowNames remembers where each workflow was declared.
+	workflowNames map[string]Pos
 	// classes holds every error class name declared, valid or not, so that a class
 	// with a problem of its own is not also reported as undeclared where it is used.
 	classes map[string]bool
@@ -56,7 +58,7 @@ type loader struct {
 // still returned, holding what could be loaded, so that later stages can report their
 // problems in the same run; it is nil only when the config file could not be read.
 func Load(dir string) (*Project, error) {
-	l := &loader{dir: dir, kinds: map[string]kindDecl{}, eventNames: map[string]Pos{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
+	l := &loader{dir: dir, kinds: map[string]kindDecl{}, eventNames: map[string]Pos{}, workflowNames: map[string]Pos{}, classes: map[string]bool{}, docs: map[string]*extDoc{}}
 	name, err := findConfig(dir)
 	if err != nil {
 		return nil, err
@@ -79,6 +81,7 @@ func Load(dir string) (*Project, error) {
 	}
 	sort.Slice(p.Jobs, func(i, j int) bool { return p.Jobs[i].Kind < p.Jobs[j].Kind })
 	sort.Slice(p.Events, func(i, j int) bool { return p.Events[i].Name < p.Events[j].Name })
+	sort.Slice(p.Workflows, func(i, j int) bool { return p.Workflows[i].Name < p.Workflows[j].Name })
 	l.check(p)
 	return p, l.d.err()
 }
@@ -145,7 +148,7 @@ func (l *loader) parse(name string) (node, bool) {
 }
 
 func (l *loader) config(root node, p *Project) {
-	var jobs, events, classes node
+	var jobs, events, workflows, classes node
 	present := l.mapping(root, map[string]field{
 		"version": func(v node) {
 			if n, ok := l.integer(v); ok {
@@ -188,6 +191,7 @@ func (l *loader) config(root node, p *Project) {
 		"producers":     func(v node) { l.producers(v, p) },
 		"events":        func(v node) { events = v },
 		"queues":        func(v node) { l.queues(v, p) },
+		"workflows":     func(v node) { workflows = v },
 	})
 	if present == nil {
 		return
@@ -205,6 +209,9 @@ func (l *loader) config(root node, p *Project) {
 	}
 	if events.Node != nil {
 		l.events(events, p)
+	}
+	if workflows.Node != nil {
+		l.workflows(workflows, p)
 	}
 }
 
@@ -378,13 +385,17 @@ func (l *loader) jitter(v node, b *Backoff) {
 }
 
 func (l *loader) jobFile(root node, p *Project) {
-	var jobs, events node
-	l.mapping(root, map[string]field{"jobs": func(v node) { jobs = v }, "events": func(v node) { events = v }})
+	var jobs, events, workflows node
+	l.mapping(root, map[string]field{"jobs": func(v node) { jobs = v }, "events": func(v node) { events = v },
+		"workflows": func(v node) { workflows = v }})
 	if jobs.Node != nil {
 		l.jobs(jobs, p)
 	}
 	if events.Node != nil {
 		l.events(events, p)
+	}
+	if workflows.Node != nil {
+		l.workflows(workflows, p)
 	}
 }
 

@@ -14,19 +14,20 @@ func ConfigNames() []string { return []string{"jobc.yaml", "jobc.yml"} }
 
 // Project is a loaded, checked spec.
 type Project struct {
-	Dir      string // the directory Load was given
-	File     string // the config file, relative to Dir
-	Version  int
-	Package  string // Go package name of the generated code
-	Out      string // output directory, relative to Dir
-	OutPos   Pos    // where out is set
-	Include  []string
-	Types    map[string]GoType // Go type per JSON-Schema format
-	Classes  []*ErrorClass     // in declaration order
-	Jobs     []*Job            // sorted by kind
-	Events   []*Event          // sorted by name
-	Queues   []*Queue          // queues with flow control, in declaration order
-	Defaults Defaults
+	Dir       string // the directory Load was given
+	File      string // the config file, relative to Dir
+	Version   int
+	Package   string // Go package name of the generated code
+	Out       string // output directory, relative to Dir
+	OutPos    Pos    // where out is set
+	Include   []string
+	Types     map[string]GoType // Go type per JSON-Schema format
+	Classes   []*ErrorClass     // in declaration order
+	Jobs      []*Job            // sorted by kind
+	Events    []*Event          // sorted by name
+	Workflows []*Workflow       // sorted by name
+	Queues    []*Queue          // queues with flow control, in declaration order
+	Defaults  Defaults
 	// Producers names the files generated for producers in other languages.
 	Producers Producers
 }

@@ -17,8 +17,11 @@ type Owned struct {
 
 // owner names the declaring job or event in a message: "job send_email".
 func (o Owned) owner() string {
-	if o.Section == "events" {
+	switch o.Section {
+	case "events":
 		return "event " + o.Kind
+	case "workflows":
+		return "workflow " + o.Kind
 	}
 	return "job " + o.Kind
 }
@@ -72,8 +75,11 @@ type collision struct {
 func (c *collision) diagnostic() spec.Diagnostic {
 	var other, fix string
 	noun := "job"
-	if c.id.Section == "events" {
+	switch c.id.Section {
+	case "events":
 		noun = "event"
+	case "workflows":
+		noun = "workflow"
 	}
 	switch {
 	case c.prev.Kind == "":
@@ -82,7 +88,7 @@ func (c *collision) diagnostic() spec.Diagnostic {
 		other, fix = c.prev.What+" of the same "+noun, "rename the property or value"
 	default:
 		other, fix = fmt.Sprintf("%s of %s (declared at %s)", c.prev.What, c.prev.owner(), c.prev.Pos), "rename one of the jobs"
-		if c.prev.Section != c.id.Section || c.id.Section == "events" {
+		if c.prev.Section != c.id.Section || c.id.Section != "jobs" {
 			fix = "rename one of them"
 		}
 	}
@@ -120,6 +126,15 @@ func EventOwned(e *spec.Event, ids []Ident) []Owned {
 	out := make([]Owned, len(ids))
 	for i, id := range ids {
 		out[i] = Owned{Ident: id, Section: "events", Kind: e.Name, Pos: e.Pos}
+	}
+	return out
+}
+
+// WorkflowOwned returns the identifiers of one workflow, owned by it.
+func WorkflowOwned(w *spec.Workflow, ids []Ident) []Owned {
+	out := make([]Owned, len(ids))
+	for i, id := range ids {
+		out[i] = Owned{Ident: id, Section: "workflows", Kind: w.Name, Pos: w.Pos}
 	}
 	return out
 }

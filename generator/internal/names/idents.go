@@ -46,6 +46,12 @@ func EventCatalogue() []Ident {
 	return []Ident{{Name: EventTypes, What: "the catalogue's EventTypes function"}}
 }
 
+// WorkflowCatalogue lists the catalogue's identifiers that only a project with
+// workflows declares.
+func WorkflowCatalogue() []Ident {
+	return []Ident{{Name: WorkflowTypes, What: "the catalogue's WorkflowTypes function"}}
+}
+
 // Idents lists every package-level identifier the job type declares, or makes the
 // package declare (a hand-written upcast), given its payload versions.
 func (n Job) Idents(versions []Version) []Ident {

@@ -18,6 +18,8 @@ const (
 	JobTypes = "JobTypes" // lists every job type
 	// EventTypes lists every event; declared only when the project has events.
 	EventTypes = "EventTypes"
+	// WorkflowTypes lists every workflow; declared only when the project has some.
+	WorkflowTypes = "WorkflowTypes"
 )
 
 // Job derives the identifiers of one job type from its base name, the Go form of its

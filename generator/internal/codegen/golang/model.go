@@ -41,6 +41,18 @@ type Event struct {
 // Imports lists the import paths the payload types of every version refer to.
 func (e Event) Imports() []string { return imports(e.Versions) }
 
+// Workflow is one workflow, ready to emit.
+type Workflow struct {
+	Spec     *spec.Workflow
+	Names    names.Workflow // every identifier of the workflow derives from it
+	Versions []Version      // of its input, ascending
+	// Steps are the names of the steps' jobs, in the steps' order.
+	Steps []names.Job
+}
+
+// Imports lists the import paths the input types of every version refer to.
+func (w Workflow) Imports() []string { return imports(w.Versions) }
+
 // Subscriber is a job an event creates, ready to emit.
 type Subscriber struct {
 	Spec *spec.Subscriber
