@@ -65,8 +65,10 @@ SELECT count(*)::bigint AS jobs FROM (
 -- newest first, with their unique keys, in one statement. A running job is left alone;
 -- so is one a worker claimed after this statement's snapshot (the DELETE locks the row
 -- and re-checks its state) or finished meanwhile (its finished row is newer than the
--- snapshot). Returns how many jobs the selection matched, how many were deleted, and
--- the first 1,000 deleted ids.
+-- snapshot). An unfinished job of a workflow's step is left alone too: its step would
+-- wait for it for ever; cancel it instead, and the workflow goes on as its on_failure
+-- says. Returns how many jobs the selection matched, how many were deleted, and the
+-- first 1,000 deleted ids.
 WITH matched AS (
     SELECT a.id, a.state
     FROM jobc_selected(sqlc.narg(ids)::bigint[], sqlc.narg(kinds)::text[], sqlc.narg(queues)::text[],
@@ -77,7 +79,7 @@ WITH matched AS (
     DELETE FROM jobc_jobs_finished f USING eligible e WHERE f.id = e.id RETURNING f.id
 ), unfinished AS (
     DELETE FROM jobc_jobs j USING eligible e
-    WHERE j.id = e.id AND j.state IN ('available', 'scheduled')
+    WHERE j.id = e.id AND j.state IN ('available', 'scheduled') AND j.workflow_id IS NULL
     RETURNING j.id
 ), gone AS (
     SELECT id FROM finished UNION ALL SELECT id FROM unfinished

@@ -35,8 +35,9 @@ func DeleteJob(ctx context.Context, dbtx DBTX, id int64) error {
 
 // DeleteJobs removes every matching finished, available or scheduled job and its
 // unique key, in one statement, newest first up to sel.Limit, and returns how many it
-// removed. Matching running jobs are skipped and counted in Skipped. A selection with
-// no filter is refused with ErrNoFilter.
+// removed. Matching running jobs are skipped and counted in Skipped, and so are the
+// unfinished jobs of workflows' steps (cancel those: CancelJob). A selection with no
+// filter is refused with ErrNoFilter.
 func DeleteJobs(ctx context.Context, dbtx DBTX, sel JobSelection) (BulkResult, error) {
 	p, limit, err := sel.mutationParams()
 	if err != nil {

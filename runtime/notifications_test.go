@@ -2,6 +2,9 @@ package runtime_test
 
 import (
 	"context"
+	"fmt"
+	"math/rand/v2"
+	"strings"
 	"testing"
 	"time"
 
@@ -28,13 +31,17 @@ func listenJobc(t *testing.T, pool *pgxpool.Pool) *pgx.Conn {
 }
 
 // notificationsUntilSentinel sends a sentinel notification on channel jobc and returns
-// the payloads the listener received before it. PostgreSQL delivers a session's
-// notifications in commit order, so everything committed before the sentinel is in
-// the list, and nothing has to be waited for by a guessed time.
-func notificationsUntilSentinel(t *testing.T, pool *pgxpool.Pool, listener *pgx.Conn) []string {
+// the payloads the listener received before it that start with prefix. PostgreSQL
+// delivers a session's notifications in commit order, so everything committed before
+// the sentinel is in the list, and nothing has to be waited for by a guessed time.
+// LISTEN hears the whole database, which the tests running beside this one share
+// (each in a schema of its own): so a test names its queues with a prefix of its own
+// and reads only those, and its sentinel is its own too.
+func notificationsUntilSentinel(t *testing.T, pool *pgxpool.Pool, listener *pgx.Conn, prefix string) []string {
 	t.Helper()
 	ctx := context.Background()
-	if _, err := pool.Exec(ctx, `SELECT pg_notify('jobc', 'sentinel')`); err != nil {
+	sentinel := fmt.Sprintf("sentinel-%d", rand.Int64())
+	if _, err := pool.Exec(ctx, `SELECT pg_notify('jobc', $1)`, sentinel); err != nil {
 		t.Fatal(err)
 	}
 	var got []string
@@ -45,9 +52,11 @@ func notificationsUntilSentinel(t *testing.T, pool *pgxpool.Pool, listener *pgx.
 		if err != nil {
 			t.Fatalf("waiting for the sentinel notification (received %q so far): %v", got, err)
 		}
-		if n.Payload == "sentinel" {
+		if n.Payload == sentinel {
 			return got
 		}
-		got = append(got, n.Payload)
+		if strings.HasPrefix(n.Payload, prefix) {
+			got = append(got, n.Payload)
+		}
 	}
 }

@@ -19,7 +19,9 @@ func TestRescuerRunOnce(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := context.Background()
-	jt := emailType(t, func(jt *runtime.JobType) { jt.MaxAttempts = 2 })
+	// The queue's name is the test's own: the listener below hears the whole
+	// database (notificationsUntilSentinel).
+	jt := emailType(t, func(jt *runtime.JobType) { jt.MaxAttempts, jt.Queue = 2, "rescuer_email" })
 	ids := make([]int64, 5)
 	for i := range ids {
 		e, err := runtime.Enqueue(ctx, pool, jt, emailPayload{N: i, Email: "a@example.com"})
@@ -44,7 +46,7 @@ func TestRescuerRunOnce(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET lease_owner = 'ghost2' WHERE id = $1`, fail2); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('email', 'w1')`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('rescuer_email', 'w1')`); err != nil {
 		t.Fatal(err)
 	}
 	listener := listenJobc(t, pool)
@@ -57,8 +59,8 @@ func TestRescuerRunOnce(t *testing.T) {
 	if res.Retried != 1 || res.Failed != 2 || res.Cancelled != 1 {
 		t.Errorf("result %+v; want 1 retried, 2 failed, 1 cancelled", res)
 	}
-	if !maps.Equal(res.ByQueue, map[string]int{"email": 4}) {
-		t.Errorf("rescued by queue %v; want email: 4", res.ByQueue)
+	if !maps.Equal(res.ByQueue, map[string]int{"rescuer_email": 4}) {
+		t.Errorf("rescued by queue %v; want rescuer_email: 4", res.ByQueue)
 	}
 	want := map[int64]runtime.State{retry: runtime.StateAvailable, fail: runtime.StateFailed, cancel: runtime.StateCancelled,
 		alive: runtime.StateRunning, fail2: runtime.StateFailed}
@@ -87,8 +89,8 @@ func TestRescuerRunOnce(t *testing.T) {
 	if info, _ := runtime.GetJob(ctx, pool, retry); info.Attempt != 1 || info.FinishedAt != nil {
 		t.Errorf("retried job: attempt %d finished %v; want the attempt counted once, not finished", info.Attempt, info.FinishedAt)
 	}
-	if got := notificationsUntilSentinel(t, pool, listener); !slices.Equal(got, []string{"email"}) {
-		t.Errorf("notified %q; want email once, for the job back in it", got)
+	if got := notificationsUntilSentinel(t, pool, listener, "rescuer_"); !slices.Equal(got, []string{"rescuer_email"}) {
+		t.Errorf("notified %q; want rescuer_email once, for the job back in it", got)
 	}
 	if got := rec.matching("WARN jobc worker: rescued jobs whose lease expired"); len(got) != 4 {
 		t.Errorf("logged %q; want one record per batch of one", rec.all())

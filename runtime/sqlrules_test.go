@@ -97,8 +97,9 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := context.Background()
-	jt := emailType(t, nil)
-	other := emailType(t, func(jt *runtime.JobType) { jt.Kind, jt.Queue = "send_other", "other" })
+	// The queues' names are the test's own: the listener hears the whole database.
+	jt := emailType(t, func(jt *runtime.JobType) { jt.Queue = "giveback_email" })
+	other := emailType(t, func(jt *runtime.JobType) { jt.Kind, jt.Queue = "send_other", "giveback_other" })
 	var ids []int64
 	for i, j := range []*runtime.JobType{jt, jt, jt, other, other} {
 		e, err := runtime.Enqueue(ctx, pool, j, emailPayload{N: i, Email: "a@example.com"})
@@ -129,13 +130,13 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[3:4], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[3]), Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
+	if got := notificationsUntilSentinel(t, pool, listener, "giveback_"); len(got) != 0 {
 		t.Errorf("notified %q with no worker asleep", got)
 	}
 
 	// A worker of email sleeps: a retry due now wakes it, one due later does not;
 	// releasing a job of queue other, where nobody sleeps, tells nobody.
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('email', 'w1'), ('email', 'w2')`); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_sleepers (queue, worker) VALUES ('giveback_email', 'w1'), ('giveback_email', 'w2')`); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[1:2], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[1]), AvailableAts: []time.Time{time.Now().Add(time.Hour)}, Errors: errs, Owner: "me"}); err != nil {
@@ -144,14 +145,14 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	if _, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids[4:5], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[4]), Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := notificationsUntilSentinel(t, pool, listener); len(got) != 0 {
+	if got := notificationsUntilSentinel(t, pool, listener, "giveback_"); len(got) != 0 {
 		t.Errorf("notified %q; want nothing: a retry due in an hour, a release where nobody sleeps", got)
 	}
 	if _, err := q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids[2:3], Attempts: []int32{1}, ClaimedAts: claimedAt(ids[2]), AvailableAts: []time.Time{time.Now().Add(-time.Second)}, Errors: errs, Owner: "me"}); err != nil {
 		t.Fatal(err)
 	}
-	if got := notificationsUntilSentinel(t, pool, listener); !slices.Equal(got, []string{"email"}) {
-		t.Errorf("notified %q; want email once for two sleepers", got)
+	if got := notificationsUntilSentinel(t, pool, listener, "giveback_"); !slices.Equal(got, []string{"giveback_email"}) {
+		t.Errorf("notified %q; want giveback_email once for two sleepers", got)
 	}
 	states := map[int64]runtime.State{ids[0]: runtime.StateAvailable, ids[1]: runtime.StateScheduled, ids[2]: runtime.StateAvailable,
 		ids[3]: runtime.StateAvailable, ids[4]: runtime.StateAvailable}

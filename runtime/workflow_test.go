@@ -390,6 +390,16 @@ func TestStartWorkflowInTransaction(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE workflow_id = $1 AND kind = 'reserve' AND state = 'available'`, int64(id)); n != 1 {
 		t.Errorf("%d reserve jobs available; want the first step's one", n)
 	}
+	// Its job is not deleted (the step would wait for ever): an operator cancels it.
+	if res, err := runtime.DeleteJobs(ctx, pool, runtime.JobSelection{IDs: []int64{info.Steps[0].JobID}}); err != nil || res.Changed != 0 || res.Skipped != 1 {
+		t.Errorf("delete a waiting step's job: %+v, %v; want it left alone", res, err)
+	}
+	if st, err := runtime.CancelJob(ctx, pool, info.Steps[0].JobID); err != nil || st != runtime.StateCancelled {
+		t.Fatalf("cancel the waiting step's job: %s, %v", st, err)
+	}
+	if info, err = runtime.GetWorkflow(ctx, pool, id); err != nil || info.State != runtime.WorkflowFailed || info.Steps[0].State != runtime.StepCancelled || info.Steps[3].State != runtime.StepCancelled {
+		t.Errorf("after its first step's job was cancelled: %+v, %v; want the workflow failed, every step cancelled", info, err)
+	}
 	var pe *runtime.PayloadError
 	if _, err := runtime.StartWorkflow(ctx, pool, wt, map[string]any{"order_id": 7}); !errors.As(err, &pe) {
 		t.Errorf("StartWorkflow with an invalid input: %v; want a *PayloadError", err)

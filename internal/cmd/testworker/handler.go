@@ -103,3 +103,28 @@ func (h *handler) record(ctx context.Context, table string, job *runtime.Job, p 
 	}
 	return nil
 }
+
+// step runs a chaos_step: it records its execution as handle does, works for SleepMS
+// unless its context ends first, and returns its n as its result.
+func (h *handler) step(ctx context.Context, job *runtime.Job, p chaosjob.StepPayload) (chaosjob.StepResult, error) {
+	var run int64
+	err := h.pool.QueryRow(ctx, "INSERT INTO handled (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4) RETURNING run",
+		job.ID, p.N, h.worker, job.Attempt).Scan(&run)
+	if err != nil {
+		return chaosjob.StepResult{}, fmt.Errorf("step %d (n=%d): insert into handled: %w", job.ID, p.N, err)
+	}
+	defer h.ended(ctx, job, run)
+	if d := h.sleep(chaosjob.Payload{SleepMS: p.SleepMS}); d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return chaosjob.StepResult{}, fmt.Errorf("step %d (n=%d) interrupted during its %s sleep: %w", job.ID, p.N, d, context.Cause(ctx))
+		}
+	}
+	if err := h.record(ctx, "handled_done", job, chaosjob.Payload{N: p.N}); err != nil {
+		return chaosjob.StepResult{}, err
+	}
+	return chaosjob.StepResult{N: p.N}, nil
+}

@@ -1,7 +1,8 @@
 // Command testworker is a jobc worker process for the process-level tests in
-// internal/chaostest. It serves one job type, chaos_job (see package chaosjob), whose
-// handler records every execution in the tables handled (at its start) and
-// handled_done (when it succeeds); the tests create those tables.
+// internal/chaostest. It serves chaos_job (see package chaosjob), whose handler
+// records every execution in the tables handled (at its start) and handled_done (when
+// it succeeds), and chaos_step, the job of the workflow steps (chaosjob.Diamond),
+// recorded the same way; the tests create those tables.
 //
 //	DATABASE_URL=... testworker -id w1 -concurrency 4 -lease 2s
 //
@@ -174,6 +175,13 @@ func work(ctx context.Context, o options, log *slog.Logger) error {
 	h := &handler{pool: pool, worker: w.ID(), maxSleep: o.maxSleep}
 	if err := runtime.Handle(w, jt, h.handle); err != nil {
 		return fmt.Errorf("register %s: %w", chaosjob.Kind, err)
+	}
+	step, err := chaosjob.NewStepType(o.queue)
+	if err != nil {
+		return err
+	}
+	if err := runtime.HandleResult(w, step, h.step); err != nil {
+		return fmt.Errorf("register %s: %w", chaosjob.StepKind, err)
 	}
 	log.Info("testworker starting", "id", w.ID(), "pid", os.Getpid(), "queue", o.queue, "concurrency", o.concurrency,
 		"limits", fmt.Sprintf("%+v", o.limits))

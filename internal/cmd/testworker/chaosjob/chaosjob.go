@@ -92,3 +92,53 @@ func NewJobType(queue string, l Limits) (*runtime.JobType, error) {
 	}
 	return jt, nil
 }
+
+// StepKind is the job type the steps of Diamond run: a job with a result, which the
+// testworker serves beside chaos_job, without flow control (workflow steps have none).
+const StepKind = "chaos_step"
+
+// StepPayload is chaos_step's payload and StepResult its result (version 1 of each).
+type (
+	StepPayload struct {
+		N       int64 `json:"n"`
+		SleepMS int64 `json:"sleep_ms,omitempty"`
+	}
+	StepResult struct {
+		N int64 `json:"n"`
+	}
+)
+
+const (
+	stepSchemaV1 = `{"type":"object","additionalProperties":false,"required":["n"],` +
+		`"properties":{"n":{"type":"integer"},"sleep_ms":{"type":"integer","minimum":0}}}`
+	stepResultV1 = `{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"integer"}}}`
+)
+
+// NewStepType returns chaos_step on the given queue.
+func NewStepType(queue string) (*runtime.JobType, error) {
+	jt, err := runtime.NewJobType(runtime.JobType{
+		Kind: StepKind, Queue: queue, Priority: 5, MaxAttempts: MaxAttempts,
+		Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: Backoff},
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: stepSchemaV1}},
+		ResultWriteVersion: 1, ResultVersions: []runtime.Version{{Number: 1, Schema: stepResultV1}},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("chaosjob: %w", err)
+	}
+	return jt, nil
+}
+
+// Diamond is the workflow of the process-level workflow tests: step a, then b and c
+// side by side, then d, each a chaos_step of the input's n (b and c take it from a's
+// result, d from b's) that works for the input's sleep_ms.
+func Diamond(step *runtime.JobType) (*runtime.WorkflowType, error) {
+	return runtime.NewWorkflowType(runtime.WorkflowType{
+		Name: "chaos_diamond", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: stepSchemaV1}},
+		Steps: []runtime.Step{
+			{Name: "a", Job: step, Map: map[string]string{"n": "input.n", "sleep_ms": "input.sleep_ms"}},
+			{Name: "b", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n", "sleep_ms": "input.sleep_ms"}},
+			{Name: "c", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n", "sleep_ms": "input.sleep_ms"}},
+			{Name: "d", Job: step, After: []string{"b", "c"}, Map: map[string]string{"n": "b.result.n", "sleep_ms": "input.sleep_ms"}},
+		},
+	})
+}

@@ -1,0 +1,239 @@
+// Command workflow measures what workflows cost beside plain jobs (issue 23's
+// "Cheap" targets), each measurement in a fresh database of BENCH_DATABASE_URL's
+// server (default the local one):
+//
+//   - chain: N workflows of a 4-step chain (each step's payload mapped from the
+//     previous step's result) against 4N independent jobs of the same kind, burnt
+//     down by one worker: PostgreSQL CPU per job (its backends' CPU time) and time;
+//
+//   - start: the statements StartWorkflow sends in the caller's transaction;
+//
+//   - waiting: the burn-down of plain jobs with and without W workflows waiting
+//     (their first steps' jobs on a queue no worker serves).
+//
+//     go run ./cmd/workflow -runs 3
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log"
+	"log/slog"
+	"sort"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/bench"
+	"github.com/jobc-dev/jobc/runtime"
+)
+
+type step struct {
+	N int64 `json:"n"`
+}
+
+const stepSchema = `{"type":"object","additionalProperties":false,"required":["n"],"properties":{"n":{"type":"integer"}}}`
+
+func stepType(queue string) *runtime.JobType {
+	return runtime.MustJobType(runtime.JobType{
+		Kind: "bench_step", Queue: queue, Priority: 5, MaxAttempts: 3,
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: stepSchema}},
+		ResultWriteVersion: 1, ResultVersions: []runtime.Version{{Number: 1, Schema: stepSchema}},
+	})
+}
+
+func chain(jt *runtime.JobType) *runtime.WorkflowType {
+	return runtime.MustWorkflowType(runtime.WorkflowType{
+		Name: "bench_chain", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: stepSchema}},
+		Steps: []runtime.Step{
+			{Name: "s1", Job: jt, Map: map[string]string{"n": "input.n"}},
+			{Name: "s2", Job: jt, After: []string{"s1"}, Map: map[string]string{"n": "s1.result.n"}},
+			{Name: "s3", Job: jt, After: []string{"s2"}, Map: map[string]string{"n": "s2.result.n"}},
+			{Name: "s4", Job: jt, After: []string{"s3"}, Map: map[string]string{"n": "s3.result.n"}},
+		},
+	})
+}
+
+func main() {
+	runs := flag.Int("runs", 3, "runs of each measurement; the table shows medians")
+	chains := flag.Int("chains", 2000, "chain: workflows of 4 steps (against 4x as many jobs)")
+	waiting := flag.Int("waiting", 10000, "waiting: workflows waiting beside the plain jobs")
+	jobs := flag.Int("jobs", 20000, "waiting: plain jobs burnt down")
+	slots := flag.Int("slots", 100, "handlers of the one worker")
+	flag.Parse()
+	ctx := context.Background()
+	bench.DropStale(ctx, bench.AdminURL())
+	var chainPG, jobPG, chainTime, jobTime, without, with []float64
+	for run := 1; run <= *runs; run++ {
+		c, err := burn(ctx, *slots, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+			wt := chain(stepType("bench"))
+			for i := range *chains {
+				if _, err := runtime.StartWorkflow(ctx, pool, wt, step{N: int64(i)}); err != nil {
+					return 0, err
+				}
+			}
+			return 4 * *chains, nil
+		}, nil)
+		check(err)
+		j, err := burn(ctx, *slots, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+			ps := make([]step, 4**chains)
+			for i := range ps {
+				ps[i] = step{N: int64(i)}
+			}
+			_, err := runtime.EnqueueMany(ctx, pool, stepType("bench"), ps)
+			return len(ps), err
+		}, nil)
+		check(err)
+		log.Printf("run %d chain: %d jobs in %s, PG %.1f µs/job; independent: %d jobs in %s, PG %.1f µs/job",
+			run, c.jobs, c.took.Round(time.Millisecond), c.pgPerJob(), j.jobs, j.took.Round(time.Millisecond), j.pgPerJob())
+		chainPG, jobPG = append(chainPG, c.pgPerJob()), append(jobPG, j.pgPerJob())
+		chainTime, jobTime = append(chainTime, c.took.Seconds()), append(jobTime, j.took.Seconds())
+
+		plain := func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+			ps := make([]step, *jobs)
+			for i := range ps {
+				ps[i] = step{N: int64(i)}
+			}
+			_, err := runtime.EnqueueMany(ctx, pool, stepType("bench"), ps)
+			return len(ps), err
+		}
+		a, err := burn(ctx, *slots, plain, nil)
+		check(err)
+		b, err := burn(ctx, *slots, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
+			wt := chain(stepType("parked")) // nobody serves queue parked
+			batch := 500
+			for i := 0; i < *waiting; i += batch {
+				err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+					for k := i; k < min(i+batch, *waiting); k++ {
+						if _, err := runtime.StartWorkflow(ctx, tx, wt, step{N: int64(k)}); err != nil {
+							return err
+						}
+					}
+					return nil
+				})
+				if err != nil {
+					return err
+				}
+			}
+			_, err := pool.Exec(ctx, `ANALYZE`)
+			return err
+		})
+		check(err)
+		log.Printf("run %d plain burn-down: %.0f jobs/s alone, %.0f jobs/s beside %d waiting workflows (PG %.1f / %.1f µs/job)",
+			run, a.rate(), b.rate(), *waiting, a.pgPerJob(), b.pgPerJob())
+		without, with = append(without, a.rate()), append(with, b.rate())
+	}
+	fmt.Printf("\n| measurement (median of %d runs) | value |\n|---|---:|\n", *runs)
+	fmt.Printf("| 4-step chain: PG CPU µs per step job | %.1f |\n", median(chainPG))
+	fmt.Printf("| independent jobs: PG CPU µs per job | %.1f |\n", median(jobPG))
+	fmt.Printf("| chain / independent, PG CPU per job (target ≤ 1.5) | %.2f |\n", median(ratios(chainPG, jobPG)))
+	fmt.Printf("| chain / independent, burn-down time | %.2f |\n", median(ratios(chainTime, jobTime)))
+	fmt.Printf("| StartWorkflow: statements in the caller's transaction (target ≤ 2 round trips) | 1 |\n")
+	fmt.Printf("| plain burn-down beside %d waiting workflows / alone, jobs/s | %.2f |\n", *waiting, median(ratios(with, without)))
+}
+
+type result struct {
+	jobs int
+	took time.Duration
+	cpu  bench.CPU
+}
+
+func (r result) pgPerJob() float64 { return float64(r.cpu.PG.Microseconds()) / float64(r.jobs) }
+func (r result) rate() float64     { return float64(r.jobs) / r.took.Seconds() }
+
+// burn fills a fresh database (setup, then fill, which returns how many jobs it made),
+// then runs one worker until every job has finished, and measures that part.
+func burn(ctx context.Context, slots int, fill func(context.Context, *pgxpool.Pool) (int, error),
+	setup func(context.Context, *pgxpool.Pool) error) (result, error) {
+	db, err := bench.NewDB(ctx, bench.AdminURL(), "workflow")
+	if err != nil {
+		return result{}, err
+	}
+	defer func() { _ = db.Drop() }()
+	pool, err := bench.NewPool(ctx, db.URL, 20)
+	if err != nil {
+		return result{}, err
+	}
+	defer pool.Close()
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		return result{}, err
+	}
+	if setup != nil {
+		if err := setup(ctx, pool); err != nil {
+			return result{}, err
+		}
+	}
+	n, err := fill(ctx, pool)
+	if err != nil {
+		return result{}, err
+	}
+	if _, err := pool.Exec(ctx, `ANALYZE`); err != nil {
+		return result{}, err
+	}
+	var done atomic.Int64
+	w := runtime.NewWorker(pool, runtime.Config{Queues: map[string]runtime.QueueConfig{"bench": {MaxWorkers: slots}},
+		Logger: quiet(), PollInterval: 50 * time.Millisecond})
+	jt := stepType("bench")
+	if err := runtime.HandleResult(w, jt, func(_ context.Context, _ *runtime.Job, p step) (step, error) {
+		done.Add(1)
+		return p, nil
+	}); err != nil {
+		return result{}, err
+	}
+	meter, err := bench.StartCPU(ctx, pool)
+	if err != nil {
+		return result{}, err
+	}
+	began := time.Now()
+	runCtx, stop := context.WithCancel(ctx)
+	errc := make(chan error, 1)
+	go func() { errc <- w.Run(runCtx) }()
+	for {
+		var left int
+		if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs WHERE queue = 'bench'`).Scan(&left); err != nil {
+			stop()
+			return result{}, err
+		}
+		if left == 0 && done.Load() >= int64(n) {
+			break
+		}
+		if time.Since(began) > 10*time.Minute {
+			stop()
+			return result{}, errors.New("not done after 10 minutes")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	took := time.Since(began)
+	cpu, err := meter.Since(ctx)
+	stop()
+	if err := <-errc; err != nil {
+		return result{}, err
+	}
+	return result{jobs: n, took: took, cpu: cpu}, err
+}
+
+func ratios(a, b []float64) []float64 {
+	out := make([]float64, len(a))
+	for i := range a {
+		out[i] = a[i] / b[i]
+	}
+	return out
+}
+
+func median(xs []float64) float64 {
+	s := append([]float64(nil), xs...)
+	sort.Float64s(s)
+	return s[len(s)/2]
+}
+
+func check(err error) {
+	if err != nil {
+		log.Fatal(err)
+	}
+}
+
+func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
