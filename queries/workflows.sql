@@ -1,6 +1,6 @@
 -- Workflows: starting one (jobc_workflow_start, in the caller's transaction) and
--- reading one back. The trigger jobc_workflow_step_finished advances them
--- (schema/0001_baseline.sql, section 5.7).
+-- reading one back. jobc_finish advances them as their steps' jobs finish
+-- (jobc_workflows_advance, schema/0001_baseline.sql, section 5.7).
 
 -- name: StartWorkflow :one
 SELECT jobc_workflow_start(sqlc.arg(name)::text, sqlc.arg(definition)::jsonb,

@@ -109,7 +109,7 @@ CREATE TABLE jobc_jobs_finished (
     -- The job's flow key: a failed job of a sequence holds its key (jobc_claim_flow).
     flow_key         text COLLATE "C",
     -- The workflow step the job ran; its arrival here advances the workflow
-    -- (jobc_workflow_step_finished).
+    -- (jobc_workflows_advance).
     workflow_id      bigint,
     workflow_step    text,
     -- The dashboard's Failed page groups failed jobs by kind and the message of their
@@ -273,7 +273,7 @@ CREATE TABLE jobc_events (
 -- workflow records the definition it was started with (steps, their jobs' settings
 -- and mappings), so it runs to its end under that definition whatever later builds
 -- declare. It is advanced by the database, as its steps' jobs finish
--- (jobc_workflow_step_finished), without a leader and in the transaction that
+-- (jobc_workflows_advance), without a leader and in the transaction that
 -- records each outcome.
 CREATE TYPE jobc_workflow_state AS ENUM ('running', 'completed', 'failed', 'cancelled');
 
@@ -309,6 +309,8 @@ CREATE TABLE jobc_workflow_steps (
     job_id         bigint,
     result_version integer,
     result         jsonb,
+    -- The step's own part of the workflow's definition: its job's settings and map.
+    definition     jsonb       NOT NULL,
     started_at     timestamptz,
     finished_at    timestamptz,
     PRIMARY KEY (workflow_id, step),
@@ -505,7 +507,9 @@ $$;
 -- unnest: a generic plan of the join re-evaluated the unnest for every row.
 --
 -- A finished row keeps the priority the job was declared with (not the one aging gave
--- it) and unique_finished, so that a retried job holds its key as before.
+-- it) and unique_finished, so that a retried job holds its key as before. The jobs of
+-- workflows' steps advance their workflows (jobc_workflows_advance) in the same
+-- transaction; a batch without any pays for a filtered array_agg.
 CREATE FUNCTION jobc_finish(
     p_ids      bigint[],
     p_state    jobc_state,
@@ -516,8 +520,10 @@ CREATE FUNCTION jobc_finish(
     p_result_versions int[] DEFAULT NULL
 ) RETURNS TABLE (job_id bigint)
 LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_ids bigint[];
+    v_wf  bigint[];
 BEGIN
-    RETURN QUERY
     WITH done AS (
         DELETE FROM jobc_jobs j
         WHERE j.id = ANY(p_ids)
@@ -546,13 +552,13 @@ BEGIN
                CASE WHEN p_results IS NOT NULL THEN p_results[array_position(p_ids, d.id)] END,
                d.workflow_id, d.workflow_step
         FROM done d
-        -- Workflows' steps in the order of their workflows: each one's arrival locks its
-        -- workflow (jobc_workflow_step_finished), and two batches that lock the same
-        -- workflows then take them in one order, never waiting for each other.
-        ORDER BY d.workflow_id
-        RETURNING id
+        RETURNING id, workflow_id
     )
-    SELECT m.id FROM moved m;
+    SELECT array_agg(m.id), array_agg(m.id) FILTER (WHERE m.workflow_id IS NOT NULL) INTO v_ids, v_wf FROM moved m;
+    IF v_wf IS NOT NULL THEN
+        PERFORM jobc_workflows_advance(v_wf); -- the steps these jobs ran
+    END IF;
+    RETURN QUERY SELECT unnest(v_ids);
 END
 $$;
 
@@ -639,6 +645,9 @@ BEGIN
         CASE WHEN isfinite(j.attempted_at) THEN j.attempted_at END,
         now(), j.flow_key, j.workflow_id, j.workflow_step
     );
+    IF j.workflow_id IS NOT NULL THEN
+        PERFORM jobc_workflows_advance(ARRAY[v_id]);
+    END IF;
     RETURN v_id;
 END
 $$;
@@ -1639,7 +1648,9 @@ $$;
 -- from the input or a completed step's result by its source path, a JSON array:
 -- ["input", "order_id"] or ["reserve", "total_cents"] (the result of step reserve).
 -- A source that is absent leaves its field out, as an event subscriber's map does;
--- the worker that claims the job checks the payload against its schema.
+-- the worker that claims the job checks the payload against its schema. PL/pgSQL, so
+-- that its statements' plans are cached (as a SQL function that is not inlined, it was
+-- planned again for every step: 137 µs a call).
 CREATE FUNCTION jobc_workflow_payload(p_workflow bigint, p_input jsonb, p_map jsonb)
 RETURNS jsonb
 LANGUAGE plpgsql STABLE AS $$
@@ -1653,7 +1664,7 @@ BEGIN
     IF p_map IS NULL OR jsonb_typeof(p_map) <> 'object' THEN
         RETURN p_input;
     END IF;
-    FOR v_field, v_src IN SELECT key, value FROM jsonb_each(p_map) LOOP
+    FOR v_field, v_src IN SELECT m.key, m.value FROM jsonb_each(p_map) m LOOP
         v_path := ARRAY(SELECT jsonb_array_elements_text(v_src));
         IF v_path[1] = 'input' THEN
             v_value := p_input #> v_path[2:];
@@ -1669,42 +1680,51 @@ BEGIN
 END
 $$;
 
--- jobc_workflow_run_step inserts the job of step p_step (its definition) of workflow
--- p_workflow, available now, marks the step running and wakes the job's queue.
-CREATE FUNCTION jobc_workflow_run_step(p_workflow bigint, p_input jsonb, p_step jsonb)
-RETURNS bigint
+-- jobc_workflow_run_steps inserts the jobs of the given steps (workflow and step by
+-- position), available now, from each step's recorded definition, marks the steps
+-- running and wakes the jobs' queues.
+CREATE FUNCTION jobc_workflow_run_steps(p_workflows bigint[], p_steps text[])
+RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
-    v_job bigint;
+    v_queues text[];
 BEGIN
-    INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
-                           workflow_id, workflow_step)
-    VALUES (p_step->>'kind', p_step->>'queue', 'available', (p_step->>'priority')::smallint,
-            (p_step->>'payload_version')::integer,
-            jobc_workflow_payload(p_workflow, p_input, p_step->'map'),
-            (p_step->>'max_attempts')::integer, p_workflow, p_step->>'name')
-    RETURNING id INTO v_job;
-    UPDATE jobc_workflow_steps s SET state = 'running', job_id = v_job, started_at = now()
-    WHERE s.workflow_id = p_workflow AND s.step = p_step->>'name';
-    PERFORM jobc_wake(p_step->>'queue');
-    RETURN v_job;
+    WITH ready AS (
+        SELECT s.workflow_id, s.step, s.definition AS d, w.input
+        FROM unnest(p_workflows, p_steps) r(wf, step)
+        JOIN jobc_workflow_steps s ON s.workflow_id = r.wf AND s.step = r.step
+        JOIN jobc_workflows w ON w.id = r.wf
+    ), jobs AS (
+        INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
+                               workflow_id, workflow_step)
+        SELECT r.d->>'kind', r.d->>'queue', 'available', (r.d->>'priority')::smallint,
+               (r.d->>'payload_version')::integer, jobc_workflow_payload(r.workflow_id, r.input, r.d->'map'),
+               (r.d->>'max_attempts')::integer, r.workflow_id, r.step
+        FROM ready r
+        RETURNING id, queue, workflow_id, workflow_step
+    ), running AS (
+        UPDATE jobc_workflow_steps s SET state = 'running', job_id = j.id, started_at = now()
+        FROM jobs j WHERE s.workflow_id = j.workflow_id AND s.step = j.workflow_step
+    )
+    SELECT array_agg(DISTINCT j.queue) INTO v_queues FROM jobs j;
+    PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
 END
 $$;
 
 -- jobc_workflow_start starts a workflow in the caller's transaction: it records the
--- workflow with its definition and input, a row per step, and runs the steps that
--- come after none. The definition is checked where it is built (runtime.WorkflowType:
--- step names unique, after naming declared steps, no cycle); here only its shape. It
--- returns the workflow's id. It runs with its owner's rights (section 6): it is the
--- gate through which a producer role, which may insert only the columns of a plain
--- job, starts a workflow's jobs.
+-- workflow with its definition and input, a row per step with the step's own
+-- definition, and runs the steps that come after none. The definition is checked
+-- where it is built (runtime.WorkflowType: step names unique, after naming declared
+-- steps, no cycle); here only its shape. It returns the workflow's id. It runs with
+-- its owner's rights (section 6): it is the gate through which a producer role, which
+-- may insert only the columns of a plain job, starts a workflow's jobs.
 CREATE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
 DECLARE
     v_id    bigint;
     v_steps jsonb := p_definition->'steps';
-    v_step  jsonb;
+    v_first text[];
 BEGIN
     IF p_name IS NULL OR p_input IS NULL OR p_input_version IS NULL
        OR jsonb_typeof(v_steps) IS DISTINCT FROM 'array' OR jsonb_array_length(v_steps) = 0 THEN
@@ -1714,33 +1734,35 @@ BEGIN
     INSERT INTO jobc_workflows (name, definition, input_version, input, steps_left)
     VALUES (p_name, p_definition, p_input_version, p_input, jsonb_array_length(v_steps))
     RETURNING id INTO v_id;
-    INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state)
-    SELECT v_id, e->>'name', ARRAY(SELECT jsonb_array_elements_text(coalesce(e->'after', '[]'))),
-           jsonb_array_length(coalesce(e->'after', '[]')), 'waiting'
-    FROM jsonb_array_elements(v_steps) e;
+    WITH steps AS (
+        INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition)
+        SELECT v_id, e->>'name', ARRAY(SELECT jsonb_array_elements_text(coalesce(e->'after', '[]'))),
+               jsonb_array_length(coalesce(e->'after', '[]')), 'waiting', e
+        FROM jsonb_array_elements(v_steps) e
+        RETURNING step, after
+    )
+    SELECT array_agg(s.step) FILTER (WHERE cardinality(s.after) = 0) INTO v_first FROM steps s;
     IF EXISTS (SELECT 1 FROM jobc_workflow_steps s
                WHERE s.workflow_id = v_id
                  AND NOT (s.after <@ ARRAY(SELECT t.step FROM jobc_workflow_steps t WHERE t.workflow_id = v_id))) THEN
         RAISE EXCEPTION 'jobc: start workflow %: a step comes after a step the workflow does not declare', p_name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    FOR v_step IN SELECT e FROM jsonb_array_elements(v_steps) e
-                  WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 LOOP
-        PERFORM jobc_workflow_run_step(v_id, p_input, v_step);
-    END LOOP;
+    PERFORM jobc_workflow_run_steps(array_fill(v_id, ARRAY[cardinality(v_first)]), v_first);
     RETURN v_id;
 END
 $$;
 
--- jobc_workflow_step_finished advances a workflow when one of its steps' jobs
--- finishes: it fires for every row inserted into jobc_jobs_finished with a workflow,
--- so every way a job finishes (a worker's outcome, the rescuer, a cancel, a poisoned
--- row) goes through it, in the transaction that finishes the job.
+-- jobc_workflows_advance advances the workflows whose steps' jobs p_jobs just moved to
+-- jobc_jobs_finished: jobc_finish calls it with a batch's jobs of workflows, in the
+-- statement's transaction, and jobc_poison with the job it fails, so that every way a
+-- job finishes (a worker's outcome, the rescuer, a cancel, a poisoned row) advances
+-- its workflow. A batch takes a few statements whatever its size.
 --
--- It locks the workflow's row first, so that one workflow's steps advance one at a
--- time: of the last two predecessors of a fan-in step that complete at once, exactly
--- one sees the step's deps_left reach 0 and runs it. (jobc_finish inserts a batch's
--- rows in workflow order, so two batches never take two workflows in opposite orders.)
+-- It locks the workflows first, in id order (two batches never wait for each other in
+-- opposite orders), so that one workflow's steps advance one batch at a time: of the
+-- last two predecessors of a fan-in step that complete at once, exactly one batch
+-- sees the step's deps_left reach 0 and runs it.
 --
 -- A completed step records its result and runs each dependent step none of whose
 -- predecessors it still waits for. A failed or cancelled step cancels the steps that
@@ -1749,104 +1771,127 @@ $$;
 -- asks the running steps' jobs to stop (a job another transaction holds is left to
 -- finish: its step ends when it does). The workflow ends, completed or failed, when
 -- its last step does.
-CREATE FUNCTION jobc_workflow_step_finished() RETURNS trigger
+CREATE FUNCTION jobc_workflows_advance(p_jobs bigint[])
+RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
 DECLARE
-    wf        jobc_workflows;
-    v_dep     record;
-    v_step    jsonb;
-    v_skipped integer;
-    v_job     bigint;
+    v_wf     bigint[];
+    v_step   text[];
+    v_state  jobc_step_state[];
+    v_rwf    bigint[];
+    v_rstep  text[];
+    v_i      integer;
 BEGIN
-    SELECT * INTO wf FROM jobc_workflows w WHERE w.id = NEW.workflow_id FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN NULL;
+    PERFORM 1 FROM jobc_workflows w
+    WHERE w.id = ANY(ARRAY(SELECT f.workflow_id FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs)))
+    ORDER BY w.id FOR UPDATE;
+    -- Each step whose job this is ends as its job did.
+    WITH ended AS (
+        UPDATE jobc_workflow_steps s
+        SET state = f.state::text::jobc_step_state, finished_at = f.finished_at,
+            result_version = f.result_version, result = f.result
+        FROM jobc_jobs_finished f
+        WHERE f.id = ANY(p_jobs) AND s.workflow_id = f.workflow_id AND s.step = f.workflow_step
+          AND s.job_id = f.id AND s.state = 'running'
+        RETURNING s.workflow_id, s.step, s.state
+    )
+    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_wf, v_step, v_state FROM ended e;
+    IF v_wf IS NULL THEN
+        RETURN; -- jobs their steps no longer wait for
     END IF;
-    UPDATE jobc_workflow_steps s
-    SET state = NEW.state::text::jobc_step_state, finished_at = NEW.finished_at,
-        result_version = NEW.result_version, result = NEW.result
-    WHERE s.workflow_id = wf.id AND s.step = NEW.workflow_step AND s.job_id = NEW.id AND s.state = 'running';
-    IF NOT FOUND THEN
-        RETURN NULL; -- not the job its step runs (now)
+    UPDATE jobc_workflows w SET steps_left = w.steps_left - e.n, failed_steps = w.failed_steps + e.failed
+    FROM (SELECT x.wf, count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
+          FROM unnest(v_wf, v_state) x(wf, st) GROUP BY x.wf) e
+    WHERE w.id = e.wf;
+    -- The steps after the completed ones, of running workflows: those none of whose
+    -- predecessors they still wait for run.
+    WITH completed AS (
+        SELECT x.wf, x.step FROM unnest(v_wf, v_step, v_state) x(wf, step, st)
+        JOIN jobc_workflows w ON w.id = x.wf AND w.state = 'running'
+        WHERE x.st = 'completed'
+    ), counted AS (
+        SELECT s.workflow_id, s.step, count(*)::integer AS n
+        FROM completed c JOIN jobc_workflow_steps s ON s.workflow_id = c.wf AND c.step = ANY(s.after)
+        WHERE s.state = 'waiting'
+        GROUP BY s.workflow_id, s.step
+    ), waited AS (
+        UPDATE jobc_workflow_steps s SET deps_left = s.deps_left - c.n
+        FROM counted c WHERE s.workflow_id = c.workflow_id AND s.step = c.step
+        RETURNING s.workflow_id, s.step, s.deps_left
+    )
+    SELECT array_agg(x.workflow_id), array_agg(x.step) INTO v_rwf, v_rstep FROM waited x WHERE x.deps_left = 0;
+    IF v_rwf IS NOT NULL THEN
+        PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
     END IF;
-    UPDATE jobc_workflows w SET steps_left = w.steps_left - 1 WHERE w.id = wf.id RETURNING * INTO wf;
-
-    IF NEW.state = 'completed' THEN
-        IF wf.state = 'running' THEN
-            FOR v_dep IN
-                UPDATE jobc_workflow_steps s SET deps_left = s.deps_left - 1
-                WHERE s.workflow_id = wf.id AND NEW.workflow_step = ANY(s.after) AND s.state = 'waiting'
-                RETURNING s.step, s.deps_left
-            LOOP
-                IF v_dep.deps_left = 0 THEN
-                    SELECT e INTO v_step FROM jsonb_array_elements(wf.definition->'steps') e
-                    WHERE e->>'name' = v_dep.step;
-                    PERFORM jobc_workflow_run_step(wf.id, wf.input, v_step);
-                END IF;
-            END LOOP;
-        END IF;
-    ELSE
-        UPDATE jobc_workflows w SET failed_steps = w.failed_steps + 1 WHERE w.id = wf.id RETURNING * INTO wf;
-        -- The steps after it, directly or not, can never run.
-        WITH RECURSIVE later(step) AS (
-            SELECT s.step FROM jobc_workflow_steps s WHERE s.workflow_id = wf.id AND NEW.workflow_step = ANY(s.after)
-            UNION
-            SELECT s.step FROM jobc_workflow_steps s JOIN later l ON l.step = ANY(s.after) WHERE s.workflow_id = wf.id
-        ), skipped AS (
-            UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
-            FROM later l WHERE s.workflow_id = wf.id AND s.step = l.step AND s.state = 'waiting'
-            RETURNING 1
-        )
-        SELECT count(*) INTO v_skipped FROM skipped;
-        UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = wf.id RETURNING * INTO wf;
-        IF wf.state = 'running' AND coalesce(wf.definition->>'on_failure', 'cancel') = 'cancel' THEN
-            UPDATE jobc_workflows w SET state = 'failed', finished_at = now() WHERE w.id = wf.id RETURNING * INTO wf;
-            WITH skipped AS (
-                UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
-                WHERE s.workflow_id = wf.id AND s.state = 'waiting'
-                RETURNING 1
-            )
-            SELECT count(*) INTO v_skipped FROM skipped;
-            UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = wf.id RETURNING * INTO wf;
-            -- The running steps' jobs: those that wait are cancelled (their steps end
-            -- through this function again), those that run are asked to stop.
-            FOR v_job IN
-                SELECT j.id FROM jobc_jobs j
-                WHERE j.id = ANY(ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
-                                       WHERE s.workflow_id = wf.id AND s.state = 'running'))
-                  AND j.state IN ('available', 'scheduled')
-                FOR UPDATE SKIP LOCKED
-            LOOP
-                PERFORM jobc_cancel_waiting(v_job);
-            END LOOP;
-            WITH asked AS (
-                UPDATE jobc_jobs j SET cancel_requested_at = now()
-                WHERE j.id = ANY(ARRAY(SELECT x.id FROM jobc_jobs x
-                                       WHERE x.id = ANY(ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
-                                                              WHERE s.workflow_id = wf.id AND s.state = 'running'))
-                                         AND x.state = 'running' AND x.cancel_requested_at IS NULL
-                                       FOR UPDATE SKIP LOCKED))
-                RETURNING j.id
-            )
-            SELECT count(*) INTO v_skipped FROM (SELECT pg_notify('jobc_cancel', a.id::text) FROM asked a) n;
-            SELECT * INTO wf FROM jobc_workflows w WHERE w.id = wf.id;
-        END IF;
-    END IF;
-
-    IF wf.steps_left = 0 AND wf.state = 'running' THEN
-        UPDATE jobc_workflows w
-        SET state = CASE WHEN w.failed_steps > 0 THEN 'failed'::jobc_workflow_state ELSE 'completed' END,
-            finished_at = now()
-        WHERE w.id = wf.id;
-    END IF;
-    RETURN NULL;
+    -- Failed and cancelled steps: the rare path, one at a time.
+    FOR v_i IN SELECT i FROM generate_subscripts(v_state, 1) i WHERE v_state[i] <> 'completed' LOOP
+        PERFORM jobc_workflow_step_failed(v_wf[v_i], v_step[v_i]);
+    END LOOP;
+    UPDATE jobc_workflows w
+    SET state = CASE WHEN w.failed_steps > 0 THEN 'failed'::jobc_workflow_state ELSE 'completed' END,
+        finished_at = now()
+    WHERE w.id = ANY(v_wf) AND w.steps_left = 0 AND w.state = 'running';
 END
 $$;
 
-CREATE TRIGGER jobc_workflow_step_finished
-    AFTER INSERT ON jobc_jobs_finished
-    FOR EACH ROW WHEN (NEW.workflow_id IS NOT NULL)
-    EXECUTE FUNCTION jobc_workflow_step_finished();
+-- jobc_workflow_step_failed cancels what a failed or cancelled step leaves unable to
+-- run (see jobc_workflows_advance); the workflow is locked.
+CREATE FUNCTION jobc_workflow_step_failed(p_workflow bigint, p_step text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_skipped integer;
+    v_job     bigint;
+    v_cancel  boolean;
+BEGIN
+    -- The steps after it, directly or not, can never run.
+    WITH RECURSIVE later(step) AS (
+        SELECT s.step FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND p_step = ANY(s.after)
+        UNION
+        SELECT s.step FROM jobc_workflow_steps s JOIN later l ON l.step = ANY(s.after) WHERE s.workflow_id = p_workflow
+    ), skipped AS (
+        UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
+        FROM later l WHERE s.workflow_id = p_workflow AND s.step = l.step AND s.state = 'waiting'
+        RETURNING 1
+    )
+    SELECT count(*) INTO v_skipped FROM skipped;
+    UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = p_workflow;
+    SELECT w.state = 'running' AND coalesce(w.definition->>'on_failure', 'cancel') = 'cancel' INTO v_cancel
+    FROM jobc_workflows w WHERE w.id = p_workflow;
+    IF NOT v_cancel THEN
+        RETURN;
+    END IF;
+    UPDATE jobc_workflows w SET state = 'failed', finished_at = now() WHERE w.id = p_workflow;
+    WITH skipped AS (
+        UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
+        WHERE s.workflow_id = p_workflow AND s.state = 'waiting'
+        RETURNING 1
+    )
+    SELECT count(*) INTO v_skipped FROM skipped;
+    UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = p_workflow;
+    -- The running steps' jobs: those that wait are cancelled (their steps end through
+    -- jobc_workflows_advance again), those that run are asked to stop.
+    FOR v_job IN
+        SELECT j.id FROM jobc_jobs j
+        WHERE j.id = ANY(ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
+                               WHERE s.workflow_id = p_workflow AND s.state = 'running'))
+          AND j.state IN ('available', 'scheduled')
+        FOR UPDATE SKIP LOCKED
+    LOOP
+        PERFORM jobc_cancel_waiting(v_job);
+    END LOOP;
+    WITH asked AS (
+        UPDATE jobc_jobs j SET cancel_requested_at = now()
+        WHERE j.id = ANY(ARRAY(SELECT x.id FROM jobc_jobs x
+                               WHERE x.id = ANY(ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
+                                                      WHERE s.workflow_id = p_workflow AND s.state = 'running'))
+                                 AND x.state = 'running' AND x.cancel_requested_at IS NULL
+                               FOR UPDATE SKIP LOCKED))
+        RETURNING j.id
+    )
+    SELECT count(*) INTO v_skipped FROM (SELECT pg_notify('jobc_cancel', a.id::text) FROM asked a) n;
+END
+$$;
 
 ------------------------------------------------------------------------------------------
 -- 6. Privileges of the gates
@@ -1859,9 +1904,10 @@ CREATE TRIGGER jobc_workflow_step_finished
 -- finished job has under a new one (jobc_poison). No role but the schema's owner can so
 -- write a job whose id the sequence did not issue (such a row made the next enqueues of
 -- every producer fail when the sequence reached it). The other two move workflows
--- (section 5.7): jobc_workflow_start, through which a producer starts one, and the
--- trigger that advances it as its steps' jobs finish, whoever finishes them; only they
--- write a job's workflow columns and the workflow tables.
+-- (section 5.7): jobc_workflow_start, through which a producer starts one, and
+-- jobc_workflows_advance, through which jobc_finish advances it as its steps' jobs
+-- finish, whoever finishes them; only they write a job's workflow columns and the
+-- workflow tables.
 --
 -- A SECURITY DEFINER function must not find its tables through the caller's search_path
 -- (a caller could put a schema of its own first): each is pinned to the schema it was
@@ -1876,7 +1922,7 @@ BEGIN
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb) SET search_path = %I, pg_temp',
                    current_schema());
-    EXECUTE format('ALTER FUNCTION jobc_workflow_step_finished() SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_workflows_advance(bigint[]) SET search_path = %I, pg_temp',
                    current_schema());
 END
 $$;
@@ -1887,3 +1933,4 @@ REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, int
 REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_workflows_advance(bigint[]) FROM PUBLIC;

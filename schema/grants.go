@@ -162,8 +162,8 @@ func objects() []object {
 			args:   "bigint, text, integer, text",
 			worker: []string{"EXECUTE"}},
 		// Workflows: only jobc_workflow_start (StartWorkflow, for the roles that
-		// enqueue) and the trigger that advances them write their tables, both with
-		// their owner's rights; GetWorkflow reads them and PruneWorkflows deletes
+		// enqueue) and jobc_workflows_advance write their tables, both with their
+		// owner's rights; GetWorkflow reads them and PruneWorkflows deletes
 		// ended ones with their steps.
 		{kind: "TABLE", name: "jobc_workflows",
 			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
@@ -174,6 +174,10 @@ func objects() []object {
 			args:     "text, jsonb, integer, jsonb",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
+		// jobc_finish, run by the worker role, advances workflows through it.
+		{kind: "FUNCTION", name: "jobc_workflows_advance",
+			args:   "bigint[]",
+			worker: []string{"EXECUTE"}},
 	}
 }
 

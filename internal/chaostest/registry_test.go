@@ -39,7 +39,7 @@ func TestWorkerRegistry(t *testing.T) {
 		}
 		return true, ""
 	})
-	want := entry{pid: w.pid(), queues: []string{chaosjob.DefaultQueue}, kinds: map[string][2]int{chaosjob.Kind: {1, 1}}}
+	want := entry{pid: w.pid(), queues: []string{chaosjob.DefaultQueue}, kinds: map[string][2]int{chaosjob.Kind: {1, 1}, chaosjob.StepKind: {1, 1}}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("jobc_workers entry %+v, want %+v", got, want)
 	}

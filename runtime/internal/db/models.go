@@ -345,6 +345,7 @@ type JobcWorkflowStep struct {
 	JobID         *int64
 	ResultVersion *int32
 	Result        []byte
+	Definition    []byte
 	StartedAt     *time.Time
 	FinishedAt    *time.Time
 }

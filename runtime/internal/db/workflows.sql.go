@@ -60,8 +60,8 @@ type StartWorkflowParams struct {
 }
 
 // Workflows: starting one (jobc_workflow_start, in the caller's transaction) and
-// reading one back. The trigger jobc_workflow_step_finished advances them
-// (schema/0001_baseline.sql, section 5.7).
+// reading one back. jobc_finish advances them as their steps' jobs finish
+// (jobc_workflows_advance, schema/0001_baseline.sql, section 5.7).
 func (q *Queries) StartWorkflow(ctx context.Context, arg StartWorkflowParams) (int64, error) {
 	row := q.db.QueryRow(ctx, startWorkflow,
 		arg.Name,
