@@ -14,3 +14,15 @@ FROM jobc_workflows WHERE id = sqlc.arg(id);
 -- A workflow's steps; GetWorkflow orders them as the definition declares them.
 SELECT step, after, state, job_id, result_version, result, started_at, finished_at
 FROM jobc_workflow_steps WHERE workflow_id = sqlc.arg(workflow_id);
+
+-- name: ListWorkflows :many
+-- The newest workflows first, of a name and in a state when those are given, with ids
+-- below after (keyset pagination; NULL: from the newest).
+SELECT w.id, w.name, w.state, jsonb_array_length(w.definition->'steps')::integer AS steps,
+       w.steps_left, w.failed_steps, w.created_at, w.finished_at
+FROM jobc_workflows w
+WHERE (sqlc.narg(name)::text IS NULL OR w.name = sqlc.narg(name)::text)
+  AND (sqlc.narg(state)::text IS NULL OR w.state::text = sqlc.narg(state)::text)
+  AND (sqlc.narg(after)::bigint IS NULL OR w.id < sqlc.narg(after)::bigint)
+ORDER BY w.id DESC
+LIMIT sqlc.arg(max);

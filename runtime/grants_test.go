@@ -408,6 +408,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 			t.Fatalf("GetWorkflow as the read-only role: %v", err)
 		}
 		if info.State == runtime.WorkflowCompleted {
+			if page, err := runtime.ListWorkflows(ctx, readerPool, runtime.WorkflowFilter{Name: "grants_workflow"}); err != nil || len(page.Workflows) != 1 {
+				t.Errorf("ListWorkflows as the read-only role: %+v, %v; want the one workflow", page, err)
+			}
 			if n := wfSecondN.Load(); n != 42 {
 				t.Errorf("the workflow's second step got n %d; want 42, mapped from the first's result", n)
 			}

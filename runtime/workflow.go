@@ -381,3 +381,63 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 func (wt *WorkflowType) CheckUpcast(from int, input []byte) ([]byte, error) {
 	return wt.input.CheckUpcast(from, input)
 }
+
+// WorkflowFilter selects workflows for ListWorkflows; zero fields select all.
+type WorkflowFilter struct {
+	Name  string        // of this workflow type
+	State WorkflowState // in this state
+	After WorkflowID    // with a smaller id (the next page)
+	Limit int           // at most this many; default 50, at most 10,000
+}
+
+// WorkflowSummary is a workflow as ListWorkflows reads it: without its input and steps.
+type WorkflowSummary struct {
+	ID                       WorkflowID
+	Name                     string
+	State                    WorkflowState
+	Steps, StepsLeft, Failed int // steps in all, not yet ended, failed or cancelled
+	CreatedAt                time.Time
+	FinishedAt               *time.Time
+}
+
+// WorkflowPage is a page of ListWorkflows, newest first; More says that more match.
+type WorkflowPage struct {
+	Workflows []WorkflowSummary
+	More      bool
+}
+
+// ListWorkflows lists the newest workflows that match f, newest first.
+func ListWorkflows(ctx context.Context, dbtx DBTX, f WorkflowFilter) (WorkflowPage, error) {
+	limit := f.Limit
+	switch {
+	case limit == 0:
+		limit = 50
+	case limit < 0 || limit > 10000:
+		return WorkflowPage{}, fmt.Errorf("jobc: list workflows: limit %d, want 1..10000", limit)
+	}
+	p := db.ListWorkflowsParams{Max: int32(limit + 1)}
+	if f.Name != "" {
+		p.Name = &f.Name
+	}
+	if f.State != "" {
+		s := string(f.State)
+		p.State = &s
+	}
+	if f.After > 0 {
+		a := int64(f.After)
+		p.After = &a
+	}
+	rows, err := db.New(dbtx).ListWorkflows(ctx, p)
+	if err != nil {
+		return WorkflowPage{}, fmt.Errorf("jobc: list workflows: %w", dberr.Describe(err))
+	}
+	var page WorkflowPage
+	if len(rows) > limit {
+		rows, page.More = rows[:limit], true
+	}
+	for _, r := range rows {
+		page.Workflows = append(page.Workflows, WorkflowSummary{ID: WorkflowID(r.ID), Name: r.Name, State: WorkflowState(r.State),
+			Steps: int(r.Steps), StepsLeft: int(r.StepsLeft), Failed: int(r.FailedSteps), CreatedAt: r.CreatedAt, FinishedAt: r.FinishedAt})
+	}
+	return page, nil
+}

@@ -93,6 +93,7 @@ var (
 // argument checks, up to where it opens the database.
 var dbCommandArgs = map[string][]string{
 	"jobc jobs show":      {"1"},
+	"jobc workflows show": {"1"},
 	"jobc jobs cancel":    {"1"},
 	"jobc jobs retry":     {"1", "2"},
 	"jobc jobs delete":    {"1", "2"},

@@ -17,7 +17,7 @@ type options struct {
 func newRoot() *cobra.Command {
 	o := &options{}
 	root := cli.NewRoot("Type-safe background jobs on PostgreSQL, generated from YAML", &o.dir)
-	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(o), newStatus(), newJobs(), newBench(), newCheck(o), newLock(o))
+	root.AddCommand(newInit(o), newGenerate(o), newDiff(o), newVet(o), newMigrate(o), newStatus(), newJobs(), newWorkflows(), newBench(), newCheck(o), newLock(o))
 	root.AddCommand(newQueues(o), newLimits(), newWorkers())
 	root.AddCommand(newUI(o))
 	// The servers are binaries of their own, so that the brokers' and Prometheus's

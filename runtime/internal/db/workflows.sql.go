@@ -46,6 +46,71 @@ func (q *Queries) GetWorkflow(ctx context.Context, id int64) (GetWorkflowRow, er
 	return i, err
 }
 
+const listWorkflows = `-- name: ListWorkflows :many
+SELECT w.id, w.name, w.state, jsonb_array_length(w.definition->'steps')::integer AS steps,
+       w.steps_left, w.failed_steps, w.created_at, w.finished_at
+FROM jobc_workflows w
+WHERE ($1::text IS NULL OR w.name = $1::text)
+  AND ($2::text IS NULL OR w.state::text = $2::text)
+  AND ($3::bigint IS NULL OR w.id < $3::bigint)
+ORDER BY w.id DESC
+LIMIT $4
+`
+
+type ListWorkflowsParams struct {
+	Name  *string
+	State *string
+	After *int64
+	Max   int32
+}
+
+type ListWorkflowsRow struct {
+	ID          int64
+	Name        string
+	State       JobcWorkflowState
+	Steps       int32
+	StepsLeft   int32
+	FailedSteps int32
+	CreatedAt   time.Time
+	FinishedAt  *time.Time
+}
+
+// The newest workflows first, of a name and in a state when those are given, with ids
+// below after (keyset pagination; NULL: from the newest).
+func (q *Queries) ListWorkflows(ctx context.Context, arg ListWorkflowsParams) ([]ListWorkflowsRow, error) {
+	rows, err := q.db.Query(ctx, listWorkflows,
+		arg.Name,
+		arg.State,
+		arg.After,
+		arg.Max,
+	)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListWorkflowsRow{}
+	for rows.Next() {
+		var i ListWorkflowsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Name,
+			&i.State,
+			&i.Steps,
+			&i.StepsLeft,
+			&i.FailedSteps,
+			&i.CreatedAt,
+			&i.FinishedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const startWorkflow = `-- name: StartWorkflow :one
 
 SELECT jobc_workflow_start($1::text, $2::jsonb,
