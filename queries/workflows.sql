@@ -26,3 +26,9 @@ WHERE (sqlc.narg(name)::text IS NULL OR w.name = sqlc.narg(name)::text)
   AND (sqlc.narg(after)::bigint IS NULL OR w.id < sqlc.narg(after)::bigint)
 ORDER BY w.id DESC
 LIMIT sqlc.arg(max);
+
+-- name: CancelWorkflow :one
+-- Cancels a running workflow (jobc_workflow_cancel): the state it is in after, and
+-- whether this call cancelled it; no row for no such workflow.
+SELECT c.out_state::text AS state, c.out_cancelled::boolean AS cancelled
+FROM jobc_workflow_cancel(sqlc.arg(id)::bigint) c;

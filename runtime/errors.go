@@ -35,6 +35,10 @@ var ErrNoResult = errors.New("jobc: job has no result")
 // had, before retention pruned it).
 var ErrWorkflowNotFound = errors.New("jobc: workflow not found")
 
+// ErrWorkflowEnded is returned by CancelWorkflow for a workflow that had already ended
+// (completed, failed or cancelled); the error names its state.
+var ErrWorkflowEnded = errors.New("jobc: workflow already ended")
+
 // ErrNoFilter is returned by a bulk mutation whose JobSelection has no filter.
 var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least one filter")
 

@@ -441,3 +441,21 @@ func ListWorkflows(ctx context.Context, dbtx DBTX, f WorkflowFilter) (WorkflowPa
 	}
 	return page, nil
 }
+
+// CancelWorkflow cancels running workflow id: it ends cancelled at once, its waiting
+// steps are cancelled, its steps' jobs that wait are cancelled and those that run are
+// asked to stop, through their handlers' contexts (their steps end when they do). It
+// returns ErrWorkflowNotFound for an unknown id and, for a workflow that had already
+// ended, an error wrapping ErrWorkflowEnded that names its state.
+func CancelWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) error {
+	r, err := db.New(dbtx).CancelWorkflow(ctx, int64(id))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: id %d", ErrWorkflowNotFound, id)
+	case err != nil:
+		return fmt.Errorf("jobc: cancel workflow %d: %w", id, dberr.Describe(err))
+	case !r.Cancelled:
+		return fmt.Errorf("jobc: cancel workflow %d: it is %s: %w", id, r.State, ErrWorkflowEnded)
+	}
+	return nil
+}

@@ -493,3 +493,47 @@ func TestPrunerPrunesEndedWorkflows(t *testing.T) {
 		}
 	}
 }
+
+// TestCancelWorkflow: a running workflow is cancelled at once: its waiting steps and
+// its first step's waiting job are cancelled, and nothing after runs; cancelling it
+// again, or a workflow that ended, says it ended; an unknown id is not found.
+func TestCancelWorkflow(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	wt := newOrderTypes(t).workflow(t, "")
+	id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CancelWorkflow(ctx, pool, id); err != nil {
+		t.Fatal(err)
+	}
+	info, err := runtime.GetWorkflow(ctx, pool, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State != runtime.WorkflowCancelled || info.FinishedAt == nil {
+		t.Errorf("workflow %s (finished %v); want cancelled", info.State, info.FinishedAt)
+	}
+	for _, s := range info.Steps {
+		if s.State != runtime.StepCancelled {
+			t.Errorf("step %s: %s; want cancelled:%s", s.Name, s.State, describeSteps(info))
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished WHERE workflow_id = $1 AND state = 'cancelled'`, int64(id)); n != 1 {
+		t.Errorf("%d cancelled jobs; want the first step's", n)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); n != 0 {
+		t.Errorf("%d jobs left to run", n)
+	}
+	if n := countRows(t, pool, `SELECT steps_left FROM jobc_workflows WHERE id = $1`, int64(id)); n != 0 {
+		t.Errorf("steps_left %d; want 0", n)
+	}
+	if err := runtime.CancelWorkflow(ctx, pool, id); !errors.Is(err, runtime.ErrWorkflowEnded) || !strings.Contains(err.Error(), "cancelled") {
+		t.Errorf("cancel again: %v; want ErrWorkflowEnded naming its state", err)
+	}
+	if err := runtime.CancelWorkflow(ctx, pool, id+1000); !errors.Is(err, runtime.ErrWorkflowNotFound) {
+		t.Errorf("cancel an unknown workflow: %v; want ErrWorkflowNotFound", err)
+	}
+}

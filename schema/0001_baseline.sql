@@ -1841,7 +1841,6 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     v_skipped integer;
-    v_job     bigint;
     v_cancel  boolean;
 BEGIN
     -- The steps after it, directly or not, can never run.
@@ -1862,6 +1861,22 @@ BEGIN
         RETURN;
     END IF;
     UPDATE jobc_workflows w SET state = 'failed', finished_at = now() WHERE w.id = p_workflow;
+    PERFORM jobc_workflow_stop(p_workflow);
+END
+$$;
+
+-- jobc_workflow_stop stops what still runs of a workflow that no longer runs (failed
+-- or cancelled; it is locked): its waiting steps are cancelled, its steps' jobs that
+-- wait are cancelled (their steps end through jobc_workflows_advance again), and
+-- those that run are asked to stop (a job another transaction holds is left to
+-- finish: its step ends when it does).
+CREATE FUNCTION jobc_workflow_stop(p_workflow bigint)
+RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_skipped integer;
+    v_job     bigint;
+BEGIN
     WITH skipped AS (
         UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
         WHERE s.workflow_id = p_workflow AND s.state = 'waiting'
@@ -1869,8 +1884,6 @@ BEGIN
     )
     SELECT count(*) INTO v_skipped FROM skipped;
     UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = p_workflow;
-    -- The running steps' jobs: those that wait are cancelled (their steps end through
-    -- jobc_workflows_advance again), those that run are asked to stop.
     FOR v_job IN
         SELECT j.id FROM jobc_jobs j
         WHERE j.id = ANY(ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
@@ -1893,21 +1906,46 @@ BEGIN
 END
 $$;
 
+-- jobc_workflow_cancel cancels running workflow p_id (runtime.CancelWorkflow): it ends
+-- cancelled at once, and what still runs of it stops (jobc_workflow_stop). It returns
+-- the workflow's state and whether this call cancelled it (a workflow that had ended
+-- keeps its state); no row for no such workflow. It runs with its owner's rights
+-- (section 6), as every function that writes the workflow tables.
+CREATE FUNCTION jobc_workflow_cancel(p_id bigint)
+RETURNS TABLE (out_state jobc_workflow_state, out_cancelled boolean)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+DECLARE
+    v_state jobc_workflow_state;
+BEGIN
+    SELECT w.state INTO v_state FROM jobc_workflows w WHERE w.id = p_id FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF v_state <> 'running' THEN
+        RETURN QUERY SELECT v_state, false;
+        RETURN;
+    END IF;
+    UPDATE jobc_workflows w SET state = 'cancelled', finished_at = now() WHERE w.id = p_id;
+    PERFORM jobc_workflow_stop(p_id);
+    RETURN QUERY SELECT 'cancelled'::jobc_workflow_state, true;
+END
+$$;
+
 ------------------------------------------------------------------------------------------
 -- 6. Privileges of the gates
 ------------------------------------------------------------------------------------------
 
--- Five functions run with their owner's rights (SECURITY DEFINER). Three are the gates
+-- Six functions run with their owner's rights (SECURITY DEFINER). Three are the gates
 -- through which roles that may not write jobc_unique_keys nor take ids from the jobs'
 -- sequence (schema/grants.go) still enqueue unique jobs (jobc_enqueue_unique), retry
 -- finished jobs with their own ids (jobc_retry_selected) and fail a job whose id a
 -- finished job has under a new one (jobc_poison). No role but the schema's owner can so
 -- write a job whose id the sequence did not issue (such a row made the next enqueues of
--- every producer fail when the sequence reached it). The other two move workflows
--- (section 5.7): jobc_workflow_start, through which a producer starts one, and
+-- every producer fail when the sequence reached it). The other three move workflows
+-- (section 5.7): jobc_workflow_start, through which a producer starts one,
 -- jobc_workflows_advance, through which jobc_finish advances it as its steps' jobs
--- finish, whoever finishes them; only they write a job's workflow columns and the
--- workflow tables.
+-- finish, whoever finishes them, and jobc_workflow_cancel; only they write a job's
+-- workflow columns and the workflow tables.
 --
 -- A SECURITY DEFINER function must not find its tables through the caller's search_path
 -- (a caller could put a schema of its own first): each is pinned to the schema it was
@@ -1924,6 +1962,8 @@ BEGIN
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_workflows_advance(bigint[]) SET search_path = %I, pg_temp',
                    current_schema());
+    EXECUTE format('ALTER FUNCTION jobc_workflow_cancel(bigint) SET search_path = %I, pg_temp',
+                   current_schema());
 END
 $$;
 
@@ -1934,3 +1974,4 @@ REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[],
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflows_advance(bigint[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_workflow_cancel(bigint) FROM PUBLIC;

@@ -178,6 +178,10 @@ func objects() []object {
 		{kind: "FUNCTION", name: "jobc_workflows_advance",
 			args:   "bigint[]",
 			worker: []string{"EXECUTE"}},
+		// CancelWorkflow, which the control API runs as the worker role.
+		{kind: "FUNCTION", name: "jobc_workflow_cancel",
+			args:   "bigint",
+			worker: []string{"EXECUTE"}},
 	}
 }
 

@@ -92,17 +92,18 @@ var (
 // dbCommandArgs are the arguments a database command needs to get past its own
 // argument checks, up to where it opens the database.
 var dbCommandArgs = map[string][]string{
-	"jobc jobs show":      {"1"},
-	"jobc workflows show": {"1"},
-	"jobc jobs cancel":    {"1"},
-	"jobc jobs retry":     {"1", "2"},
-	"jobc jobs delete":    {"1", "2"},
-	"jobc queues pause":   {"q"},
-	"jobc queues resume":  {"q"},
-	"jobc limits set":     {"kind", "k", "--concurrency", "2"},
-	"jobc limits reset":   {"kind", "k"},
-	"jobc migrate grants": {"--worker", "w", "--readonly", "r"},
-	"jobc ui":             {"--addr", "127.0.0.1:0"},
+	"jobc jobs show":        {"1"},
+	"jobc workflows show":   {"1"},
+	"jobc workflows cancel": {"1"},
+	"jobc jobs cancel":      {"1"},
+	"jobc jobs retry":       {"1", "2"},
+	"jobc jobs delete":      {"1", "2"},
+	"jobc queues pause":     {"q"},
+	"jobc queues resume":    {"q"},
+	"jobc limits set":       {"kind", "k", "--concurrency", "2"},
+	"jobc limits reset":     {"kind", "k"},
+	"jobc migrate grants":   {"--worker", "w", "--readonly", "r"},
+	"jobc ui":               {"--addr", "127.0.0.1:0"},
 }
 
 // ownDBSetup are the database commands that open the database their own way rather than

@@ -16,9 +16,9 @@ import (
 )
 
 func newWorkflows() *cobra.Command {
-	cmd := &cobra.Command{Use: "workflows", Short: "List and show workflows, with each step's state and result"}
+	cmd := &cobra.Command{Use: "workflows", Short: "List, show and cancel workflows, with each step's state and result"}
 	dbf := cli.AddDBFlags(cmd.PersistentFlags(), cli.DefaultStatementTimeout)
-	cmd.AddCommand(newWorkflowsList(dbf), newWorkflowsShow(dbf))
+	cmd.AddCommand(newWorkflowsList(dbf), newWorkflowsShow(dbf), newWorkflowsCancel(dbf))
 	return cmd
 }
 
@@ -124,6 +124,35 @@ func newWorkflowsList(dbf *cli.DBFlags) *cobra.Command {
 	return cmd
 }
 
+func newWorkflowsCancel(dbf *cli.DBFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel ID",
+		Short: "Cancel a running workflow: its waiting steps and jobs are cancelled, its running jobs asked to stop",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := workflowID(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+				if err := runtime.CancelWorkflow(ctx, db, runtime.WorkflowID(id)); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "workflow %d cancelled\n", id)
+				return nil
+			})
+		},
+	}
+}
+
+func workflowID(cmd *cobra.Command, s string) (int64, error) {
+	id, err := strconv.ParseInt(s, 10, 64)
+	if err != nil || id <= 0 {
+		return 0, cli.Usagef(cmd, "%q is not a workflow id", s)
+	}
+	return id, nil
+}
+
 func newWorkflowsShow(dbf *cli.DBFlags) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -131,9 +160,9 @@ func newWorkflowsShow(dbf *cli.DBFlags) *cobra.Command {
 		Short: "Show one workflow: its input, and each step's state, job and result",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := strconv.ParseInt(args[0], 10, 64)
-			if err != nil || id <= 0 {
-				return cli.Usagef(cmd, "%q is not a workflow id", args[0])
+			id, err := workflowID(cmd, args[0])
+			if err != nil {
+				return err
 			}
 			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
 				w, err := runtime.GetWorkflow(ctx, db, runtime.WorkflowID(id))

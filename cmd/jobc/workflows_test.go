@@ -25,7 +25,7 @@ func TestWorkflowsListAndShow(t *testing.T) {
 		ResultWriteVersion: 1, ResultVersions: []runtime.Version{{Number: 1, Schema: schema}}})
 	wt := runtime.MustWorkflowType(runtime.WorkflowType{Name: "cli_flow", InputWriteVersion: 1,
 		InputVersions: []runtime.Version{{Number: 1, Schema: schema}},
-		Steps: []runtime.Step{{Name: "a", Job: step}, {Name: "b", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n"}}}})
+		Steps:         []runtime.Step{{Name: "a", Job: step}, {Name: "b", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n"}}}})
 	type in struct {
 		N int64 `json:"n"`
 	}
@@ -93,7 +93,17 @@ func TestWorkflowsListAndShow(t *testing.T) {
 		t.Errorf("workflows show --json: %+v (%v)\n%s", got, err, out)
 	}
 
-	for _, args := range [][]string{{"workflows", "show", "abc"}, {"workflows", "list", "--state", "nope"}, {"workflows", "list", "--limit", "0"}} {
+	out, errOut, code = jobc(t, "workflows", "cancel", r, "--database-url", url)
+	if code != 0 || out != "workflow "+r+" cancelled\n" {
+		t.Errorf("workflows cancel %s: exit %d %q%s", r, code, out, errOut)
+	}
+	if out, _, _ = jobc(t, "workflows", "show", r, "--database-url", url); !strings.Contains(space.ReplaceAllString(out, " "), "\nstate cancelled\n") {
+		t.Errorf("workflows show %s after the cancel: want it cancelled\n%s", r, out)
+	}
+	if _, errOut, code = jobc(t, "workflows", "cancel", d, "--database-url", url); code != 1 || !strings.Contains(errOut, "completed") {
+		t.Errorf("workflows cancel of a completed workflow: exit %d %s; want 1 naming its state", code, errOut)
+	}
+	for _, args := range [][]string{{"workflows", "show", "abc"}, {"workflows", "cancel", "-3"}, {"workflows", "list", "--state", "nope"}, {"workflows", "list", "--limit", "0"}} {
 		if _, errOut, code := jobc(t, append(args, "--database-url", url)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (a usage error)\n%s", args, code, errOut)
 		}

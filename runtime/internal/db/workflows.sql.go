@@ -10,6 +10,25 @@ import (
 	"time"
 )
 
+const cancelWorkflow = `-- name: CancelWorkflow :one
+SELECT c.out_state::text AS state, c.out_cancelled::boolean AS cancelled
+FROM jobc_workflow_cancel($1::bigint) c
+`
+
+type CancelWorkflowRow struct {
+	State     string
+	Cancelled bool
+}
+
+// Cancels a running workflow (jobc_workflow_cancel): the state it is in after, and
+// whether this call cancelled it; no row for no such workflow.
+func (q *Queries) CancelWorkflow(ctx context.Context, id int64) (CancelWorkflowRow, error) {
+	row := q.db.QueryRow(ctx, cancelWorkflow, id)
+	var i CancelWorkflowRow
+	err := row.Scan(&i.State, &i.Cancelled)
+	return i, err
+}
+
 const getWorkflow = `-- name: GetWorkflow :one
 SELECT id, name, definition, state, input_version, input, steps_left, failed_steps, created_at, finished_at
 FROM jobc_workflows WHERE id = $1
