@@ -1642,6 +1642,11 @@ LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
 $$;
 
 -- 5.7 Workflows
+--
+-- The functions a workflow's start and advance run keep generic plans of their
+-- statements (plan_cache_mode): with arrays and JSON as parameters the planner would
+-- otherwise judge custom plans cheaper and plan every call again (a call of
+-- jobc_workflow_run_steps took 320 µs so, 100 µs with generic plans).
 
 -- jobc_workflow_payload is the payload of a step's job: the workflow's input when the
 -- step maps nothing (p_map NULL), else an object of the fields p_map names, each taken
@@ -1653,7 +1658,8 @@ $$;
 -- planned again for every step: 137 µs a call).
 CREATE FUNCTION jobc_workflow_payload(p_workflow bigint, p_input jsonb, p_map jsonb)
 RETURNS jsonb
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_out   jsonb := '{}';
     v_field text;
@@ -1685,7 +1691,8 @@ $$;
 -- running and wakes the jobs' queues.
 CREATE FUNCTION jobc_workflow_run_steps(p_workflows bigint[], p_steps text[])
 RETURNS void
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_queues text[];
 BEGIN
@@ -1720,7 +1727,8 @@ $$;
 -- may insert only the columns of a plain job, starts a workflow's jobs.
 CREATE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb)
 RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_id    bigint;
     v_steps jsonb := p_definition->'steps';
@@ -1773,7 +1781,8 @@ $$;
 -- its last step does.
 CREATE FUNCTION jobc_workflows_advance(p_jobs bigint[])
 RETURNS void
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+AS $$
 DECLARE
     v_wf     bigint[];
     v_step   text[];
