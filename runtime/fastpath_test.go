@@ -105,7 +105,9 @@ func TestMarshalPayloadFastPath(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
-	if encode > marshal {
+	// Under the race detector sync.Pool drops items at random, and both counts vary;
+	// make test holds this without it.
+	if encode > marshal && !raceEnabled {
 		t.Errorf("encoding a valid payload allocates %v times, json.Marshal alone %v", encode, marshal)
 	}
 	_, err = runtime.MarshalPayloadForTest(jt, emailPayload{N: -1, Email: "a"})
