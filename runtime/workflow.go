@@ -32,7 +32,8 @@ type WorkflowType struct {
 	// OnFailureCancel.
 	OnFailure OnFailure
 
-	input *JobType // the input's contract, with the payloads' machinery
+	input      *JobType // the input's contract, with the payloads' machinery
+	definition []byte   // what StartWorkflow records (workflowDefinition), made once
 }
 
 // OnFailure is what a failed step (out of attempts, or cancelled) does to the rest of
@@ -157,15 +158,31 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 			return fail("%v", err)
 		}
 	}
+	d := workflowDefinition{OnFailure: t.OnFailure}
 	for _, s := range t.Steps {
+		sd := stepDefinition{Name: s.Name, Kind: s.Job.Kind, Queue: s.Job.Queue, Priority: s.Job.Priority,
+			MaxAttempts: s.Job.MaxAttempts, PayloadVersion: s.Job.WriteVersion, After: s.After}
+		if sd.After == nil {
+			sd.After = []string{}
+		}
+		if s.Map != nil {
+			sd.Map = map[string][]string{}
+		}
 		for field, src := range s.Map {
-			if _, err := sourcePath(src, s.Name, before[s.Name], byName); err != nil {
+			path, err := sourcePath(src, s.Name, before[s.Name], byName)
+			if err != nil {
 				return fail("step %s: map %s: %v", s.Name, field, err)
 			}
+			sd.Map[field] = path
 		}
+		d.Steps = append(d.Steps, sd)
+	}
+	def, err := json.Marshal(d)
+	if err != nil {
+		return fail("definition: %v", err)
 	}
 	wt := t
-	wt.input = input
+	wt.input, wt.definition = input, def
 	wt.InputVersions = input.Versions
 	wt.Steps = slices.Clone(t.Steps)
 	return &wt, nil
@@ -219,43 +236,6 @@ type stepDefinition struct {
 	Map            map[string][]string `json:"map"` // nil: the input is the payload
 }
 
-// definition renders what StartWorkflow records.
-func (wt *WorkflowType) definition() ([]byte, error) {
-	d := workflowDefinition{OnFailure: wt.OnFailure}
-	byName := map[string]*Step{}
-	for i := range wt.Steps {
-		byName[wt.Steps[i].Name] = &wt.Steps[i]
-	}
-	for _, s := range wt.Steps {
-		sd := stepDefinition{Name: s.Name, Kind: s.Job.Kind, Queue: s.Job.Queue, Priority: s.Job.Priority,
-			MaxAttempts: s.Job.MaxAttempts, PayloadVersion: s.Job.WriteVersion, After: s.After}
-		if sd.After == nil {
-			sd.After = []string{}
-		}
-		if s.Map != nil {
-			sd.Map = map[string][]string{}
-			for field, src := range s.Map {
-				// Checked by NewWorkflowType, against every step before: any will do.
-				path, err := sourcePath(src, s.Name, allSteps(byName), byName)
-				if err != nil {
-					return nil, err
-				}
-				sd.Map[field] = path
-			}
-		}
-		d.Steps = append(d.Steps, sd)
-	}
-	return json.Marshal(d)
-}
-
-func allSteps(steps map[string]*Step) map[string]bool {
-	all := make(map[string]bool, len(steps))
-	for name := range steps {
-		all[name] = true
-	}
-	return all
-}
-
 // WorkflowID names a started workflow.
 type WorkflowID int64
 
@@ -277,12 +257,8 @@ func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any) 
 			}
 		}
 	}
-	def, err := wt.definition()
-	if err != nil {
-		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, err)
-	}
 	id, err := db.New(dbtx).StartWorkflow(ctx, db.StartWorkflowParams{
-		Name: wt.Name, Definition: def, InputVersion: int32(wt.InputWriteVersion), Input: raw,
+		Name: wt.Name, Definition: wt.definition, InputVersion: int32(wt.InputWriteVersion), Input: raw,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, dberr.Describe(err))

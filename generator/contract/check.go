@@ -74,7 +74,7 @@ func namesFor(k spec.Contract, n int) upcastNames {
 		w := names.ForWorkflow(k.Name)
 		return upcastNames{Func: w.Upcast(n), From: w.Version(n - 1), To: w.Version(n)}
 	}
-	if k.Result {
+	if k.IsResult() {
 		r := names.ForKind(k.Name).Result()
 		return upcastNames{Func: r.Upcast(n), From: r.Version(n - 1), To: r.Version(n)}
 	}

@@ -146,7 +146,7 @@ func Exercise(ctx context.Context, p *spec.Project) (*ExerciseResult, error) {
 		}
 		who := "workers would fail such jobs"
 		switch {
-		case st.job.Result:
+		case st.job.IsResult():
 			who = "readers would fail to decode such results"
 		case st.job.IsEvent():
 			who = "subscribers and consumers would fail to decode such events"

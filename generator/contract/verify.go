@@ -127,7 +127,7 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 			if j.IsWorkflow() {
 				continue // nothing decodes a started workflow's input again
 			}
-			if j.Result {
+			if j.IsResult() {
 				c.notef(j.Name, j.Payload.Pos, j.At()+".versions", RuleVersionRetired,
 					"result version %d of %s is in %s but no longer declared: this release cannot read the version %d results that completed jobs stored; retire it only once retention has pruned them",
 					lv.Version, kind, base.Source, lv.Version)
@@ -152,7 +152,7 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		case j.IsWorkflow():
 			msg = fmt.Sprintf("released version %d of the input of workflow %s changed since %s: running workflows were started with it and their steps' maps read it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
-		case j.Result:
+		case j.IsResult():
 			msg = fmt.Sprintf("released version %d of the result of %s changed since %s: the results completed jobs stored and the readers of the release depend on it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)
 		case j.IsEvent():
@@ -167,7 +167,7 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		}
 		f := finding(Error, j.Name, pos, path, RuleReleasedVersionChanged, msg)
 		was, is := kind, j.Name
-		if j.Result {
+		if j.IsResult() {
 			was, is = kind+" result", j.Name+" result"
 		}
 		f.Detail = schemaDiff(
@@ -202,7 +202,7 @@ func writeAhead(c *collector, base *LockFile, lj *LockedJob, j spec.Contract) {
 		advice = fmt.Sprintf("this release declares none of the versions they decode, so no write_version is safe: declare version %d again (restored from %s) and write it until no older worker runs, then retire it",
 			released, base.Source)
 	}
-	if j.Result {
+	if j.IsResult() {
 		c.errorf(j.Name, pos, j.At()+".write_version", RuleWriteVersionAhead,
 			"handlers store result version %d (%s), but the readers of the release in %s decode %s results up to version %d: results stored during the rollout, or after a rollback, cannot be read by them; %s",
 			w, how, base.Source, j.Name, released, strings.ReplaceAll(advice, "worker", "reader"))

@@ -49,14 +49,15 @@ type Contract struct {
 	// "result" (a job's result contract, which handlers write and readers of the
 	// job's result decode) or "input" (a workflow's).
 	Key string
-	// Result marks a job's result contract (Key "result").
-	Result bool
 }
+
+// IsResult reports whether the contract is a job's result contract.
+func (c Contract) IsResult() bool { return c.Key == "result" }
 
 // Path names the contract in the spec and in findings: jobs.send_email,
 // events.order_paid, jobs.charge_card.result, workflows.fulfil_order.
 func (c Contract) Path() string {
-	if c.Result {
+	if c.IsResult() {
 		return c.Section + "." + c.Name + ".result"
 	}
 	return c.Section + "." + c.Name
@@ -66,19 +67,19 @@ func (c Contract) Path() string {
 // write_version: jobs.send_email.payload, jobs.charge_card.result,
 // workflows.fulfil_order.input.
 func (c Contract) At() string {
-	switch {
-	case c.Result:
+	switch c.Key {
+	case "result":
 		return c.Path()
-	case c.Key != "":
-		return c.Path() + "." + c.Key
+	case "":
+		return c.Path() + ".payload"
 	}
-	return c.Path() + ".payload"
+	return c.Path() + "." + c.Key
 }
 
 // LockSection is the section of the lock file that records the contract: jobs,
 // events, results or workflows.
 func (c Contract) LockSection() string {
-	if c.Result {
+	if c.IsResult() {
 		return "results"
 	}
 	return c.Section
@@ -121,7 +122,7 @@ func (j *Job) ResultContract() Contract {
 	if j.Result == nil {
 		return Contract{}
 	}
-	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Result.Pos, Payload: j.Result, Key: "result", Result: true}
+	return Contract{Section: "jobs", Name: j.Kind, Pos: j.Result.Pos, Payload: j.Result, Key: "result"}
 }
 
 // Contract returns the event's payload contract.
