@@ -537,3 +537,26 @@ func TestCancelWorkflow(t *testing.T) {
 		t.Errorf("cancel an unknown workflow: %v; want ErrWorkflowNotFound", err)
 	}
 }
+
+// TestStartRefusesMalformedDefinitions: jobc_workflow_start, which producer roles may
+// call from SQL, refuses a definition whose steps could not be run later (a priority
+// out of range, a map source that is not a path): such a step would make the
+// completion of the step before it fail, and every outcome of its batch with it.
+func TestStartRefusesMalformedDefinitions(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	step := `{"name":"a","kind":"k","queue":"q","priority":%s,"max_attempts":1,"payload_version":1,"map":%s}`
+	for _, c := range []struct{ priority, mapping string }{
+		{"42", `{"n":["input","n"]}`}, {`"high"`, `null`}, {"5", `{"n":"input.n"}`}, {"5", `{"n":["input"]}`}, {"5", `[]`},
+	} {
+		def := fmt.Sprintf(`{"steps":[`+step+`,{"name":"b","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":["a"]}]}`, c.priority, c.mapping)
+		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, def)
+		if err == nil || !strings.Contains(err.Error(), "a step is not") {
+			t.Errorf("start with %s: %v; want it refused, naming the shape of a step", def, err)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows`) + countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); n != 0 {
+		t.Errorf("%d workflows and jobs after refused starts", n)
+	}
+}

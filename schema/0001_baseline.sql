@@ -646,7 +646,14 @@ BEGIN
         now(), j.flow_key, j.workflow_id, j.workflow_step
     );
     IF j.workflow_id IS NOT NULL THEN
-        PERFORM jobc_workflows_advance(ARRAY[v_id]);
+        -- Poisoning must succeed where the statement it stands in for failed: a
+        -- workflow that cannot advance keeps waiting, visibly (jobc workflows show),
+        -- for an operator to cancel.
+        BEGIN
+            PERFORM jobc_workflows_advance(ARRAY[v_id]);
+        EXCEPTION WHEN OTHERS THEN
+            RAISE WARNING 'jobc: workflow % could not advance past its failed step %: %', j.workflow_id, j.workflow_step, SQLERRM;
+        END;
     END IF;
     RETURN v_id;
 END
@@ -1737,6 +1744,21 @@ BEGIN
     IF p_name IS NULL OR p_input IS NULL OR p_input_version IS NULL
        OR jsonb_typeof(v_steps) IS DISTINCT FROM 'array' OR jsonb_array_length(v_steps) = 0 THEN
         RAISE EXCEPTION 'jobc: start workflow %: want a name, an input and a definition with steps', coalesce(p_name, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Each step's job settings and map, as its job will be inserted when the step runs:
+    -- a step that could not be inserted then would make the completion of the step
+    -- before it fail, and with it every outcome of its batch.
+    IF EXISTS (SELECT 1 FROM jsonb_array_elements(v_steps) e
+               WHERE jsonb_typeof(e) <> 'object' OR e->>'name' IS NULL OR e->>'kind' IS NULL OR e->>'queue' IS NULL
+                  OR CASE WHEN jsonb_typeof(e->'priority') = 'number' THEN (e->>'priority')::numeric NOT BETWEEN 1 AND 9 ELSE true END
+                  OR CASE WHEN jsonb_typeof(e->'max_attempts') = 'number' THEN (e->>'max_attempts')::numeric < 1 ELSE true END
+                  OR CASE WHEN jsonb_typeof(e->'payload_version') = 'number' THEN (e->>'payload_version')::numeric < 1 ELSE true END
+                  OR jsonb_typeof(coalesce(e->'after', '[]')) <> 'array'
+                  OR jsonb_typeof(coalesce(e->'map', '{}')) NOT IN ('object', 'null')
+                  OR EXISTS (SELECT 1 FROM jsonb_each(CASE WHEN jsonb_typeof(e->'map') = 'object' THEN e->'map' ELSE '{}' END) m
+                             WHERE jsonb_typeof(m.value) <> 'array' OR jsonb_array_length(m.value) < 2)) THEN
+        RAISE EXCEPTION 'jobc: start workflow %: a step is not {name, kind, queue, priority 1..9, max_attempts >= 1, payload_version >= 1, after: [...], map: {field: [source, field...]}}', p_name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     INSERT INTO jobc_workflows (name, definition, input_version, input, steps_left)
