@@ -275,10 +275,22 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		vs, nvs, ds := convertVersions(p, sw.Input.Versions, w.Names.Version)
 		w.Versions = vs
 		for _, st := range sw.Steps {
-			w.Steps = append(w.Steps, names.ForKind(st.Job))
+			var n names.Job
+			if st.Job != "" {
+				n = names.ForKind(st.Job)
+			}
+			w.Steps = append(w.Steps, n)
 		}
 		diags = append(diags, ds...)
 		ids = append(ids, names.WorkflowOwned(sw, w.Names.Idents(nvs))...)
+		for _, sg := range sw.Signals {
+			g := golang.Signal{Spec: sg, Names: w.Names.Signal(sg.Name)}
+			gvs, gnvs, ds := convertVersions(p, sg.Payload.Versions, g.Names.Version)
+			g.Versions = gvs
+			diags = append(diags, ds...)
+			ids = append(ids, names.WorkflowOwned(sw, g.Names.Idents(gnvs))...)
+			w.Signals = append(w.Signals, g)
+		}
 		workflows = append(workflows, w)
 	}
 	diags = append(diags, names.Collisions(ids)...)

@@ -59,7 +59,15 @@ func TestNamesListEveryDeclaration(t *testing.T) {
 				for _, v := range w.Versions {
 					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
 				}
-				for _, id := range w.Names.Idents(vs) {
+				ids := w.Names.Idents(vs)
+				for _, g := range w.Signals {
+					var gs []names.Version
+					for _, v := range g.Versions {
+						gs = append(gs, names.Version{Number: v.Spec.Number, Payload: v.Payload, Declared: v.Declared, HandWritten: v.HandWritten})
+					}
+					ids = append(ids, g.Names.Idents(gs)...)
+				}
+				for _, id := range ids {
 					if id.HandWritten {
 						handWritten[id.Name] = true
 					} else {

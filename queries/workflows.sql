@@ -12,8 +12,15 @@ FROM jobc_workflows WHERE id = sqlc.arg(id);
 
 -- name: WorkflowSteps :many
 -- A workflow's steps; GetWorkflow orders them as the definition declares them.
-SELECT step, after, state, job_id, result_version, result, started_at, finished_at
+SELECT step, after, state, job_id, result_version, result, definition, items, items_left, items_failed,
+       items_cancelled, wake_at, error, started_at, finished_at
 FROM jobc_workflow_steps WHERE workflow_id = sqlc.arg(workflow_id);
+
+-- name: WorkflowSignals :many
+-- The signals a workflow was sent, in the order they came.
+SELECT name, version, payload, created_at
+FROM jobc_workflow_signals WHERE workflow_id = sqlc.arg(workflow_id)
+ORDER BY id;
 
 -- name: ListWorkflows :many
 -- The newest workflows first, of a name and in a state when those are given, with ids
@@ -32,3 +39,23 @@ LIMIT sqlc.arg(max);
 -- whether this call cancelled it; no row for no such workflow.
 SELECT c.out_state::text AS state, c.out_cancelled::boolean AS cancelled
 FROM jobc_workflow_cancel(sqlc.arg(id)::bigint) c;
+
+-- name: RetryWorkflow :one
+-- Resumes a failed or cancelled workflow from its steps that did not complete
+-- (jobc_workflow_retry): the state it is in after, and whether this call retried it;
+-- no row for no such workflow.
+SELECT r.out_state::text AS state, r.out_retried::boolean AS retried
+FROM jobc_workflow_retry(sqlc.arg(id)::bigint) r;
+
+-- name: SignalWorkflow :one
+-- Sends a signal to a running workflow (jobc_workflow_signal): the state it is in
+-- after, and how many waiting steps the signal completed; no row for no such
+-- workflow.
+SELECT s.out_state::text AS state, s.out_woken::integer AS woken
+FROM jobc_workflow_signal(sqlc.arg(id)::bigint, sqlc.arg(name)::text, sqlc.arg(version)::integer,
+                          sqlc.arg(payload)::jsonb) s;
+
+-- name: FireWorkflowTimers :one
+-- Ends up to max steps whose timers are due (jobc_workflow_fire_timers): sleeps that
+-- are over, waits for a signal that timed out.
+SELECT jobc_workflow_fire_timers(sqlc.arg(max)::integer)::integer AS fired;

@@ -35,9 +35,13 @@ var ErrNoResult = errors.New("jobc: job has no result")
 // had, before retention pruned it).
 var ErrWorkflowNotFound = errors.New("jobc: workflow not found")
 
-// ErrWorkflowEnded is returned by CancelWorkflow for a workflow that had already ended
-// (completed, failed or cancelled); the error names its state.
+// ErrWorkflowEnded is returned by CancelWorkflow and SignalWorkflow for a workflow that
+// had already ended (completed, failed or cancelled); the error names its state.
 var ErrWorkflowEnded = errors.New("jobc: workflow already ended")
+
+// ErrWorkflowNotRetryable is returned by RetryWorkflow for a workflow that runs or
+// completed: only a failed or cancelled one resumes.
+var ErrWorkflowNotRetryable = errors.New("jobc: workflow neither failed nor cancelled")
 
 // ErrNoFilter is returned by a bulk mutation whose JobSelection has no filter.
 var ErrNoFilter = errors.New("jobc: refusing to act on every job: give at least one filter")

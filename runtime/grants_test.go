@@ -298,11 +298,16 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		jt.ResultWriteVersion, jt.ResultVersions = 1, []runtime.Version{{Number: 1, Schema: emailSchema}}
 	})
 	wfSecond := newType("grants_wf_second", nil)
+	// A wait step takes the signal the producer sends (SignalWorkflow), and a sleep
+	// step's timer is fired by the worker's scheduler (FireWorkflowTimers).
 	wfType, err := runtime.NewWorkflowType(runtime.WorkflowType{
 		Name: "grants_workflow", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: emailSchema}},
+		Signals: []runtime.Signal{{Name: "paid", WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}}}},
 		Steps: []runtime.Step{
-			{Name: "first", Job: wfFirst},
-			{Name: "second", Job: wfSecond, After: []string{"first"}, Map: map[string]string{"n": "first.result.n", "email": "input.email"}},
+			{Name: "paid", Wait: &runtime.Wait{Signal: "paid", Timeout: time.Hour}},
+			{Name: "first", Job: wfFirst, After: []string{"paid"}},
+			{Name: "nap", Sleep: time.Millisecond, After: []string{"first"}},
+			{Name: "second", Job: wfSecond, After: []string{"nap"}, Map: map[string]string{"n": "first.result.n", "email": "input.email"}},
 		},
 	})
 	if err != nil {
@@ -311,6 +316,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	workflow, err := runtime.StartWorkflow(ctx, producerPool, wfType, emailPayload{N: 1, Email: "ada@example.com"})
 	if err != nil {
 		t.Fatalf("StartWorkflow as the producer: %v", err)
+	}
+	if err := runtime.SignalWorkflow(ctx, producerPool, wfType, workflow, "paid", emailPayload{N: 7, Email: "ada@example.com"}); err != nil {
+		t.Fatalf("SignalWorkflow as the producer: %v", err)
 	}
 	// A job that makes the claim fail (attempt + 1 overflows; set up by the superuser)
 	// is claimed alone and failed (ClaimCandidates, ClaimJobByID, PoisonJob).
@@ -413,6 +421,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 			}
 			if err := runtime.CancelWorkflow(ctx, workerPool, workflow); !errors.Is(err, runtime.ErrWorkflowEnded) {
 				t.Errorf("CancelWorkflow of an ended workflow as the worker role: %v; want ErrWorkflowEnded", err)
+			}
+			if err := runtime.RetryWorkflow(ctx, workerPool, workflow); !errors.Is(err, runtime.ErrWorkflowNotRetryable) {
+				t.Errorf("RetryWorkflow of a completed workflow as the worker role: %v; want ErrWorkflowNotRetryable", err)
 			}
 			if n := wfSecondN.Load(); n != 42 {
 				t.Errorf("the workflow's second step got n %d; want 42, mapped from the first's result", n)

@@ -107,10 +107,13 @@ type Event struct {
 }
 
 // SchedulerResult is what one run of the scheduler did: it makes due scheduled jobs
-// (delayed jobs and retries) available.
+// (delayed jobs and retries) available, and fires workflows' due timers.
 type SchedulerResult struct {
 	Promoted int64            // jobs made available
 	ByQueue  map[string]int64 // of those, per queue
+	// Timers is how many workflow steps whose timers were due it ended: sleeps that
+	// were over, and waits for a signal that timed out.
+	Timers int64
 }
 
 // RescuerResult is what one run of the rescuer did: it returns jobs whose lease expired

@@ -15,25 +15,38 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
-// WorkflowType describes one workflow to the runtime: steps that run jobs, each once
-// the steps it comes after have completed, with a payload mapped from the workflow's
-// input and its predecessors' results. StartWorkflow records the whole definition
-// with the workflow, so a workflow runs to its end as it was started, whichever build
-// runs its steps; PostgreSQL advances it as its steps' jobs finish, in the
-// transactions that record their outcomes, with no leader.
+// WorkflowType describes one workflow to the runtime: steps that each run once the
+// steps they come after have completed (a job, a job per item of a list, a sleep, or a
+// wait for a signal), each job's payload mapped from the workflow's input, its item
+// and its predecessors' results. StartWorkflow records the whole definition with the
+// workflow, so a workflow runs to its end as it was started, whichever build runs its
+// steps; PostgreSQL advances it as its steps' jobs finish, in the transactions that
+// record their outcomes, and as its timers come due, with no leader.
 type WorkflowType struct {
 	Name string
 	// InputWriteVersion and InputVersions are the input's contract, as a job type's
 	// WriteVersion and Versions are its payload's.
 	InputWriteVersion int
 	InputVersions     []Version
-	Steps             []Step
+	// Signals are the typed messages a running workflow can be sent (SignalWorkflow)
+	// and its wait steps wait for.
+	Signals []Signal
+	Steps   []Step
 	// OnFailure is what a failed step does to the rest; the zero value is
 	// OnFailureCancel.
 	OnFailure OnFailure
 
 	input      *JobType // the input's contract, with the payloads' machinery
 	definition []byte   // what StartWorkflow records (workflowDefinition), made once
+}
+
+// Signal is a signal a workflow declares, with its payload's versioned contract.
+type Signal struct {
+	Name         string
+	WriteVersion int
+	Versions     []Version
+
+	contract *JobType // the payload's machinery
 }
 
 // OnFailure is what a failed step (out of attempts, or cancelled) does to the rest of
@@ -50,19 +63,84 @@ const (
 	OnFailureContinue OnFailure = "continue"
 )
 
-// Step is one step of a workflow: it runs a job of Job once every step of After has
-// completed.
+// OnItemFailure is what an item of a for_each step that failed (or was cancelled) does
+// to its step.
+type OnItemFailure string
+
+const (
+	// OnItemFailureFail fails the step at once, and its other items' jobs are
+	// stopped; the workflow goes on as its OnFailure says.
+	OnItemFailureFail OnItemFailure = "fail"
+	// OnItemFailureContinue lets the other items run: the step completes when every
+	// item has ended, whatever its outcome, with null in its result for each item
+	// that did not complete, and counts that say how many did (<step>.completed,
+	// <step>.failed, <step>.cancelled): a batch's callback step reads them.
+	OnItemFailureContinue OnItemFailure = "continue"
+)
+
+// Step is one step of a workflow: once every step of After has completed, it runs a
+// job of Job (a job step), a job of Job per item of the list ForEach reads (a for_each
+// step), sleeps for Sleep, or waits for a signal (Wait). Exactly one of Job, Sleep
+// and Wait is set.
 type Step struct {
 	Name  string
-	Job   *JobType
 	After []string
+	Job   *JobType
 	// Map builds the job's payload, field by field: each entry sets the top-level
-	// payload field (key) to the value at a source path (value), "input.<field>..."
-	// of the workflow's input or "<step>.result.<field>..." of the result of a step
-	// that this one comes after, directly or not. A source that is absent leaves its
-	// field out. Nil: the job's payload is the workflow's input as it is, which must
-	// then be valid as the job's write version.
+	// payload field (key) to the value at a source path (value): "input" or
+	// "input.<field>..." of the workflow's input, "item" or "item.<field>..." of a
+	// for_each step's item, "<step>.result" or "<step>.result.<field>..." of the result
+	// of a step that this one comes after, directly or not (a job step's job result,
+	// the list of a for_each step's item results, a wait step's signal), and
+	// "<step>.completed", "<step>.failed" or "<step>.cancelled", how many items of a
+	// for_each step ended so. A source that is absent leaves its field out. Nil: the
+	// job's payload is the item (a for_each step) or the workflow's input as it is,
+	// which must then be valid as the job's write version.
 	Map map[string]string
+	// ForEach, when set, is the source path of a list ("input.<field>..." or
+	// "<step>.result..."): the step runs a job per element, in parallel, and completes
+	// when all have, with the list of their results as its result. An absent list has
+	// no items.
+	ForEach string
+	// OnItemFailure is what a failed item does to a for_each step; the zero value is
+	// OnItemFailureFail.
+	OnItemFailure OnItemFailure
+	// Sleep makes a sleep step: it completes this long after it starts, by the
+	// database's clock.
+	Sleep time.Duration
+	// Wait makes a wait step.
+	Wait *Wait
+}
+
+// Wait makes a step wait for a signal: the step completes with the first signal of
+// that name the workflow is sent (before the step began to wait, or after) as its
+// result, or fails when Timeout (zero: none) passes without one.
+type Wait struct {
+	Signal  string
+	Timeout time.Duration
+}
+
+// StepKind is what a step runs.
+type StepKind string
+
+const (
+	StepJob     StepKind = "job"
+	StepForEach StepKind = "for_each"
+	StepSleep   StepKind = "sleep"
+	StepWait    StepKind = "wait"
+)
+
+// Kind says what s runs.
+func (s Step) Kind() StepKind {
+	switch {
+	case s.Job != nil && s.ForEach != "":
+		return StepForEach
+	case s.Job != nil:
+		return StepJob
+	case s.Wait != nil:
+		return StepWait
+	}
+	return StepSleep
 }
 
 // MustWorkflowType is NewWorkflowType for generated code: it panics on error.
@@ -77,11 +155,17 @@ func MustWorkflowType(t WorkflowType) *WorkflowType {
 // reservedSteps are the first parts of a source path that name no step.
 var reservedSteps = []string{"input", "item"}
 
-// NewWorkflowType checks t: its input contract compiles; step names are unique and
-// not input or item; every step of After is declared and no step comes after itself,
-// directly or not; each Map source reads the input or the result of an earlier step
-// whose job type has a result. A step's job type may not have flow control or a
-// unique key yet: the database inserts the steps' jobs.
+// maxTimer bounds a sleep and a wait's timeout: 31 years, in milliseconds well within
+// what jobc_workflow_start accepts.
+const maxTimer = 31 * 365 * 24 * time.Hour
+
+// NewWorkflowType checks t: its input and signal contracts compile; step names are
+// unique and not input or item; each step is exactly one of a job step, a sleep or a
+// wait for a declared signal; every step of After is declared and no step comes after
+// itself, directly or not; each Map and ForEach source reads the input, the step's
+// item, or what an earlier step leaves (a result, or a for_each step's counts). A
+// step's job type may not have flow control or a unique key yet: the database inserts
+// the steps' jobs.
 func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 	fail := func(format string, args ...any) (*WorkflowType, error) {
 		return nil, fmt.Errorf("jobc: workflow %s: %s", t.Name, fmt.Sprintf(format, args...))
@@ -100,12 +184,35 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 	if err != nil {
 		return fail("input %s", strings.TrimPrefix(err.Error(), "jobc: job type "+t.Name+": "))
 	}
+	signals := slices.Clone(t.Signals)
+	d := workflowDefinition{OnFailure: t.OnFailure}
+	for i := range signals {
+		g := &signals[i]
+		if g.Name == "" || slices.ContainsFunc(signals[:i], func(o Signal) bool { return o.Name == g.Name }) {
+			return fail("signal %d: a name, once", i+1)
+		}
+		c, err := NewJobType(JobType{Kind: t.Name + "." + g.Name, Queue: "-", MaxAttempts: 1, WriteVersion: g.WriteVersion, Versions: g.Versions})
+		if err != nil {
+			return fail("signal %s: %s", g.Name, strings.TrimPrefix(err.Error(), "jobc: job type "+t.Name+"."+g.Name+": "))
+		}
+		g.contract, g.Versions = c, c.Versions
+		if d.Signals == nil {
+			d.Signals = map[string]int{}
+		}
+		d.Signals[g.Name] = g.WriteVersion
+	}
 	if len(t.Steps) == 0 {
 		return fail("no steps")
 	}
 	byName := map[string]*Step{}
 	for i := range t.Steps {
 		s := &t.Steps[i]
+		kinds := 0
+		for _, set := range []bool{s.Job != nil, s.Sleep != 0, s.Wait != nil} {
+			if set {
+				kinds++
+			}
+		}
 		switch {
 		case s.Name == "":
 			return fail("step %d has no name", i+1)
@@ -113,11 +220,23 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 			return fail("step %s: the name is reserved for map sources", s.Name)
 		case byName[s.Name] != nil:
 			return fail("step %s is declared twice", s.Name)
-		case s.Job == nil:
-			return fail("step %s has no job type", s.Name)
-		case s.Job.Flow != nil || s.Job.QueueFlow != nil:
+		case kinds != 1:
+			return fail("step %s: want exactly one of a job, a sleep and a wait", s.Name)
+		case s.Job == nil && (s.Map != nil || s.ForEach != "" || s.OnItemFailure != ""):
+			return fail("step %s: a map, for_each and on_item_failure need a job", s.Name)
+		case s.Sleep < 0 || s.Sleep > maxTimer:
+			return fail("step %s: sleep %v, want more than 0 and at most %v", s.Name, s.Sleep, maxTimer)
+		case s.Wait != nil && !slices.ContainsFunc(signals, func(g Signal) bool { return g.Name == s.Wait.Signal }):
+			return fail("step %s waits for signal %q, which the workflow does not declare", s.Name, s.Wait.Signal)
+		case s.Wait != nil && (s.Wait.Timeout < 0 || s.Wait.Timeout > maxTimer || (s.Wait.Timeout > 0 && s.Wait.Timeout < time.Millisecond)):
+			return fail("step %s: timeout %v, want 0 (none) or 1ms..%v", s.Name, s.Wait.Timeout, maxTimer)
+		case s.Sleep > 0 && s.Sleep < time.Millisecond:
+			return fail("step %s: sleep %v, want at least 1ms", s.Name, s.Sleep)
+		case s.OnItemFailure != "" && (s.ForEach == "" || (s.OnItemFailure != OnItemFailureFail && s.OnItemFailure != OnItemFailureContinue)):
+			return fail("step %s: on item failure %q: want fail or continue, on a for_each step", s.Name, s.OnItemFailure)
+		case s.Job != nil && (s.Job.Flow != nil || s.Job.QueueFlow != nil):
 			return fail("step %s: job type %s has flow control, which workflow steps do not support yet", s.Name, s.Job.Kind)
-		case s.Job.Unique != nil:
+		case s.Job != nil && s.Job.Unique != nil:
 			return fail("step %s: job type %s has a unique key, which workflow steps do not support yet", s.Name, s.Job.Kind)
 		}
 		byName[s.Name] = s
@@ -158,22 +277,44 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 			return fail("%v", err)
 		}
 	}
-	d := workflowDefinition{OnFailure: t.OnFailure}
 	for _, s := range t.Steps {
-		sd := stepDefinition{Name: s.Name, Kind: s.Job.Kind, Queue: s.Job.Queue, Priority: s.Job.Priority,
-			MaxAttempts: s.Job.MaxAttempts, PayloadVersion: s.Job.WriteVersion, After: s.After}
+		sd := stepDefinition{Name: s.Name, After: s.After}
 		if sd.After == nil {
 			sd.After = []string{}
 		}
-		if s.Map != nil {
-			sd.Map = map[string][]string{}
-		}
-		for field, src := range s.Map {
-			path, err := sourcePath(src, s.Name, before[s.Name], byName)
-			if err != nil {
-				return fail("step %s: map %s: %v", s.Name, field, err)
+		switch s.Kind() {
+		case StepSleep:
+			ms := s.Sleep.Milliseconds()
+			sd.SleepMS = &ms
+		case StepWait:
+			sd.Wait = &waitDefinition{Signal: s.Wait.Signal}
+			if s.Wait.Timeout > 0 {
+				ms := s.Wait.Timeout.Milliseconds()
+				sd.Wait.TimeoutMS = &ms
 			}
-			sd.Map[field] = path
+		default:
+			sd.Kind, sd.Queue, sd.Priority = s.Job.Kind, s.Job.Queue, s.Job.Priority
+			sd.MaxAttempts, sd.PayloadVersion = s.Job.MaxAttempts, s.Job.WriteVersion
+			if s.ForEach != "" {
+				path, err := sourcePath(s.ForEach, false, s.Name, before[s.Name], byName)
+				if err != nil {
+					return fail("step %s: for_each: %v", s.Name, err)
+				}
+				if path[0] == "count" {
+					return fail("step %s: for_each %q: want a list, of the input or a result", s.Name, s.ForEach)
+				}
+				sd.ForEach, sd.OnItemFailure = path, s.OnItemFailure
+			}
+			if s.Map != nil {
+				sd.Map = map[string][]string{}
+			}
+			for field, src := range s.Map {
+				path, err := sourcePath(src, s.ForEach != "", s.Name, before[s.Name], byName)
+				if err != nil {
+					return fail("step %s: map %s: %v", s.Name, field, err)
+				}
+				sd.Map[field] = path
+			}
 		}
 		d.Steps = append(d.Steps, sd)
 	}
@@ -184,56 +325,85 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 	wt := t
 	wt.input, wt.definition = input, def
 	wt.InputVersions = input.Versions
+	wt.Signals = signals
 	wt.Steps = slices.Clone(t.Steps)
 	return &wt, nil
 }
 
-// sourcePath turns a map source into the path jobc_workflow_payload reads: ["input",
-// field...] or [step, field...] for the result of step, which must be one of before
-// (the steps the mapped step comes after) and have a result.
-func sourcePath(src, step string, before map[string]bool, steps map[string]*Step) ([]string, error) {
+// sourcePath turns a source into the path jobc_workflow_payload reads: ["input",
+// field...], ["item", field...] (where item: in a for_each step), ["result", step,
+// field...] for the result of step, or ["count", step, "completed" | "failed" |
+// "cancelled"] for a for_each step's counts; a step read must be one of before (the
+// steps the reading step comes after) and leave what is read.
+func sourcePath(src string, item bool, step string, before map[string]bool, steps map[string]*Step) ([]string, error) {
 	parts := strings.Split(src, ".")
-	for _, p := range parts {
-		if p == "" {
-			return nil, fmt.Errorf("source %q: want input.<field> or <step>.result.<field>", src)
-		}
+	if slices.Contains(parts, "") {
+		return nil, fmt.Errorf("source %q: want input[.<field>...], item[.<field>...], <step>.result[.<field>...] or <step>.completed|failed|cancelled", src)
 	}
-	if parts[0] == "input" {
-		if len(parts) < 2 {
-			return nil, fmt.Errorf("source %q: name a field of the input", src)
+	switch parts[0] {
+	case "input":
+		return parts, nil
+	case "item":
+		if !item {
+			return nil, fmt.Errorf("source %q: only a for_each step has an item", src)
 		}
 		return parts, nil
 	}
 	from := steps[parts[0]]
 	switch {
 	case from == nil:
-		return nil, fmt.Errorf("source %q: %s is neither input nor a step", src, parts[0])
+		return nil, fmt.Errorf("source %q: %s is neither input, item nor a step", src, parts[0])
 	case !before[parts[0]]:
-		return nil, fmt.Errorf("source %q: step %s does not come after %s, so its result may not exist yet", src, step, parts[0])
-	case len(parts) < 3 || parts[1] != "result":
-		return nil, fmt.Errorf("source %q: want %s.result.<field>", src, parts[0])
-	case !from.Job.HasResult():
-		return nil, fmt.Errorf("source %q: job type %s of step %s declares no result", src, from.Job.Kind, parts[0])
+		return nil, fmt.Errorf("source %q: step %s does not come after %s, so what it leaves may not exist yet", src, step, parts[0])
+	case len(parts) == 2 && slices.Contains([]string{"completed", "failed", "cancelled"}, parts[1]):
+		if from.Kind() != StepForEach {
+			return nil, fmt.Errorf("source %q: step %s is no for_each step, which counts its items", src, parts[0])
+		}
+		return []string{"count", parts[0], parts[1]}, nil
+	case parts[1] != "result":
+		return nil, fmt.Errorf("source %q: want %s.result[.<field>...] or %s.completed|failed|cancelled", src, parts[0], parts[0])
 	}
-	return append([]string{parts[0]}, parts[2:]...), nil
+	switch from.Kind() {
+	case StepSleep:
+		return nil, fmt.Errorf("source %q: sleep step %s has no result", src, parts[0])
+	case StepJob, StepForEach:
+		if !from.Job.HasResult() {
+			return nil, fmt.Errorf("source %q: job type %s of step %s declares no result", src, from.Job.Kind, parts[0])
+		}
+	}
+	if from.Kind() == StepForEach && len(parts) > 2 {
+		return nil, fmt.Errorf("source %q: the result of for_each step %s is the list of its items' results: read %s.result", src, parts[0], parts[0])
+	}
+	return append([]string{"result", parts[0]}, parts[2:]...), nil
 }
 
 // workflowDefinition is what a workflow records of its type when it starts
-// (jobc_workflows.definition): what the database needs to run its steps.
+// (jobc_workflows.definition): what the database needs to run its steps, in the shape
+// jobc_workflow_step_valid checks.
 type workflowDefinition struct {
 	OnFailure OnFailure        `json:"on_failure"`
+	Signals   map[string]int   `json:"signals,omitempty"` // name: write version
 	Steps     []stepDefinition `json:"steps"`
 }
 
 type stepDefinition struct {
 	Name           string              `json:"name"`
-	Kind           string              `json:"kind"`
-	Queue          string              `json:"queue"`
-	Priority       int                 `json:"priority"`
-	MaxAttempts    int                 `json:"max_attempts"`
-	PayloadVersion int                 `json:"payload_version"`
 	After          []string            `json:"after"`
-	Map            map[string][]string `json:"map"` // nil: the input is the payload
+	Kind           string              `json:"kind,omitempty"`
+	Queue          string              `json:"queue,omitempty"`
+	Priority       int                 `json:"priority,omitempty"`
+	MaxAttempts    int                 `json:"max_attempts,omitempty"`
+	PayloadVersion int                 `json:"payload_version,omitempty"`
+	Map            map[string][]string `json:"map,omitempty"` // nil: the item or the input is the payload
+	ForEach        []string            `json:"for_each,omitempty"`
+	OnItemFailure  OnItemFailure       `json:"on_item_failure,omitempty"`
+	SleepMS        *int64              `json:"sleep_ms,omitempty"`
+	Wait           *waitDefinition     `json:"wait,omitempty"`
+}
+
+type waitDefinition struct {
+	Signal    string `json:"signal"`
+	TimeoutMS *int64 `json:"timeout_ms,omitempty"`
 }
 
 // WorkflowID names a started workflow.
@@ -242,18 +412,35 @@ type WorkflowID int64
 // StartWorkflow starts a workflow of wt with input, through db: pass the transaction
 // of the business change that needs it, and the workflow, with the jobs of its first
 // steps, exists if and only if that transaction commits. The input is checked against
-// its write version's schema, and against the write version of each first step's job
-// that takes the input as its payload; an invalid one returns a *PayloadError and
-// starts nothing. One statement.
+// its write version's schema, against the write version of each step's job that takes
+// the input as its payload, and each item of a list of the input a for_each step runs
+// without a map against its job's write version; an invalid one returns a
+// *PayloadError and starts nothing. One statement.
 func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any) (WorkflowID, error) {
 	raw, _, err := wt.input.marshalPayload(wt.InputWriteVersion, input, false)
 	if err != nil {
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, err)
 	}
 	for _, s := range wt.Steps {
-		if s.Map == nil {
+		if s.Job == nil || s.Map != nil {
+			continue
+		}
+		if s.ForEach == "" {
 			if err := s.Job.Validate(s.Job.WriteVersion, raw); err != nil {
 				return 0, fmt.Errorf("jobc: start workflow %s: step %s takes the input as its payload: %w", wt.Name, s.Name, err)
+			}
+			continue
+		}
+		if !strings.HasPrefix(s.ForEach, "input.") {
+			continue // a list a step leaves: its items are checked when their jobs are claimed
+		}
+		items, err := inputList(raw, strings.Split(s.ForEach, ".")[1:])
+		if err != nil {
+			return 0, fmt.Errorf("jobc: start workflow %s: step %s: for_each %s: %w", wt.Name, s.Name, s.ForEach, err)
+		}
+		for i, item := range items {
+			if err := s.Job.Validate(s.Job.WriteVersion, item); err != nil {
+				return 0, fmt.Errorf("jobc: start workflow %s: step %s: item %d of %s is its job's payload: %w", wt.Name, s.Name, i, s.ForEach, err)
 			}
 		}
 	}
@@ -264,6 +451,56 @@ func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any) 
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, dberr.Describe(err))
 	}
 	return WorkflowID(id), nil
+}
+
+// inputList returns the elements of the list at path in input: none when it is
+// absent, an error when it is not a list (the step would fail).
+func inputList(input []byte, path []string) ([]json.RawMessage, error) {
+	cur := json.RawMessage(input)
+	for _, f := range path {
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(cur, &obj); err != nil || obj[f] == nil {
+			return nil, nil
+		}
+		cur = obj[f]
+	}
+	if string(cur) == "null" {
+		return nil, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(cur, &items); err != nil {
+		return nil, fmt.Errorf("not a list: %.40s", cur)
+	}
+	return items, nil
+}
+
+// SignalWorkflow sends signal name, with payload, to running workflow id of type wt,
+// through db (a producer's transaction, like StartWorkflow): the payload is checked
+// against the signal's write version and kept, and the workflow's wait steps for it
+// that wait complete with it as their result; a wait step that begins to wait later
+// takes the first one that was kept. It returns ErrWorkflowNotFound for an unknown id,
+// an error wrapping ErrWorkflowEnded for a workflow that has ended (it is sent
+// nothing), and a *PayloadError for an invalid payload.
+func SignalWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, id WorkflowID, name string, payload any) error {
+	i := slices.IndexFunc(wt.Signals, func(g Signal) bool { return g.Name == name })
+	if i < 0 {
+		return fmt.Errorf("jobc: signal workflow %s %d: it declares no signal %q", wt.Name, id, name)
+	}
+	g := wt.Signals[i]
+	raw, _, err := g.contract.marshalPayload(g.WriteVersion, payload, false)
+	if err != nil {
+		return fmt.Errorf("jobc: signal workflow %s %d: %s: %w", wt.Name, id, name, err)
+	}
+	r, err := db.New(dbtx).SignalWorkflow(ctx, db.SignalWorkflowParams{ID: int64(id), Name: name, Version: int32(g.WriteVersion), Payload: raw})
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: id %d", ErrWorkflowNotFound, id)
+	case err != nil:
+		return fmt.Errorf("jobc: signal workflow %s %d: %s: %w", wt.Name, id, name, dberr.Describe(err))
+	case r.State != string(WorkflowRunning) && r.Woken == 0:
+		return fmt.Errorf("jobc: signal workflow %s %d: %s: it is %s: %w", wt.Name, id, name, r.State, ErrWorkflowEnded)
+	}
+	return nil
 }
 
 // WorkflowState is the state of a workflow.
@@ -296,23 +533,48 @@ type WorkflowInfo struct {
 	Input        json.RawMessage
 	CreatedAt    time.Time
 	FinishedAt   *time.Time
-	Steps        []StepInfo // in the order the definition declares them
+	Steps        []StepInfo   // in the order the definition declares them
+	Signals      []SignalInfo // the signals it was sent, in the order they came
 }
 
 // StepInfo is one step of a workflow.
 type StepInfo struct {
 	Name  string
+	Kind  StepKind
 	State StepState
 	After []string
-	JobID int64 // 0 until the step runs
-	// ResultVersion and Result are the result of the step's job, once it completed,
-	// as it was stored; 0 and nil without one.
-	ResultVersion         int
-	Result                json.RawMessage
+	JobID int64 // a job step's job, 0 until the step runs
+	// ResultVersion and Result are the step's result, once it completed, as it was
+	// stored: its job's result, the list of its items' results (a for_each step), or
+	// the signal it took (a wait step); 0 and nil without one.
+	ResultVersion int
+	Result        json.RawMessage
+	// A for_each step's items, once it runs: how many, how many have not ended, and
+	// how many of those that ended failed or were cancelled.
+	Items, ItemsLeft, ItemsFailed, ItemsCancelled int
+	// Signal is what a wait step waits for; WakeAt is when a running sleep step ends
+	// or a running wait step stops waiting.
+	Signal string
+	WakeAt *time.Time
+	// Error says why the step failed where no job's error does: a wait that timed
+	// out, items that failed, a for_each source that is not a list.
+	Error string
+	// WaitingOn says, for a step that has not ended, what it waits for: the steps it
+	// comes after, its job or items, a timer or a signal.
+	WaitingOn             string
 	StartedAt, FinishedAt *time.Time
 }
 
-// GetWorkflow reads workflow id, with each of its steps' state and result.
+// SignalInfo is a signal a workflow was sent.
+type SignalInfo struct {
+	Name    string
+	Version int
+	Payload json.RawMessage
+	SentAt  time.Time
+}
+
+// GetWorkflow reads workflow id, with each of its steps' state and result, and the
+// signals it was sent.
 func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, error) {
 	q := db.New(dbtx)
 	w, err := q.GetWorkflow(ctx, int64(id))
@@ -326,6 +588,10 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 	if err != nil {
 		return nil, fmt.Errorf("jobc: get workflow %d: its steps: %w", id, dberr.Describe(err))
 	}
+	signals, err := q.WorkflowSignals(ctx, int64(id))
+	if err != nil {
+		return nil, fmt.Errorf("jobc: get workflow %d: its signals: %w", id, dberr.Describe(err))
+	}
 	info := &WorkflowInfo{ID: id, Name: w.Name, State: WorkflowState(w.State), InputVersion: int(w.InputVersion),
 		Input: w.Input, CreatedAt: w.CreatedAt, FinishedAt: w.FinishedAt}
 	var def workflowDefinition
@@ -336,19 +602,87 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 	for i, s := range def.Steps {
 		order[s.Name] = i
 	}
+	state := map[string]StepState{}
 	for _, r := range rows {
-		s := StepInfo{Name: r.Step, State: StepState(r.State), After: r.After, Result: r.Result,
-			StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		state[r.Step] = StepState(r.State)
+	}
+	for _, r := range rows {
+		var sd stepDefinition
+		if err := json.Unmarshal(r.Definition, &sd); err != nil {
+			return nil, fmt.Errorf("jobc: get workflow %d: step %s: its definition: %w", id, r.Step, err)
+		}
+		s := StepInfo{Name: r.Step, Kind: sd.kind(), State: StepState(r.State), After: r.After, Result: r.Result,
+			WakeAt: r.WakeAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		if sd.Wait != nil {
+			s.Signal = sd.Wait.Signal
+		}
+		for _, f := range []struct {
+			dst *int
+			src *int32
+		}{{&s.ResultVersion, r.ResultVersion}, {&s.Items, r.Items}, {&s.ItemsLeft, r.ItemsLeft},
+			{&s.ItemsFailed, r.ItemsFailed}, {&s.ItemsCancelled, r.ItemsCancelled}} {
+			if f.src != nil {
+				*f.dst = int(*f.src)
+			}
+		}
 		if r.JobID != nil {
 			s.JobID = *r.JobID
 		}
-		if r.ResultVersion != nil {
-			s.ResultVersion = int(*r.ResultVersion)
+		if r.Error != nil {
+			s.Error = *r.Error
 		}
+		s.WaitingOn = s.waitingOn(state)
 		info.Steps = append(info.Steps, s)
 	}
 	slices.SortFunc(info.Steps, func(a, b StepInfo) int { return order[a.Name] - order[b.Name] })
+	for _, g := range signals {
+		info.Signals = append(info.Signals, SignalInfo{Name: g.Name, Version: int(g.Version), Payload: g.Payload, SentAt: g.CreatedAt})
+	}
 	return info, nil
+}
+
+func (sd stepDefinition) kind() StepKind {
+	switch {
+	case sd.Kind != "" && sd.ForEach != nil:
+		return StepForEach
+	case sd.Kind != "":
+		return StepJob
+	case sd.Wait != nil:
+		return StepWait
+	}
+	return StepSleep
+}
+
+// waitingOn says what a step that has not ended waits for (StepInfo.WaitingOn).
+func (s StepInfo) waitingOn(states map[string]StepState) string {
+	switch s.State {
+	case StepWaiting:
+		var left []string
+		for _, a := range s.After {
+			if states[a] != StepCompleted {
+				left = append(left, a)
+			}
+		}
+		return "steps " + strings.Join(left, ", ")
+	case StepRunning:
+	default:
+		return ""
+	}
+	at := func() string {
+		if s.WakeAt == nil {
+			return ""
+		}
+		return " until " + s.WakeAt.UTC().Format(time.RFC3339)
+	}
+	switch s.Kind {
+	case StepForEach:
+		return fmt.Sprintf("%d of %d items", s.ItemsLeft, s.Items)
+	case StepSleep:
+		return "the timer" + at()
+	case StepWait:
+		return "signal " + s.Signal + at()
+	}
+	return fmt.Sprintf("job %d", s.JobID)
 }
 
 // CheckUpcast runs an input of version from through the upcasts to the newest
@@ -434,4 +768,34 @@ func CancelWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) error {
 		return fmt.Errorf("jobc: cancel workflow %d: it is %s: %w", id, r.State, ErrWorkflowEnded)
 	}
 	return nil
+}
+
+// RetryWorkflow resumes failed or cancelled workflow id from the steps that did not
+// complete: it runs again, completed steps keep their results (and a for_each step's
+// completed items theirs: they do not run again), and the failed and cancelled steps
+// run again once the steps they come after have completed. It returns
+// ErrWorkflowNotFound for an unknown id, an error wrapping ErrWorkflowNotRetryable
+// for a workflow that runs or completed, and an error when a step's job still runs (asked
+// to stop when the workflow failed): retry once it has ended.
+func RetryWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) error {
+	r, err := db.New(dbtx).RetryWorkflow(ctx, int64(id))
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return fmt.Errorf("%w: id %d", ErrWorkflowNotFound, id)
+	case err != nil:
+		return fmt.Errorf("jobc: retry workflow %d: %w", id, dberr.Describe(err))
+	case !r.Retried:
+		return fmt.Errorf("jobc: retry workflow %d: it is %s, not failed or cancelled: %w", id, r.State, ErrWorkflowNotRetryable)
+	}
+	return nil
+}
+
+// CheckUpcast runs a signal payload of version from through the upcasts to the
+// newest version, as JobType.CheckUpcast does a payload; jobc check calls it on
+// sample documents of every older signal version.
+func (g Signal) CheckUpcast(from int, payload []byte) ([]byte, error) {
+	if g.contract == nil {
+		return nil, fmt.Errorf("jobc: signal %s: not checked by NewWorkflowType", g.Name)
+	}
+	return g.contract.CheckUpcast(from, payload)
 }

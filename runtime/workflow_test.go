@@ -432,7 +432,9 @@ func TestWorkflowTypeIsChecked(t *testing.T) {
 			"step ship: map charge_id: source \"reserve.result.total_cents\": step ship does not come after reserve"},
 		{"no result", []runtime.Step{{Name: "notify", Job: o.notify}, {Name: "ship", Job: o.ship, After: []string{"notify"}, Map: map[string]string{"order_id": "notify.result.id"}}},
 			"job type notify of step notify declares no result"},
-		{"bad source", []runtime.Step{{Name: "ship", Job: o.ship, Map: map[string]string{"order_id": "input"}}}, "name a field of the input"},
+		{"bad source", []runtime.Step{{Name: "ship", Job: o.ship, Map: map[string]string{"order_id": "input..order_id"}}}, "want input[.<field>...]"},
+		{"not a result", []runtime.Step{{Name: "reserve", Job: o.reserve}, {Name: "ship", Job: o.ship, After: []string{"reserve"}, Map: map[string]string{"order_id": "reserve.total_cents"}}},
+			"want reserve.result[.<field>...]"},
 		{"flow control", []runtime.Step{{Name: "a", Job: flowJob}}, "job type limited has flow control"},
 	} {
 		_, err := runtime.NewWorkflowType(runtime.WorkflowType{Name: "w", InputWriteVersion: 1, InputVersions: input, Steps: c.steps})
@@ -546,11 +548,22 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
-	step := `{"name":"a","kind":"k","queue":"q","priority":%s,"max_attempts":1,"payload_version":1,"map":%s}`
+	job := `{"name":"a","kind":"k","queue":"q","priority":%s,"max_attempts":1,"payload_version":1,"map":%s}`
+	var steps []string
 	for _, c := range []struct{ priority, mapping string }{
-		{"42", `{"n":["input","n"]}`}, {`"high"`, `null`}, {"5", `{"n":"input.n"}`}, {"5", `{"n":["input"]}`}, {"5", `[]`},
+		{"42", `{"n":["input","n"]}`}, {`"high"`, `null`}, {"5", `{"n":"input.n"}`}, {"5", `{"n":["items","n"]}`}, {"5", `[]`},
+		{"5", `{"n":["item","n"]}`}, {"5", `{"n":["count","a","sum"]}`}, {"5", `{"n":["result"]}`}, {"5", `{"n":[1]}`},
 	} {
-		def := fmt.Sprintf(`{"steps":[`+step+`,{"name":"b","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":["a"]}]}`, c.priority, c.mapping)
+		steps = append(steps, fmt.Sprintf(job, c.priority, c.mapping))
+	}
+	steps = append(steps,
+		`{"name":"a","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"for_each":["count","x","completed"]}`,
+		`{"name":"a","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"for_each":"input.items"}`,
+		`{"name":"a","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"for_each":["input"],"on_item_failure":"ignore"}`,
+		`{"name":"a","sleep_ms":-1}`, `{"name":"a","sleep_ms":"1h"}`, `{"name":"a"}`,
+		`{"name":"a","wait":{"signal":"undeclared"}}`, `{"name":"a","wait":{"signal":"paid","timeout_ms":0}}`)
+	for _, step := range steps {
+		def := `{"signals":{"paid":1},"steps":[` + step + `,{"name":"b","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":["a"]}]}`
 		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, def)
 		if err == nil || !strings.Contains(err.Error(), "a step is not") {
 			t.Errorf("start with %s: %v; want it refused, naming the shape of a step", def, err)

@@ -161,15 +161,20 @@ func objects() []object {
 		{kind: "FUNCTION", name: "jobc_poison",
 			args:   "bigint, text, integer, text",
 			worker: []string{"EXECUTE"}},
-		// Workflows: only jobc_workflow_start (StartWorkflow, for the roles that
-		// enqueue) and jobc_workflows_advance write their tables, both with their
-		// owner's rights; GetWorkflow reads them and PruneWorkflows deletes
-		// ended ones with their steps.
+		// Workflows: only their SECURITY DEFINER functions (jobc_workflow_start
+		// and jobc_workflow_signal for the roles that enqueue, the others for the
+		// worker) write their tables; GetWorkflow reads them and PruneWorkflows
+		// deletes ended ones with their steps, items and signals.
 		{kind: "TABLE", name: "jobc_workflows",
 			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
 		{kind: "TABLE", name: "jobc_workflow_steps",
 			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
+		{kind: "TABLE", name: "jobc_workflow_items",
+			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
+		{kind: "TABLE", name: "jobc_workflow_signals",
+			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
 		{kind: "SEQUENCE", name: "jobc_workflows_id_seq", worker: []string{"USAGE"}},
+		{kind: "SEQUENCE", name: "jobc_workflow_signals_id_seq", worker: []string{"USAGE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_start",
 			args:     "text, jsonb, integer, jsonb",
 			worker:   []string{"EXECUTE"},
@@ -178,10 +183,22 @@ func objects() []object {
 		{kind: "FUNCTION", name: "jobc_workflows_advance",
 			args:   "bigint[]",
 			worker: []string{"EXECUTE"}},
-		// CancelWorkflow, which the control API runs as the worker role.
+		// CancelWorkflow and RetryWorkflow, which the control API runs as the
+		// worker role, and the timers every worker's scheduler fires.
 		{kind: "FUNCTION", name: "jobc_workflow_cancel",
 			args:   "bigint",
 			worker: []string{"EXECUTE"}},
+		{kind: "FUNCTION", name: "jobc_workflow_retry",
+			args:   "bigint",
+			worker: []string{"EXECUTE"}},
+		{kind: "FUNCTION", name: "jobc_workflow_fire_timers",
+			args:   "integer",
+			worker: []string{"EXECUTE"}},
+		// SignalWorkflow, for the roles that enqueue, as StartWorkflow.
+		{kind: "FUNCTION", name: "jobc_workflow_signal",
+			args:     "bigint, text, integer, jsonb",
+			worker:   []string{"EXECUTE"},
+			producer: []string{"EXECUTE"}},
 	}
 }
 

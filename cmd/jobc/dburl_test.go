@@ -95,6 +95,7 @@ var dbCommandArgs = map[string][]string{
 	"jobc jobs show":        {"1"},
 	"jobc workflows show":   {"1"},
 	"jobc workflows cancel": {"1"},
+	"jobc workflows retry":  {"1"},
 	"jobc jobs cancel":      {"1"},
 	"jobc jobs retry":       {"1", "2"},
 	"jobc jobs delete":      {"1", "2"},

@@ -16,9 +16,9 @@ import (
 )
 
 func newWorkflows() *cobra.Command {
-	cmd := &cobra.Command{Use: "workflows", Short: "List, show and cancel workflows, with each step's state and result"}
+	cmd := &cobra.Command{Use: "workflows", Short: "List, show, retry and cancel workflows, with each step's state and result"}
 	dbf := cli.AddDBFlags(cmd.PersistentFlags(), cli.DefaultStatementTimeout)
-	cmd.AddCommand(newWorkflowsList(dbf), newWorkflowsShow(dbf), newWorkflowsCancel(dbf))
+	cmd.AddCommand(newWorkflowsList(dbf), newWorkflowsShow(dbf), newWorkflowsRetry(dbf), newWorkflowsCancel(dbf))
 	return cmd
 }
 
@@ -38,13 +38,27 @@ type workflowJSON struct {
 	InputVersion int             `json:"input_version,omitempty"`
 	Input        json.RawMessage `json:"input,omitempty"`
 	StepStates   []stepJSON      `json:"step_states,omitempty"`
+	Signals      []signalJSON    `json:"signals,omitempty"`
+}
+
+type signalJSON struct {
+	Name    string          `json:"name"`
+	Version int             `json:"version"`
+	Payload json.RawMessage `json:"payload"`
+	SentAt  time.Time       `json:"sent_at"`
 }
 
 type stepJSON struct {
 	Name          string          `json:"name"`
+	Kind          string          `json:"kind"`
 	State         string          `json:"state"`
 	After         []string        `json:"after"`
+	WaitingOn     string          `json:"waiting_on,omitempty"`
 	JobID         *int64          `json:"job_id"`
+	Items         *itemsJSON      `json:"items,omitempty"`
+	Signal        string          `json:"signal,omitempty"`
+	WakeAt        *time.Time      `json:"wake_at,omitempty"`
+	Error         string          `json:"error,omitempty"`
 	ResultVersion int             `json:"result_version,omitempty"`
 	Result        json.RawMessage `json:"result,omitempty"`
 	StartedAt     *time.Time      `json:"started_at"`
@@ -124,6 +138,35 @@ func newWorkflowsList(dbf *cli.DBFlags) *cobra.Command {
 	return cmd
 }
 
+// itemsJSON counts a for_each step's items.
+type itemsJSON struct {
+	Total     int `json:"total"`
+	Left      int `json:"left"`
+	Failed    int `json:"failed"`
+	Cancelled int `json:"cancelled"`
+}
+
+func newWorkflowsRetry(dbf *cli.DBFlags) *cobra.Command {
+	return &cobra.Command{
+		Use:   "retry ID",
+		Short: "Resume a failed or cancelled workflow from the steps that did not complete, keeping completed steps' results",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			id, err := workflowID(cmd, args[0])
+			if err != nil {
+				return err
+			}
+			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
+				if err := runtime.RetryWorkflow(ctx, db, runtime.WorkflowID(id)); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "workflow %d runs again from the steps that did not complete\n", id)
+				return nil
+			})
+		},
+	}
+}
+
 func newWorkflowsCancel(dbf *cli.DBFlags) *cobra.Command {
 	return &cobra.Command{
 		Use:   "cancel ID",
@@ -184,8 +227,12 @@ func toWorkflowJSON(w *runtime.WorkflowInfo) workflowJSON {
 	out := workflowJSON{ID: int64(w.ID), Name: w.Name, State: string(w.State), Steps: len(w.Steps), CreatedAt: w.CreatedAt,
 		FinishedAt: w.FinishedAt, InputVersion: w.InputVersion, Input: rawOrNull(w.Input), StepStates: []stepJSON{}}
 	for _, s := range w.Steps {
-		sj := stepJSON{Name: s.Name, State: string(s.State), After: s.After, ResultVersion: s.ResultVersion, Result: s.Result,
+		sj := stepJSON{Name: s.Name, Kind: string(s.Kind), State: string(s.State), After: s.After, WaitingOn: s.WaitingOn,
+			Signal: s.Signal, WakeAt: s.WakeAt, Error: s.Error, ResultVersion: s.ResultVersion, Result: s.Result,
 			StartedAt: s.StartedAt, FinishedAt: s.FinishedAt}
+		if s.Kind == runtime.StepForEach && s.StartedAt != nil {
+			sj.Items = &itemsJSON{Total: s.Items, Left: s.ItemsLeft, Failed: s.ItemsFailed, Cancelled: s.ItemsCancelled}
+		}
 		if sj.After == nil {
 			sj.After = []string{}
 		}
@@ -201,6 +248,9 @@ func toWorkflowJSON(w *runtime.WorkflowInfo) workflowJSON {
 			out.StepsLeft++
 		}
 		out.StepStates = append(out.StepStates, sj)
+	}
+	for _, g := range w.Signals {
+		out.Signals = append(out.Signals, signalJSON{Name: g.Name, Version: g.Version, Payload: g.Payload, SentAt: g.SentAt})
 	}
 	return out
 }
@@ -223,26 +273,17 @@ func printWorkflow(cmd *cobra.Command, w *runtime.WorkflowInfo) error {
 	if err := cli.WriteJSON(out, w.Input); err != nil {
 		return err
 	}
-	state := map[string]runtime.StepState{}
-	for _, s := range w.Steps {
-		state[s.Name] = s.State
-	}
 	fmt.Fprintln(out, "steps:")
-	t = cli.NewTable(out, "  STEP", "STATE", "AFTER", "JOB", "WAITING ON")
+	t = cli.NewTable(out, "  STEP", "KIND", "STATE", "AFTER", "JOB", "WAITING ON", "ERROR")
 	for _, s := range w.Steps {
 		job := "-"
-		if s.JobID != 0 {
+		switch {
+		case s.JobID != 0:
 			job = strconv.FormatInt(s.JobID, 10)
+		case s.Kind == runtime.StepForEach && s.StartedAt != nil:
+			job = fmt.Sprintf("%d items, %d failed, %d cancelled", s.Items, s.ItemsFailed, s.ItemsCancelled)
 		}
-		var waiting []string
-		if s.State == runtime.StepWaiting {
-			for _, a := range s.After {
-				if state[a] != runtime.StepCompleted {
-					waiting = append(waiting, a)
-				}
-			}
-		}
-		t.Row("  "+s.Name, string(s.State), orDash(strings.Join(s.After, ",")), job, orDash(strings.Join(waiting, ",")))
+		t.Row("  "+s.Name, string(s.Kind), string(s.State), orDash(strings.Join(s.After, ",")), job, orDash(s.WaitingOn), orDash(s.Error))
 	}
 	if err := t.Flush(); err != nil {
 		return err
@@ -253,6 +294,12 @@ func printWorkflow(cmd *cobra.Command, w *runtime.WorkflowInfo) error {
 		}
 		fmt.Fprintf(out, "result of %s (version %d):\n", s.Name, s.ResultVersion)
 		if err := cli.WriteJSON(out, s.Result); err != nil {
+			return err
+		}
+	}
+	for _, g := range w.Signals {
+		fmt.Fprintf(out, "signal %s (version %d) sent at %s:\n", g.Name, g.Version, g.SentAt.UTC().Format(time.RFC3339))
+		if err := cli.WriteJSON(out, g.Payload); err != nil {
 			return err
 		}
 	}

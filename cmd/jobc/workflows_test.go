@@ -77,13 +77,13 @@ func TestWorkflowsListAndShow(t *testing.T) {
 
 	out, errOut, code = jobc(t, "workflows", "show", d, "--database-url", url)
 	flat = space.ReplaceAllString(out, " ")
-	for _, want := range []string{"\nstate completed\n", "input (version 1):\n{\n  \"n\": 41\n}", " a completed - ", " b completed a ", "result of a (version 1):\n{\n  \"n\": 42\n}", "result of b (version 1):\n{\n  \"n\": 43\n}"} {
+	for _, want := range []string{"\nstate completed\n", "input (version 1):\n{\n  \"n\": 41\n}", " a job completed - ", " b job completed a ", "result of a (version 1):\n{\n  \"n\": 42\n}", "result of b (version 1):\n{\n  \"n\": 43\n}"} {
 		if code != 0 || !strings.Contains(flat, space.ReplaceAllString(want, " ")) {
 			t.Errorf("workflows show %s: exit %d; want %q\n%s%s", d, code, want, out, errOut)
 		}
 	}
 	out, _, _ = jobc(t, "workflows", "show", r, "--database-url", url)
-	if flat = space.ReplaceAllString(out, " "); !strings.Contains(flat, " b waiting a - a\n") || !strings.Contains(flat, " a running - ") {
+	if flat = space.ReplaceAllString(out, " "); !strings.Contains(flat, " b job waiting a - steps a -\n") || !strings.Contains(flat, " a job running - ") {
 		t.Errorf("workflows show %s: want b waiting on a, a running\n%s", r, out)
 	}
 	out, _, _ = jobc(t, "workflows", "show", d, "--json", "--database-url", url)
@@ -103,7 +103,18 @@ func TestWorkflowsListAndShow(t *testing.T) {
 	if _, errOut, code = jobc(t, "workflows", "cancel", d, "--database-url", url); code != 1 || !strings.Contains(errOut, "completed") {
 		t.Errorf("workflows cancel of a completed workflow: exit %d %s; want 1 naming its state", code, errOut)
 	}
-	for _, args := range [][]string{{"workflows", "show", "abc"}, {"workflows", "cancel", "-3"}, {"workflows", "list", "--state", "nope"}, {"workflows", "list", "--limit", "0"}} {
+	// The cancelled workflow resumes: its cancelled steps wait and run again.
+	out, errOut, code = jobc(t, "workflows", "retry", r, "--database-url", url)
+	if code != 0 || out != "workflow "+r+" runs again from the steps that did not complete\n" {
+		t.Errorf("workflows retry %s: exit %d %q%s", r, code, out, errOut)
+	}
+	if out, _, _ = jobc(t, "workflows", "show", r, "--database-url", url); !strings.Contains(space.ReplaceAllString(out, " "), "\nstate running\n") {
+		t.Errorf("workflows show %s after the retry: want it running\n%s", r, out)
+	}
+	if _, errOut, code = jobc(t, "workflows", "retry", d, "--database-url", url); code != 1 || !strings.Contains(errOut, "it is completed") {
+		t.Errorf("workflows retry of a completed workflow: exit %d %s; want 1 naming its state", code, errOut)
+	}
+	for _, args := range [][]string{{"workflows", "show", "abc"}, {"workflows", "cancel", "-3"}, {"workflows", "retry", "x"}, {"workflows", "list", "--state", "nope"}, {"workflows", "list", "--limit", "0"}} {
 		if _, errOut, code := jobc(t, append(args, "--database-url", url)...); code != 2 {
 			t.Errorf("%v: exit %d, want 2 (a usage error)\n%s", args, code, errOut)
 		}

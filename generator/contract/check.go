@@ -70,6 +70,11 @@ func namesFor(k spec.Contract, n int) upcastNames {
 		e := names.ForEvent(k.Name)
 		return upcastNames{Func: e.Upcast(n), From: e.Version(n - 1), To: e.Version(n)}
 	}
+	if k.IsSignal() {
+		wf, sig := k.WorkflowSignal()
+		g := names.ForWorkflow(wf).Signal(sig)
+		return upcastNames{Func: g.Upcast(n), From: g.Version(n - 1), To: g.Version(n)}
+	}
 	if k.IsWorkflow() {
 		w := names.ForWorkflow(k.Name)
 		return upcastNames{Func: w.Upcast(n), From: w.Version(n - 1), To: w.Version(n)}

@@ -314,7 +314,8 @@ func eventCheckers(events, workflows bool) string {
 		out += "\tfor _, et := range jobs.EventTypes() {\n\t\ttypes[\"events.\"+et.Name] = et.CheckUpcast\n\t}\n"
 	}
 	if workflows {
-		out += "\tfor _, wt := range jobs.WorkflowTypes() {\n\t\ttypes[\"workflows.\"+wt.Name] = wt.CheckUpcast\n\t}\n"
+		out += "\tfor _, wt := range jobs.WorkflowTypes() {\n\t\ttypes[\"workflows.\"+wt.Name] = wt.CheckUpcast\n" +
+			"\t\tfor _, g := range wt.Signals {\n\t\t\ttypes[\"workflows.\"+wt.Name+\".signals.\"+g.Name] = g.CheckUpcast\n\t\t}\n\t}\n"
 	}
 	return out
 }

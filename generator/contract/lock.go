@@ -42,6 +42,9 @@ type LockFile struct {
 	// Workflows holds the workflows' input contracts, by name, in the same form;
 	// absent when there are none.
 	Workflows map[string]*LockedJob `json:"workflows,omitempty"`
+	// Signals holds the workflows' signal contracts, by <workflow>.<signal>, in the
+	// same form; absent when there are none.
+	Signals map[string]*LockedJob `json:"signals,omitempty"`
 	// Source names the baseline in messages: LockName, or the git revision it was
 	// built from.
 	Source string `json:"-"`
@@ -118,6 +121,11 @@ func (l *LockFile) section(name string) map[string]*LockedJob {
 			l.Workflows = map[string]*LockedJob{}
 		}
 		return l.Workflows
+	case "signals":
+		if l.Signals == nil {
+			l.Signals = map[string]*LockedJob{}
+		}
+		return l.Signals
 	}
 	return l.Jobs
 }
@@ -218,8 +226,8 @@ func ParseLock(name string, b []byte) (*LockFile, error) {
 		bad(spec.Pos{File: name, Line: 1, Col: 1}, "jobc_lock", "unsupported lock format %d: this jobc reads format %d", l.Format, lockFormat)
 		return nil, ds
 	}
-	for _, sec := range []string{"jobs", "events", "results", "workflows"} {
-		contracts := map[string]map[string]*LockedJob{"jobs": l.Jobs, "events": l.Events, "results": l.Results, "workflows": l.Workflows}[sec]
+	for _, sec := range []string{"jobs", "events", "results", "workflows", "signals"} {
+		contracts := map[string]map[string]*LockedJob{"jobs": l.Jobs, "events": l.Events, "results": l.Results, "workflows": l.Workflows, "signals": l.Signals}[sec]
 		for _, kind := range sortedKeys(contracts) {
 			checkLocked(bad, name, sec+"."+kind, contracts[kind])
 		}
@@ -295,7 +303,7 @@ func offsetPos(name string, b []byte, err error) spec.Pos {
 // YAML parser gives positions; when it cannot, everything is at the file's start.
 func locateLock(name string, b []byte, l *LockFile) {
 	start := spec.Pos{File: name, Line: 1, Col: 1}
-	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events, l.Results, l.Workflows} {
+	for _, contracts := range []map[string]*LockedJob{l.Jobs, l.Events, l.Results, l.Workflows, l.Signals} {
 		for _, lj := range contracts {
 			if lj == nil {
 				continue
@@ -314,6 +322,7 @@ func locateLock(name string, b []byte, l *LockFile) {
 	locateSection(name, member(doc.Content[0], "events"), l.Events)
 	locateSection(name, member(doc.Content[0], "results"), l.Results)
 	locateSection(name, member(doc.Content[0], "workflows"), l.Workflows)
+	locateSection(name, member(doc.Content[0], "signals"), l.Signals)
 }
 
 // locateSection records the positions of one section's contracts.

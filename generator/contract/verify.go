@@ -100,6 +100,14 @@ func verifyBaseline(c *collector, p *spec.Project, base *LockFile) {
 			compareVersions(c, base, name, base.Workflows[name], w.Contract())
 		}
 	}
+	// So is a signal's, by wait steps' maps; a signal removed from the spec is sent
+	// no more.
+	for _, name := range sortedKeys(base.Signals) {
+		wf, sig, _ := strings.Cut(name, ".")
+		if w := workflows[wf]; w != nil && w.Signal(sig) != nil {
+			compareVersions(c, base, name, base.Signals[name], w.SignalContract(w.Signal(sig)))
+		}
+	}
 	for _, kind := range sortedKeys(base.Results) {
 		lr := base.Results[kind]
 		j := jobs[kind]
@@ -124,8 +132,8 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 	for _, lv := range lj.Versions {
 		v := j.Payload.Version(lv.Version)
 		if v == nil {
-			if j.IsWorkflow() {
-				continue // nothing decodes a started workflow's input again
+			if j.IsWorkflow() || j.IsSignal() {
+				continue // nothing decodes a started workflow's input or a kept signal again
 			}
 			if j.IsResult() {
 				c.notef(j.Name, j.Payload.Pos, j.At()+".versions", RuleVersionRetired,
@@ -149,6 +157,10 @@ func compareVersions(c *collector, base *LockFile, kind string, lj *LockedJob, j
 		pos, path := Pointer(v.Schema, firstDifference(old, canon))
 		var msg string
 		switch {
+		case j.IsSignal():
+			wf, sig := j.WorkflowSignal()
+			msg = fmt.Sprintf("released version %d of signal %s of workflow %s changed since %s: running workflows keep signals sent with it and their steps' maps read them, so restore it and make the change in a new version (jobc check shows the diff)",
+				lv.Version, sig, wf, base.Source)
 		case j.IsWorkflow():
 			msg = fmt.Sprintf("released version %d of the input of workflow %s changed since %s: running workflows were started with it and their steps' maps read it, so restore it and make the change in a new version (jobc check shows the diff)",
 				lv.Version, kind, base.Source)

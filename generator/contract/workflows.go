@@ -1,6 +1,7 @@
 package contract
 
 import (
+	"fmt"
 	"strings"
 
 	"github.com/jobc-dev/jobc/generator/internal/compat"
@@ -8,36 +9,20 @@ import (
 )
 
 // StepModel is the schema of the job payloads a workflow step's map builds: a closed
-// object of the mapped fields, under the job's names, each with the schema of its
-// source (in the input's write version, or in the write version of the result of the
-// step it reads), required where every field along the source's path is required.
-// false when a source cannot be resolved (spec.Load reports it).
+// object of the mapped fields, under the job's names, each with the schema of what
+// its source reads (spec.Workflow.Resolve), required where the source always has a
+// value. false when a source cannot be resolved (spec.Load reports it).
 func StepModel(p *spec.Project, w *spec.Workflow, s *spec.WorkflowStep) (any, bool) {
 	props := map[string]any{}
 	var req []any
 	for _, m := range s.Map {
-		root, path, ok := m.Source()
-		if !ok {
+		r := w.Resolve(p, s, m.From, true)
+		if r.Schema == nil {
 			return nil, false
 		}
-		var from *spec.Version
-		if root == "input" {
-			from = w.Input.Version(w.Input.WriteVersion)
-		} else if st := w.Step(root); st != nil {
-			if j := p.Job(st.Job); j != nil && j.Result != nil {
-				from = j.Result.Version(j.Result.WriteVersion)
-			}
-		}
-		if from == nil || from.Schema == nil {
-			return nil, false
-		}
-		rootSchema, _ := from.Schema.Value().(map[string]any)
-		schema, required, found := spec.SchemaAt(from.Schema, path)
-		if !found {
-			return nil, false
-		}
-		props[m.To] = inlineRefs(copyJSON(schema), rootSchema, 0)
-		if required {
+		root, _ := r.Root.(map[string]any)
+		props[m.To] = inlineRefs(copyJSON(r.Schema), root, 0)
+		if r.Required {
 			req = append(req, m.To)
 		}
 	}
@@ -80,30 +65,42 @@ func inlineRefs(v any, root map[string]any, depth int) any {
 	return v
 }
 
-// checkWorkflows checks that each step's job accepts the payload its step builds:
-// the input as it is, for a step without a map, else what the map makes of the
-// input and the earlier steps' results.
+// checkWorkflows checks that each job step's job accepts the payload its step
+// builds: the input as it is (or, of a for_each step, each item of its list), for a
+// step without a map, else what the map makes of what its sources read.
 func checkWorkflows(c *collector, p *spec.Project) {
 	for _, w := range p.Workflows {
 		in := w.Input.Version(w.Input.WriteVersion)
 		for _, s := range w.Steps {
 			j := p.Job(s.Job)
 			if j == nil {
-				continue // reported by spec.Load
+				continue // a sleep or a wait, or reported by spec.Load
 			}
 			jw := j.Payload.Version(j.Payload.WriteVersion)
 			if jw == nil || jw.Schema == nil || in == nil || in.Schema == nil {
 				continue
 			}
-			path := "workflows." + w.Name + ".steps." + s.Name
+			path, mapPath := "workflows."+w.Name+".steps."+s.Name, ".map"
+			if w.Batch != nil {
+				path, mapPath = "workflows."+w.Name+".batch."+map[string]string{spec.BatchEach: "job", spec.BatchThen: "then"}[s.Name], ""
+			}
 			if s.Map == nil {
-				reasons := compat.Check(in.Schema.Value(), jw.Schema.Value())
+				given, what := in.Schema.Value(), fmt.Sprintf("the workflow's input as its payload, but version %d of %s rejects some version %d inputs", jw.Number, j.Kind, in.Number)
+				if s.ForEach != "" {
+					r := w.Resolve(p, s, "item", true)
+					if r.Schema == nil {
+						continue
+					}
+					root, _ := r.Root.(map[string]any)
+					given = inlineRefs(copyJSON(r.Schema), root, 0)
+					what = fmt.Sprintf("each item of %s as its payload, but version %d of %s rejects some of them", s.ForEach, jw.Number, j.Kind)
+				}
+				reasons := compat.Check(given, jw.Schema.Value())
 				if len(reasons) == 0 {
 					continue
 				}
 				c.errorf(w.Name, s.Pos, path, RuleStepIncompatible,
-					"step %s gives job %s the workflow's input as its payload, but version %d of %s rejects some version %d inputs (%s): map the fields it needs",
-					s.Name, j.Kind, jw.Number, j.Kind, in.Number, ruleList(reasons))
+					"step %s gives job %s %s (%s): map the fields it needs", s.Name, j.Kind, what, ruleList(reasons))
 				explain(c, w.Name, jw.Schema, reasons)
 				continue
 			}
@@ -115,7 +112,7 @@ func checkWorkflows(c *collector, p *spec.Project) {
 			if len(reasons) == 0 {
 				continue
 			}
-			c.errorf(w.Name, s.Pos, path+".map", RuleStepIncompatible,
+			c.errorf(w.Name, s.Pos, path+mapPath, RuleStepIncompatible,
 				"the map of step %s does not make a valid version %d %s payload of every input and result (%s)",
 				s.Name, jw.Number, j.Kind, ruleList(reasons))
 			explain(c, w.Name, jw.Schema, reasons)

@@ -2,6 +2,7 @@ package spec
 
 import (
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -47,8 +48,19 @@ type Contract struct {
 	Aliases []string // former kinds (job payloads only)
 	// Key is the spec key that holds the versions: "payload" (also when empty),
 	// "result" (a job's result contract, which handlers write and readers of the
-	// job's result decode) or "input" (a workflow's).
+	// job's result decode), "input" (a workflow's) or "signal" (a workflow's signal,
+	// Name being <workflow>.<signal>).
 	Key string
+}
+
+// IsSignal reports whether the contract is a workflow's signal.
+func (c Contract) IsSignal() bool { return c.Key == "signal" }
+
+// WorkflowSignal splits the name of a signal's contract into the workflow's and the
+// signal's.
+func (c Contract) WorkflowSignal() (workflow, signal string) {
+	workflow, signal, _ = strings.Cut(c.Name, ".")
+	return workflow, signal
 }
 
 // IsResult reports whether the contract is a job's result contract.
@@ -60,6 +72,10 @@ func (c Contract) Path() string {
 	if c.IsResult() {
 		return c.Section + "." + c.Name + ".result"
 	}
+	if c.IsSignal() {
+		w, g := c.WorkflowSignal()
+		return c.Section + "." + w + ".signals." + g
+	}
 	return c.Section + "." + c.Name
 }
 
@@ -68,7 +84,7 @@ func (c Contract) Path() string {
 // workflows.fulfil_order.input.
 func (c Contract) At() string {
 	switch c.Key {
-	case "result":
+	case "result", "signal":
 		return c.Path()
 	case "":
 		return c.Path() + ".payload"
@@ -77,23 +93,26 @@ func (c Contract) At() string {
 }
 
 // LockSection is the section of the lock file that records the contract: jobs,
-// events, results or workflows.
+// events, results, workflows or signals.
 func (c Contract) LockSection() string {
 	if c.IsResult() {
 		return "results"
+	}
+	if c.IsSignal() {
+		return "signals"
 	}
 	return c.Section
 }
 
 // IsWorkflow reports whether the contract is a workflow's input.
-func (c Contract) IsWorkflow() bool { return c.Section == "workflows" }
+func (c Contract) IsWorkflow() bool { return c.Key == "input" }
 
 // IsEvent reports whether the contract is an event's.
 func (c Contract) IsEvent() bool { return c.Section == "events" }
 
 // Contracts returns the payload contracts of every job, by kind, each followed by its
 // result contract if it has one, then those of every event, by name, then the input
-// contracts of every workflow, by name.
+// contracts of every workflow, by name, each followed by its signals' contracts.
 func (p *Project) Contracts() []Contract {
 	out := make([]Contract, 0, len(p.Jobs)+len(p.Events))
 	for _, j := range p.Jobs {
@@ -107,6 +126,9 @@ func (p *Project) Contracts() []Contract {
 	}
 	for _, w := range p.Workflows {
 		out = append(out, w.Contract())
+		for _, g := range w.Signals {
+			out = append(out, w.SignalContract(g))
+		}
 	}
 	return out
 }

@@ -60,3 +60,49 @@ func (n Workflow) Idents(versions []Version) []Ident {
 	}
 	return ids
 }
+
+// Signal derives the identifiers of one signal of the workflow.
+func (n Workflow) Signal(name string) Signal {
+	return Signal{Workflow: n, Base: n.Base + gotype.GoName(name)}
+}
+
+// Signal derives the identifiers of a workflow's signal from its base name, the
+// workflow's and the signal's Go names (fulfil_order, payment_confirmed →
+// FulfilOrderPaymentConfirmed).
+type Signal struct {
+	Workflow Workflow
+	Base     string
+}
+
+// Payload is the alias of the newest version: FulfilOrderPaymentConfirmed.
+func (n Signal) Payload() string { return n.Base }
+
+// Version is the struct of version v: FulfilOrderPaymentConfirmedV1. Send takes the
+// write version's.
+func (n Signal) Version(v int) string { return versionStruct(n.Base, v) }
+
+// Upcast is the hand-written function that upcasts version v-1 signals into version
+// v: UpcastFulfilOrderPaymentConfirmedV1ToV2.
+func (n Signal) Upcast(v int) string { return upcastFunc(n.Base, v) }
+
+// Send sends the signal: SignalFulfilOrderPaymentConfirmed.
+func (n Signal) Send() string { return "Signal" + n.Base }
+
+// Idents lists every package-level identifier the signal declares, or makes the
+// package declare (a hand-written upcast), given its versions.
+func (n Signal) Idents(versions []Version) []Ident {
+	ids := []Ident{
+		{Name: n.Payload(), What: "the newest signal's alias"},
+		{Name: n.Send(), What: "the Signal function"},
+	}
+	for _, v := range versions {
+		num := strconv.Itoa(v.Number)
+		root := n.Version(v.Number)
+		ids = append(ids, Ident{Name: root, What: "the version " + num + " signal struct"})
+		if v.HandWritten {
+			ids = append(ids, Ident{Name: n.Upcast(v.Number), What: "the hand-written upcast into signal version " + num, HandWritten: true})
+		}
+		ids = append(ids, payloadIdents(v, root, num, "signal")...)
+	}
+	return ids
+}

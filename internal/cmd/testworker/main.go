@@ -1,7 +1,7 @@
 // Command testworker is a jobc worker process for the process-level tests in
 // internal/chaostest. It serves chaos_job (see package chaosjob), whose handler
 // records every execution in the tables handled (at its start) and handled_done (when
-// it succeeds), and chaos_step, the job of the workflow steps (chaosjob.Diamond),
+// it succeeds), and chaos_step, the job of the workflow steps (chaosjob.Order),
 // recorded the same way; the tests create those tables.
 //
 //	DATABASE_URL=... testworker -id w1 -concurrency 4 -lease 2s

@@ -203,6 +203,7 @@ type JobcJob struct {
 	FlowKey           *string
 	WorkflowID        *int64
 	WorkflowStep      *string
+	WorkflowItem      *int32
 }
 
 type JobcJobsAll struct {
@@ -246,6 +247,7 @@ type JobcJobsFinished struct {
 	FlowKey        *string
 	WorkflowID     *int64
 	WorkflowStep   *string
+	WorkflowItem   *int32
 	LastError      *string
 	LastErrorClass *string
 	ResultVersion  *int32
@@ -336,16 +338,42 @@ type JobcWorkflow struct {
 	FinishedAt   *time.Time
 }
 
-type JobcWorkflowStep struct {
+type JobcWorkflowItem struct {
 	WorkflowID    int64
 	Step          string
-	After         []string
-	DepsLeft      int32
+	Item          int32
 	State         JobcStepState
-	JobID         *int64
+	JobID         int64
 	ResultVersion *int32
 	Result        []byte
-	Definition    []byte
-	StartedAt     *time.Time
 	FinishedAt    *time.Time
+}
+
+type JobcWorkflowSignal struct {
+	ID         int64
+	WorkflowID int64
+	Name       string
+	Version    int32
+	Payload    []byte
+	CreatedAt  time.Time
+}
+
+type JobcWorkflowStep struct {
+	WorkflowID     int64
+	Step           string
+	After          []string
+	DepsLeft       int32
+	State          JobcStepState
+	JobID          *int64
+	ResultVersion  *int32
+	Result         []byte
+	Definition     []byte
+	Items          *int32
+	ItemsLeft      *int32
+	ItemsFailed    *int32
+	ItemsCancelled *int32
+	WakeAt         *time.Time
+	Error          *string
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
 }

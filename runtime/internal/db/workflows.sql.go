@@ -29,6 +29,19 @@ func (q *Queries) CancelWorkflow(ctx context.Context, id int64) (CancelWorkflowR
 	return i, err
 }
 
+const fireWorkflowTimers = `-- name: FireWorkflowTimers :one
+SELECT jobc_workflow_fire_timers($1::integer)::integer AS fired
+`
+
+// Ends up to max steps whose timers are due (jobc_workflow_fire_timers): sleeps that
+// are over, waits for a signal that timed out.
+func (q *Queries) FireWorkflowTimers(ctx context.Context, max int32) (int32, error) {
+	row := q.db.QueryRow(ctx, fireWorkflowTimers, max)
+	var fired int32
+	err := row.Scan(&fired)
+	return fired, err
+}
+
 const getWorkflow = `-- name: GetWorkflow :one
 SELECT id, name, definition, state, input_version, input, steps_left, failed_steps, created_at, finished_at
 FROM jobc_workflows WHERE id = $1
@@ -130,6 +143,59 @@ func (q *Queries) ListWorkflows(ctx context.Context, arg ListWorkflowsParams) ([
 	return items, nil
 }
 
+const retryWorkflow = `-- name: RetryWorkflow :one
+SELECT r.out_state::text AS state, r.out_retried::boolean AS retried
+FROM jobc_workflow_retry($1::bigint) r
+`
+
+type RetryWorkflowRow struct {
+	State   string
+	Retried bool
+}
+
+// Resumes a failed or cancelled workflow from its steps that did not complete
+// (jobc_workflow_retry): the state it is in after, and whether this call retried it;
+// no row for no such workflow.
+func (q *Queries) RetryWorkflow(ctx context.Context, id int64) (RetryWorkflowRow, error) {
+	row := q.db.QueryRow(ctx, retryWorkflow, id)
+	var i RetryWorkflowRow
+	err := row.Scan(&i.State, &i.Retried)
+	return i, err
+}
+
+const signalWorkflow = `-- name: SignalWorkflow :one
+SELECT s.out_state::text AS state, s.out_woken::integer AS woken
+FROM jobc_workflow_signal($1::bigint, $2::text, $3::integer,
+                          $4::jsonb) s
+`
+
+type SignalWorkflowParams struct {
+	ID      int64
+	Name    string
+	Version int32
+	Payload []byte
+}
+
+type SignalWorkflowRow struct {
+	State string
+	Woken int32
+}
+
+// Sends a signal to a running workflow (jobc_workflow_signal): the state it is in
+// after, and how many waiting steps the signal completed; no row for no such
+// workflow.
+func (q *Queries) SignalWorkflow(ctx context.Context, arg SignalWorkflowParams) (SignalWorkflowRow, error) {
+	row := q.db.QueryRow(ctx, signalWorkflow,
+		arg.ID,
+		arg.Name,
+		arg.Version,
+		arg.Payload,
+	)
+	var i SignalWorkflowRow
+	err := row.Scan(&i.State, &i.Woken)
+	return i, err
+}
+
 const startWorkflow = `-- name: StartWorkflow :one
 
 SELECT jobc_workflow_start($1::text, $2::jsonb,
@@ -158,20 +224,67 @@ func (q *Queries) StartWorkflow(ctx context.Context, arg StartWorkflowParams) (i
 	return id, err
 }
 
+const workflowSignals = `-- name: WorkflowSignals :many
+SELECT name, version, payload, created_at
+FROM jobc_workflow_signals WHERE workflow_id = $1
+ORDER BY id
+`
+
+type WorkflowSignalsRow struct {
+	Name      string
+	Version   int32
+	Payload   []byte
+	CreatedAt time.Time
+}
+
+// The signals a workflow was sent, in the order they came.
+func (q *Queries) WorkflowSignals(ctx context.Context, workflowID int64) ([]WorkflowSignalsRow, error) {
+	rows, err := q.db.Query(ctx, workflowSignals, workflowID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []WorkflowSignalsRow{}
+	for rows.Next() {
+		var i WorkflowSignalsRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Version,
+			&i.Payload,
+			&i.CreatedAt,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const workflowSteps = `-- name: WorkflowSteps :many
-SELECT step, after, state, job_id, result_version, result, started_at, finished_at
+SELECT step, after, state, job_id, result_version, result, definition, items, items_left, items_failed,
+       items_cancelled, wake_at, error, started_at, finished_at
 FROM jobc_workflow_steps WHERE workflow_id = $1
 `
 
 type WorkflowStepsRow struct {
-	Step          string
-	After         []string
-	State         JobcStepState
-	JobID         *int64
-	ResultVersion *int32
-	Result        []byte
-	StartedAt     *time.Time
-	FinishedAt    *time.Time
+	Step           string
+	After          []string
+	State          JobcStepState
+	JobID          *int64
+	ResultVersion  *int32
+	Result         []byte
+	Definition     []byte
+	Items          *int32
+	ItemsLeft      *int32
+	ItemsFailed    *int32
+	ItemsCancelled *int32
+	WakeAt         *time.Time
+	Error          *string
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
 }
 
 // A workflow's steps; GetWorkflow orders them as the definition declares them.
@@ -191,6 +304,13 @@ func (q *Queries) WorkflowSteps(ctx context.Context, workflowID int64) ([]Workfl
 			&i.JobID,
 			&i.ResultVersion,
 			&i.Result,
+			&i.Definition,
+			&i.Items,
+			&i.ItemsLeft,
+			&i.ItemsFailed,
+			&i.ItemsCancelled,
+			&i.WakeAt,
+			&i.Error,
 			&i.StartedAt,
 			&i.FinishedAt,
 		); err != nil {

@@ -13,7 +13,8 @@ type SchedulerConfig struct {
 }
 
 // Scheduler makes due scheduled jobs (delayed jobs and retries) available, waking the
-// queues that got work (PromoteScheduled, through jobc_wake).
+// queues that got work (PromoteScheduled, through jobc_wake), and fires workflows'
+// due timers (FireWorkflowTimers): every worker runs it, with no leader.
 type Scheduler struct {
 	cfg SchedulerConfig
 	q   *db.Queries
@@ -23,6 +24,7 @@ type Scheduler struct {
 type SchedulerResult struct {
 	Promoted int64            // jobs made available
 	ByQueue  map[string]int64 // of those, per queue
+	Timers   int64            // workflow steps whose due timers ended them
 }
 
 // NewScheduler returns a scheduler that works through q.
@@ -33,9 +35,20 @@ func NewScheduler(q *db.Queries, cfg SchedulerConfig) *Scheduler {
 	return &Scheduler{cfg: cfg, q: q}
 }
 
-// RunOnce promotes every job due now, a batch per statement.
+// RunOnce promotes every job due now, and fires the workflow timers due now, a batch
+// per statement.
 func (s *Scheduler) RunOnce(ctx context.Context) (SchedulerResult, error) {
 	res := SchedulerResult{ByQueue: map[string]int64{}}
+	for {
+		n, err := s.q.FireWorkflowTimers(ctx, int32(s.cfg.BatchSize))
+		if err != nil {
+			return res, fmt.Errorf("fire workflow timers: %w", err)
+		}
+		res.Timers += int64(n)
+		if int(n) < s.cfg.BatchSize {
+			break
+		}
+	}
 	for {
 		rows, err := s.q.PromoteScheduled(ctx, int32(s.cfg.BatchSize))
 		if err != nil {

@@ -59,8 +59,8 @@ var fulfilOrderWorkflow = runtime.MustWorkflowType(runtime.WorkflowType{
 		},
 		{
 			Name:  "charge",
-			Job:   chargeCardType,
 			After: []string{"reserve"},
+			Job:   chargeCardType,
 			Map: map[string]string{
 				"order_id":     "input.order_id",
 				"amount_cents": "reserve.result.total_cents",
@@ -68,13 +68,13 @@ var fulfilOrderWorkflow = runtime.MustWorkflowType(runtime.WorkflowType{
 		},
 		{
 			Name:  "confirm",
-			Job:   sendConfirmationType,
 			After: []string{"reserve"},
+			Job:   sendConfirmationType,
 		},
 		{
 			Name:  "ship",
-			Job:   shipOrderType,
 			After: []string{"charge", "confirm"},
+			Job:   shipOrderType,
 			Map: map[string]string{
 				"order_id":  "input.order_id",
 				"charge_id": "charge.result.charge_id",

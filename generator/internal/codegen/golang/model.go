@@ -4,6 +4,7 @@ package golang
 
 import (
 	"path/filepath"
+	"slices"
 	"sort"
 
 	"github.com/jobc-dev/jobc/generator/internal/gotype"
@@ -46,12 +47,28 @@ type Workflow struct {
 	Spec     *spec.Workflow
 	Names    names.Workflow // every identifier of the workflow derives from it
 	Versions []Version      // of its input, ascending
-	// Steps are the names of the steps' jobs, in the steps' order.
-	Steps []names.Job
+	// Steps are the names of the steps' jobs, in the steps' order (the zero Job
+	// for a sleep or a wait).
+	Steps   []names.Job
+	Signals []Signal
 }
 
-// Imports lists the import paths the input types of every version refer to.
-func (w Workflow) Imports() []string { return imports(w.Versions) }
+// Signal is one signal of a workflow, ready to emit.
+type Signal struct {
+	Spec     *spec.WorkflowSignal
+	Names    names.Signal
+	Versions []Version // ascending
+}
+
+// Imports lists the import paths the input and signal types of every version refer
+// to.
+func (w Workflow) Imports() []string {
+	all := slices.Clone(w.Versions)
+	for _, g := range w.Signals {
+		all = append(all, g.Versions...)
+	}
+	return imports(all)
+}
 
 // Subscriber is a job an event creates, ready to emit.
 type Subscriber struct {

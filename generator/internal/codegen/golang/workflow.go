@@ -57,6 +57,10 @@ func WorkflowFile(pkg string, w Workflow) ([]byte, error) {
 		Return(Qual(rt, "StartWorkflow").Call(Id("ctx"), Id("db"), Id(n.TypeVar()), Id("in"))),
 	))
 
+	for _, g := range w.Signals {
+		signalDecls(f, w, g)
+	}
+
 	writeDoc(f, fmt.Sprintf("%s reads %s workflow id through db: its state and each step's state, job and result.",
 		n.Get(), s.Name))
 	f.Add(signature(n.Get(), []Code{
@@ -69,6 +73,47 @@ func WorkflowFile(pkg string, w Workflow) ([]byte, error) {
 	return render(f)
 }
 
+// signalDecls renders a signal's versions, its alias and Signal<Workflow><Signal>.
+func signalDecls(f *File, w Workflow, g Signal) {
+	s, n := g.Spec, g.Names
+	newest := g.Versions[len(g.Versions)-1]
+	write := g.Versions[0]
+	for _, v := range g.Versions {
+		if v.Spec.Number == s.Payload.WriteVersion {
+			write = v
+		}
+	}
+	for _, v := range g.Versions {
+		decls(f, v.Declared, fmt.Sprintf("%s is version %d of signal %s of the %s workflow.", n.Version(v.Spec.Number), v.Spec.Number, s.Name, w.Spec.Name), filledPayload)
+	}
+	f.Commentf("%s is the newest %s signal (version %d).", n.Payload(), s.Name, newest.Spec.Number)
+	f.Type().Id(n.Payload()).Op("=").Id(newest.Payload.Root)
+
+	var waits []string
+	for _, st := range w.Spec.Steps {
+		if st.Wait != nil && st.Wait.Signal == s.Name {
+			waits = append(waits, st.Name)
+		}
+	}
+	doc := fmt.Sprintf("%s sends signal %s to %s workflow id through db, checked against version %d of its schema (an "+
+		"invalid one returns a *runtime.PayloadError and sends nothing). It is kept with the workflow: ", n.Send(), s.Name, w.Spec.Name, write.Spec.Number)
+	if len(waits) > 0 {
+		doc += fmt.Sprintf("step %s, waiting for it now or later, completes with it as its result. ", strings.Join(waits, ", "))
+	} else {
+		doc += "no step waits for it. "
+	}
+	doc += "A workflow that has ended returns an error wrapping runtime.ErrWorkflowEnded."
+	writeDoc(f, doc)
+	f.Add(signature(n.Send(), []Code{
+		Id("ctx").Qual("context", "Context"),
+		Id("db").Qual(rt, "DBTX"),
+		Id("id").Qual(rt, "WorkflowID"),
+		Id("signal").Id(write.Payload.Root),
+	}, Error()).Block(
+		Return(Qual(rt, "SignalWorkflow").Call(Id("ctx"), Id("db"), Id(w.Names.TypeVar()), Id("id"), Lit(s.Name), Id("signal"))),
+	))
+}
+
 func workflowTypeFields(w Workflow) []Code {
 	s := w.Spec
 	fs := []Code{
@@ -76,17 +121,46 @@ func workflowTypeFields(w Workflow) []Code {
 		kv("InputWriteVersion", Lit(s.Input.WriteVersion)),
 		kv("InputVersions", versionsLit(w.Versions, w.Names.Upcast)),
 	}
+	if len(w.Signals) > 0 {
+		var sigs []Code
+		for _, g := range w.Signals {
+			sigs = append(sigs, ordered(
+				kv("Name", Lit(g.Spec.Name)),
+				kv("WriteVersion", Lit(g.Spec.Payload.WriteVersion)),
+				kv("Versions", versionsLit(g.Versions, g.Names.Upcast)),
+			))
+		}
+		fs = append(fs, kv("Signals", Index().Qual(rt, "Signal").Add(ordered(sigs...))))
+	}
 	if s.OnFailure == "continue" {
 		fs = append(fs, kv("OnFailure", Qual(rt, "OnFailureContinue")))
 	}
 	var steps []Code
 	for i, st := range s.Steps {
-		sf := []Code{kv("Name", Lit(st.Name)), kv("Job", Id(w.Steps[i].TypeVar()))}
+		sf := []Code{kv("Name", Lit(st.Name))}
 		if len(st.After) > 0 {
 			sf = append(sf, kv("After", stringSlice(st.After)))
 		}
-		if st.Map != nil {
-			sf = append(sf, kv("Map", stepMap(st.Map)))
+		switch st.Kind() {
+		case "sleep":
+			sf = append(sf, kv("Sleep", duration(st.Sleep)))
+		case "wait":
+			wf := []Code{kv("Signal", Lit(st.Wait.Signal))}
+			if st.Wait.Timeout > 0 {
+				wf = append(wf, kv("Timeout", duration(st.Wait.Timeout)))
+			}
+			sf = append(sf, kv("Wait", Op("&").Qual(rt, "Wait").Values(wf...)))
+		default:
+			sf = append(sf, kv("Job", Id(w.Steps[i].TypeVar())))
+			if st.ForEach != "" {
+				sf = append(sf, kv("ForEach", Lit(st.ForEach)))
+			}
+			if st.OnItemFailure == "continue" {
+				sf = append(sf, kv("OnItemFailure", Qual(rt, "OnItemFailureContinue")))
+			}
+			if st.Map != nil {
+				sf = append(sf, kv("Map", stepMap(st.Map)))
+			}
 		}
 		steps = append(steps, ordered(sf...))
 	}

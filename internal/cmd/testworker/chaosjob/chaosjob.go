@@ -128,17 +128,39 @@ func NewStepType(queue string) (*runtime.JobType, error) {
 	return jt, nil
 }
 
-// Diamond is the workflow of the process-level workflow tests: step a, then b and c
-// side by side, then d, each a chaos_step of the input's n (b and c take it from a's
-// result, d from b's) that works for the input's sleep_ms.
-func Diamond(step *runtime.JobType) (*runtime.WorkflowType, error) {
+// OrderInput is the input of Order: a chaos_step payload and the items of its
+// for_each step.
+type OrderInput struct {
+	N       int64   `json:"n"`
+	SleepMS int64   `json:"sleep_ms,omitempty"`
+	Items   []int64 `json:"items"`
+}
+
+// PaidSignal is the signal Order's wait step waits for.
+type PaidSignal struct {
+	N int64 `json:"n"`
+}
+
+const orderInputV1 = `{"type":"object","additionalProperties":false,"required":["n","items"],` +
+	`"properties":{"n":{"type":"integer"},"sleep_ms":{"type":"integer","minimum":0},"items":{"type":"array","items":{"type":"integer"}}}}`
+
+// Order is the fulfil_order-shaped workflow of the process-level workflow tests: step
+// a, then b (once signal paid has come: step pay) and c side by side, then a job per
+// item (pack) after c, then d after b and pack: a diamond with a wait and a fan-out
+// and fan-in. Each job is a chaos_step of the input's n (b takes it from the signal,
+// c and d from a's and b's results; each item's from the item) that works for the
+// input's sleep_ms.
+func Order(step *runtime.JobType) (*runtime.WorkflowType, error) {
 	return runtime.NewWorkflowType(runtime.WorkflowType{
-		Name: "chaos_diamond", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: stepSchemaV1}},
+		Name: "chaos_order", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: orderInputV1}},
+		Signals: []runtime.Signal{{Name: "paid", WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: stepResultV1}}}},
 		Steps: []runtime.Step{
 			{Name: "a", Job: step, Map: map[string]string{"n": "input.n", "sleep_ms": "input.sleep_ms"}},
-			{Name: "b", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n", "sleep_ms": "input.sleep_ms"}},
+			{Name: "pay", After: []string{"a"}, Wait: &runtime.Wait{Signal: "paid", Timeout: time.Hour}},
+			{Name: "b", Job: step, After: []string{"pay"}, Map: map[string]string{"n": "pay.result.n", "sleep_ms": "input.sleep_ms"}},
 			{Name: "c", Job: step, After: []string{"a"}, Map: map[string]string{"n": "a.result.n", "sleep_ms": "input.sleep_ms"}},
-			{Name: "d", Job: step, After: []string{"b", "c"}, Map: map[string]string{"n": "b.result.n", "sleep_ms": "input.sleep_ms"}},
+			{Name: "pack", Job: step, After: []string{"c"}, ForEach: "input.items", Map: map[string]string{"n": "item", "sleep_ms": "input.sleep_ms"}},
+			{Name: "d", Job: step, After: []string{"b", "pack"}, Map: map[string]string{"n": "b.result.n", "sleep_ms": "input.sleep_ms"}},
 		},
 	})
 }
