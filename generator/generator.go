@@ -28,6 +28,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/internal/gotype"
 	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
+	"github.com/jobc-dev/jobc/runtime"
 )
 
 // File is one generated file.
@@ -134,14 +135,14 @@ func GenerateWith(ctx context.Context, dir string, o Options) (*Result, error) {
 		res.Files = append(res.Files, f)
 	}
 	if p.Producers.SQL != "" {
-		f, err := sqlProducers(p, jobs)
+		f, err := sqlProducers(p, jobs, workflows)
 		if err != nil {
 			return nil, err
 		}
 		res.Files = append(res.Files, f)
 	}
 	if p.Producers.TypeScript != "" {
-		f, err := typescriptFile(p, jobs)
+		f, err := typescriptFile(p, jobs, workflows)
 		if err != nil {
 			return nil, err
 		}
@@ -174,21 +175,94 @@ func testFile(p *spec.Project, jobs []golang.Job) (File, bool, error) {
 }
 
 // sqlProducers renders the SQL producers file (producers.sql in the spec).
-func sqlProducers(p *spec.Project, jobs []golang.Job) (File, error) {
+func sqlProducers(p *spec.Project, jobs []golang.Job, workflows []golang.Workflow) (File, error) {
 	in := make([]sql.Job, len(jobs))
 	for i, j := range jobs {
-		in[i] = sql.Job{Spec: j.Spec}
-		for _, v := range j.Versions {
-			if v.Spec.Number == j.Spec.Payload.WriteVersion {
-				in[i].Schema = v.Schema
-			}
-		}
+		in[i] = sql.Job{Spec: j.Spec, Schema: writeSchema(j.Versions, j.Spec.Payload.WriteVersion)}
 	}
-	b, diags := sql.File(p, in)
+	var wfs []sql.Workflow
+	for _, w := range workflows {
+		def, err := workflowDefinition(jobs, w)
+		if err != nil {
+			return File{}, err
+		}
+		sw := sql.Workflow{Spec: w.Spec, Definition: def, Input: writeSchema(w.Versions, w.Spec.Input.WriteVersion), Signals: map[string]string{}}
+		for _, g := range w.Signals {
+			sw.Signals[g.Spec.Name] = writeSchema(g.Versions, g.Spec.Payload.WriteVersion)
+		}
+		wfs = append(wfs, sw)
+	}
+	b, diags := sql.File(p, in, wfs)
 	if len(diags) > 0 {
 		return File{}, diags.Sorted()
 	}
 	return File{Path: filepath.FromSlash(p.Producers.SQL), Content: b}, nil
+}
+
+// writeSchema is the canonical schema of version write of versions.
+func writeSchema(versions []golang.Version, write int) string {
+	for _, v := range versions {
+		if v.Spec.Number == write {
+			return v.Schema
+		}
+	}
+	return ""
+}
+
+// workflowDefinition is the definition Go's StartWorkflow records for w, made by the
+// runtime itself (runtime.WorkflowType.Definition) from the write versions of the
+// input, the signals and the steps' jobs and results, so that a workflow the SQL
+// producers start runs exactly as one Go starts.
+func workflowDefinition(jobs []golang.Job, w golang.Workflow) ([]byte, error) {
+	fail := func(err error) ([]byte, error) {
+		return nil, fmt.Errorf("jobc: the definition of workflow %s: %w", w.Spec.Name, err)
+	}
+	types := map[string]*runtime.JobType{}
+	for _, j := range jobs {
+		t := runtime.JobType{Kind: j.Spec.Kind, Queue: j.Spec.Queue, Priority: j.Spec.Priority, MaxAttempts: j.Spec.MaxAttempts,
+			WriteVersion: j.Spec.Payload.WriteVersion,
+			Versions:     []runtime.Version{{Number: j.Spec.Payload.WriteVersion, Schema: writeSchema(j.Versions, j.Spec.Payload.WriteVersion)}}}
+		if r := j.Spec.Result; r != nil {
+			t.ResultWriteVersion = r.WriteVersion
+			t.ResultVersions = []runtime.Version{{Number: r.WriteVersion, Schema: writeSchema(j.Result, r.WriteVersion)}}
+		}
+		jt, err := runtime.NewJobType(t)
+		if err != nil {
+			return fail(err)
+		}
+		types[j.Spec.Kind] = jt
+	}
+	t := runtime.WorkflowType{Name: w.Spec.Name, InputWriteVersion: w.Spec.Input.WriteVersion,
+		InputVersions: []runtime.Version{{Number: w.Spec.Input.WriteVersion, Schema: writeSchema(w.Versions, w.Spec.Input.WriteVersion)}}}
+	if w.Spec.OnFailure == "continue" {
+		t.OnFailure = runtime.OnFailureContinue
+	}
+	for _, g := range w.Signals {
+		wv := g.Spec.Payload.WriteVersion
+		t.Signals = append(t.Signals, runtime.Signal{Name: g.Spec.Name, WriteVersion: wv,
+			Versions: []runtime.Version{{Number: wv, Schema: writeSchema(g.Versions, wv)}}})
+	}
+	for _, s := range w.Spec.Steps {
+		st := runtime.Step{Name: s.Name, After: s.After, Job: types[s.Job], ForEach: s.ForEach, Sleep: s.Sleep}
+		if s.OnItemFailure == "continue" { // as the generated Go declares it
+			st.OnItemFailure = runtime.OnItemFailureContinue
+		}
+		if s.Map != nil {
+			st.Map = map[string]string{}
+			for _, m := range s.Map {
+				st.Map[m.To] = m.From
+			}
+		}
+		if s.Wait != nil {
+			st.Wait = &runtime.Wait{Signal: s.Wait.Signal, Timeout: s.Wait.Timeout}
+		}
+		t.Steps = append(t.Steps, st)
+	}
+	wt, err := runtime.NewWorkflowType(t)
+	if err != nil {
+		return fail(err)
+	}
+	return wt.Definition(), nil
 }
 
 // laterStage adds the diagnostics of a later stage to those of an earlier one, leaving
@@ -270,6 +344,7 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		}
 	}
 	var workflows []golang.Workflow
+	var tsIDs []names.Owned // the workflows' TypeScript identifiers
 	for _, sw := range p.Workflows {
 		w := golang.Workflow{Spec: sw, Names: names.ForWorkflow(sw.Name)}
 		vs, nvs, ds := convertVersions(p, sw.Input.Versions, w.Names.Version)
@@ -283,18 +358,20 @@ func build(ctx context.Context, p *spec.Project, base *contract.LockFile) ([]gol
 		}
 		diags = append(diags, ds...)
 		ids = append(ids, names.WorkflowOwned(sw, w.Names.Idents(nvs))...)
+		tsIDs = append(tsIDs, names.WorkflowOwned(sw, w.Names.TSIdents(nvs))...)
 		for _, sg := range sw.Signals {
 			g := golang.Signal{Spec: sg, Names: w.Names.Signal(sg.Name)}
 			gvs, gnvs, ds := convertVersions(p, sg.Payload.Versions, g.Names.Version)
 			g.Versions = gvs
 			diags = append(diags, ds...)
 			ids = append(ids, names.WorkflowOwned(sw, g.Names.Idents(gnvs))...)
+			tsIDs = append(tsIDs, names.WorkflowOwned(sw, g.Names.TSIdents(gnvs))...)
 			w.Signals = append(w.Signals, g)
 		}
 		workflows = append(workflows, w)
 	}
 	diags = append(diags, names.Collisions(ids)...)
-	diags = append(diags, typescriptErrors(p, built)...)
+	diags = append(diags, typescriptErrors(p, built, tsIDs)...)
 	if outs := outputErrors(p); len(outs) > 0 {
 		// The hand-written upcasts that the contract check reads are in out, which
 		// leads outside the project: nothing there is read.

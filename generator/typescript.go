@@ -11,12 +11,13 @@ import (
 )
 
 // typescriptFile renders the TypeScript producers file (producers.typescript).
-func typescriptFile(p *spec.Project, jobs []golang.Job) (File, error) {
+func typescriptFile(p *spec.Project, jobs []golang.Job, workflows []golang.Workflow) (File, error) {
 	b, err := typescript.File(typescript.Project{
 		Config:      p.File,
 		SQLFile:     p.Producers.SQL,
 		SQLFunction: names.SQLEnqueue,
 		Jobs:        jobs,
+		Workflows:   workflows,
 	})
 	if err != nil {
 		return File{}, fmt.Errorf("jobc: generate %s: %w", p.Producers.TypeScript, err)
@@ -27,7 +28,7 @@ func typescriptFile(p *spec.Project, jobs []golang.Job) (File, error) {
 // typescriptErrors reports what keeps the TypeScript producers file from working: it
 // calls the SQL producers, so it needs producers.sql too, and its names must be
 // distinct (a job's nested type may take the name of another job's alias).
-func typescriptErrors(p *spec.Project, built []builtJob) spec.Diagnostics {
+func typescriptErrors(p *spec.Project, built []builtJob, workflows []names.Owned) spec.Diagnostics {
 	if p.Producers.TypeScript == "" {
 		return nil
 	}
@@ -42,6 +43,12 @@ func typescriptErrors(p *spec.Project, built []builtJob) spec.Diagnostics {
 	}
 	for _, b := range built {
 		ids = append(ids, names.JobOwned(b.job.Spec, b.job.Names.TSIdents(b.versions))...)
+	}
+	if len(workflows) > 0 {
+		for _, id := range names.TSWorkflowCatalogue() {
+			ids = append(ids, names.Owned{Ident: id})
+		}
+		ids = append(ids, workflows...)
 	}
 	return append(ds, names.Collisions(ids)...)
 }

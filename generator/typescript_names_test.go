@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"testing"
 
+	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 	"github.com/jobc-dev/jobc/generator/internal/names"
 	"github.com/jobc-dev/jobc/generator/spec"
 )
@@ -36,7 +37,7 @@ func TestTSNamesListEveryDeclaration(t *testing.T) {
 			continue
 		}
 		t.Run(filepath.Base(dir), func(t *testing.T) {
-			jobs, _, _, diags, _, err := build(context.Background(), p, nil)
+			jobs, _, workflows, diags, _, err := build(context.Background(), p, nil)
 			if err != nil || len(diags) > 0 {
 				t.Fatalf("build: %v %v", err, diags)
 			}
@@ -50,6 +51,27 @@ func TestTSNamesListEveryDeclaration(t *testing.T) {
 					vs = append(vs, names.Version{Number: v.Spec.Number, Payload: v.Payload})
 				}
 				for _, id := range j.Names.TSIdents(vs) {
+					want[id.Name] = true
+				}
+			}
+			if len(workflows) > 0 {
+				for _, id := range names.TSWorkflowCatalogue() {
+					want[id.Name] = true
+				}
+			}
+			versions := func(vs []golang.Version) []names.Version {
+				var out []names.Version
+				for _, v := range vs {
+					out = append(out, names.Version{Number: v.Spec.Number, Payload: v.Payload})
+				}
+				return out
+			}
+			for _, w := range workflows {
+				ids := w.Names.TSIdents(versions(w.Versions))
+				for _, g := range w.Signals {
+					ids = append(ids, g.Names.TSIdents(versions(g.Versions))...)
+				}
+				for _, id := range ids {
 					want[id.Name] = true
 				}
 			}

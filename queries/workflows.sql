@@ -59,3 +59,21 @@ FROM jobc_workflow_signal(sqlc.arg(id)::bigint, sqlc.arg(name)::text, sqlc.arg(v
 -- Ends up to max steps whose timers are due (jobc_workflow_fire_timers): sleeps that
 -- are over, waits for a signal that timed out.
 SELECT jobc_workflow_fire_timers(sqlc.arg(max)::integer)::integer AS fired;
+
+-- name: CountWorkflows :many
+-- Running and failed workflows by name, for the metrics' gauges, with the age of the
+-- oldest running one: read from jobc_workflows_running_idx and jobc_workflows_ended_idx,
+-- never from the history of completed workflows.
+SELECT r.name, 'running'::text AS state, count(*)::bigint AS workflows,
+       extract(epoch FROM now() - min(r.created_at))::float8 AS oldest_seconds
+FROM jobc_workflows r WHERE r.state = 'running' GROUP BY r.name
+UNION ALL
+SELECT f.name, 'failed'::text, count(*)::bigint, 0::float8
+FROM jobc_workflows f WHERE f.state = 'failed' GROUP BY f.name;
+
+-- name: CountRunningWorkflowSteps :many
+-- The steps of running workflows by workflow name, step and state, for the metrics.
+SELECT w.name, s.step, s.state::text AS state, count(*)::bigint AS steps
+FROM jobc_workflows w JOIN jobc_workflow_steps s ON s.workflow_id = w.id
+WHERE w.state = 'running'
+GROUP BY w.name, s.step, s.state;

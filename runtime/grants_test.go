@@ -419,6 +419,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 			if page, err := runtime.ListWorkflows(ctx, readerPool, runtime.WorkflowFilter{Name: "grants_workflow"}); err != nil || len(page.Workflows) != 1 {
 				t.Errorf("ListWorkflows as the read-only role: %+v, %v; want the one workflow", page, err)
 			}
+			if _, _, err := runtime.CountWorkflows(ctx, readerPool); err != nil {
+				t.Errorf("CountWorkflows as the read-only role: %v", err)
+			}
 			if err := runtime.CancelWorkflow(ctx, workerPool, workflow); !errors.Is(err, runtime.ErrWorkflowEnded) {
 				t.Errorf("CancelWorkflow of an ended workflow as the worker role: %v; want ErrWorkflowEnded", err)
 			}

@@ -330,6 +330,11 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 	return &wt, nil
 }
 
+// Definition is what StartWorkflow records of wt with each workflow it starts, and
+// what jobc_workflow_start checks: the steps as the database runs them. The SQL
+// producers' jobc_start_<workflow> functions embed it.
+func (wt *WorkflowType) Definition() json.RawMessage { return slices.Clone(wt.definition) }
+
 // sourcePath turns a source into the path jobc_workflow_payload reads: ["input",
 // field...], ["item", field...] (where item: in a for_each step), ["result", step,
 // field...] for the result of step, or ["count", step, "completed" | "failed" |
@@ -798,4 +803,46 @@ func (g Signal) CheckUpcast(from int, payload []byte) ([]byte, error) {
 		return nil, fmt.Errorf("jobc: signal %s: not checked by NewWorkflowType", g.Name)
 	}
 	return g.contract.CheckUpcast(from, payload)
+}
+
+// WorkflowCount counts the workflows of a name in a state, for metrics.
+type WorkflowCount struct {
+	Workflow  string
+	State     WorkflowState // running or failed
+	Workflows int64
+	// OldestRunning is how long the oldest running one has run; 0 for failed.
+	OldestRunning time.Duration
+}
+
+// StepCount counts the steps of running workflows of a name, by step and state.
+type StepCount struct {
+	Workflow, Step string
+	State          StepState
+	Steps          int64
+}
+
+// CountWorkflows counts running and failed workflows by name, and the steps of the
+// running ones by step and state: what the metrics report (contrib/prometheus). It
+// reads running workflows and failed ones through indexes of their own, never the
+// history of completed workflows, so a scrape costs what is under way.
+func CountWorkflows(ctx context.Context, dbtx DBTX) ([]WorkflowCount, []StepCount, error) {
+	q := db.New(dbtx)
+	rows, err := q.CountWorkflows(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jobc: count workflows: %w", dberr.Describe(err))
+	}
+	steps, err := q.CountRunningWorkflowSteps(ctx)
+	if err != nil {
+		return nil, nil, fmt.Errorf("jobc: count workflow steps: %w", dberr.Describe(err))
+	}
+	var out []WorkflowCount
+	for _, r := range rows {
+		out = append(out, WorkflowCount{Workflow: r.Name, State: WorkflowState(r.State), Workflows: r.Workflows,
+			OldestRunning: time.Duration(r.OldestSeconds * float64(time.Second))})
+	}
+	var sc []StepCount
+	for _, r := range steps {
+		sc = append(sc, StepCount{Workflow: r.Name, Step: r.Step, State: StepState(r.State), Steps: r.Steps})
+	}
+	return out, sc, nil
 }

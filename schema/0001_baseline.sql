@@ -411,6 +411,9 @@ CREATE INDEX jobc_jobs_lease_idx ON jobc_jobs (lease_expires_at)
 CREATE INDEX jobc_jobs_finished_at_idx ON jobc_jobs_finished USING brin (finished_at);
 -- The pruner's: ended workflows, by state and age (PruneWorkflows).
 CREATE INDEX jobc_workflows_ended_idx ON jobc_workflows (state, finished_at) WHERE state <> 'running';
+-- The running workflows by name (CountWorkflows, for the metrics), without reading the
+-- history of ended ones.
+CREATE INDEX jobc_workflows_running_idx ON jobc_workflows (name, created_at) WHERE state = 'running';
 -- The timers that are due (jobc_workflow_fire_timers), and a workflow's signals of a
 -- name in the order they came.
 CREATE INDEX jobc_workflow_steps_wake_idx ON jobc_workflow_steps (wake_at) WHERE state = 'running' AND wake_at IS NOT NULL;

@@ -33,6 +33,7 @@ type DBCollector struct {
 
 	jobs, oldest, paused, workers, up, readTime *prometheus.Desc
 	events, relayLag                            *prometheus.Desc
+	workflows, workflowAge, workflowSteps       *prometheus.Desc
 	// Flow control, by scope (kind or queue) and name.
 	limitWaiting, limitRunning, limitKeys, limitConcurrency, limitRate, limitRatePeriod, limitUtilisation *prometheus.Desc
 }
@@ -71,6 +72,12 @@ func NewDBCollector(dbtx runtime.DBTX, opts DBOptions) *DBCollector {
 		workers:  prometheus.NewDesc("jobc_workers", "Live workers (heartbeat within three leases).", nil, cl),
 		up:       prometheus.NewDesc("jobc_database_up", "1 when the last read of the database gauges succeeded.", nil, cl),
 		readTime: prometheus.NewDesc("jobc_database_read_seconds", "How long the last read of the database gauges took.", nil, cl),
+		workflows: prometheus.NewDesc("jobc_workflows", "Running workflows, and failed ones retention keeps, by workflow name and state.",
+			[]string{"workflow", "state"}, cl),
+		workflowAge: prometheus.NewDesc("jobc_workflow_oldest_running_age_seconds", "How long the oldest running workflow of the name has run.",
+			[]string{"workflow"}, cl),
+		workflowSteps: prometheus.NewDesc("jobc_workflow_steps", "The steps of running workflows by workflow name, step and state (waiting, running, completed, failed, cancelled).",
+			[]string{"workflow", "step", "state"}, cl),
 		events:   prometheus.NewDesc("jobc_events", "Events in the outbox not yet published (pending) or failed for good (failed).", []string{"state"}, cl),
 		relayLag: prometheus.NewDesc("jobc_relay_lag_seconds", "Age of the oldest unpublished event of the outbox: how far the relays are behind; 0 when none is pending.", nil, cl),
 
@@ -91,6 +98,7 @@ func NewDBCollector(dbtx runtime.DBTX, opts DBOptions) *DBCollector {
 // Describe sends the descriptors of every series the collector exports.
 func (c *DBCollector) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{c.jobs, c.oldest, c.paused, c.workers, c.up, c.readTime, c.events, c.relayLag,
+		c.workflows, c.workflowAge, c.workflowSteps,
 		c.limitWaiting, c.limitRunning, c.limitKeys, c.limitConcurrency, c.limitRate, c.limitRatePeriod, c.limitUtilisation} {
 		ch <- d
 	}
@@ -148,6 +156,10 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 	if err != nil {
 		return nil, err
 	}
+	workflows, steps, err := runtime.CountWorkflows(ctx, c.dbtx)
+	if err != nil {
+		return nil, err
+	}
 	out := []prometheus.Metric{
 		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Pending), "pending"),
 		prometheus.MustNewConstMetric(c.events, prometheus.GaugeValue, float64(outbox.Failed), "failed"),
@@ -179,6 +191,15 @@ func (c *DBCollector) gauges(ctx context.Context) ([]prometheus.Metric, error) {
 			return nil, fmt.Errorf("jobc_jobs{queue=%q,kind=%q}: %w", k.queue, k.kind, err)
 		}
 		out = append(out, m)
+	}
+	for _, w := range workflows {
+		out = append(out, prometheus.MustNewConstMetric(c.workflows, prometheus.GaugeValue, float64(w.Workflows), w.Workflow, string(w.State)))
+		if w.State == runtime.WorkflowRunning {
+			out = append(out, prometheus.MustNewConstMetric(c.workflowAge, prometheus.GaugeValue, w.OldestRunning.Seconds(), w.Workflow))
+		}
+	}
+	for _, s := range steps {
+		out = append(out, prometheus.MustNewConstMetric(c.workflowSteps, prometheus.GaugeValue, float64(s.Steps), s.Workflow, s.Step, string(s.State)))
 	}
 	for _, l := range limits {
 		ms, err := c.limitGauges(l)

@@ -203,3 +203,57 @@ func TestDBCollectorLimits(t *testing.T) {
 		kind("jobc_limit_utilisation"): 0.75,
 	})
 }
+
+// TestDBCollectorWorkflows: the scrape counts running workflows by name with the age
+// of the oldest, their steps by state, and failed workflows; completed ones are not
+// read.
+func TestDBCollectorWorkflows(t *testing.T) {
+	t.Parallel()
+	pool := testkit.MigratedSchema(t)
+	ctx := context.Background()
+	step := testkit.NumberJobType(t, "wf_step", "wf")
+	object := []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}}
+	wt := runtime.MustWorkflowType(runtime.WorkflowType{Name: "approve", InputWriteVersion: 1, InputVersions: object,
+		Signals: []runtime.Signal{{Name: "ok", WriteVersion: 1, Versions: object}},
+		Steps: []runtime.Step{
+			{Name: "gate", Wait: &runtime.Wait{Signal: "ok"}},
+			{Name: "work", Job: step, After: []string{"gate"}, Map: map[string]string{"n": "input.n"}},
+		}})
+	var ids []runtime.WorkflowID
+	for range 3 {
+		id, err := runtime.StartWorkflow(ctx, pool, wt, map[string]int{"n": 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	if err := runtime.SignalWorkflow(ctx, pool, wt, ids[0], "ok", map[string]any{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := runtime.CancelWorkflow(ctx, pool, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_workflows SET state = 'failed' WHERE id = $1`, ids[1]); err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(jobcprom.NewDBCollector(pool, jobcprom.DBOptions{Timeout: 5 * time.Second}))
+	srv := httptest.NewServer(promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	defer srv.Close()
+	got := testkit.Scrape(t, srv.URL)
+	for series, want := range map[string]float64{
+		`jobc_workflows{state="running",workflow="approve"}`:                    2,
+		`jobc_workflows{state="failed",workflow="approve"}`:                     1,
+		`jobc_workflow_steps{state="completed",step="gate",workflow="approve"}`: 1,
+		`jobc_workflow_steps{state="running",step="gate",workflow="approve"}`:   1,
+		`jobc_workflow_steps{state="running",step="work",workflow="approve"}`:   1,
+		`jobc_workflow_steps{state="waiting",step="work",workflow="approve"}`:   1,
+	} {
+		if v, ok := got[series]; !ok || v != want {
+			t.Errorf("%s = %v (present: %v), want %v", series, v, ok, want)
+		}
+	}
+	if age, ok := got[`jobc_workflow_oldest_running_age_seconds{workflow="approve"}`]; !ok || age <= 0 {
+		t.Errorf("the oldest running workflow's age: %v (present: %v), want more than 0", age, ok)
+	}
+}

@@ -13,7 +13,9 @@
 //     jobc_workers, and the flow control of each kind and queue,
 //     jobc_limit_waiting_jobs, jobc_limit_running_jobs, jobc_limit_keys,
 //     jobc_limit_concurrency, jobc_limit_rate_starts, jobc_limit_rate_period_seconds
-//     and jobc_limit_utilisation, each {scope,name} — through the runtime's read
+//     and jobc_limit_utilisation, each {scope,name}, and the workflows under way,
+//     jobc_workflows{workflow,state}, jobc_workflow_oldest_running_age_seconds{workflow}
+//     and jobc_workflow_steps{workflow,step,state} — through the runtime's read
 //     functions, at most once per TTL however often it is scraped, each read bounded
 //     by a timeout. One process per fleet is enough for these: `jobc metrics` serves
 //     them.

@@ -20,8 +20,10 @@
 -- Enqueue returns: "jobc: enqueue <kind>: invalid <kind> payload (version <n>):
 -- <pointer>: <rule>; ...", the problems sorted by pointer (byte order) as Go sorts
 -- them. SQLSTATE 22J01 (class 22, data exception); DETAIL holds the problems as a
--- JSON array of {"field": pointer, "message": rule}.
-CREATE OR REPLACE FUNCTION jobc_payload_invalid(p_kind text, p_version integer, p_fields text[], p_messages text[])
+-- JSON array of {"field": pointer, "message": rule}. jobc_payload_invalid_in says it
+-- of what p_action does: "jobc: <action>: invalid <kind> payload (version <n>): ...",
+-- as Go's StartWorkflow ("start workflow <name>") says it of an input.
+CREATE OR REPLACE FUNCTION jobc_payload_invalid_in(p_action text, p_kind text, p_version integer, p_fields text[], p_messages text[])
 RETURNS void
 LANGUAGE plpgsql AS $$
 DECLARE
@@ -32,9 +34,15 @@ BEGIN
            jsonb_agg(jsonb_build_object('field', f, 'message', m) ORDER BY f COLLATE "C", i)
     INTO v_text, v_detail
     FROM unnest(p_fields, p_messages) WITH ORDINALITY AS p(f, m, i);
-    RAISE EXCEPTION 'jobc: enqueue %: invalid % payload (version %): %', p_kind, p_kind, p_version, v_text
+    RAISE EXCEPTION 'jobc: %: invalid % payload (version %): %', p_action, p_kind, p_version, v_text
         USING ERRCODE = '22J01', DETAIL = v_detail::text;
 END
+$$;
+
+CREATE OR REPLACE FUNCTION jobc_payload_invalid(p_kind text, p_version integer, p_fields text[], p_messages text[])
+RETURNS void
+LANGUAGE sql AS $$
+    SELECT jobc_payload_invalid_in('enqueue ' || p_kind, p_kind, p_version, p_fields, p_messages)
 $$;
 
 -- jobc_go_quote quotes a string as Go does in the validator's messages: 'it''s' is

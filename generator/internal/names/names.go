@@ -107,8 +107,22 @@ func ClassMethod(class string) string { return gotype.GoName(class) }
 // SQLEnqueue is the SQL producers' function that enqueues a job of kind:
 // jobc_enqueue_send_email. Kinds are lower snake_case, so the name needs no quoting;
 // any other character would become an underscore.
-func SQLEnqueue(kind string) string {
-	b := []byte("jobc_enqueue_" + kind)
+func SQLEnqueue(kind string) string { return sqlName("jobc_enqueue_" + kind) }
+
+// SQLStart is the SQL producers' function that starts a workflow:
+// jobc_start_fulfil_order.
+func SQLStart(workflow string) string { return sqlName("jobc_start_" + workflow) }
+
+// SQLSignal is the SQL producers' function that sends a workflow a signal:
+// jobc_signal_fulfil_order_payment_confirmed.
+func SQLSignal(workflow, signal string) string {
+	return sqlName("jobc_signal_" + workflow + "_" + signal)
+}
+
+// sqlName makes name a SQL identifier that needs no quoting: names are lower
+// snake_case, so any other character becomes an underscore.
+func sqlName(name string) string {
+	b := []byte(name)
 	for i, c := range b {
 		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '_' {
 			b[i] = '_'

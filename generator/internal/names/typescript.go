@@ -70,3 +70,51 @@ func (n Job) TSIdents(versions []Version) []Ident {
 	}
 	return ids
 }
+
+// TSCallWorkflow is the TypeScript file's private helper that runs a workflow's SQL
+// function; declared when the project has workflows.
+const TSCallWorkflow = "callWorkflow"
+
+// TSWorkflowCatalogue lists the identifiers the TypeScript file declares for all
+// workflows, when there are any.
+func TSWorkflowCatalogue() []Ident {
+	return []Ident{{Name: TSCallWorkflow, What: "the TypeScript callWorkflow helper"}}
+}
+
+// TSInput is the naming of the workflow's input in TypeScript, as a job's payload is
+// named: FulfilOrderInputPayloadV1, FulfilOrderInputPayload.
+func (n Workflow) TSInput() Job { return Job{Base: n.Input()} }
+
+// TSStart is the TypeScript function that starts a workflow: startFulfilOrder.
+func (n Workflow) TSStart() string { return "start" + n.Base }
+
+// TSIdents lists every identifier the TypeScript file declares for the workflow:
+// its input's types and Start.
+func (n Workflow) TSIdents(versions []Version) []Ident {
+	ids := []Ident{{Name: n.TSStart(), What: "the TypeScript start function"}}
+	for _, id := range n.TSInput().TSIdents(versions) {
+		if id.Name != n.TSInput().TSEnqueue() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TSPayload is the naming of the signal's payload in TypeScript:
+// FulfilOrderPaymentConfirmedPayloadV1, FulfilOrderPaymentConfirmedPayload.
+func (n Signal) TSPayload() Job { return Job{Base: n.Base} }
+
+// TSSend is the TypeScript function that sends the signal:
+// signalFulfilOrderPaymentConfirmed.
+func (n Signal) TSSend() string { return "signal" + n.Base }
+
+// TSIdents lists every identifier the TypeScript file declares for the signal.
+func (n Signal) TSIdents(versions []Version) []Ident {
+	ids := []Ident{{Name: n.TSSend(), What: "the TypeScript signal function"}}
+	for _, id := range n.TSPayload().TSIdents(versions) {
+		if id.Name != n.TSPayload().TSEnqueue() {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}

@@ -29,6 +29,90 @@ func (q *Queries) CancelWorkflow(ctx context.Context, id int64) (CancelWorkflowR
 	return i, err
 }
 
+const countRunningWorkflowSteps = `-- name: CountRunningWorkflowSteps :many
+SELECT w.name, s.step, s.state::text AS state, count(*)::bigint AS steps
+FROM jobc_workflows w JOIN jobc_workflow_steps s ON s.workflow_id = w.id
+WHERE w.state = 'running'
+GROUP BY w.name, s.step, s.state
+`
+
+type CountRunningWorkflowStepsRow struct {
+	Name  string
+	Step  string
+	State string
+	Steps int64
+}
+
+// The steps of running workflows by workflow name, step and state, for the metrics.
+func (q *Queries) CountRunningWorkflowSteps(ctx context.Context) ([]CountRunningWorkflowStepsRow, error) {
+	rows, err := q.db.Query(ctx, countRunningWorkflowSteps)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountRunningWorkflowStepsRow{}
+	for rows.Next() {
+		var i CountRunningWorkflowStepsRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.Step,
+			&i.State,
+			&i.Steps,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
+const countWorkflows = `-- name: CountWorkflows :many
+SELECT r.name, 'running'::text AS state, count(*)::bigint AS workflows,
+       extract(epoch FROM now() - min(r.created_at))::float8 AS oldest_seconds
+FROM jobc_workflows r WHERE r.state = 'running' GROUP BY r.name
+UNION ALL
+SELECT f.name, 'failed'::text, count(*)::bigint, 0::float8
+FROM jobc_workflows f WHERE f.state = 'failed' GROUP BY f.name
+`
+
+type CountWorkflowsRow struct {
+	Name          string
+	State         string
+	Workflows     int64
+	OldestSeconds float64
+}
+
+// Running and failed workflows by name, for the metrics' gauges, with the age of the
+// oldest running one: read from jobc_workflows_running_idx and jobc_workflows_ended_idx,
+// never from the history of completed workflows.
+func (q *Queries) CountWorkflows(ctx context.Context) ([]CountWorkflowsRow, error) {
+	rows, err := q.db.Query(ctx, countWorkflows)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []CountWorkflowsRow{}
+	for rows.Next() {
+		var i CountWorkflowsRow
+		if err := rows.Scan(
+			&i.Name,
+			&i.State,
+			&i.Workflows,
+			&i.OldestSeconds,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const fireWorkflowTimers = `-- name: FireWorkflowTimers :one
 SELECT jobc_workflow_fire_timers($1::integer)::integer AS fired
 `

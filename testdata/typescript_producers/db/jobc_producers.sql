@@ -474,3 +474,117 @@ BEGIN
     RETURN jobc_enqueue_job('sync_contact', 'default', coalesce(priority, 5), 25, 1, p, run_at, ukey, ARRAY[]::text[]);
 END
 $jobc$;
+
+-- jobc_start_publish_product starts a publish_product workflow in the caller's
+-- transaction, as the generated Go Start does: it fills the input's defaults, checks it
+-- against version 1 of its schema and records the workflow with the definition below
+-- (steps review, reindex), running its first steps. It returns the workflow's id.
+CREATE OR REPLACE FUNCTION jobc_start_publish_product(input jsonb) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(input, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid_in('start workflow publish_product', 'publish_product', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        IF NOT p ?& ARRAY['product_id']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['product_id']::text[]));
+        END IF;
+        IF p ? 'product_id' THEN
+            fe := jobc_exact_number(p -> 'product_id', 'integer');
+            IF fe IS NOT NULL THEN
+                xf := array_append(xf, '/product_id'); xm := array_append(xm, fe);
+            END IF;
+            IF NOT (jsonb_typeof(p -> 'product_id') = 'number' AND (p -> 'product_id')::numeric = trunc((p -> 'product_id')::numeric)) THEN
+                f := array_append(f, '/product_id'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'product_id') || ', want integer');
+            ELSE
+                IF (p -> 'product_id')::numeric < (1) THEN
+                    f := array_append(f, '/product_id'); m := array_append(m, 'minimum: got ' || (p -> 'product_id')::text || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF (p) - ARRAY['product_id']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['product_id']::text[]));
+        END IF;
+    END IF;
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid_in('start workflow publish_product', 'publish_product', 1, xf, xm);
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid_in('start workflow publish_product', 'publish_product', 1, f, m);
+    END IF;
+    RETURN jobc_workflow_start('publish_product', '{"on_failure":"cancel","signals":{"approved":1},"steps":[{"name":"review","after":[],"wait":{"signal":"approved","timeout_ms":604800000}},{"name":"reindex","after":["review"],"kind":"reindex_product","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"product_id":["input","product_id"]}}]}'::jsonb, 1, p);
+END
+$jobc$;
+
+-- jobc_signal_publish_product_approved sends signal approved to running publish_product
+-- workflow workflow_id, as the generated Go Signal does: it checks the payload against
+-- version 1 of its schema and keeps it with the workflow; the workflow's wait steps for
+-- it that wait complete with it. It returns how many steps it completed. An unknown
+-- workflow raises SQLSTATE P0002 (no_data_found), one that has ended 55000
+-- (object_not_in_prerequisite_state).
+CREATE OR REPLACE FUNCTION jobc_signal_publish_product_approved(workflow_id bigint, payload jsonb) RETURNS integer
+LANGUAGE plpgsql VOLATILE AS $jobc$
+DECLARE
+    p  jsonb  := coalesce(payload, 'null');
+    f  text[] := '{}'; -- the JSON pointer of each problem
+    m  text[] := '{}'; -- and its rule
+    xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
+    xm text[] := '{}'; -- and its rule
+    fe text;           -- a shared check's rule, or NULL
+    st text;           -- the workflow's state after
+    woken integer;     -- the steps the signal completed
+BEGIN
+    -- Nesting Go refuses too (runtime/internal/schema.MaxDepth).
+    fe := jobc_payload_too_deep(p);
+    IF fe IS NOT NULL THEN
+        PERFORM jobc_payload_invalid_in('signal workflow publish_product ' || workflow_id || ': approved', 'publish_product.approved', 1, ARRAY[fe], ARRAY['nested deeper than 64 levels']);
+    END IF;
+    IF jsonb_typeof(p) <> 'object' THEN
+        f := array_append(f, ''); m := array_append(m, 'got ' || jsonb_typeof(p) || ', want object');
+    ELSE
+        IF NOT p ?& ARRAY['reviewer']::text[] THEN
+            f := array_append(f, ''); m := array_append(m, jobc_missing_properties(p, ARRAY['reviewer']::text[]));
+        END IF;
+        IF p ? 'reviewer' THEN
+            IF jsonb_typeof(p -> 'reviewer') <> 'string' THEN
+                f := array_append(f, '/reviewer'); m := array_append(m, 'got ' || jsonb_typeof(p -> 'reviewer') || ', want string');
+            ELSE
+                IF length(p -> 'reviewer' #>> '{}') < 1 THEN
+                    f := array_append(f, '/reviewer'); m := array_append(m, 'minLength: got ' || length(p -> 'reviewer' #>> '{}') || ', want 1');
+                END IF;
+            END IF;
+        END IF;
+        IF (p) - ARRAY['reviewer']::text[] <> '{}'::jsonb THEN
+            f := array_append(f, ''); m := array_append(m, jobc_additional_properties(p, ARRAY['reviewer']::text[]));
+        END IF;
+    END IF;
+    IF cardinality(xf) > 0 THEN
+        PERFORM jobc_payload_invalid_in('signal workflow publish_product ' || workflow_id || ': approved', 'publish_product.approved', 1, xf, xm);
+    END IF;
+    IF cardinality(f) > 0 THEN
+        PERFORM jobc_payload_invalid_in('signal workflow publish_product ' || workflow_id || ': approved', 'publish_product.approved', 1, f, m);
+    END IF;
+    SELECT s.out_state::text, s.out_woken INTO st, woken
+    FROM jobc_workflow_signal(workflow_id, 'approved', 1, p) s;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'jobc: signal workflow publish_product %: %: workflow not found', workflow_id, 'approved'
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    IF st <> 'running' AND woken = 0 THEN
+        RAISE EXCEPTION 'jobc: signal workflow publish_product %: %: it is %: workflow already ended', workflow_id, 'approved', st
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    RETURN woken;
+END
+$jobc$;

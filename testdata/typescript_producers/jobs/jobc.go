@@ -40,3 +40,10 @@ func JobTypes() []*runtime.JobType {
 		syncContactType,
 	}
 }
+
+// WorkflowTypes returns every workflow of the catalogue, ordered by name.
+func WorkflowTypes() []*runtime.WorkflowType {
+	return []*runtime.WorkflowType{
+		publishProductWorkflow,
+	}
+}

@@ -290,3 +290,75 @@ export async function enqueueSyncContact(
 ): Promise<string> {
   return callEnqueue(client, "jobc_enqueue_sync_contact", payload, opts);
 }
+
+/**
+ * Runs the SQL function fn of a workflow with the given arguments, JSON documents sent as JSON
+ * text, and returns what it returns as the decimal string PostgreSQL prints.
+ */
+async function callWorkflow(
+  client: Queryable,
+  fn: string,
+  args: [string] | [string, string],
+): Promise<string> {
+  const params = args.length === 1 ? "$1::jsonb" : "$1::bigint, $2::jsonb";
+  const res = await client.query(`SELECT ${fn}(${params})::text AS id`, args);
+  const id = res.rows[0]?.id;
+  if (id == null) {
+    throw new Error(`${fn} returned nothing`);
+  }
+  return id;
+}
+
+/** Version 1 of the publish_product input payload. */
+export interface PublishProductInputPayloadV1 {
+  /** Schema: an integer, minimum 1. */
+  product_id: number;
+}
+
+/** The input startPublishProduct writes: version 1 of the publish_product input. */
+export type PublishProductInputPayload = PublishProductInputPayloadV1;
+
+/**
+ * Reindexes a product once its review approves it.
+ *
+ * Starts a publish_product workflow through client, in its transaction when it is in one: the
+ * workflow and the jobs of its first steps exist if and only if it commits.
+ * jobc_start_publish_product checks the input against version 1 of its schema and fills its
+ * defaults; an invalid input starts nothing and rejects with the database's error;
+ * payloadProblems(err) lists the problems.
+ * @returns the workflow's id, as a decimal string.
+ */
+export async function startPublishProduct(
+  client: Queryable,
+  input: PublishProductInputPayloadV1,
+): Promise<string> {
+  return callWorkflow(client, "jobc_start_publish_product", [JSON.stringify(input)]);
+}
+
+/** Version 1 of the publish_product signal approved payload. */
+export interface PublishProductApprovedPayloadV1 {
+  /** Schema: minLength 1. */
+  reviewer: string;
+}
+
+/** The payload signalPublishProductApproved writes: version 1 of signal approved. */
+export type PublishProductApprovedPayload = PublishProductApprovedPayloadV1;
+
+/**
+ * Sends signal approved to running publish_product workflow workflowId through client, in its
+ * transaction when it is in one: the workflow keeps it, and its steps that wait for it complete
+ * with it. jobc_signal_publish_product_approved checks the payload against version 1 of its schema;
+ * an invalid payload, an unknown workflow and one that has ended reject with the database's error.
+ * @returns how many waiting steps the signal completed.
+ */
+export async function signalPublishProductApproved(
+  client: Queryable,
+  workflowId: string,
+  payload: PublishProductApprovedPayloadV1,
+): Promise<number> {
+  const steps = await callWorkflow(client, "jobc_signal_publish_product_approved", [
+    workflowId,
+    JSON.stringify(payload),
+  ]);
+  return Number(steps);
+}

@@ -53,14 +53,14 @@ func project(t testing.TB, dir string) ([]kind, []byte, spec.Diagnostics) {
 	for _, j := range p.Jobs {
 		jt, write := jobType(t, j)
 		sj := sql.Job{Spec: j, Schema: write}
-		if _, diags := sql.File(p, []sql.Job{sj}); len(diags) > 0 {
+		if _, diags := sql.File(p, []sql.Job{sj}, nil); len(diags) > 0 {
 			refused = append(refused, diags...)
 			continue
 		}
 		in = append(in, sj)
 		kinds = append(kinds, kind{name: filepath.Base(dir) + "/" + j.Kind, job: j, jt: jt, fn: names.SQLEnqueue(j.Kind)})
 	}
-	file, diags := sql.File(p, in)
+	file, diags := sql.File(p, in, nil)
 	if len(diags) > 0 {
 		t.Fatalf("%s: %v", dir, diags)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/jobc-dev/jobc/generator/internal/codegen/golang"
 	"github.com/jobc-dev/jobc/generator/internal/gotype"
 	"github.com/jobc-dev/jobc/generator/internal/names"
+	"github.com/jobc-dev/jobc/generator/spec"
 )
 
 // InvalidPayloadSQLState is the SQLSTATE of the error the SQL producers raise for an
@@ -31,7 +32,8 @@ type Project struct {
 	SQLFile string // the SQL producers file, relative to the project: db/jobc_producers.sql
 	// SQLFunction names the SQL function that enqueues a job of kind.
 	SQLFunction func(kind string) string
-	Jobs        []golang.Job // sorted by kind, every version converted
+	Jobs        []golang.Job      // sorted by kind, every version converted
+	Workflows   []golang.Workflow // sorted by name, every version converted
 }
 
 // File renders the TypeScript producers file.
@@ -53,7 +55,122 @@ func File(p Project) ([]byte, error) {
 			return nil, fmt.Errorf("typescript: %s: %w", j.Spec.Kind, err)
 		}
 	}
+	if len(p.Workflows) > 0 {
+		w.workflowShared()
+	}
+	for _, wf := range p.Workflows {
+		if err := w.workflow(wf); err != nil {
+			return nil, fmt.Errorf("typescript: workflow %s: %w", wf.Spec.Name, err)
+		}
+	}
 	return []byte(w.String()), nil
+}
+
+// workflowShared writes the helper every workflow's functions use.
+func (w *writer) workflowShared() {
+	w.line("")
+	w.jsdoc("", "Runs the SQL function fn of a workflow with the given arguments, JSON documents sent as "+
+		"JSON text, and returns what it returns as the decimal string PostgreSQL prints.")
+	w.line("async function " + names.TSCallWorkflow + "(")
+	w.line("  client: " + names.TSQueryable + ",")
+	w.line("  fn: string,")
+	w.line("  args: [string] | [string, string],")
+	w.line("): Promise<string> {")
+	w.line("  const params = args.length === 1 ? \"$1::jsonb\" : \"$1::bigint, $2::jsonb\";")
+	w.line("  const res = await client.query(`SELECT ${fn}(${params})::text AS id`, args);")
+	w.line("  const id = res.rows[0]?.id;")
+	w.line("  if (id == null) {")
+	w.line("    throw new Error(`${fn} returned nothing`);")
+	w.line("  }")
+	w.line("  return id;")
+	w.line("}")
+}
+
+// workflow writes one workflow's input types and start function, and each of its
+// signals' types and signal function.
+func (w *writer) workflow(wf golang.Workflow) error {
+	s, n := wf.Spec, wf.Names
+	input := golang.Job{Spec: &spec.Job{Kind: s.Name + " input", Payload: s.Input}, Names: n.TSInput(), Versions: wf.Versions}
+	write, err := w.versions(input)
+	if err != nil {
+		return err
+	}
+	w.line("")
+	w.jsdoc("", fmt.Sprintf("The input %s writes: version %d of the %s input.", n.TSStart(), write, s.Name))
+	w.line(fmt.Sprintf("export type %s = %s;", input.Names.TSPayload(), input.Names.TSVersion(write)))
+	w.line("")
+	w.jsdoc("", strings.TrimSpace(s.Description),
+		fmt.Sprintf("Starts %s %s workflow through client, in its transaction when it is in one: the workflow "+
+			"and the jobs of its first steps exist if and only if it commits. %s checks the input against "+
+			"version %d of its schema and fills its defaults; an invalid input starts nothing and rejects "+
+			"with the database's error; payloadProblems(err) lists the problems.",
+			names.Article(s.Name), s.Name, names.SQLStart(s.Name), write),
+		"@returns the workflow's id, as a decimal string.")
+	w.line(fmt.Sprintf("export async function %s(", n.TSStart()))
+	w.line("  client: " + names.TSQueryable + ",")
+	w.line("  input: " + input.Names.TSVersion(write) + ",")
+	w.line("): Promise<string> {")
+	w.call("  return ", names.TSCallWorkflow, literal(names.SQLStart(s.Name)), "JSON.stringify(input)")
+	w.line("}")
+	for _, g := range wf.Signals {
+		sn := g.Names
+		payload := golang.Job{Spec: &spec.Job{Kind: s.Name + " signal " + g.Spec.Name, Payload: g.Spec.Payload}, Names: sn.TSPayload(), Versions: g.Versions}
+		write, err := w.versions(payload)
+		if err != nil {
+			return err
+		}
+		w.line("")
+		w.jsdoc("", fmt.Sprintf("The payload %s writes: version %d of signal %s.", sn.TSSend(), write, g.Spec.Name))
+		w.line(fmt.Sprintf("export type %s = %s;", payload.Names.TSPayload(), payload.Names.TSVersion(write)))
+		w.line("")
+		w.jsdoc("", fmt.Sprintf("Sends signal %s to running %s workflow workflowId through client, in its "+
+			"transaction when it is in one: the workflow keeps it, and its steps that wait for it complete "+
+			"with it. %s checks the payload against version %d of its schema; an invalid payload, an unknown "+
+			"workflow and one that has ended reject with the database's error.",
+			g.Spec.Name, s.Name, names.SQLSignal(s.Name, g.Spec.Name), write),
+			"@returns how many waiting steps the signal completed.")
+		w.line(fmt.Sprintf("export async function %s(", sn.TSSend()))
+		w.line("  client: " + names.TSQueryable + ",")
+		w.line("  workflowId: string,")
+		w.line("  payload: " + payload.Names.TSVersion(write) + ",")
+		w.line("): Promise<number> {")
+		w.call("  const steps = await ", names.TSCallWorkflow, literal(names.SQLSignal(s.Name, g.Spec.Name)), "workflowId", "JSON.stringify(payload)")
+		w.line("  return Number(steps);")
+		w.line("}")
+	}
+	return nil
+}
+
+// call writes prefix + fn(client, sqlFn, [args...]); as prettier breaks it when it is
+// longer than a line: the array, the last argument, hugged.
+func (w *writer) call(prefix, fn, sqlFn string, args ...string) {
+	one := fmt.Sprintf("%s%s(client, %s, [%s]);", prefix, fn, sqlFn, strings.Join(args, ", "))
+	if len(one) <= lineWidth {
+		w.line(one)
+		return
+	}
+	w.line(fmt.Sprintf("%s%s(client, %s, [", prefix, fn, sqlFn))
+	for _, a := range args {
+		w.line("    " + a + ",")
+	}
+	w.line("  ]);")
+}
+
+// versions writes the types of every version of j and returns its write version.
+func (w *writer) versions(j golang.Job) (int, error) {
+	write := 0
+	for _, v := range j.Versions {
+		if v.Spec.Number == j.Spec.Payload.WriteVersion {
+			write = v.Spec.Number
+		}
+		if err := w.version(j, v); err != nil {
+			return 0, err
+		}
+	}
+	if write == 0 {
+		return 0, fmt.Errorf("write version %d has no types", j.Spec.Payload.WriteVersion)
+	}
+	return write, nil
 }
 
 // shared writes the declarations every job's function uses.

@@ -101,6 +101,9 @@ type outcome struct {
 	Empty       string      `json:"empty"`
 	Invalid     []rejection `json:"invalid"`
 	BadPriority rejection   `json:"badPriority"`
+	Workflow    string      `json:"workflow"`
+	Woken       int         `json:"woken"`
+	BadInput    rejection   `json:"badInput"`
 }
 
 // rejection is what a rejected enqueue threw, and what payloadProblems read from it.
@@ -194,8 +197,19 @@ func enqueueFromNode(t *testing.T, dir string) {
 		t.Errorf("the job with the empty payload is %+v", empty)
 	}
 	var n int
-	if err := pool.QueryRow(ctx, "SELECT count(*) FROM jobc_jobs").Scan(&n); err != nil || n != 3 {
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM jobc_jobs WHERE workflow_id IS NULL").Scan(&n); err != nil || n != 3 {
 		t.Errorf("jobc_jobs holds %d jobs (%v), want 3: the committed, the scheduled and the empty one", n, err)
+	}
+	// The workflow started from TypeScript took its signal, and its next step runs.
+	var states string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(step || ' ' || state || coalesce(' ' || (result->>'reviewer'), ''), ', ' ORDER BY step)
+		FROM jobc_workflow_steps WHERE workflow_id = $1::bigint`, got.Workflow).Scan(&states); err != nil ||
+		states != "reindex running, review completed ada" || got.Woken != 1 {
+		t.Errorf("the workflow started from TypeScript: steps %q (%v), the signal completed %d; want review completed with the signal, reindex running, 1",
+			states, err, got.Woken)
+	}
+	if r := got.BadInput; !strings.Contains(r.Message, "start workflow publish_product") || len(r.Problems) != 1 || r.Problems[0].Field != "/product_id" {
+		t.Errorf("an invalid input: got %+v, want the problem /product_id from the start", r)
 	}
 
 	// A Go worker of the same spec runs the job, upcast to version 3.

@@ -8,6 +8,8 @@ import {
   enqueueReindexProduct,
   enqueueSendReceipt,
   payloadProblems,
+  signalPublishProductApproved,
+  startPublishProduct,
   type PayloadProblem,
   type SendReceiptPayload,
 } from "../../web/jobs";
@@ -20,6 +22,9 @@ interface Outcome {
   empty: string;
   invalid: Rejection[];
   badPriority: Rejection;
+  workflow: string;
+  woken: number;
+  badInput: Rejection;
 }
 
 // Rejection is what a rejected enqueue threw, and the problems payloadProblems read
@@ -111,7 +116,31 @@ async function main(): Promise<void> {
       badPriority = rejection(err);
     }
 
-    const outcome: Outcome = { committed, rolledBack, duplicate, scheduled, empty, invalid, badPriority };
+    // A workflow starts in the caller's transaction; its signal completes its wait
+    // step; an input its schema rejects starts nothing, naming the field.
+    await client.query("BEGIN");
+    const workflow = await startPublishProduct(client, { product_id: 7 });
+    await client.query("COMMIT");
+    const woken = await signalPublishProductApproved(client, workflow, { reviewer: "ada" });
+    let badInput: Rejection = { message: "accepted", problems: null };
+    try {
+      await startPublishProduct(client, { product_id: 0 });
+    } catch (err) {
+      badInput = rejection(err);
+    }
+
+    const outcome: Outcome = {
+      committed,
+      rolledBack,
+      duplicate,
+      scheduled,
+      empty,
+      invalid,
+      badPriority,
+      workflow,
+      woken,
+      badInput,
+    };
     process.stdout.write(JSON.stringify(outcome) + "\n");
   } finally {
     await client.end();
