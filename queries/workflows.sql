@@ -4,7 +4,8 @@
 
 -- name: StartWorkflow :one
 SELECT jobc_workflow_start(sqlc.arg(name)::text, sqlc.arg(definition)::jsonb,
-                           sqlc.arg(input_version)::integer, sqlc.arg(input)::jsonb)::bigint AS id;
+                           sqlc.arg(input_version)::integer, sqlc.arg(input)::jsonb,
+                           sqlc.narg(key)::text)::bigint AS id;
 
 -- name: GetWorkflow :one
 SELECT id, name, definition, state, input_version, input, steps_left, failed_steps, created_at, finished_at

@@ -101,6 +101,10 @@ func TestSQLProducersStartWorkflows(t *testing.T) {
 	if err := producer.QueryRow(ctx, `SELECT jobc_start_fulfil_order($1)`, input).Scan(&id); err != nil {
 		t.Fatalf("jobc_start_fulfil_order as the producer: %v", err)
 	}
+	var keyed, again int64
+	if err := producer.QueryRow(ctx, `SELECT jobc_start_fulfil_order($1, 'order-1'), jobc_start_fulfil_order($1, key => 'order-1')`, input).Scan(&keyed, &again); err != nil || again != keyed || keyed == id {
+		t.Errorf("two starts with one key from SQL: %d and %d (%v); want one new workflow, returned twice", keyed, again, err)
+	}
 	var def []byte
 	if err := migrator.QueryRow(ctx, `SELECT definition FROM jobc_workflows WHERE id = $1`, id).Scan(&def); err != nil {
 		t.Fatal(err)

@@ -420,8 +420,16 @@ type WorkflowID int64
 // its write version's schema, against the write version of each step's job that takes
 // the input as its payload, and each item of a list of the input a for_each step runs
 // without a map against its job's write version; an invalid one returns a
-// *PayloadError and starts nothing. One statement.
-func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any) (WorkflowID, error) {
+// *PayloadError and starts nothing. One statement. With WithWorkflowKey, a workflow
+// of the type that runs with the key is returned instead of starting another.
+func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any, opts ...StartOption) (WorkflowID, error) {
+	var o startOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.key != nil && len(*o.key) > maxWorkflowKey {
+		return 0, fmt.Errorf("jobc: start workflow %s: a key of %d bytes, want at most %d", wt.Name, len(*o.key), maxWorkflowKey)
+	}
 	raw, _, err := wt.input.marshalPayload(wt.InputWriteVersion, input, false)
 	if err != nil {
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, err)
@@ -450,12 +458,31 @@ func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any) 
 		}
 	}
 	id, err := db.New(dbtx).StartWorkflow(ctx, db.StartWorkflowParams{
-		Name: wt.Name, Definition: wt.definition, InputVersion: int32(wt.InputWriteVersion), Input: raw,
+		Name: wt.Name, Definition: wt.definition, InputVersion: int32(wt.InputWriteVersion), Input: raw, Key: o.key,
 	})
 	if err != nil {
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, dberr.Describe(err))
 	}
 	return WorkflowID(id), nil
+}
+
+// StartOption configures one StartWorkflow.
+type StartOption func(*startOptions)
+
+type startOptions struct {
+	key *string
+}
+
+// maxWorkflowKey bounds a workflow's key, as jobc_workflow_start does.
+const maxWorkflowKey = 512
+
+// WithWorkflowKey makes the start unique by key among the running workflows of its
+// type: while one started with the key runs, StartWorkflow returns its id and starts
+// nothing, as a unique job's enqueue returns the job that holds its key (a start that
+// meets one another transaction is starting waits for that transaction). Once it has
+// ended, the key starts a new one. At most 512 bytes.
+func WithWorkflowKey(key string) StartOption {
+	return func(o *startOptions) { o.key = &key }
 }
 
 // inputList returns the elements of the list at path in input: none when it is

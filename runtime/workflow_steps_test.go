@@ -468,3 +468,78 @@ func TestWorkflowStepKindsAreChecked(t *testing.T) {
 		}
 	}
 }
+
+// TestStartWorkflowWithKey: a start with a key returns the running workflow started
+// with it, in the same transaction or another, and starts nothing; workflows of
+// another key, without a key, or once the keyed one ended start anew; a key longer
+// than 512 bytes is refused.
+func TestStartWorkflowWithKey(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	p := newPackTypes(t)
+	wt := p.workflow(t, "", runtime.Step{Name: "pay", Wait: &runtime.Wait{Signal: "paid"}})
+	in := packInput{OrderID: "o-1", Items: []packItem{}}
+	first, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey("order-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey("order-1"))
+	if err != nil || again != first {
+		t.Errorf("the same key again: %d, %v; want the running workflow %d", again, err, first)
+	}
+	other, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey("order-2"))
+	if err != nil || other == first {
+		t.Errorf("another key: %d, %v; want a workflow of its own", other, err)
+	}
+	unkeyed, err := runtime.StartWorkflow(ctx, pool, wt, in)
+	if err != nil || unkeyed == first {
+		t.Errorf("no key: %d, %v; want a workflow of its own", unkeyed, err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows`); n != 3 {
+		t.Errorf("%d workflows; want 3", n)
+	}
+	if err := runtime.CancelWorkflow(ctx, pool, first); err != nil {
+		t.Fatal(err)
+	}
+	after, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey("order-1"))
+	if err != nil || after == first {
+		t.Errorf("the key of an ended workflow: %d, %v; want a new workflow", after, err)
+	}
+	if _, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey(strings.Repeat("k", 513))); err == nil || !strings.Contains(err.Error(), "at most 512") {
+		t.Errorf("a 513-byte key: %v; want it refused", err)
+	}
+	if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('pack_order', (SELECT definition FROM jobc_workflows LIMIT 1), 1, '{}', repeat('k', 513))`); err == nil || !strings.Contains(err.Error(), "at most 512") {
+		t.Errorf("a 513-byte key from SQL: %v; want it refused", err)
+	}
+	// Two transactions start with one key at once: the second waits for the first,
+	// and gets its workflow once it commits.
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback(ctx) }()
+	mine, err := runtime.StartWorkflow(ctx, tx, wt, in, runtime.WithWorkflowKey("order-3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan runtime.WorkflowID, 1)
+	go func() {
+		id, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey("order-3"))
+		if err != nil {
+			t.Error(err)
+		}
+		got <- id
+	}()
+	select {
+	case id := <-got:
+		t.Fatalf("the second start returned %d before the first transaction ended", id)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if id := <-got; id != mine {
+		t.Errorf("the second start got %d; want the first's %d", id, mine)
+	}
+}

@@ -291,6 +291,10 @@ CREATE TABLE jobc_workflows (
     definition     jsonb       NOT NULL,
     input_version  integer     NOT NULL,
     input          jsonb       NOT NULL,
+    -- The key its starter gave (runtime.WithWorkflowKey): while a workflow of the name
+    -- with the key runs, starting another returns the running one
+    -- (jobc_workflows_key_idx). NULL: none.
+    key            text,
     state          jobc_workflow_state NOT NULL DEFAULT 'running',
     steps_left     integer     NOT NULL, -- steps not yet completed, failed or cancelled
     failed_steps   integer     NOT NULL DEFAULT 0,
@@ -414,6 +418,8 @@ CREATE INDEX jobc_workflows_ended_idx ON jobc_workflows (state, finished_at) WHE
 -- The running workflows by name (CountWorkflows, for the metrics), without reading the
 -- history of ended ones.
 CREATE INDEX jobc_workflows_running_idx ON jobc_workflows (name, created_at) WHERE state = 'running';
+-- One running workflow per name and key (jobc_workflow_start).
+CREATE UNIQUE INDEX jobc_workflows_key_idx ON jobc_workflows (name, key) WHERE key IS NOT NULL AND state = 'running';
 -- The timers that are due (jobc_workflow_fire_timers), and a workflow's signals of a
 -- name in the order they came.
 CREATE INDEX jobc_workflow_steps_wake_idx ON jobc_workflow_steps (wake_at) WHERE state = 'running' AND wake_at IS NOT NULL;
@@ -1771,7 +1777,7 @@ LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan AS $$
 DECLARE
     v_queues text[];
-    v_other  integer;
+    v_other  integer; -- the job steps
     v_ewf    bigint[] := '{}';
     v_estep  text[] := '{}';
     v_estate jobc_step_state[] := '{}';
@@ -1798,11 +1804,10 @@ BEGIN
         UPDATE jobc_workflow_steps s SET state = 'running', job_id = j.id, started_at = now()
         FROM jobs j WHERE s.workflow_id = j.workflow_id AND s.step = j.workflow_step
     )
-    SELECT array_agg(DISTINCT j.queue), (SELECT count(*) FROM ready r WHERE NOT r.d ? 'kind' OR r.d ? 'for_each')
-    INTO v_queues, v_other FROM jobs j;
+    SELECT array_agg(DISTINCT j.queue), count(*) INTO v_queues, v_other FROM jobs j;
     PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
-    IF v_other = 0 THEN
-        RETURN;
+    IF v_other = cardinality(p_steps) THEN
+        RETURN; -- every step was a job step
     END IF;
     -- The other kinds, one step at a time.
     FOR v_r IN
@@ -1917,7 +1922,7 @@ $$;
 -- id. It runs with its owner's rights (section 6): it is the gate through which a
 -- producer role, which may insert only the columns of a plain job, starts a workflow's
 -- jobs.
-CREATE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb)
+CREATE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan AS $$
@@ -1939,9 +1944,32 @@ BEGIN
         RAISE EXCEPTION 'jobc: start workflow %: a step is not {name, after: [...]} with either a job (kind, queue, priority 1..9, max_attempts >= 1, payload_version >= 1, map: {field: [source, ...]}, for_each: [source, ...]), sleep_ms >= 0 or wait: {signal: a declared signal, timeout_ms > 0}', p_name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    INSERT INTO jobc_workflows (name, definition, input_version, input, steps_left)
-    VALUES (p_name, p_definition, p_input_version, p_input, jsonb_array_length(v_steps))
-    RETURNING id INTO v_id;
+    IF octet_length(p_key) > 512 THEN
+        RAISE EXCEPTION 'jobc: start workflow %: a key of % bytes, want at most 512', p_name, octet_length(p_key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p_key IS NOT NULL THEN
+        -- One running workflow per name and key: a start that finds one (or waits for
+        -- the transaction that starts one, and it commits) returns it and starts
+        -- nothing.
+        INSERT INTO jobc_workflows (name, definition, input_version, input, key, steps_left)
+        VALUES (p_name, p_definition, p_input_version, p_input, p_key, jsonb_array_length(v_steps))
+        ON CONFLICT (name, key) WHERE key IS NOT NULL AND state = 'running' DO NOTHING
+        RETURNING id INTO v_id;
+        IF v_id IS NULL THEN
+            SELECT w.id INTO v_id FROM jobc_workflows w
+            WHERE w.name = p_name AND w.key = p_key AND w.state = 'running';
+            IF v_id IS NULL THEN
+                RAISE EXCEPTION 'jobc: start workflow %: the running workflow of key % ended meanwhile: start again', p_name, p_key
+                    USING ERRCODE = 'serialization_failure';
+            END IF;
+            RETURN v_id;
+        END IF;
+    ELSE
+        INSERT INTO jobc_workflows (name, definition, input_version, input, steps_left)
+        VALUES (p_name, p_definition, p_input_version, p_input, jsonb_array_length(v_steps))
+        RETURNING id INTO v_id;
+    END IF;
     WITH steps AS (
         INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition)
         SELECT v_id, e->>'name', ARRAY(SELECT jsonb_array_elements_text(coalesce(e->'after', '[]'))),
@@ -2032,13 +2060,15 @@ DECLARE
     v_step   text[];
     v_state  jobc_step_state[];
     v_items  boolean;
+    v_wfs    bigint[];
     v_iwf    bigint[];
     v_istep  text[];
     v_istate jobc_step_state[];
 BEGIN
-    PERFORM 1 FROM jobc_workflows w
-    WHERE w.id = ANY(ARRAY(SELECT f.workflow_id FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs)))
-    ORDER BY w.id FOR UPDATE;
+    -- The jobs' workflows, and whether any job is a for_each step's item: one read.
+    SELECT array_agg(f.workflow_id), bool_or(f.workflow_item IS NOT NULL) INTO v_wfs, v_items
+    FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs);
+    PERFORM 1 FROM jobc_workflows w WHERE w.id = ANY(v_wfs) ORDER BY w.id FOR UPDATE;
     -- Each step whose job this is ends as its job did.
     WITH ended AS (
         UPDATE jobc_workflow_steps s
@@ -2049,9 +2079,7 @@ BEGIN
           AND s.step = f.workflow_step AND s.job_id = f.id AND s.state = 'running'
         RETURNING s.workflow_id, s.step, s.state
     )
-    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state),
-           (SELECT bool_or(f.workflow_item IS NOT NULL) FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs))
-    INTO v_wf, v_step, v_state, v_items FROM ended e;
+    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_wf, v_step, v_state FROM ended e;
     IF v_items THEN
         -- Each item whose job this is ends as its job did; its step counts it.
         WITH ended AS (
@@ -2446,7 +2474,7 @@ BEGIN
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_poison(bigint, text, integer, text) SET search_path = %I, pg_temp',
                    current_schema());
-    EXECUTE format('ALTER FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb) SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb, text) SET search_path = %I, pg_temp',
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_workflows_advance(bigint[]) SET search_path = %I, pg_temp',
                    current_schema());
@@ -2466,7 +2494,7 @@ $$;
 REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, jsonb, integer, jsonb, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflows_advance(bigint[]) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_cancel(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_retry(bigint) FROM PUBLIC;

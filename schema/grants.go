@@ -176,7 +176,7 @@ func objects() []object {
 		{kind: "SEQUENCE", name: "jobc_workflows_id_seq", worker: []string{"USAGE"}},
 		{kind: "SEQUENCE", name: "jobc_workflow_signals_id_seq", worker: []string{"USAGE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_start",
-			args:     "text, jsonb, integer, jsonb",
+			args:     "text, jsonb, integer, jsonb, text",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
 		// jobc_finish, run by the worker role, advances workflows through it.

@@ -75,10 +75,14 @@ func (n Job) TSIdents(versions []Version) []Ident {
 // function; declared when the project has workflows.
 const TSCallWorkflow = "callWorkflow"
 
+// TSStartOptions are the options of a workflow's start: its key.
+const TSStartOptions = "StartOptions"
+
 // TSWorkflowCatalogue lists the identifiers the TypeScript file declares for all
 // workflows, when there are any.
 func TSWorkflowCatalogue() []Ident {
-	return []Ident{{Name: TSCallWorkflow, What: "the TypeScript callWorkflow helper"}}
+	return []Ident{{Name: TSCallWorkflow, What: "the TypeScript callWorkflow helper"},
+		{Name: TSStartOptions, What: "the TypeScript StartOptions interface"}}
 }
 
 // TSInput is the naming of the workflow's input in TypeScript, as a job's payload is

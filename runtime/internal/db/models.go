@@ -331,6 +331,7 @@ type JobcWorkflow struct {
 	Definition   []byte
 	InputVersion int32
 	Input        []byte
+	Key          *string
 	State        JobcWorkflowState
 	StepsLeft    int32
 	FailedSteps  int32

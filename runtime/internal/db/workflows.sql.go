@@ -283,7 +283,8 @@ func (q *Queries) SignalWorkflow(ctx context.Context, arg SignalWorkflowParams) 
 const startWorkflow = `-- name: StartWorkflow :one
 
 SELECT jobc_workflow_start($1::text, $2::jsonb,
-                           $3::integer, $4::jsonb)::bigint AS id
+                           $3::integer, $4::jsonb,
+                           $5::text)::bigint AS id
 `
 
 type StartWorkflowParams struct {
@@ -291,6 +292,7 @@ type StartWorkflowParams struct {
 	Definition   []byte
 	InputVersion int32
 	Input        []byte
+	Key          *string
 }
 
 // Workflows: starting one (jobc_workflow_start, in the caller's transaction) and
@@ -302,6 +304,7 @@ func (q *Queries) StartWorkflow(ctx context.Context, arg StartWorkflowParams) (i
 		arg.Definition,
 		arg.InputVersion,
 		arg.Input,
+		arg.Key,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -88,13 +88,16 @@ var importUsersWorkflow = runtime.MustWorkflowType(runtime.WorkflowType{
 // *runtime.PayloadError and starts nothing). Pass the transaction of the business
 // change that needs it: the workflow and the jobs of its first steps then exist if
 // and only if that transaction commits. Its steps (each, then) run as the database
-// advances it: each once the steps it comes after have completed.
+// advances it: each once the steps it comes after have completed. With
+// runtime.WithWorkflowKey(key), a running import_users workflow started with the
+// key is returned instead of starting another.
 func StartImportUsers(
 	ctx context.Context,
 	db runtime.DBTX,
 	in ImportUsersInputV1,
+	opts ...runtime.StartOption,
 ) (runtime.WorkflowID, error) {
-	return runtime.StartWorkflow(ctx, db, importUsersWorkflow, in)
+	return runtime.StartWorkflow(ctx, db, importUsersWorkflow, in, opts...)
 }
 
 // GetImportUsers reads import_users workflow id through db: its state and each

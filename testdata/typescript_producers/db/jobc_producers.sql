@@ -478,8 +478,10 @@ $jobc$;
 -- jobc_start_publish_product starts a publish_product workflow in the caller's
 -- transaction, as the generated Go Start does: it fills the input's defaults, checks it
 -- against version 1 of its schema and records the workflow with the definition below
--- (steps review, reindex), running its first steps. It returns the workflow's id.
-CREATE OR REPLACE FUNCTION jobc_start_publish_product(input jsonb) RETURNS bigint
+-- (steps review, reindex), running its first steps. It returns the workflow's id; with
+-- a key, that of the running workflow started with the key, if there is one, instead of
+-- starting another.
+CREATE OR REPLACE FUNCTION jobc_start_publish_product(input jsonb, key text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $jobc$
 DECLARE
     p  jsonb  := coalesce(input, 'null');
@@ -523,7 +525,7 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid_in('start workflow publish_product', 'publish_product', 1, f, m);
     END IF;
-    RETURN jobc_workflow_start('publish_product', '{"on_failure":"cancel","signals":{"approved":1},"steps":[{"name":"review","after":[],"wait":{"signal":"approved","timeout_ms":604800000}},{"name":"reindex","after":["review"],"kind":"reindex_product","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"product_id":["input","product_id"]}}]}'::jsonb, 1, p);
+    RETURN jobc_workflow_start('publish_product', '{"on_failure":"cancel","signals":{"approved":1},"steps":[{"name":"review","after":[],"wait":{"signal":"approved","timeout_ms":604800000}},{"name":"reindex","after":["review"],"kind":"reindex_product","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"product_id":["input","product_id"]}}]}'::jsonb, 1, p, key);
 END
 $jobc$;
 

@@ -90,13 +90,16 @@ var publishProductWorkflow = runtime.MustWorkflowType(runtime.WorkflowType{
 // *runtime.PayloadError and starts nothing). Pass the transaction of the business
 // change that needs it: the workflow and the jobs of its first steps then exist if
 // and only if that transaction commits. Its steps (review, reindex) run as the
-// database advances it: each once the steps it comes after have completed.
+// database advances it: each once the steps it comes after have completed. With
+// runtime.WithWorkflowKey(key), a running publish_product workflow started with
+// the key is returned instead of starting another.
 func StartPublishProduct(
 	ctx context.Context,
 	db runtime.DBTX,
 	in PublishProductInputV1,
+	opts ...runtime.StartOption,
 ) (runtime.WorkflowID, error) {
-	return runtime.StartWorkflow(ctx, db, publishProductWorkflow, in)
+	return runtime.StartWorkflow(ctx, db, publishProductWorkflow, in, opts...)
 }
 
 // PublishProductApprovedV1 is version 1 of signal approved of the publish_product

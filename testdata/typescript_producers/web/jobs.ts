@@ -291,16 +291,25 @@ export async function enqueueSyncContact(
   return callEnqueue(client, "jobc_enqueue_sync_contact", payload, opts);
 }
 
+/** Options of one workflow's start; every one may be left out, or undefined. */
+export interface StartOptions {
+  /**
+   * A key that makes the start unique among running workflows of its name: while one started with
+   * the key runs, starting another returns its id and starts nothing.
+   */
+  key?: string | undefined;
+}
+
 /**
- * Runs the SQL function fn of a workflow with the given arguments, JSON documents sent as JSON
- * text, and returns what it returns as the decimal string PostgreSQL prints.
+ * Runs the SQL function fn of a workflow with params bound to args (JSON documents sent as JSON
+ * text), and returns what it returns as the decimal string PostgreSQL prints.
  */
 async function callWorkflow(
   client: Queryable,
   fn: string,
-  args: [string] | [string, string],
+  params: string,
+  args: unknown[],
 ): Promise<string> {
-  const params = args.length === 1 ? "$1::jsonb" : "$1::bigint, $2::jsonb";
   const res = await client.query(`SELECT ${fn}(${params})::text AS id`, args);
   const id = res.rows[0]?.id;
   if (id == null) {
@@ -325,14 +334,19 @@ export type PublishProductInputPayload = PublishProductInputPayloadV1;
  * workflow and the jobs of its first steps exist if and only if it commits.
  * jobc_start_publish_product checks the input against version 1 of its schema and fills its
  * defaults; an invalid input starts nothing and rejects with the database's error;
- * payloadProblems(err) lists the problems.
+ * payloadProblems(err) lists the problems. With opts.key, a running workflow started with the key
+ * is returned instead of starting another.
  * @returns the workflow's id, as a decimal string.
  */
 export async function startPublishProduct(
   client: Queryable,
   input: PublishProductInputPayloadV1,
+  opts: StartOptions = {},
 ): Promise<string> {
-  return callWorkflow(client, "jobc_start_publish_product", [JSON.stringify(input)]);
+  return callWorkflow(client, "jobc_start_publish_product", "$1::jsonb, $2::text", [
+    JSON.stringify(input),
+    opts.key ?? null,
+  ]);
 }
 
 /** Version 1 of the publish_product signal approved payload. */
@@ -356,9 +370,11 @@ export async function signalPublishProductApproved(
   workflowId: string,
   payload: PublishProductApprovedPayloadV1,
 ): Promise<number> {
-  const steps = await callWorkflow(client, "jobc_signal_publish_product_approved", [
-    workflowId,
-    JSON.stringify(payload),
-  ]);
+  const steps = await callWorkflow(
+    client,
+    "jobc_signal_publish_product_approved",
+    "$1::bigint, $2::jsonb",
+    [workflowId, JSON.stringify(payload)],
+  );
   return Number(steps);
 }

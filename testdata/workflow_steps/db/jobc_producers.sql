@@ -287,8 +287,9 @@ $jobc$;
 -- as the generated Go Start does: it fills the input's defaults, checks it against
 -- version 1 of its schema and records the workflow with the definition below (steps
 -- reserve, confirm, charge, pack, cool, ship), running its first steps. It returns the
--- workflow's id.
-CREATE OR REPLACE FUNCTION jobc_start_fulfil_order(input jsonb) RETURNS bigint
+-- workflow's id; with a key, that of the running workflow started with the key, if
+-- there is one, instead of starting another.
+CREATE OR REPLACE FUNCTION jobc_start_fulfil_order(input jsonb, key text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $jobc$
 DECLARE
     p  jsonb  := coalesce(input, 'null');
@@ -361,7 +362,7 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid_in('start workflow fulfil_order', 'fulfil_order', 1, f, m);
     END IF;
-    RETURN jobc_workflow_start('fulfil_order', '{"on_failure":"cancel","signals":{"payment_confirmed":1},"steps":[{"name":"reserve","after":[],"kind":"reserve_stock","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"order_id":["input","order_id"]}},{"name":"confirm","after":["reserve"],"wait":{"signal":"payment_confirmed","timeout_ms":86400000}},{"name":"charge","after":["confirm"],"kind":"charge_card","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"amount_cents":["result","reserve","total_cents"],"order_id":["input","order_id"],"payment_ref":["result","confirm","ref"]}},{"name":"pack","after":["charge"],"kind":"pack_item","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"order_id":["input","order_id"],"qty":["item","qty"],"sku":["item","sku"]},"for_each":["input","items"]},{"name":"cool","after":["pack"],"sleep_ms":600000},{"name":"ship","after":["cool"],"kind":"ship_order","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"boxes":["result","pack"],"order_id":["input","order_id"],"packed":["count","pack","completed"]}}]}'::jsonb, 1, p);
+    RETURN jobc_workflow_start('fulfil_order', '{"on_failure":"cancel","signals":{"payment_confirmed":1},"steps":[{"name":"reserve","after":[],"kind":"reserve_stock","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"order_id":["input","order_id"]}},{"name":"confirm","after":["reserve"],"wait":{"signal":"payment_confirmed","timeout_ms":86400000}},{"name":"charge","after":["confirm"],"kind":"charge_card","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"amount_cents":["result","reserve","total_cents"],"order_id":["input","order_id"],"payment_ref":["result","confirm","ref"]}},{"name":"pack","after":["charge"],"kind":"pack_item","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"order_id":["input","order_id"],"qty":["item","qty"],"sku":["item","sku"]},"for_each":["input","items"]},{"name":"cool","after":["pack"],"sleep_ms":600000},{"name":"ship","after":["cool"],"kind":"ship_order","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"boxes":["result","pack"],"order_id":["input","order_id"],"packed":["count","pack","completed"]}}]}'::jsonb, 1, p, key);
 END
 $jobc$;
 

@@ -153,13 +153,15 @@ var fulfilOrderWorkflow = runtime.MustWorkflowType(runtime.WorkflowType{
 // change that needs it: the workflow and the jobs of its first steps then exist if
 // and only if that transaction commits. Its steps (reserve, confirm, charge, pack,
 // cool, ship) run as the database advances it: each once the steps it comes after
-// have completed.
+// have completed. With runtime.WithWorkflowKey(key), a running fulfil_order
+// workflow started with the key is returned instead of starting another.
 func StartFulfilOrder(
 	ctx context.Context,
 	db runtime.DBTX,
 	in FulfilOrderInputV1,
+	opts ...runtime.StartOption,
 ) (runtime.WorkflowID, error) {
-	return runtime.StartWorkflow(ctx, db, fulfilOrderWorkflow, in)
+	return runtime.StartWorkflow(ctx, db, fulfilOrderWorkflow, in, opts...)
 }
 
 // FulfilOrderPaymentConfirmedV1 is version 1 of signal payment_confirmed of the

@@ -48,13 +48,15 @@ func WorkflowFile(pkg string, w Workflow) ([]byte, error) {
 		"schema (an invalid input returns a *runtime.PayloadError and starts nothing). Pass the transaction of the "+
 		"business change that needs it: the workflow and the jobs of its first steps then exist if and only if that "+
 		"transaction commits. Its steps (%s) run as the database advances it: each once the steps it comes after "+
-		"have completed.", n.Start(), s.Name, write.Spec.Number, strings.Join(steps, ", ")))
+		"have completed. With runtime.WithWorkflowKey(key), a running %s workflow started with the key is "+
+		"returned instead of starting another.", n.Start(), s.Name, write.Spec.Number, strings.Join(steps, ", "), s.Name))
 	f.Add(signature(n.Start(), []Code{
 		Id("ctx").Qual("context", "Context"),
 		Id("db").Qual(rt, "DBTX"),
 		Id("in").Id(write.Payload.Root),
+		Id("opts").Op("...").Qual(rt, "StartOption"),
 	}, Qual(rt, "WorkflowID"), Error()).Block(
-		Return(Qual(rt, "StartWorkflow").Call(Id("ctx"), Id("db"), Id(n.TypeVar()), Id("in"))),
+		Return(Qual(rt, "StartWorkflow").Call(Id("ctx"), Id("db"), Id(n.TypeVar()), Id("in"), Id("opts").Op("..."))),
 	))
 
 	for _, g := range w.Signals {

@@ -94,16 +94,17 @@ func (fn *function) writeStart(w io.Writer, wf Workflow) {
 	}
 	comment(w, fmt.Sprintf("%s starts %s %s workflow in the caller's transaction, as the generated Go Start does: it fills "+
 		"the input's defaults, checks it against version %d of its schema and records the workflow with the definition "+
-		"below (steps %s), running its first steps. It returns the workflow's id.",
+		"below (steps %s), running its first steps. It returns the workflow's id; with a key, that of the running "+
+		"workflow started with the key, if there is one, instead of starting another.",
 		name, names.Article(wf.Spec.Name), wf.Spec.Name, fn.version.Number, strings.Join(steps, ", ")))
-	fmt.Fprintf(w, `CREATE OR REPLACE FUNCTION %s(input jsonb) RETURNS bigint
+	fmt.Fprintf(w, `CREATE OR REPLACE FUNCTION %s(input jsonb, key text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $jobc$
 `, name)
 	// The document is called doc in the checks; the parameter keeps its name.
 	var b strings.Builder
 	fn.writeChecks(&b, lit("start workflow "+wf.Spec.Name))
 	fmt.Fprint(w, strings.Replace(b.String(), "coalesce(doc, 'null')", "coalesce(input, 'null')", 1))
-	fmt.Fprintf(w, `    RETURN jobc_workflow_start(%s, %s::jsonb, %d, p);
+	fmt.Fprintf(w, `    RETURN jobc_workflow_start(%s, %s::jsonb, %d, p, key);
 END
 $jobc$;
 `, lit(wf.Spec.Name), lit(string(wf.Definition)), fn.version.Number)

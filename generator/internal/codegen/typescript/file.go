@@ -69,14 +69,21 @@ func File(p Project) ([]byte, error) {
 // workflowShared writes the helper every workflow's functions use.
 func (w *writer) workflowShared() {
 	w.line("")
-	w.jsdoc("", "Runs the SQL function fn of a workflow with the given arguments, JSON documents sent as "+
-		"JSON text, and returns what it returns as the decimal string PostgreSQL prints.")
+	w.jsdoc("", "Options of one workflow's start; every one may be left out, or undefined.")
+	w.line("export interface " + names.TSStartOptions + " {")
+	w.jsdoc("  ", "A key that makes the start unique among running workflows of its name: while one "+
+		"started with the key runs, starting another returns its id and starts nothing.")
+	w.line("  key?: string | undefined;")
+	w.line("}")
+	w.line("")
+	w.jsdoc("", "Runs the SQL function fn of a workflow with params bound to args (JSON documents sent "+
+		"as JSON text), and returns what it returns as the decimal string PostgreSQL prints.")
 	w.line("async function " + names.TSCallWorkflow + "(")
 	w.line("  client: " + names.TSQueryable + ",")
 	w.line("  fn: string,")
-	w.line("  args: [string] | [string, string],")
+	w.line("  params: string,")
+	w.line("  args: unknown[],")
 	w.line("): Promise<string> {")
-	w.line("  const params = args.length === 1 ? \"$1::jsonb\" : \"$1::bigint, $2::jsonb\";")
 	w.line("  const res = await client.query(`SELECT ${fn}(${params})::text AS id`, args);")
 	w.line("  const id = res.rows[0]?.id;")
 	w.line("  if (id == null) {")
@@ -103,14 +110,17 @@ func (w *writer) workflow(wf golang.Workflow) error {
 		fmt.Sprintf("Starts %s %s workflow through client, in its transaction when it is in one: the workflow "+
 			"and the jobs of its first steps exist if and only if it commits. %s checks the input against "+
 			"version %d of its schema and fills its defaults; an invalid input starts nothing and rejects "+
-			"with the database's error; payloadProblems(err) lists the problems.",
+			"with the database's error; payloadProblems(err) lists the problems. With opts.key, a running "+
+			"workflow started with the key is returned instead of starting another.",
 			names.Article(s.Name), s.Name, names.SQLStart(s.Name), write),
 		"@returns the workflow's id, as a decimal string.")
 	w.line(fmt.Sprintf("export async function %s(", n.TSStart()))
 	w.line("  client: " + names.TSQueryable + ",")
 	w.line("  input: " + input.Names.TSVersion(write) + ",")
+	w.line("  opts: " + names.TSStartOptions + " = {},")
 	w.line("): Promise<string> {")
-	w.call("  return ", names.TSCallWorkflow, literal(names.SQLStart(s.Name)), "JSON.stringify(input)")
+	w.call("  return ", names.TSCallWorkflow, literal(names.SQLStart(s.Name)), literal("$1::jsonb, $2::text"),
+		"JSON.stringify(input)", "opts.key ?? null")
 	w.line("}")
 	for _, g := range wf.Signals {
 		sn := g.Names
@@ -134,26 +144,45 @@ func (w *writer) workflow(wf golang.Workflow) error {
 		w.line("  workflowId: string,")
 		w.line("  payload: " + payload.Names.TSVersion(write) + ",")
 		w.line("): Promise<number> {")
-		w.call("  const steps = await ", names.TSCallWorkflow, literal(names.SQLSignal(s.Name, g.Spec.Name)), "workflowId", "JSON.stringify(payload)")
+		w.call("  const steps = await ", names.TSCallWorkflow, literal(names.SQLSignal(s.Name, g.Spec.Name)),
+			literal("$1::bigint, $2::jsonb"), "workflowId", "JSON.stringify(payload)")
 		w.line("  return Number(steps);")
 		w.line("}")
 	}
 	return nil
 }
 
-// call writes prefix + fn(client, sqlFn, [args...]); as prettier breaks it when it is
-// longer than a line: the array, the last argument, hugged.
-func (w *writer) call(prefix, fn, sqlFn string, args ...string) {
-	one := fmt.Sprintf("%s%s(client, %s, [%s]);", prefix, fn, sqlFn, strings.Join(args, ", "))
-	if len(one) <= lineWidth {
+// call writes prefix + fn(client, sqlFn, params, [args...]); as prettier breaks it
+// when it is longer than a line: first the last argument, the array, hugged; when
+// even its first line is too long, one argument a line.
+func (w *writer) call(prefix, fn, sqlFn, params string, args ...string) {
+	array := "[" + strings.Join(args, ", ") + "]"
+	if one := fmt.Sprintf("%s%s(client, %s, %s, %s);", prefix, fn, sqlFn, params, array); len(one) <= lineWidth {
 		w.line(one)
 		return
 	}
-	w.line(fmt.Sprintf("%s%s(client, %s, [", prefix, fn, sqlFn))
-	for _, a := range args {
+	if head := fmt.Sprintf("%s%s(client, %s, %s, [", prefix, fn, sqlFn, params); len(head) <= lineWidth {
+		w.line(head)
+		for _, a := range args {
+			w.line("    " + a + ",")
+		}
+		w.line("  ]);")
+		return
+	}
+	w.line(prefix + fn + "(")
+	for _, a := range []string{"client", sqlFn, params} {
 		w.line("    " + a + ",")
 	}
-	w.line("  ]);")
+	if len("    "+array+",") <= lineWidth {
+		w.line("    " + array + ",")
+	} else {
+		w.line("    [")
+		for _, a := range args {
+			w.line("      " + a + ",")
+		}
+		w.line("    ],")
+	}
+	w.line("  );")
 }
 
 // versions writes the types of every version of j and returns its write version.

@@ -94,16 +94,17 @@ func TestNodeProducers(t *testing.T) {
 
 // outcome is what src/enqueue.ts prints.
 type outcome struct {
-	Committed   string      `json:"committed"`
-	RolledBack  string      `json:"rolledBack"`
-	Duplicate   string      `json:"duplicate"`
-	Scheduled   string      `json:"scheduled"`
-	Empty       string      `json:"empty"`
-	Invalid     []rejection `json:"invalid"`
-	BadPriority rejection   `json:"badPriority"`
-	Workflow    string      `json:"workflow"`
-	Woken       int         `json:"woken"`
-	BadInput    rejection   `json:"badInput"`
+	Committed    string      `json:"committed"`
+	RolledBack   string      `json:"rolledBack"`
+	Duplicate    string      `json:"duplicate"`
+	Scheduled    string      `json:"scheduled"`
+	Empty        string      `json:"empty"`
+	Invalid      []rejection `json:"invalid"`
+	BadPriority  rejection   `json:"badPriority"`
+	Workflow     string      `json:"workflow"`
+	SameWorkflow string      `json:"sameWorkflow"`
+	Woken        int         `json:"woken"`
+	BadInput     rejection   `json:"badInput"`
 }
 
 // rejection is what a rejected enqueue threw, and what payloadProblems read from it.
@@ -207,6 +208,9 @@ func enqueueFromNode(t *testing.T, dir string) {
 		states != "reindex running, review completed ada" || got.Woken != 1 {
 		t.Errorf("the workflow started from TypeScript: steps %q (%v), the signal completed %d; want review completed with the signal, reindex running, 1",
 			states, err, got.Woken)
+	}
+	if got.SameWorkflow != got.Workflow {
+		t.Errorf("a second start with the key returned workflow %s, want the running %s", got.SameWorkflow, got.Workflow)
 	}
 	if r := got.BadInput; !strings.Contains(r.Message, "start workflow publish_product") || len(r.Problems) != 1 || r.Problems[0].Field != "/product_id" {
 		t.Errorf("an invalid input: got %+v, want the problem /product_id from the start", r)

@@ -23,6 +23,7 @@ interface Outcome {
   invalid: Rejection[];
   badPriority: Rejection;
   workflow: string;
+  sameWorkflow: string;
   woken: number;
   badInput: Rejection;
 }
@@ -119,8 +120,10 @@ async function main(): Promise<void> {
     // A workflow starts in the caller's transaction; its signal completes its wait
     // step; an input its schema rejects starts nothing, naming the field.
     await client.query("BEGIN");
-    const workflow = await startPublishProduct(client, { product_id: 7 });
+    const workflow = await startPublishProduct(client, { product_id: 7 }, { key: "product-7" });
     await client.query("COMMIT");
+    // The key is taken while that workflow runs: starting again returns it.
+    const sameWorkflow = await startPublishProduct(client, { product_id: 7 }, { key: "product-7" });
     const woken = await signalPublishProductApproved(client, workflow, { reviewer: "ada" });
     let badInput: Rejection = { message: "accepted", problems: null };
     try {
@@ -138,6 +141,7 @@ async function main(): Promise<void> {
       invalid,
       badPriority,
       workflow,
+      sameWorkflow,
       woken,
       badInput,
     };
