@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime"
 	steps "github.com/jobc-dev/jobc/testdata/workflow_steps/jobs"
@@ -23,22 +24,8 @@ import (
 // missing privilege.
 func TestSQLProducersRunAsTheProducerRole(t *testing.T) {
 	t.Parallel()
-	e := newGrantsEnv(t)
+	e, migrator := producersEnv(t, "sql_producers")
 	ctx := t.Context()
-	migrator := e.pool(t, e.migrator, "app", nil)
-	if _, err := runtime.Migrate(ctx, migrator); err != nil {
-		t.Fatal(err)
-	}
-	sql, err := os.ReadFile(filepath.Join("..", "testdata", "sql_producers", "db", "jobc_producers.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrator.Exec(ctx, string(sql)); err != nil {
-		t.Fatalf("apply the SQL producers as the migration role: %v", err)
-	}
-	if _, err := runtime.ApplyGrants(ctx, migrator, runtime.GrantRoles{Worker: e.worker, Producer: e.producer, ReadOnly: e.reader}); err != nil {
-		t.Fatal(err)
-	}
 	e.exec(t, `INSERT INTO app.jobc_sleepers (queue, worker) VALUES ('email', 'asleep')`)
 	producer := e.pool(t, e.producer, "app", nil)
 
@@ -60,7 +47,7 @@ func TestSQLProducersRunAsTheProducerRole(t *testing.T) {
 	}
 	id(`SELECT jobc_enqueue_purge_carts('{}', run_at => $1, priority => 1)`, time.Now().Add(time.Hour))
 
-	_, err = producer.Exec(ctx, `SELECT jobc_enqueue_send_receipt('{"order_id": "7"}')`)
+	_, err := producer.Exec(ctx, `SELECT jobc_enqueue_send_receipt('{"order_id": "7"}')`)
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "22J01" {
 		t.Errorf("an invalid payload as the producer: %v; want SQLSTATE 22J01", err)
@@ -79,22 +66,8 @@ func TestSQLProducersRunAsTheProducerRole(t *testing.T) {
 // own SQLSTATE.
 func TestSQLProducersStartWorkflows(t *testing.T) {
 	t.Parallel()
-	e := newGrantsEnv(t)
+	e, migrator := producersEnv(t, "workflow_steps")
 	ctx := t.Context()
-	migrator := e.pool(t, e.migrator, "app", nil)
-	if _, err := runtime.Migrate(ctx, migrator); err != nil {
-		t.Fatal(err)
-	}
-	sql, err := os.ReadFile(filepath.Join("..", "testdata", "workflow_steps", "db", "jobc_producers.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := migrator.Exec(ctx, string(sql)); err != nil {
-		t.Fatalf("apply the SQL producers as the migration role: %v", err)
-	}
-	if _, err := runtime.ApplyGrants(ctx, migrator, runtime.GrantRoles{Worker: e.worker, Producer: e.producer, ReadOnly: e.reader}); err != nil {
-		t.Fatal(err)
-	}
 	producer := e.pool(t, e.producer, "app", nil)
 	input := `{"order_id": "o-1", "items": [{"sku": "a", "qty": 1}]}`
 	var id int64
@@ -115,7 +88,7 @@ func TestSQLProducersStartWorkflows(t *testing.T) {
 	}
 
 	bad := `{"order_id": 7, "items": [{"sku": "a", "qty": 0}]}`
-	_, err = producer.Exec(ctx, `SELECT jobc_start_fulfil_order($1)`, bad)
+	_, err := producer.Exec(ctx, `SELECT jobc_start_fulfil_order($1)`, bad)
 	_, goErr := runtime.StartWorkflow(ctx, producer, wt, json.RawMessage(bad))
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "22J01" || goErr == nil || pgErr.Message != goErr.Error() {
@@ -146,4 +119,27 @@ func TestSQLProducersStartWorkflows(t *testing.T) {
 	if _, err := signal(id, `{"ref": "p-3"}`); !errors.As(err, &pgErr) || pgErr.Code != "55000" || !strings.Contains(pgErr.Message, "it is cancelled") {
 		t.Errorf("a signal to a cancelled workflow: %v; want SQLSTATE 55000 naming its state", err)
 	}
+}
+
+// producersEnv is a schema migrated by the migration role, with the SQL producers of
+// the golden case testdata/<golden> applied by it and the roles granted.
+func producersEnv(t *testing.T, golden string) (*grantsEnv, *pgxpool.Pool) {
+	t.Helper()
+	e := newGrantsEnv(t)
+	ctx := t.Context()
+	migrator := e.pool(t, e.migrator, "app", nil)
+	if _, err := runtime.Migrate(ctx, migrator); err != nil {
+		t.Fatal(err)
+	}
+	sql, err := os.ReadFile(filepath.Join("..", "testdata", golden, "db", "jobc_producers.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrator.Exec(ctx, string(sql)); err != nil {
+		t.Fatalf("apply the SQL producers as the migration role: %v", err)
+	}
+	if _, err := runtime.ApplyGrants(ctx, migrator, runtime.GrantRoles{Worker: e.worker, Producer: e.producer, ReadOnly: e.reader}); err != nil {
+		t.Fatal(err)
+	}
+	return e, migrator
 }

@@ -147,30 +147,23 @@ type itemsJSON struct {
 }
 
 func newWorkflowsRetry(dbf *cli.DBFlags) *cobra.Command {
-	return &cobra.Command{
-		Use:   "retry ID",
-		Short: "Resume a failed or cancelled workflow from the steps that did not complete, keeping completed steps' results",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			id, err := workflowID(cmd, args[0])
-			if err != nil {
-				return err
-			}
-			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				if err := runtime.RetryWorkflow(ctx, db, runtime.WorkflowID(id)); err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "workflow %d runs again from the steps that did not complete\n", id)
-				return nil
-			})
-		},
-	}
+	return workflowAction(dbf, "retry ID",
+		"Resume a failed or cancelled workflow from the steps that did not complete, keeping completed steps' results",
+		runtime.RetryWorkflow, "workflow %d runs again from the steps that did not complete\n")
 }
 
 func newWorkflowsCancel(dbf *cli.DBFlags) *cobra.Command {
+	return workflowAction(dbf, "cancel ID",
+		"Cancel a running workflow: its waiting steps and jobs are cancelled, its running jobs asked to stop",
+		runtime.CancelWorkflow, "workflow %d cancelled\n")
+}
+
+// workflowAction is a command that does act to the workflow its one argument names,
+// then prints done with the id.
+func workflowAction(dbf *cli.DBFlags, use, short string, act func(context.Context, runtime.DBTX, runtime.WorkflowID) error, done string) *cobra.Command {
 	return &cobra.Command{
-		Use:   "cancel ID",
-		Short: "Cancel a running workflow: its waiting steps and jobs are cancelled, its running jobs asked to stop",
+		Use:   use,
+		Short: short,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			id, err := workflowID(cmd, args[0])
@@ -178,10 +171,10 @@ func newWorkflowsCancel(dbf *cli.DBFlags) *cobra.Command {
 				return err
 			}
 			return cli.WithConn(cmd, dbf, func(ctx context.Context, db runtime.DBTX) error {
-				if err := runtime.CancelWorkflow(ctx, db, runtime.WorkflowID(id)); err != nil {
+				if err := act(ctx, db, runtime.WorkflowID(id)); err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "workflow %d cancelled\n", id)
+				fmt.Fprintf(cmd.OutOrStdout(), done, id)
 				return nil
 			})
 		},
