@@ -50,17 +50,18 @@ func workflowFunctions(p *spec.Project, w Workflow) ([]func(io.Writer), spec.Dia
 	return out, diags
 }
 
-// writeChecks writes the declarations and the checks of the document p, raising as
-// Go does for what action does.
-func (fn *function) writeChecks(w io.Writer, action string) {
+// writeChecks writes the declarations (extra ones after the checks' own) and the
+// checks of the document p, the parameter param, raising as Go does for what action
+// does.
+func (fn *function) writeChecks(w io.Writer, param, extra, action string) {
 	fmt.Fprintf(w, `DECLARE
-    p  jsonb  := coalesce(doc, 'null');
+    p  jsonb  := coalesce(%s, 'null');
     f  text[] := '{}'; -- the JSON pointer of each problem
     m  text[] := '{}'; -- and its rule
     xf text[] := '{}'; -- the JSON pointer of each number Go could not decode exactly
     xm text[] := '{}'; -- and its rule
     fe text;           -- a shared check's rule, or NULL
-`)
+%s`, param, extra)
 	for d := 1; d <= fn.maxDepth; d++ {
 		fmt.Fprintf(w, "    i%[1]d integer; k%[1]d text; e%[1]d jsonb; -- loop depth %[1]d\n", d)
 	}
@@ -100,10 +101,7 @@ func (fn *function) writeStart(w io.Writer, wf Workflow) {
 	fmt.Fprintf(w, `CREATE OR REPLACE FUNCTION %s(input jsonb, key text DEFAULT NULL) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $jobc$
 `, name)
-	// The document is called doc in the checks; the parameter keeps its name.
-	var b strings.Builder
-	fn.writeChecks(&b, lit("start workflow "+wf.Spec.Name))
-	fmt.Fprint(w, strings.Replace(b.String(), "coalesce(doc, 'null')", "coalesce(input, 'null')", 1))
+	fn.writeChecks(w, "input", "", lit("start workflow "+wf.Spec.Name))
 	fmt.Fprintf(w, `    RETURN jobc_workflow_start(%s, %s::jsonb, %d, p, key);
 END
 $jobc$;
@@ -122,13 +120,9 @@ func (fn *function) writeSignal(w io.Writer, wf Workflow, g *spec.WorkflowSignal
 	fmt.Fprintf(w, `CREATE OR REPLACE FUNCTION %s(workflow_id bigint, payload jsonb) RETURNS integer
 LANGUAGE plpgsql VOLATILE AS $jobc$
 `, name)
-	var b strings.Builder
-	action := fmt.Sprintf("'signal workflow %s ' || workflow_id || %s", wf.Spec.Name, lit(": "+g.Name))
-	fn.writeChecks(&b, action)
-	s := strings.Replace(b.String(), "coalesce(doc, 'null')", "coalesce(payload, 'null')", 1)
-	s = strings.Replace(s, "    fe text;           -- a shared check's rule, or NULL\n",
-		"    fe text;           -- a shared check's rule, or NULL\n    st text;           -- the workflow's state after\n    woken integer;     -- the steps the signal completed\n", 1)
-	fmt.Fprint(w, s)
+	fn.writeChecks(w, "payload",
+		"    st text;           -- the workflow's state after\n    woken integer;     -- the steps the signal completed\n",
+		fmt.Sprintf("'signal workflow %s ' || workflow_id || %s", wf.Spec.Name, lit(": "+g.Name)))
 	fmt.Fprintf(w, `    SELECT s.out_state::text, s.out_woken INTO st, woken
     FROM jobc_workflow_signal(workflow_id, %[1]s, %[2]d, p) s;
     IF NOT FOUND THEN
