@@ -569,7 +569,31 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 			t.Errorf("start with %s: %v; want it refused, naming the shape of a step", def, err)
 		}
 	}
+	b := `{"name":"b","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":[%s]}`
+	for want, def := range map[string]string{
+		"two steps have the same name":                            `{"steps":[` + fmt.Sprintf(b, "") + `,` + fmt.Sprintf(b, "") + `]}`,
+		"a step comes after a step the workflow does not declare": `{"steps":[` + fmt.Sprintf(b, `"a"`) + `]}`,
+	} {
+		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, def)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("start with %s: %v; want it refused: %s", def, err, want)
+		}
+	}
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows`) + countRows(t, pool, `SELECT count(*) FROM jobc_jobs`); n != 0 {
 		t.Errorf("%d workflows and jobs after refused starts", n)
+	}
+	// A definition is checked once: the first start records it as checked, and only
+	// an accepted one.
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions`); n != 0 {
+		t.Errorf("%d definitions recorded as checked after refused starts", n)
+	}
+	good := `{"steps":[` + fmt.Sprintf(b, "") + `]}`
+	for range 2 {
+		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, good); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions WHERE digest = sha256(convert_to($1::jsonb::text, 'UTF8'))`, good); n != 1 {
+		t.Errorf("%d rows record the definition of two starts as checked; want 1", n)
 	}
 }

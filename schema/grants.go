@@ -173,6 +173,9 @@ func objects() []object {
 			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
 		{kind: "TABLE", name: "jobc_workflow_signals",
 			worker: []string{sel, del}, producer: []string{sel}, readOnly: []string{sel}},
+		// The definitions jobc_workflow_start has checked: written by it alone.
+		{kind: "TABLE", name: "jobc_workflow_definitions",
+			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
 		{kind: "SEQUENCE", name: "jobc_workflows_id_seq", worker: []string{"USAGE"}},
 		{kind: "SEQUENCE", name: "jobc_workflow_signals_id_seq", worker: []string{"USAGE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_start",

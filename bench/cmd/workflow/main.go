@@ -66,11 +66,13 @@ func main() {
 	waiting := flag.Int("waiting", 10000, "waiting: workflows waiting beside the plain jobs")
 	jobs := flag.Int("jobs", 20000, "waiting: plain jobs burnt down")
 	slots := flag.Int("slots", 100, "handlers of the one worker")
+	only := flag.String("only", "", "chain or waiting: run that measurement only")
+	flag.BoolVar(&functions, "functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
 	flag.Parse()
 	ctx := context.Background()
 	bench.DropStale(ctx, bench.AdminURL())
 	var chainPG, jobPG, chainTime, jobTime, without, with []float64
-	for run := 1; run <= *runs; run++ {
+	for run := 1; run <= *runs && *only != "waiting"; run++ {
 		c, err := burn(ctx, *slots, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			wt := chain(stepType("bench"))
 			for i := range *chains {
@@ -93,11 +95,12 @@ func main() {
 			return 4 * *chains, nil
 		}, nil)
 		check(err)
-		log.Printf("run %d chain: %d jobs in %s, PG %.1f µs/job; independent: %d jobs in %s, PG %.1f µs/job",
-			run, c.jobs, c.took.Round(time.Millisecond), c.pgPerJob(), j.jobs, j.took.Round(time.Millisecond), j.pgPerJob())
+		log.Printf("run %d chain: %d jobs in %s, PG %.1f µs/job (%.1f starting); independent: %d jobs in %s, PG %.1f µs/job (%.1f enqueuing)",
+			run, c.jobs, c.took.Round(time.Millisecond), c.pgPerJob(), c.fillPerJob(), j.jobs, j.took.Round(time.Millisecond), j.pgPerJob(), j.fillPerJob())
 		chainPG, jobPG = append(chainPG, c.pgPerJob()), append(jobPG, j.pgPerJob())
 		chainTime, jobTime = append(chainTime, c.took.Seconds()), append(jobTime, j.took.Seconds())
-
+	}
+	for run := 1; run <= *runs && *only != "chain"; run++ {
 		plain := func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			ps := make([]step, *jobs)
 			for i := range ps {
@@ -133,22 +136,31 @@ func main() {
 		without, with = append(without, a.rate()), append(with, b.rate())
 	}
 	fmt.Printf("\n| measurement (median of %d runs) | value |\n|---|---:|\n", *runs)
-	fmt.Printf("| 4-step chain: PG CPU µs per step job | %.1f |\n", median(chainPG))
-	fmt.Printf("| independent jobs: PG CPU µs per job | %.1f |\n", median(jobPG))
-	fmt.Printf("| chain / independent, PG CPU per job (target ≤ 1.5) | %.2f |\n", median(ratios(chainPG, jobPG)))
-	fmt.Printf("| chain / independent, burn-down time | %.2f |\n", median(ratios(chainTime, jobTime)))
-	fmt.Printf("| StartWorkflow: statements in the caller's transaction (target ≤ 2 round trips) | 1 |\n")
-	fmt.Printf("| plain burn-down beside %d waiting workflows / alone, jobs/s | %.2f |\n", *waiting, median(ratios(with, without)))
+	if *only != "waiting" {
+		fmt.Printf("| 4-step chain: PG CPU µs per step job | %.1f |\n", median(chainPG))
+		fmt.Printf("| independent jobs: PG CPU µs per job | %.1f |\n", median(jobPG))
+		fmt.Printf("| chain / independent, PG CPU per job (target ≤ 1.5) | %.2f |\n", median(ratios(chainPG, jobPG)))
+		fmt.Printf("| chain / independent, burn-down time | %.2f |\n", median(ratios(chainTime, jobTime)))
+		fmt.Printf("| StartWorkflow: statements in the caller's transaction (target ≤ 2 round trips) | 1 |\n")
+	}
+	if *only != "chain" {
+		fmt.Printf("| plain burn-down beside %d waiting workflows / alone, jobs/s | %.2f |\n", *waiting, median(ratios(with, without)))
+	}
 }
+
+// functions asks burn to print pg_stat_user_functions before it drops the database.
+var functions bool
 
 type result struct {
 	jobs int
 	took time.Duration
 	cpu  bench.CPU
+	fill time.Duration // PostgreSQL's CPU making the jobs (or starting the workflows)
 }
 
-func (r result) pgPerJob() float64 { return float64(r.cpu.PG.Microseconds()) / float64(r.jobs) }
-func (r result) rate() float64     { return float64(r.jobs) / r.took.Seconds() }
+func (r result) pgPerJob() float64   { return float64(r.cpu.PG.Microseconds()) / float64(r.jobs) }
+func (r result) fillPerJob() float64 { return float64(r.fill.Microseconds()) / float64(r.jobs) }
+func (r result) rate() float64       { return float64(r.jobs) / r.took.Seconds() }
 
 // burn fills a fresh database (setup, then fill, which returns how many jobs it made),
 // then runs one worker until every job has finished, and measures that part.
@@ -159,6 +171,11 @@ func burn(ctx context.Context, slots int, fill func(context.Context, *pgxpool.Po
 		return result{}, err
 	}
 	defer func() { _ = db.Drop() }()
+	if functions {
+		if err := trackFunctions(ctx, db.Name); err != nil {
+			return result{}, err
+		}
+	}
 	pool, err := bench.NewPool(ctx, db.URL, 20)
 	if err != nil {
 		return result{}, err
@@ -179,6 +196,10 @@ func burn(ctx context.Context, slots int, fill func(context.Context, *pgxpool.Po
 		return result{}, err
 	}
 	n, err := fill(ctx, pool)
+	if err != nil {
+		return result{}, err
+	}
+	filled, err := meter.Since(ctx)
 	if err != nil {
 		return result{}, err
 	}
@@ -217,7 +238,61 @@ func burn(ctx context.Context, slots int, fill func(context.Context, *pgxpool.Po
 	if err := <-errc; err != nil {
 		return result{}, err
 	}
-	return result{jobs: n, took: took, cpu: cpu}, err
+	if functions {
+		pool.Close() // its backends report their statistics as they exit
+		if err := printFunctions(ctx, db.URL, n); err != nil {
+			return result{}, err
+		}
+	}
+	return result{jobs: n, took: took, cpu: cpu, fill: filled.PG}, err
+}
+
+func trackFunctions(ctx context.Context, name string) error {
+	conn, err := pgx.Connect(ctx, bench.AdminURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" SET track_functions = 'all'")
+	return err
+}
+
+// printFunctions prints each function's calls and time per job made, its own (self)
+// and with what it called (total), the longest own time first, once the backends that
+// ran them have exited and reported.
+func printFunctions(ctx context.Context, url string, jobs int) error {
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	var left int
+	for range 50 {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid() AND backend_type = 'client backend'`).Scan(&left); err != nil {
+			return err
+		}
+		if left == 0 {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	rows, err := conn.Query(ctx, `SELECT funcname, calls, self_time, total_time FROM pg_stat_user_functions ORDER BY self_time DESC`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Printf("%-34s %9s %12s %12s\n", "function", "calls", "self µs/job", "total µs/job")
+	for rows.Next() {
+		var name string
+		var calls int64
+		var self, total float64 // milliseconds
+		if err := rows.Scan(&name, &calls, &self, &total); err != nil {
+			return err
+		}
+		fmt.Printf("%-34s %9d %12.1f %12.1f\n", name, calls, self*1000/float64(jobs), total*1000/float64(jobs))
+	}
+	return rows.Err()
 }
 
 func ratios(a, b []float64) []float64 {

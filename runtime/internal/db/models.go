@@ -339,6 +339,11 @@ type JobcWorkflow struct {
 	FinishedAt   *time.Time
 }
 
+type JobcWorkflowDefinition struct {
+	Digest    []byte
+	CreatedAt time.Time
+}
+
 type JobcWorkflowItem struct {
 	WorkflowID    int64
 	Step          string
