@@ -113,11 +113,10 @@ RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.met
 
 -- name: ExtendLeases :many
 -- Extends the leases this worker still holds and says which of those jobs have been
--- asked to cancel.
-UPDATE jobc_jobs
-SET lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
-WHERE id = ANY(sqlc.arg(ids)::bigint[]) AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
-RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested;
+-- asked to cancel (jobc_extend_leases).
+SELECT e.id::bigint AS id, e.cancel_requested::boolean AS cancel_requested
+FROM jobc_extend_leases(sqlc.arg(ids)::bigint[], sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8)
+    AS e(id, cancel_requested);
 
 -- name: CompleteJobs :many
 -- Moves the given attempts to jobc_jobs_finished as completed (jobc_finish), with the

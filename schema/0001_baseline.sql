@@ -575,9 +575,12 @@ $$;
 -- purpose without an OR that would make the owner optional: that hides
 -- state = 'running' from the planner, which then cannot use the partial index of
 -- running jobs (jobc_jobs_lease_idx), which makes every batch slower.
--- Rows are found with id = ANY(p_ids), an index walk in the generic plan too, and
--- each one's attempt and error are looked up by position rather than by joining an
--- unnest: a generic plan of the join re-evaluated the unnest for every row.
+-- Rows are found with id = ANY(p_ids), on the primary key whatever the statistics
+-- say (enable_seqscan off: a session plans the statement once, and a plan made while
+-- jobc_jobs was empty, on a fresh database, read the whole table for every batch until
+-- autovacuum first analyzed it; TestHotPlansOnAFreshDatabase), and each one's attempt
+-- and error are looked up by position rather than by joining an unnest: a generic
+-- plan of the join re-evaluated the unnest for every row.
 --
 -- A finished row keeps the priority the job was declared with (not the one aging gave
 -- it) and unique_finished, so that a retried job holds its key as before. The jobs of
@@ -592,7 +595,8 @@ CREATE FUNCTION jobc_finish(
     p_results  jsonb[] DEFAULT NULL,
     p_result_versions int[] DEFAULT NULL
 ) RETURNS TABLE (job_id bigint)
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SET enable_seqscan = off AS $$
 DECLARE
     v_ids bigint[];
     v_wf  bigint[];
@@ -729,6 +733,23 @@ BEGIN
         END;
     END IF;
     RETURN v_id;
+END
+$$;
+
+-- jobc_extend_leases extends the leases p_owner still holds of jobs p_ids to
+-- p_lease_seconds from now (a worker's heartbeat) and says which of those jobs have
+-- been asked to cancel. A function so that it finds them on the primary key whatever
+-- the statistics say, as jobc_finish does.
+CREATE FUNCTION jobc_extend_leases(p_ids bigint[], p_owner text, p_lease_seconds float8)
+RETURNS TABLE (job_id bigint, cancel_requested boolean)
+LANGUAGE plpgsql VOLATILE
+SET enable_seqscan = off AS $$
+BEGIN
+    RETURN QUERY
+    UPDATE jobc_jobs j
+    SET lease_expires_at = now() + make_interval(secs => p_lease_seconds)
+    WHERE j.id = ANY(p_ids) AND j.state = 'running' AND j.lease_owner = p_owner
+    RETURNING j.id, j.cancel_requested_at IS NOT NULL;
 END
 $$;
 

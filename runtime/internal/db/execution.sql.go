@@ -466,16 +466,15 @@ func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]i
 }
 
 const extendLeases = `-- name: ExtendLeases :many
-UPDATE jobc_jobs
-SET lease_expires_at = now() + make_interval(secs => $1::float8)
-WHERE id = ANY($2::bigint[]) AND state = 'running' AND lease_owner = $3::text
-RETURNING id, (cancel_requested_at IS NOT NULL)::boolean AS cancel_requested
+SELECT e.id::bigint AS id, e.cancel_requested::boolean AS cancel_requested
+FROM jobc_extend_leases($1::bigint[], $2::text, $3::float8)
+    AS e(id, cancel_requested)
 `
 
 type ExtendLeasesParams struct {
-	LeaseSeconds float64
 	IDs          []int64
 	Owner        string
+	LeaseSeconds float64
 }
 
 type ExtendLeasesRow struct {
@@ -484,9 +483,9 @@ type ExtendLeasesRow struct {
 }
 
 // Extends the leases this worker still holds and says which of those jobs have been
-// asked to cancel.
+// asked to cancel (jobc_extend_leases).
 func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]ExtendLeasesRow, error) {
-	rows, err := q.db.Query(ctx, extendLeases, arg.LeaseSeconds, arg.IDs, arg.Owner)
+	rows, err := q.db.Query(ctx, extendLeases, arg.IDs, arg.Owner, arg.LeaseSeconds)
 	if err != nil {
 		return nil, err
 	}
