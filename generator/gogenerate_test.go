@@ -106,8 +106,12 @@ func newGoModule(t *testing.T) *goModule {
 	}
 	bin := filepath.Join(t.TempDir(), "jobc")
 	// Built from its own directory, so that this works whether cmd/jobc is a package
-	// of this module or a module of its own.
-	run(t, filepath.Join(repo, "cmd", "jobc"), []string{"GOPROXY=off"}, "go", "build", "-o", bin, ".")
+	// of this module or a module of its own; its modules downloaded first (a no-op
+	// once they are in the module cache), as nothing else here needs them, then built
+	// offline.
+	cli := filepath.Join(repo, "cmd", "jobc")
+	run(t, cli, nil, "go", "mod", "download")
+	run(t, cli, []string{"GOPROXY=off"}, "go", "build", "-o", bin, ".")
 	return &goModule{repo: repo, jobc: bin}
 }
 
@@ -130,6 +134,11 @@ func (m *goModule) module(t *testing.T, files map[string]string) string {
 			t.Fatal(err)
 		}
 	}
+	// What the module selects, outside the workspace, is downloaded before the tests
+	// go offline: the workspace's build of these tests may have cached other versions
+	// (a fresh module cache held golang.org/x/text v0.44.0, the workspace's, and not
+	// v0.41.0, the repository module's own, and every offline step failed).
+	run(t, dir, []string{"GOWORK=off", "GOFLAGS=-mod=mod"}, "go", "mod", "download", "all")
 	return dir
 }
 
@@ -175,7 +184,7 @@ func (m *goModule) goMod(t *testing.T) string {
 }
 
 // offline makes the go command resolve modules from the module cache only: the ones
-// jobc needs are there already, as building this test needed them.
+// jobc needs are there, as module downloaded them.
 func offline() []string {
 	return []string{"GOPROXY=off", "GOFLAGS=" + strings.TrimSpace(os.Getenv("GOFLAGS")+" -mod=mod"), "GOWORK=off"}
 }

@@ -2,15 +2,18 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 )
 
-// TestCheckRunsSamplesThroughUpcasts: a hand-written upcast that leaves count at 0,
-// below version 2's minimum, used to pass check with a note; check now fails, naming
-// the function's file:line:col, and prints the input, the output and the error.
-func TestCheckRunsSamplesThroughUpcasts(t *testing.T) {
+// appModule makes a module requiring jobc from this repository, with what it selects
+// downloaded, so that the tests can then run the go command offline: the workspace's
+// build of these tests may have cached other versions (a fresh module cache held
+// golang.org/x/text v0.44.0, the workspace's, not v0.41.0, the module's own).
+func appModule(t *testing.T) string {
+	t.Helper()
 	repo, err := filepath.Abs(filepath.Join("..", ".."))
 	if err != nil {
 		t.Fatal(err)
@@ -22,6 +25,20 @@ func TestCheckRunsSamplesThroughUpcasts(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/app\n\ngo 1.26\n\nrequire github.com/jobc-dev/jobc v0.0.0\n\nreplace github.com/jobc-dev/jobc => "+repo+"\n")
 	writeFile(t, filepath.Join(dir, "go.sum"), string(sum))
+	cmd := exec.Command("go", "mod", "download", "all")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go mod download in %s: %v\n%s", dir, err, out)
+	}
+	return dir
+}
+
+// TestCheckRunsSamplesThroughUpcasts: a hand-written upcast that leaves count at 0,
+// below version 2's minimum, used to pass check with a note; check now fails, naming
+// the function's file:line:col, and prints the input, the output and the error.
+func TestCheckRunsSamplesThroughUpcasts(t *testing.T) {
+	dir := appModule(t)
 	writeFile(t, filepath.Join(dir, "jobc.yaml"), `version: 1
 package: jobs
 out: internal/jobs
@@ -61,17 +78,7 @@ func UpcastTallyV1ToV2(in TallyV1) (TallyV2, error) { return TallyV2{Count: in.C
 // TestCheckRunsEventSamplesThroughUpcasts: an event's versions are exercised like a
 // job's: the hand-written upcast that forgets version 2's minimum fails check.
 func TestCheckRunsEventSamplesThroughUpcasts(t *testing.T) {
-	repo, err := filepath.Abs(filepath.Join("..", ".."))
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := os.ReadFile(filepath.Join(repo, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "go.mod"), "module example.com/app\n\ngo 1.26\n\nrequire github.com/jobc-dev/jobc v0.0.0\n\nreplace github.com/jobc-dev/jobc => "+repo+"\n")
-	writeFile(t, filepath.Join(dir, "go.sum"), string(sum))
+	dir := appModule(t)
 	writeFile(t, filepath.Join(dir, "jobc.yaml"), `version: 1
 package: jobs
 out: internal/jobs
