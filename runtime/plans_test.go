@@ -30,6 +30,15 @@ type planLog struct {
 	plans []string
 }
 
+// newPlanLog gives the test its own migrated schema, through base (whose statements
+// are not logged) and through pool, which logs them.
+func newPlanLog(t *testing.T) (log *planLog, base, pool *pgxpool.Pool) {
+	t.Helper()
+	base = newDB(t)
+	log = &planLog{}
+	return log, base, log.pool(t, pgtest.SchemaOf(base))
+}
+
 func (l *planLog) pool(t *testing.T, schema string) *pgxpool.Pool {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, schema))
@@ -72,9 +81,7 @@ func (l *planLog) pool(t *testing.T, schema string) *pgxpool.Pool {
 // with its plan, from the first.
 func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	t.Parallel()
-	base := newDB(t)
-	var log planLog
-	pool := log.pool(t, pgtest.SchemaOf(base))
+	log, base, pool := newPlanLog(t)
 	ctx := t.Context()
 	o := newOrderTypes(t)
 	wt := o.workflow(t, "")
@@ -129,9 +136,7 @@ var seqScan = regexp.MustCompile(`Seq Scan on (jobc_\w+)[^\n]*\(actual rows=(\d+
 // a few rows.
 func TestHotPlansOnAFreshDatabase(t *testing.T) {
 	t.Parallel()
-	base := newDB(t)
-	var log planLog
-	pool := log.pool(t, pgtest.SchemaOf(base))
+	log, base, pool := newPlanLog(t)
 	ctx := t.Context()
 	jt := runtime.MustJobType(runtime.JobType{Kind: "fresh", Queue: "fresh", Priority: 5, MaxAttempts: 3,
 		Backoff:      runtime.Backoff{Kind: runtime.BackoffConstant, Initial: 10 * time.Millisecond},
