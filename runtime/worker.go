@@ -288,8 +288,10 @@ func (p workerPools) close() {
 // outcomes commits synchronously, as the application's own transactions do (it copies
 // their settings): once a reader can see a job completed, failed or cancelled, a crash
 // does not take that back and run the job again. Outcomes are written in batches, so
-// one flush serves a whole batch. Config.AsyncOutcomes turns this off. Transactional
-// handlers use the application's pool and commit as it does.
+// one flush serves a whole batch. Config.AsyncOutcomes turns this off. Its statements
+// find jobs by id, and never by reading jobc_jobs sequentially (enable_seqscan off, as
+// on claims: RetryJobs, planned at a moment the table was small, read 3,000 rows to
+// retry 2). Transactional handlers use the application's pool and commit as it does.
 func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) {
 	var p workerPools
 	var err error
@@ -308,6 +310,7 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	if w.cfg.AsyncOutcomes {
 		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
 	}
+	ocfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	dbconn.NoJIT(ocfg.ConnConfig)
 	ocfg.MaxConns = 1 // the completer writes one batch at a time
 	ocfg.MinConns = 0

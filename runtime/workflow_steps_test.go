@@ -288,10 +288,12 @@ func TestSleepAndWaitSteps(t *testing.T) {
 		t.Errorf("signals %+v; want the one sent", info.Signals)
 	}
 
-	// The late workflow waits, visibly, until its signal comes.
-	waitFor(t, "the late workflow to wait for its signal", 10*time.Second+nap, func() bool {
+	// The late workflow waits, visibly, until its signal comes, once its own sleep
+	// (which may end a scheduler pass after the early one's) is over.
+	waitFor(t, "the late workflow to have slept and to wait for its signal", 10*time.Second+nap, func() bool {
 		info, err = runtime.GetWorkflow(ctx, pool, late)
-		return err == nil && stepByName(t, info, "pay").State == runtime.StepRunning
+		return err == nil && stepByName(t, info, "pay").State == runtime.StepRunning &&
+			stepByName(t, info, "cool").State == runtime.StepCompleted
 	})
 	if w := stepByName(t, info, "pay").WaitingOn; !strings.HasPrefix(w, "signal paid until ") {
 		t.Errorf("pay waits on %q; want the signal and its deadline", w)
