@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -162,6 +163,22 @@ func TestForEachFansOutAndIn(t *testing.T) {
 	empty, err := runtime.StartWorkflow(ctx, pool, wt, packInput{OrderID: "o-2", Items: []packItem{}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A list longer than a step runs fails the step, saying so, and makes no job.
+	huge, err := runtime.StartWorkflow(ctx, pool, wt, packInput{OrderID: "o-3", Items: slices.Repeat([]packItem{{"z", 1}}, 10001)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hugeInfo, err := runtime.GetWorkflow(ctx, pool, huge)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := stepByName(t, hugeInfo, "pack"); hugeInfo.State != runtime.WorkflowFailed || s.State != runtime.StepFailed ||
+		!strings.Contains(s.Error, "has 10001 items, more than the 10,000 a step runs") {
+		t.Errorf("a for_each of 10,001 items: workflow %s, pack %s (%q); want both failed, saying why", hugeInfo.State, s.State, s.Error)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs WHERE workflow_id = $1`, int64(huge)); n != 0 {
+		t.Errorf("%d jobs of the workflow whose list was too long", n)
 	}
 	pw := p.start(t, pool, nil)
 	info := waitWorkflow(t, pool, id, 10*time.Second)

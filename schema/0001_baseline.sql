@@ -1908,9 +1908,14 @@ DECLARE
     v_run  integer;
 BEGIN
     v_list := coalesce(jobc_workflow_payload(p_workflow, p_input, NULL, jsonb_build_object('list', p_def->'for_each'))->'list', '[]');
-    IF jsonb_typeof(v_list) <> 'array' THEN
+    IF jsonb_typeof(v_list) <> 'array' OR jsonb_array_length(v_list) > 10000 THEN
+        -- A list of more than 10,000 items would make as many jobs in the statement that
+        -- ended the step before: one transaction, one batch of outcomes, held for it.
         UPDATE jobc_workflow_steps s SET state = 'failed', started_at = now(), finished_at = now(),
-            error = format('its for_each source %s is a JSON %s, not a list', p_def->'for_each', jsonb_typeof(v_list))
+            error = CASE WHEN jsonb_typeof(v_list) <> 'array'
+                         THEN format('its for_each source %s is a JSON %s, not a list', p_def->'for_each', jsonb_typeof(v_list))
+                         ELSE format('its for_each source %s has %s items, more than the 10,000 a step runs: split the list over several workflows',
+                                     p_def->'for_each', jsonb_array_length(v_list)) END
         WHERE s.workflow_id = p_workflow AND s.step = p_step;
         RETURN 'failed';
     END IF;
