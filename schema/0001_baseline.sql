@@ -365,8 +365,7 @@ CREATE TABLE jobc_workflow_items (
 -- other (with one, a start would wait for a business transaction that started the same
 -- definition first to end). A row per definition a deploy brought, never pruned.
 CREATE TABLE jobc_workflow_definitions (
-    digest     bytea       NOT NULL,
-    created_at timestamptz NOT NULL DEFAULT now()
+    digest bytea NOT NULL
 );
 CREATE INDEX jobc_workflow_definitions_digest_idx ON jobc_workflow_definitions (digest);
 
@@ -1904,18 +1903,20 @@ RETURNS jobc_step_state
 LANGUAGE plpgsql VOLATILE
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
 DECLARE
-    v_list jsonb;
-    v_run  integer;
+    v_list  jsonb;
+    v_error text;
+    v_run   integer;
 BEGIN
     v_list := coalesce(jobc_workflow_payload(p_workflow, p_input, NULL, jsonb_build_object('list', p_def->'for_each'))->'list', '[]');
-    IF jsonb_typeof(v_list) <> 'array' OR jsonb_array_length(v_list) > 10000 THEN
-        -- A list of more than 10,000 items would make as many jobs in the statement that
-        -- ended the step before: one transaction, one batch of outcomes, held for it.
-        UPDATE jobc_workflow_steps s SET state = 'failed', started_at = now(), finished_at = now(),
-            error = CASE WHEN jsonb_typeof(v_list) <> 'array'
-                         THEN format('its for_each source %s is a JSON %s, not a list', p_def->'for_each', jsonb_typeof(v_list))
-                         ELSE format('its for_each source %s has %s items, more than the 10,000 a step runs: split the list over several workflows',
-                                     p_def->'for_each', jsonb_array_length(v_list)) END
+    -- (A list of more than 10,000 items would make as many jobs in the statement that
+    -- ended the step before: one transaction, one batch of outcomes, held for it.)
+    v_error := CASE WHEN jsonb_typeof(v_list) <> 'array'
+                    THEN format('its for_each source %s is a JSON %s, not a list', p_def->'for_each', jsonb_typeof(v_list))
+                    WHEN jsonb_array_length(v_list) > 10000
+                    THEN format('its for_each source %s has %s items, more than the 10,000 a step runs: split the list over several workflows',
+                                p_def->'for_each', jsonb_array_length(v_list)) END;
+    IF v_error IS NOT NULL THEN
+        UPDATE jobc_workflow_steps s SET state = 'failed', started_at = now(), finished_at = now(), error = v_error
         WHERE s.workflow_id = p_workflow AND s.step = p_step;
         RETURN 'failed';
     END IF;

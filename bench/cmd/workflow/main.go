@@ -23,6 +23,7 @@ import (
 	"fmt"
 	"log"
 	"log/slog"
+	"os"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -67,13 +68,17 @@ func main() {
 	jobs := flag.Int("jobs", 20000, "waiting: plain jobs burnt down")
 	slots := flag.Int("slots", 100, "handlers of the one worker")
 	only := flag.String("only", "", "chain or waiting: run that measurement only")
-	flag.BoolVar(&functions, "functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
+	functions := flag.Bool("functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
 	flag.Parse()
+	if *only != "" && *only != "chain" && *only != "waiting" {
+		fmt.Fprintf(os.Stderr, "workflow: -only %q: want chain or waiting\n", *only)
+		os.Exit(2)
+	}
 	ctx := context.Background()
 	bench.DropStale(ctx, bench.AdminURL())
 	var chainPG, jobPG, chainTime, jobTime, without, with []float64
 	for run := 1; run <= *runs && *only != "waiting"; run++ {
-		c, err := burn(ctx, *slots, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		c, err := burn(ctx, *slots, *functions, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			wt := chain(stepType("bench"))
 			for i := range *chains {
 				if _, err := runtime.StartWorkflow(ctx, pool, wt, step{N: int64(i)}); err != nil {
@@ -83,7 +88,7 @@ func main() {
 			return 4 * *chains, nil
 		}, nil)
 		check(err)
-		j, err := burn(ctx, *slots, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		j, err := burn(ctx, *slots, *functions, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			// Four jobs per call, as one StartWorkflow starts four steps.
 			jt := stepType("bench")
 			for i := range *chains {
@@ -109,9 +114,9 @@ func main() {
 			_, err := runtime.EnqueueMany(ctx, pool, stepType("bench"), ps)
 			return len(ps), err
 		}
-		a, err := burn(ctx, *slots, plain, nil)
+		a, err := burn(ctx, *slots, false, plain, nil)
 		check(err)
-		b, err := burn(ctx, *slots, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
+		b, err := burn(ctx, *slots, false, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
 			wt := chain(stepType("parked")) // nobody serves queue parked
 			batch := 500
 			for i := 0; i < *waiting; i += batch {
@@ -148,9 +153,6 @@ func main() {
 	}
 }
 
-// functions asks burn to print pg_stat_user_functions before it drops the database.
-var functions bool
-
 type result struct {
 	jobs int
 	took time.Duration
@@ -163,8 +165,9 @@ func (r result) fillPerJob() float64 { return float64(r.fill.Microseconds()) / f
 func (r result) rate() float64       { return float64(r.jobs) / r.took.Seconds() }
 
 // burn fills a fresh database (setup, then fill, which returns how many jobs it made),
-// then runs one worker until every job has finished, and measures that part.
-func burn(ctx context.Context, slots int, fill func(context.Context, *pgxpool.Pool) (int, error),
+// then runs one worker until every job has finished, and measures that part; with
+// functions, it then prints the time each jobc function took (printFunctions).
+func burn(ctx context.Context, slots int, functions bool, fill func(context.Context, *pgxpool.Pool) (int, error),
 	setup func(context.Context, *pgxpool.Pool) error) (result, error) {
 	db, err := bench.NewDB(ctx, bench.AdminURL(), "workflow")
 	if err != nil {
@@ -276,6 +279,9 @@ func printFunctions(ctx context.Context, url string, jobs int) error {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
+	}
+	if left > 0 {
+		fmt.Printf("(%d backends of the measurement have not exited: their statistics may be missing)\n", left)
 	}
 	rows, err := conn.Query(ctx, `SELECT funcname, calls, self_time, total_time FROM pg_stat_user_functions ORDER BY self_time DESC`)
 	if err != nil {

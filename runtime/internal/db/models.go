@@ -340,8 +340,7 @@ type JobcWorkflow struct {
 }
 
 type JobcWorkflowDefinition struct {
-	Digest    []byte
-	CreatedAt time.Time
+	Digest []byte
 }
 
 type JobcWorkflowItem struct {
