@@ -106,11 +106,16 @@ SELECT 1 FROM pruned;
 
 -- name: PruneWorkflows :execrows
 -- Deletes up to max workflows that ended in the given state before the given time,
--- with their steps (which hold their results).
+-- with their steps (which hold their results) and their items (no foreign key
+-- cascades to them); their signals go by the key's cascade.
 WITH victims AS (
     SELECT id FROM jobc_workflows
     WHERE state = sqlc.arg(state)::jobc_workflow_state AND finished_at < sqlc.arg(before)::timestamptz
     LIMIT sqlc.arg(max)
+), items AS (
+    DELETE FROM jobc_workflow_items i USING victims v WHERE i.workflow_id = v.id
+), steps AS (
+    DELETE FROM jobc_workflow_steps s USING victims v WHERE s.workflow_id = v.id
 )
 DELETE FROM jobc_workflows w USING victims v WHERE w.id = v.id;
 

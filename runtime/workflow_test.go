@@ -476,6 +476,16 @@ func TestPrunerPrunesEndedWorkflows(t *testing.T) {
 	if _, err := pool.Exec(ctx, `UPDATE jobc_workflows SET finished_at = now() - interval '2 hours', created_at = now() - interval '3 hours' WHERE id = $1`, int64(ended[0])); err != nil {
 		t.Fatal(err)
 	}
+	// An item and a signal of each ended workflow (no key cascades to items: the
+	// pruner deletes them itself).
+	for _, id := range ended {
+		if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_items (workflow_id, step, item, state, job_id) VALUES ($1, 'ship', 0, 'completed', 0)`, int64(id)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_signals (workflow_id, name, version, payload) VALUES ($1, 'paid', 1, '{}')`, int64(id)); err != nil {
+			t.Fatal(err)
+		}
+	}
 	res, err := runtime.NewPrunerForTest(pool, runtime.Retention{Completed: time.Hour, Failed: time.Hour, Cancelled: time.Hour, IdempotencyKeys: -1}, 10, time.Now).RunOnce(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -486,8 +496,13 @@ func TestPrunerPrunesEndedWorkflows(t *testing.T) {
 	if _, err := runtime.GetWorkflow(ctx, pool, ended[0]); !errors.Is(err, runtime.ErrWorkflowNotFound) {
 		t.Errorf("the old workflow: %v; want it pruned", err)
 	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_steps WHERE workflow_id = $1`, int64(ended[0])); n != 0 {
-		t.Errorf("%d steps of the pruned workflow remain", n)
+	for _, table := range []string{"jobc_workflow_steps", "jobc_workflow_items", "jobc_workflow_signals"} {
+		if n := countRows(t, pool, `SELECT count(*) FROM `+table+` WHERE workflow_id = $1`, int64(ended[0])); n != 0 {
+			t.Errorf("%d rows of %s of the pruned workflow remain", n, table)
+		}
+		if n := countRows(t, pool, `SELECT count(*) FROM `+table+` WHERE workflow_id = $1`, int64(ended[1])); n == 0 {
+			t.Errorf("no rows of %s of the kept workflow remain", table)
+		}
 	}
 	for _, id := range []runtime.WorkflowID{ended[1], running} {
 		if _, err := runtime.GetWorkflow(ctx, pool, id); err != nil {

@@ -228,6 +228,10 @@ WITH victims AS (
     SELECT id FROM jobc_workflows
     WHERE state = $1::jobc_workflow_state AND finished_at < $2::timestamptz
     LIMIT $3
+), items AS (
+    DELETE FROM jobc_workflow_items i USING victims v WHERE i.workflow_id = v.id
+), steps AS (
+    DELETE FROM jobc_workflow_steps s USING victims v WHERE s.workflow_id = v.id
 )
 DELETE FROM jobc_workflows w USING victims v WHERE w.id = v.id
 `
@@ -239,7 +243,8 @@ type PruneWorkflowsParams struct {
 }
 
 // Deletes up to max workflows that ended in the given state before the given time,
-// with their steps (which hold their results).
+// with their steps (which hold their results) and their items (no foreign key
+// cascades to them); their signals go by the key's cascade.
 func (q *Queries) PruneWorkflows(ctx context.Context, arg PruneWorkflowsParams) (int64, error) {
 	result, err := q.db.Exec(ctx, pruneWorkflows, arg.State, arg.Before, arg.Max)
 	if err != nil {
