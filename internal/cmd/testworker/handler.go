@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/cmd/testworker/chaosjob"
@@ -25,8 +27,10 @@ type handler struct {
 // success in handled_done.
 func (h *handler) handle(ctx context.Context, job *runtime.Job, p chaosjob.Payload) error {
 	var run int64
-	err := h.pool.QueryRow(ctx, "INSERT INTO handled (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4) RETURNING run",
-		job.ID, p.N, h.worker, job.Attempt).Scan(&run)
+	err := unconnected(ctx, func() error {
+		return h.pool.QueryRow(ctx, "INSERT INTO handled (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4) RETURNING run",
+			job.ID, p.N, h.worker, job.Attempt).Scan(&run)
+	})
 	if err != nil {
 		return fmt.Errorf("job %d (n=%d): insert into handled: %w", job.ID, p.N, err)
 	}
@@ -88,6 +92,28 @@ func (h *handler) ended(ctx context.Context, job *runtime.Job, run int64) {
 	job.Logger().WarnContext(ctx, "testworker: could not record the end of an execution", "run", run, "err", err)
 }
 
+// unconnected runs one of the handler's own bookkeeping statements, again while it
+// fails because the pool could not open a connection (the server refused it, e.g. at
+// max_connections: ten processes hold about 110 connections at their peak), for up to
+// endRecordRetries. Nothing reached the server then, so running it again cannot record
+// an execution twice; returned, the failure would fail the attempt, and the job, whose
+// work succeeded, would run again (counted by the tests as a double execution).
+func unconnected(ctx context.Context, f func() error) error {
+	deadline := time.Now().Add(endRecordRetries)
+	for {
+		err := f()
+		var connErr *pgconn.ConnectError
+		if err == nil || !errors.As(err, &connErr) || ctx.Err() != nil || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-time.After(endRecordPause):
+		case <-ctx.Done():
+			return err
+		}
+	}
+}
+
 // How long and how often ended retries the record of an execution's end.
 const (
 	endRecordRetries = 10 * time.Second
@@ -96,8 +122,11 @@ const (
 
 // record inserts the execution into table (handled or handled_done).
 func (h *handler) record(ctx context.Context, table string, job *runtime.Job, p chaosjob.Payload) error {
-	_, err := h.pool.Exec(ctx, "INSERT INTO "+table+" (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4)",
-		job.ID, p.N, h.worker, job.Attempt)
+	err := unconnected(ctx, func() error {
+		_, err := h.pool.Exec(ctx, "INSERT INTO "+table+" (job_id, n, worker, attempt) VALUES ($1, $2, $3, $4)",
+			job.ID, p.N, h.worker, job.Attempt)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("job %d (n=%d): insert into %s: %w", job.ID, p.N, table, err)
 	}

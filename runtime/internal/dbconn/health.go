@@ -211,7 +211,11 @@ func (h *Health) Install(cfg *pgxpool.Config, owned bool, onRetire func(context.
 	}
 	if owned {
 		tracer.acquireFailed = func(ctx context.Context, err error) {
-			if !errors.Is(err, context.Canceled) {
+			// A server that refuses a new connection because it is full (max_connections,
+			// a role's connection limit) is not stalled: retiring would cut off the busy
+			// connections too, and a claim the server had committed on one was lost, its
+			// jobs left to wait out their leases with an attempt spent.
+			if !errors.Is(err, context.Canceled) && !dberr.ServerFull(err) {
 				h.Stalled(ctx, err)
 			}
 		}

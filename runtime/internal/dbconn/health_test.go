@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
 // On the worker's pools a stall retires the generation and cuts off busy connections
@@ -82,5 +83,66 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 	h.Stalled(ctx, errors.New("test: and again"))
 	if n := retired.Load(); n != 2 {
 		t.Fatalf("a stall with a connection of the current generation: retired %d times in all, want 2", n)
+	}
+}
+
+// A server that refuses a new connection because it is full (here a role's connection
+// limit; max_connections answers with the same SQLSTATE, 53300) is alive: the acquire
+// fails, and the busy connection of an owned pool finishes its statement. Retiring it
+// lost claims the server had committed, each costing its jobs an attempt and a lease.
+func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
+	t.Parallel()
+	base := pgtest.NewSchema(t, nil)
+	ctx := t.Context()
+	role := fmt.Sprintf("jobc_full_%d", time.Now().UnixNano())
+	if _, err := base.Exec(ctx, `CREATE ROLE `+role+` LOGIN CONNECTION LIMIT 1`); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = base.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
+		_, _ = base.Exec(ctx, `DROP ROLE `+role)
+	})
+	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ConnConfig.User = role
+	cfg.MaxConns = 2
+	var h Health
+	var retired atomic.Int32
+	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+
+	done := make(chan error, 1)
+	go func() {
+		_, err := pool.Exec(ctx, "SELECT pg_sleep(3)")
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		var n int
+		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND state = 'active'`, role).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
+		}
+	}
+	_, err = pool.Exec(ctx, "SELECT 1")
+	if !dberr.ServerFull(err) {
+		t.Fatalf("a second connection of a role limited to one: %v, want SQLSTATE 53300", err)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the busy statement failed after the server refused another connection: %v", err)
+	}
+	if n := retired.Load(); n != 0 {
+		t.Errorf("a refused connection retired the pool's connections %d times, want none", n)
 	}
 }

@@ -86,6 +86,15 @@ func ServerCannotServe(err error) bool {
 	return strings.HasPrefix(pgErr.Code, "08") // connection_exception
 }
 
+// ServerFull reports whether err is the server refusing a connection or a statement
+// for want of resources (class 53: too many connections for the server or the role, out
+// of memory, disk full): it answered, so it is alive, and the sessions it already
+// serves keep working.
+func ServerFull(err error) bool {
+	var pgErr *pgconn.PgError
+	return errors.As(err, &pgErr) && strings.HasPrefix(pgErr.Code, "53")
+}
+
 // RowFault reports whether err is an error a row's values can cause, so that running
 // the statement again over the same rows fails again: a data exception (class 22: an
 // infinite timestamp in arithmetic, an integer out of range), an integrity constraint
