@@ -17,6 +17,19 @@
 // for the next claim that reads every pair from its start: one runs at most
 // FullClaimEvery after the last one ended, and before a queue is taken for drained.
 // Priority is never inverted.
+//
+// A session that holds a snapshot open (a long report, a stuck transaction, a
+// replication slot) keeps every entry a claim left dead since it began, and the index
+// cannot mark them dead either: a claim from the start then steps over all of them,
+// and a queue that is not busy (a short queue, its jobs claimed as they come) claimed
+// from the start every time. At 2,000 jobs/s under a 4-minute snapshot that made
+// pickup p99 climb from 13 ms to a median of 659 ms and peaks of 5 s
+// (bench/README.md, "Long horizon"). So when a claim from the start took at least
+// ExpensiveFullClaim, a queue starts from its hints whether it is busy or not, and
+// claims from the start again only FullClaimShare times that claim's duration after
+// it ended (at least FullClaimEvery), not after every short claim: the jobs that sort
+// before a hint wait that long at most, and only while claims from the start are
+// that slow.
 package claim
 
 import (
@@ -36,6 +49,16 @@ import (
 // passing their places on look for their keys' next jobs the same way
 // (runtime/internal/completer).
 const FullClaimEvery = 100 * time.Millisecond
+
+// ExpensiveFullClaim is how long a claim from the start of every pair may take before
+// the queue's claims start from their hints even when it is not busy (see the package
+// doc); such a claim takes well under a millisecond on a table whose dead entries the
+// index has marked. FullClaimShare bounds the share of a queue's time such claims
+// take: the next one runs FullClaimShare times the last one's duration after it.
+const (
+	ExpensiveFullClaim = 5 * time.Millisecond
+	FullClaimShare     = 20
+)
 
 // claimHint is where a busy queue's next claim of one pair starts: the claim order key
 // of the last job of the pair it claimed.
@@ -66,9 +89,10 @@ type Queue struct {
 	kinds    []string
 	versions []int32
 
-	hints  []claimHint // per pair, as kinds and versions
-	busy   bool        // the last claim came back full
-	fullAt time.Time   // when the last claim that read every pair from its start ended
+	hints    []claimHint   // per pair, as kinds and versions
+	busy     bool          // the last claim came back full
+	fullAt   time.Time     // when the last claim that read every pair from its start ended
+	fullTook time.Duration // how long that claim took
 
 	flow      flowKinds
 	flowFirst bool      // the next claim takes flow kinds before the others
@@ -301,17 +325,25 @@ func (q *Queue) Prepare(ctx context.Context, qs *db.Queries, owner string, lease
 }
 
 // Hinted says whether the next claim starts from the hints: while the queue is busy,
-// for FullClaimEvery after a claim that read every pair from its start. Claims run on
-// generic plans (the worker's claimsOn), so a hinted claim costs no more planning than the other,
-// and hints cost nothing from the first full claim on (bench/README.md).
+// or claims from the start are expensive, for fullEvery after a claim that read every
+// pair from its start. Claims run on generic plans (the worker's claimsOn), so a
+// hinted claim costs no more planning than the other, and hints cost nothing from the
+// first full claim on (bench/README.md).
 func (q *Queue) Hinted(now time.Time) bool {
-	return q.busy && now.Sub(q.fullAt) < FullClaimEvery
+	return (q.busy || q.expensive()) && now.Sub(q.fullAt) < q.fullEvery()
 }
+
+// expensive says whether the last claim from the start took ExpensiveFullClaim or more.
+func (q *Queue) expensive() bool { return q.fullTook >= ExpensiveFullClaim }
+
+// fullEvery is how long after a claim from the start the queue's claims start from
+// their hints: FullClaimEvery, or FullClaimShare times that claim's duration if more.
+func (q *Queue) fullEvery() time.Duration { return max(FullClaimEvery, FullClaimShare*q.fullTook) }
 
 // Fresh makes the hints as good as new, as if a claim that read every pair from its
 // start had just ended: for tests, whose next claims start from the hints (if the queue
 // is busy) however slow the machine running them is.
-func (q *Queue) Fresh() { q.fullAt = time.Now() }
+func (q *Queue) Fresh() { q.fullAt, q.fullTook = time.Now(), 0 }
 
 // ranges returns the ranges a hinted claim of q reads (see the ClaimJobsAfter query):
 // each pair that has a hint from just after it, with the pair's more urgent priorities
@@ -339,13 +371,15 @@ func (q *Queue) ranges() db.ClaimJobsAfterParams {
 }
 
 // claimJobs runs one claim of up to asked jobs of q on qs: ClaimJobsAfter from the
-// hints while the queue is busy, ClaimJobs from every pair's start otherwise. A hinted
+// hints while Hinted says so, ClaimJobs from every pair's start otherwise. A hinted
 // claim that comes back short is followed by one from the start, so the queue is not
-// taken for drained while jobs wait before a hint. base holds the owner and the lease.
+// taken for drained while jobs wait before a hint, unless claims from the start are
+// expensive: those jobs then wait for the next one, due fullEvery after the last.
+// base holds the owner and the lease.
 func (q *Queue) claimJobs(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, asked int) ([]db.ClaimJobsRow, error) {
 	hinted := q.Hinted(time.Now())
 	rows, err := q.claimOnce(ctx, qs, base, hinted, asked, nil)
-	if err != nil || !hinted || len(rows) == asked {
+	if err != nil || !hinted || len(rows) == asked || q.expensive() {
 		return rows, err
 	}
 	return q.claimOnce(ctx, qs, base, false, asked-len(rows), rows)
@@ -356,6 +390,7 @@ func (q *Queue) claimJobs(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 func (q *Queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, hinted bool, asked int, got []db.ClaimJobsRow) ([]db.ClaimJobsRow, error) {
 	var rows []db.ClaimJobsRow
 	var err error
+	began := time.Now()
 	if hinted {
 		p := q.ranges()
 		p.Owner, p.LeaseSeconds, p.Max = base.Owner, base.LeaseSeconds, int32(asked)
@@ -379,6 +414,7 @@ func (q *Queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 		// The window starts when the claim ends: a claim from the start that walks
 		// a long way must not leave no time for the hinted claims it pays for.
 		q.fullAt = time.Now()
+		q.fullTook = q.fullAt.Sub(began)
 		clear(q.hints) // a pair with nothing claimed has nothing to skip
 	}
 	// Within a pair the jobs claimed from each range are the first of that range in

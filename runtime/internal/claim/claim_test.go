@@ -123,5 +123,53 @@ func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 	// After the hint only a4 is left: the claim comes back short, and one from the start
 	// finds the early job before the queue is taken for drained.
 	claim(10, true, a4, early)
+	q.Fresh()        // (a slow machine's claim from the start must not count as expensive)
 	claim(10, false) // drained
+}
+
+// TestExpensiveFullClaimsWaitForTheirTurn: once a claim from the start took
+// ExpensiveFullClaim or more (a snapshot held open leaves every claimed job's entry to
+// step over), the claims start from their hints even though the queue is not busy, and
+// a short one is not followed by a claim from the start: a job that sorts before the
+// hint waits for the next one, due FullClaimShare times that claim's duration after
+// it, and is claimed then.
+func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
+	pool := newDB(t)
+	ctx := context.Background()
+	insert := func(ago time.Duration) int64 {
+		t.Helper()
+		var id int64
+		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+			VALUES ('a', 'q', 'available', 5, 1, '{}', 3, now() - make_interval(secs => $1)) RETURNING id`, ago.Seconds()).Scan(&id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	q := testQueue("q", map[string][2]int{"a": {1, 1}})
+	claim := func(max int, wantHinted bool, want ...int64) {
+		t.Helper()
+		hinted := q.Hinted(time.Now())
+		got, err := claimIDs(ctx, pool, q, max)
+		if err != nil {
+			t.Fatal(err)
+		}
+		slices.Sort(got)
+		slices.Sort(want)
+		if hinted != wantHinted || !slices.Equal(got, want) {
+			t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
+		}
+	}
+	first := insert(40 * time.Second)
+	claim(10, false, first) // from the start, short: the hint is first
+	const took = 50 * time.Millisecond
+	q.fullAt, q.fullTook = time.Now(), took // as if that claim had taken took
+	early, late := insert(50*time.Second), insert(0)
+	claim(10, true, late) // hinted though short; no claim from the start follows
+	claim(10, true)       // nor now
+	if every := q.fullEvery(); every != FullClaimShare*took {
+		t.Fatalf("claims from the start every %s after one that took %s, want %s", every, took, FullClaimShare*took)
+	}
+	q.fullAt = time.Now().Add(-q.fullEvery()) // its turn has come
+	claim(10, false, early)
 }
