@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // The claim takes only (kind, version) pairs the worker decodes, the most urgent ones
@@ -87,31 +89,12 @@ func TestClaimTakesDecodablePairsInOrder(t *testing.T) {
 // is never held back.
 func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 	pool := newDB(t)
-	ctx := context.Background()
-	insert := func(priority int, ago time.Duration) int64 {
-		t.Helper()
-		var id int64
-		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
-			VALUES ('a', 'q', 'available', $1, 1, '{}', 3, now() - make_interval(secs => $2)) RETURNING id`, priority, ago.Seconds()).Scan(&id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	insert := func(priority int, ago time.Duration) int64 { return insertJobA(t, pool, priority, ago) }
 	a1, a2, a3, a4 := insert(5, 40*time.Second), insert(5, 30*time.Second), insert(5, 20*time.Second), insert(5, 10*time.Second)
 	q := testQueue("q", map[string][2]int{"a": {1, 1}})
 	claim := func(max int, wantHinted bool, want ...int64) {
 		t.Helper()
-		hinted := q.Hinted(time.Now())
-		got, err := claimIDs(ctx, pool, q, max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if hinted != wantHinted || !slices.Equal(got, want) {
-			t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
-		}
+		wantClaim(t, pool, q, max, wantHinted, want...)
 	}
 
 	claim(2, false, a1, a2)            // full: the queue is busy, and the hint is a2
@@ -135,30 +118,11 @@ func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 // it, and is claimed then.
 func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
 	pool := newDB(t)
-	ctx := context.Background()
-	insert := func(ago time.Duration) int64 {
-		t.Helper()
-		var id int64
-		err := pool.QueryRow(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
-			VALUES ('a', 'q', 'available', 5, 1, '{}', 3, now() - make_interval(secs => $1)) RETURNING id`, ago.Seconds()).Scan(&id)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	insert := func(ago time.Duration) int64 { return insertJobA(t, pool, 5, ago) }
 	q := testQueue("q", map[string][2]int{"a": {1, 1}})
 	claim := func(max int, wantHinted bool, want ...int64) {
 		t.Helper()
-		hinted := q.Hinted(time.Now())
-		got, err := claimIDs(ctx, pool, q, max)
-		if err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(got)
-		slices.Sort(want)
-		if hinted != wantHinted || !slices.Equal(got, want) {
-			t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
-		}
+		wantClaim(t, pool, q, max, wantHinted, want...)
 	}
 	first := insert(40 * time.Second)
 	claim(10, false, first) // from the start, short: the hint is first
@@ -172,4 +136,33 @@ func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
 	}
 	q.fullAt = time.Now().Add(-q.fullEvery()) // its turn has come
 	claim(10, false, early)
+}
+
+// insertJobA inserts an available job of kind a on queue q, of priority, available
+// since ago, and returns its id.
+func insertJobA(t *testing.T, pool *pgxpool.Pool, priority int, ago time.Duration) int64 {
+	t.Helper()
+	var id int64
+	err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, available_at)
+		VALUES ('a', 'q', 'available', $1, 1, '{}', 3, now() - make_interval(secs => $2)) RETURNING id`, priority, ago.Seconds()).Scan(&id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// wantClaim claims up to max jobs of q and fails unless it claimed want (in any order)
+// and started from the hints as wantHinted says.
+func wantClaim(t *testing.T, pool *pgxpool.Pool, q *Queue, max int, wantHinted bool, want ...int64) {
+	t.Helper()
+	hinted := q.Hinted(time.Now())
+	got, err := claimIDs(t.Context(), pool, q, max)
+	if err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if hinted != wantHinted || !slices.Equal(got, want) {
+		t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
+	}
 }

@@ -21,19 +21,9 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 	t.Parallel()
 	base := pgtest.NewSchema(t, nil)
 	ctx := t.Context()
-	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["application_name"] = "abandon-test"
-	var h Health
-	var retired atomic.Int32
-	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool, h, retired := ownedPool(t, base, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "abandon-test"
+	})
 	t.Cleanup(func() {
 		// The server notices the abandoned session only when it next writes to it.
 		_, _ = base.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'abandon-test'`)
@@ -103,20 +93,10 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 		_, _ = base.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = $1`, role)
 		_, _ = base.Exec(ctx, `DROP ROLE `+role)
 	})
-	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.User = role
-	cfg.MaxConns = 2
-	var h Health
-	var retired atomic.Int32
-	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	pool, _, retired := ownedPool(t, base, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.User = role
+		cfg.MaxConns = 2
+	})
 
 	done := make(chan error, 1)
 	go func() {
@@ -135,7 +115,7 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
 		}
 	}
-	_, err = pool.Exec(ctx, "SELECT 1")
+	_, err := pool.Exec(ctx, "SELECT 1")
 	if !dberr.ServerFull(err) {
 		t.Fatalf("a second connection of a role limited to one: %v, want SQLSTATE 53300", err)
 	}
@@ -145,4 +125,24 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 	if n := retired.Load(); n != 0 {
 		t.Errorf("a refused connection retired the pool's connections %d times, want none", n)
 	}
+}
+
+// ownedPool opens a pool on base's schema, configured by configure, with an owned
+// Health installed (the worker's pools'), and counts the generations it retires.
+func ownedPool(t *testing.T, base *pgxpool.Pool, configure func(*pgxpool.Config)) (*pgxpool.Pool, *Health, *atomic.Int32) {
+	t.Helper()
+	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	configure(cfg)
+	h := new(Health)
+	retired := new(atomic.Int32)
+	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
+	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return pool, h, retired
 }
