@@ -2046,24 +2046,28 @@ BEGIN
     -- The steps, and the jobs of the job steps that come after none, in one statement
     -- (their payloads read the input only: no step has a result yet); the other steps
     -- that come after none run after it.
-    WITH jobs AS (
-        INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
-                               workflow_id, workflow_step)
-        SELECT e->>'kind', e->>'queue', 'available', (e->>'priority')::smallint,
-               (e->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, e->'map'),
-               (e->>'max_attempts')::integer, v_id, e->>'name'
-        FROM jsonb_array_elements(v_steps) e
-        WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each'
-        RETURNING id, queue, workflow_step
-    ), steps AS (
+    -- (As in jobc_workflow_steps_ended, a job step that runs takes its job's id from
+    -- the sequence, and its job is inserted from its row.)
+    WITH steps AS (
         INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition, job_id, started_at)
         SELECT v_id, e->>'name', ARRAY(SELECT jsonb_array_elements_text(coalesce(e->'after', '[]'))),
                jsonb_array_length(coalesce(e->'after', '[]')),
-               CASE WHEN j.id IS NULL THEN 'waiting' ELSE 'running' END::jobc_step_state, e, j.id,
-               CASE WHEN j.id IS NOT NULL THEN now() END
+               CASE WHEN x.runs THEN 'running' ELSE 'waiting' END::jobc_step_state, e,
+               CASE WHEN x.runs THEN nextval(pg_get_serial_sequence('jobc_jobs', 'id')) END,
+               CASE WHEN x.runs THEN now() END
         FROM jsonb_array_elements(v_steps) e
-        LEFT JOIN jobs j ON j.workflow_step = e->>'name'
-        RETURNING step, after, state
+        CROSS JOIN LATERAL (SELECT jsonb_array_length(coalesce(e->'after', '[]')) = 0
+                                   AND e ? 'kind' AND NOT e ? 'for_each' AS runs) x
+        RETURNING step, after, state, job_id, definition AS d
+    ), jobs AS (
+        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
+                               workflow_id, workflow_step)
+        SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
+               (s.d->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, s.d->'map'),
+               (s.d->>'max_attempts')::integer, v_id, s.step
+        FROM steps s
+        WHERE s.job_id IS NOT NULL
+        RETURNING queue
     )
     SELECT array_agg(s.step) FILTER (WHERE cardinality(s.after) = 0 AND s.state = 'waiting'),
            (SELECT array_agg(DISTINCT j.queue) FROM jobs j)
@@ -2264,7 +2268,8 @@ BEGIN
         JOIN jobc_workflows w ON w.id = x.wf AND w.state = 'running'
         WHERE x.st = 'completed'
     ), counted AS (
-        SELECT s.workflow_id, s.step, s.deps_left - count(*)::integer AS left_, s.definition AS d
+        SELECT s.workflow_id, s.step, s.deps_left - count(*)::integer AS left_,
+               s.deps_left = count(*) AND s.definition ? 'kind' AND NOT s.definition ? 'for_each' AS runs
         FROM completed c JOIN jobc_workflow_steps s ON s.workflow_id = c.wf AND c.step = ANY(s.after)
         WHERE s.state = 'waiting'
         GROUP BY s.workflow_id, s.step
@@ -2273,13 +2278,12 @@ BEGIN
         -- from the step's row: no join of the steps to the jobs they just made.)
         UPDATE jobc_workflow_steps s
         SET deps_left = c.left_,
-            state = CASE WHEN c.left_ = 0 AND c.d ? 'kind' AND NOT c.d ? 'for_each' THEN 'running' ELSE s.state END,
-            job_id = CASE WHEN c.left_ = 0 AND c.d ? 'kind' AND NOT c.d ? 'for_each'
-                          THEN nextval(pg_get_serial_sequence('jobc_jobs', 'id')) END,
-            started_at = CASE WHEN c.left_ = 0 AND c.d ? 'kind' AND NOT c.d ? 'for_each' THEN now() END
+            state = CASE WHEN c.runs THEN 'running' ELSE s.state END,
+            job_id = CASE WHEN c.runs THEN nextval(pg_get_serial_sequence('jobc_jobs', 'id')) END,
+            started_at = CASE WHEN c.runs THEN now() END
         FROM counted c
         WHERE s.workflow_id = c.workflow_id AND s.step = c.step
-        RETURNING s.workflow_id, s.step, s.deps_left, s.state, s.job_id, c.d
+        RETURNING s.workflow_id, s.step, s.deps_left, s.state, s.job_id, s.definition AS d
     ), jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
