@@ -3,17 +3,14 @@
 -- subscriber jobs (which go through queries/enqueue.sql).
 
 -- name: LockEventKeys :exec
--- Serializes the transactions that publish one event with one ordering key: the lock
--- is transaction-scoped, so a second publisher of the key waits until the first
--- commits or rolls back, and takes its id (nextval, after the lock) only then. Within
--- (event, ordering_key), id order is therefore commit order, the order relays deliver
--- in. The class is jobc's events in the current schema; keys arrive sorted, so that two
--- publishers of several keys take their locks in one order and cannot deadlock.
-SELECT pg_advisory_xact_lock(
-    hashtext('jobc_events:' || current_schema()),
-    hashtext(sqlc.arg(event)::text || '/' || k.key))
-FROM unnest(sqlc.arg(ordering_keys)::text[]) WITH ORDINALITY AS k(key, n)
-ORDER BY k.n;
+-- Marks the transaction as a publisher of the given ordering keys until it ends: it
+-- holds each key's lock (jobc_event_key_lock) in shared mode, which other publishers
+-- share and a relay, which takes it exclusively before it sends a key's next event,
+-- waits for. Taken before the ids, so that no relay sends an event of the key while one
+-- with a smaller id may still commit. Publishers never wait for each other, so no order
+-- of keys across the publishes of a transaction can deadlock.
+SELECT pg_advisory_xact_lock_shared(jobc_event_key_lock(sqlc.arg(event)::text, k.key))
+FROM unnest(sqlc.arg(ordering_keys)::text[]) AS k(key);
 
 -- name: InsertEvent :one
 INSERT INTO jobc_events (event, version, subject, ordering_key, payload, metadata)

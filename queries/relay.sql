@@ -5,32 +5,13 @@
 -- has claimed since.
 
 -- name: ClaimEvents :many
--- Leases up to max due pending events, oldest first. An event with an ordering key is
--- taken only when no older event of its (event, key) is still pending, leased or not:
--- each key has at most one event in flight, and its events leave in id order, which
--- Publish makes commit order. The ids are picked by a subquery turned into an array,
--- which keeps the plan an index walk of jobc_events_pending under a generic plan too.
-UPDATE jobc_events e
-SET attempts = e.attempts + 1,
-    lease_token = sqlc.arg(token)::bigint,
-    lease_expires_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8),
-    available_at = now() + make_interval(secs => sqlc.arg(lease_seconds)::float8)
-WHERE e.id = ANY(ARRAY(
-    SELECT c.id
-    FROM jobc_events c
-    WHERE c.state = 'pending'
-      AND c.available_at <= now()
-      AND (c.ordering_key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM jobc_events o
-          WHERE o.event = c.event AND o.ordering_key = c.ordering_key
-            AND o.id < c.id AND o.state = 'pending'
-      ))
-    ORDER BY c.available_at, c.id
-    LIMIT sqlc.arg(max)
-    FOR UPDATE SKIP LOCKED
-))
-RETURNING e.id, e.event, e.version, e.subject, e.ordering_key, e.payload, e.metadata,
-          e.created_at, e.attempts;
+-- Leases up to max due pending events, oldest first: jobc_claim_events, which says
+-- how a key's events leave one at a time, in id order, and never ahead of a smaller id
+-- of the key that may still commit. A keyed event published wait_after seconds ago or
+-- more waits up to wait_ms for its key's open publishers.
+SELECT id, event, version, subject, ordering_key, payload, metadata, created_at, attempts
+FROM jobc_claim_events(sqlc.arg(token)::bigint, sqlc.arg(lease_seconds)::float8, sqlc.arg(max)::integer,
+                       sqlc.arg(wait_after)::float8, sqlc.arg(wait_ms)::integer);
 
 -- name: MarkEventsPublished :execrows
 -- Records the broker's confirmation of the given events, if this relay still holds them.

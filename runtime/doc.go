@@ -180,7 +180,7 @@
 // job per [Subscriber] and, when the event is relayed, a row of the outbox
 // jobc_events. Package [github.com/jobc-dev/jobc/runtime/relay] delivers those rows to
 // a broker through a [github.com/jobc-dev/jobc/runtime/relay.Sink] (the contrib/nats,
-// contrib/rabbitmq and contrib/kafka modules), in commit order per ordering key.
+// contrib/rabbitmq and contrib/kafka modules), in publish order per ordering key.
 //
 //	_, err := shop.PublishOrderPaid(ctx, tx, shop.OrderPaidV2{OrderID: id, Total: total})
 //

@@ -20,7 +20,8 @@ type EventType struct {
 	Name    string
 	Subject string // the broker's subject, routing key or topic
 	// OrderingKey names the top-level payload fields, scalars, whose values make the
-	// event's ordering key: relays deliver the events of one key in commit order.
+	// event's ordering key: relays deliver the events of one key in the order they were
+	// published, and none while a transaction that published the key is open.
 	// Empty: the events are unordered.
 	OrderingKey []string
 	// Relay writes an outbox row per event, for a relay to deliver to a broker.
@@ -209,7 +210,7 @@ func (et *EventType) orderingKey(doc any) (*string, error) {
 	return &s, nil
 }
 
-// sortedKeys returns the distinct keys, sorted: the order LockEventKeys locks them in.
+// sortedKeys returns the distinct keys, sorted.
 func sortedKeys(keys []*string) []string {
 	seen := make(map[string]bool, len(keys))
 	out := make([]string, 0, len(keys))

@@ -74,9 +74,12 @@ func (et *EventType) options(opts []PublishOption) (publishOptions, error) {
 // mapped one its own payload, validated against its job's schema. An invalid payload
 // returns a *PayloadError and writes nothing.
 //
-// An event with an ordering key first locks its key until the transaction ends, so
-// that the outbox ids of one key follow commit order (see queries/events.sql): keep
-// such transactions short, as publishers of one key wait for each other.
+// An event with an ordering key marks its transaction as a publisher of that key
+// until it ends (a shared advisory lock, see queries/events.sql). Publishers never
+// wait for each other, whatever keys and order a transaction publishes in; a relay
+// sends a key's events in id order, the order of their publishes, and only once no
+// transaction that published the key is open. So a long transaction holds back the
+// delivery of its keys' events, not other publishers.
 func Publish(ctx context.Context, dbtx DBTX, et *EventType, payload any, opts ...PublishOption) (Published, error) {
 	out, err := PublishMany(ctx, dbtx, et, []any{payload}, opts...)
 	if err != nil {
@@ -89,8 +92,7 @@ func Publish(ctx context.Context, dbtx DBTX, et *EventType, payload any, opts ..
 // outbox rows go in with one statement and each subscriber's jobs with one more (one
 // insert each for unique jobs), in one transaction. If any payload is invalid, it returns a
 // *PayloadError for the first, naming its index, and writes nothing. The options apply
-// to every event. Ordering keys are locked in sorted order, and the events of one key
-// take ids in the order of payloads.
+// to every event. The events of one key take ids in the order of payloads.
 func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads []T, opts ...PublishOption) ([]Published, error) {
 	if len(payloads) == 0 {
 		return nil, nil

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,10 +313,11 @@ func jsonEqual(a, b string) bool {
 	return fmt.Sprint(x) == fmt.Sprint(y)
 }
 
-// TestPublishOrderingKeyCommitOrder: a transaction publishing a key the open
-// transaction of another has published waits for it, so it takes the later id, and
-// ids within a key follow commit order; a transaction of another key does not wait.
-func TestPublishOrderingKeyCommitOrder(t *testing.T) {
+// TestOrderingKeyOpenPublisher: publishers of one key do not wait for each other, and
+// a relay's claim sends nothing of a key while a transaction that published it is open
+// (its smaller id could still commit): the key's events then leave in id order, one
+// at a time, while another key's leave at once.
+func TestOrderingKeyOpenPublisher(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
@@ -330,54 +332,127 @@ func TestPublishOrderingKeyCommitOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-
-	// Another key goes through at once, while first is open.
+	// The same key and another go through while first is open.
+	waitCtx, cancel := context.WithTimeout(ctx, 100*testConfig(nil).PollInterval)
+	defer cancel()
+	p2, err := runtime.Publish(waitCtx, pool, et, orderPaidV2Payload{OrderID: "o-1", Total: 2})
+	if err != nil {
+		t.Fatalf("a second publisher of key o-1, while the first is open: %v", err)
+	}
 	other, err := runtime.Publish(ctx, pool, et, orderPaidV2Payload{OrderID: "o-2", Total: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
+	if !(p1.ID < p2.ID && p2.ID < other.ID) {
+		t.Fatalf("ids %d, %d, %d: want them in publish order", p1.ID, p2.ID, other.ID)
+	}
 
-	// The same key waits for first: it is seen waiting on the advisory lock.
-	second, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer second.Release()
-	var secondPID int
-	if err := second.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&secondPID); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan runtime.Published, 1)
-	failed := make(chan error, 1)
-	go func() {
-		p, err := runtime.Publish(ctx, second.Conn(), et, orderPaidV2Payload{OrderID: "o-1", Total: 2})
-		if err != nil {
-			failed <- err
-			return
-		}
-		done <- p
-	}()
-	waitForLockWait(t, pool, secondPID)
-	select {
-	case p := <-done:
-		t.Fatalf("second publish of key o-1 returned (id %d) while the first transaction was open", p.ID)
-	default:
+	// p2 is the oldest committed event of o-1, but p1 is still open: only o-2 leaves.
+	if got := claimEvents(t, pool, 3600, 0); fmt.Sprint(got) != fmt.Sprint([]int64{other.ID}) {
+		t.Fatalf("claim with o-1's first publisher open: %v, want only o-2's %d", got, other.ID)
 	}
 	if err := first.Commit(ctx); err != nil {
 		t.Fatal(err)
 	}
-	var p2 runtime.Published
+	if got := claimEvents(t, pool, 3600, 0); fmt.Sprint(got) != fmt.Sprint([]int64{p1.ID}) {
+		t.Fatalf("claim after o-1's first publisher committed: %v, want its event %d (and not %d, behind it)", got, p1.ID, p2.ID)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_events SET state = 'published' WHERE id = $1`, p1.ID); err != nil {
+		t.Fatal(err)
+	}
+	if got := claimEvents(t, pool, 3600, 0); fmt.Sprint(got) != fmt.Sprint([]int64{p2.ID}) {
+		t.Fatalf("claim after %d was published: %v, want %d", p1.ID, got, p2.ID)
+	}
+}
+
+// TestOrderingKeyStarved: a key whose publishers are never all closed is not held back
+// for ever: once its oldest event has waited, a claim waits for the key's lock, holding
+// no other, and takes the key's oldest event as it is once the lock is granted (an
+// older one committed meanwhile); a claim that waits in vain returns the others.
+func TestOrderingKeyStarved(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	et := orderPaid(t, 2)
+
+	open, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = open.Rollback(ctx) }()
+	older, err := runtime.Publish(ctx, open, et, orderPaidV2Payload{OrderID: "hot", Total: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitCtx, cancel := context.WithTimeout(ctx, 100*testConfig(nil).PollInterval)
+	defer cancel()
+	newer, err := runtime.Publish(waitCtx, pool, et, orderPaidV2Payload{OrderID: "hot", Total: 2})
+	if err != nil {
+		t.Fatalf("a second publisher of the hot key, while the first is open: %v", err)
+	}
+	free, err := runtime.Publish(ctx, pool, et, orderPaidV2Payload{OrderID: "cold", Total: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A wait that times out: the other key still leaves, and the hot key's does not.
+	if got := claimEvents(t, pool, 0, 10); fmt.Sprint(got) != fmt.Sprint([]int64{free.ID}) {
+		t.Fatalf("claim while the hot key's publisher stays open: %v, want only %d", got, free.ID)
+	}
+
+	// A wait that ends: the claim waits on the key, the publisher commits, and the
+	// claim takes the key's oldest event, which it had not seen when it began.
+	claimer, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer claimer.Release()
+	var pid int
+	if err := claimer.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	claimed := make(chan []int64, 1)
+	failed := make(chan error, 1)
+	go func() {
+		ids, err := claimEventsOn(ctx, claimer.Conn(), 0, 60_000)
+		if err != nil {
+			failed <- err
+			return
+		}
+		claimed <- ids
+	}()
+	waitForLockWait(t, pool, pid)
+	if err := open.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
 	select {
-	case p2 = <-done:
+	case got := <-claimed:
+		if fmt.Sprint(got) != fmt.Sprint([]int64{older.ID}) {
+			t.Fatalf("claim that waited for the hot key: %v, want its oldest event %d (not %d)", got, older.ID, newer.ID)
+		}
 	case err := <-failed:
 		t.Fatal(err)
 	}
-	if !(p1.ID < p2.ID) {
-		t.Errorf("key o-1: first committed id %d, second %d; want ids in commit order", p1.ID, p2.ID)
+}
+
+// claimEvents runs the relay's claim, waiting up to waitMS for the lock of a keyed
+// event published waitAfter seconds ago or more, and returns the ids claimed, sorted.
+func claimEvents(t *testing.T, pool *pgxpool.Pool, waitAfter float64, waitMS int) []int64 {
+	t.Helper()
+	ids, err := claimEventsOn(t.Context(), pool, waitAfter, waitMS)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if !(p1.ID < other.ID) {
-		t.Errorf("key o-2 (id %d) should have taken its id while key o-1's first transaction (id %d) was open", other.ID, p1.ID)
+	return ids
+}
+
+func claimEventsOn(ctx context.Context, q interface {
+	Query(context.Context, string, ...any) (pgx.Rows, error)
+}, waitAfter float64, waitMS int) ([]int64, error) {
+	rows, err := q.Query(ctx, `SELECT id FROM jobc_claim_events(1, 30, 100, $1, $2) ORDER BY id`, waitAfter, waitMS)
+	if err != nil {
+		return nil, err
 	}
+	return pgx.CollectRows(rows, pgx.RowTo[int64])
 }
 
 // waitForLockWait waits until backend pid waits for an advisory lock, polling as often
@@ -418,18 +493,48 @@ func TestEventDecode(t *testing.T) {
 	}
 }
 
-// TestPublishManyKeysDoNotDeadlock: batches that hold the same keys in opposite orders,
-// published concurrently, lock the keys in one (sorted) order: they wait for each
-// other instead of deadlocking, and every event is written.
-func TestPublishManyKeysDoNotDeadlock(t *testing.T) {
+// TestPublishKeysInOppositeOrders: two transactions that each publish two keys, in
+// opposite orders and each holding its first while the other publishes, both commit:
+// publishers never wait for each other, so no order of keys deadlocks. (With a lock
+// each publisher took exclusively, the second publishes waited for each other until
+// the server broke the deadlock by failing one.) Batches of the same keys in opposite
+// orders, concurrently, all commit too.
+func TestPublishKeysInOppositeOrders(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
 	et := orderPaid(t, 2)
+
+	// Each transaction publishes its first key, then both their second, then commit.
+	keys := [][]string{{"a", "b"}, {"b", "a"}}
+	var published sync.WaitGroup
+	published.Add(2)
+	errs := make(chan error, 2)
+	for i := range keys {
+		go func() {
+			errs <- pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
+				for step, key := range keys[i] {
+					if _, err := runtime.Publish(ctx, tx, et, orderPaidV2Payload{OrderID: key, Total: i}); err != nil {
+						return fmt.Errorf("transaction %d, publish of key %s: %w", i, key, err)
+					}
+					if step == 0 {
+						published.Done()
+						published.Wait()
+					}
+				}
+				return nil
+			})
+		}()
+	}
+	for range keys {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+
 	const rounds = 20
 	forward := []orderPaidV2Payload{{OrderID: "a", Total: 1}, {OrderID: "b", Total: 1}, {OrderID: "c", Total: 1}}
 	backward := []orderPaidV2Payload{{OrderID: "c", Total: 2}, {OrderID: "b", Total: 2}, {OrderID: "a", Total: 2}}
-	errs := make(chan error, 2)
 	for _, batch := range [][]orderPaidV2Payload{forward, backward} {
 		go func() {
 			for range rounds {
@@ -450,29 +555,8 @@ func TestPublishManyKeysDoNotDeadlock(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_events`); n != 2*rounds*len(forward) {
-		t.Errorf("%d events, want %d", n, 2*rounds*len(forward))
-	}
-	// IDs within a key follow commit order, and a batch holds all its keys until it
-	// commits: every key lists the batches in the same order.
-	rows, err := pool.Query(ctx, `SELECT ordering_key, array_agg((payload->>'total')::int ORDER BY id) FROM jobc_events GROUP BY 1 ORDER BY 1`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	seqs := map[string][]int{}
-	for rows.Next() {
-		var key string
-		var totals []int
-		if err := rows.Scan(&key, &totals); err != nil {
-			t.Fatal(err)
-		}
-		seqs[key] = totals
-	}
-	if err := rows.Err(); err != nil {
-		t.Fatal(err)
-	}
-	if fmt.Sprint(seqs["a"]) != fmt.Sprint(seqs["b"]) || fmt.Sprint(seqs["b"]) != fmt.Sprint(seqs["c"]) {
-		t.Errorf("keys saw the batches in different orders: %v", seqs)
+	if n, want := countRows(t, pool, `SELECT count(*) FROM jobc_events`), 4+2*rounds*len(forward); n != want {
+		t.Errorf("%d events, want %d", n, want)
 	}
 }
 

@@ -43,7 +43,7 @@ type order struct {
 }
 
 // TestKafkaOrderingKey: events relayed to Kafka arrive with their ordering key as the
-// record key, so each key's events are on one partition in commit order, with the
+// record key, so each key's events are on one partition in id order, with the
 // relay's headers; the producer is idempotent.
 func TestKafkaOrderingKey(t *testing.T) {
 	t.Parallel()

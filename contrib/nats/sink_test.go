@@ -80,7 +80,7 @@ func readStream(ctx context.Context, stream jetstream.Stream) ([]relaytest.Deliv
 // TestChaosNATS: 10,000 events, a tenth in rolled-back transactions, relayed to a
 // JetStream stream by a relay process that is killed with SIGKILL and replaced, with
 // the server restarted in the middle: every committed event is in the stream exactly
-// once, each key's in commit order, and no rolled-back one.
+// once, each key's in id order, and no rolled-back one.
 func TestChaosNATS(t *testing.T) {
 	t.Parallel()
 	srv := brokertest.StartNATS(t)

@@ -116,7 +116,7 @@ func readQueue(ctx context.Context, url, queue string) ([]relaytest.Delivery, er
 // TestChaosRabbitMQ: 10,000 events, a tenth in rolled-back transactions, relayed to a
 // durable queue by a relay process that is killed with SIGKILL and replaced, with the
 // node restarted in the middle: every committed event arrives at least once, each
-// key's in commit order, and no rolled-back one.
+// key's in id order, and no rolled-back one.
 func TestChaosRabbitMQ(t *testing.T) {
 	t.Parallel()
 	node := brokertest.StartRabbitMQ(t)

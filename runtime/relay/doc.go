@@ -6,7 +6,10 @@
 // it, conditioned on the token: any number of relays, in any number of processes, can
 // run against one database. An event with an ordering key leaves only once every older
 // event of its (event, key) has been published or failed, so each key has at most one
-// event in flight and a broker receives a key's events in commit order. A failed
+// event in flight and a broker receives a key's events in id order, the order they
+// were published in; and never while a transaction that published the key is still
+// open, so an event with a smaller id cannot commit after a larger one has left (see
+// jobc_claim_events in the schema). A failed
 // publication is retried with jittered exponential backoff (attempts, available_at
 // and last_error on the row); an event the broker will never take (it rejects it, it
 // is unroutable, it is too large: a Sink reports it with Poison) becomes state failed

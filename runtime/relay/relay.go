@@ -46,7 +46,9 @@ type Config struct {
 	// a higher Concurrency costs little there. Figures: bench/results/2026-12-01-relay.txt.
 	Concurrency int
 	// PollInterval is how long a relay that found nothing to send waits before it
-	// claims again; default 100ms. A full batch is followed by the next at once.
+	// claims again; default 100ms. A full batch is followed by the next at once. It is
+	// also how long a claim waits, at most, for the open publishers of a key whose
+	// oldest event has been skipped for ten poll intervals (see keyStarved).
 	PollInterval time.Duration
 	// LeaseDuration is how long a claimed batch stays with this relay: when it dies,
 	// another relay sends the batch again after this long. Default 30s.
@@ -376,11 +378,20 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 	return res, errors.Join(errsOut...)
 }
 
+// keyStarved is how many poll intervals a keyed event waits, skipped while its key's
+// publishers are open, before a claim waits for them (one poll interval at most, with
+// the key's new publishers queued behind it): without that wait, a key published
+// without pause could hold its events back for ever.
+const keyStarved = 10
+
 // claim leases up to cfg.BatchSize events under token.
 func claim(ctx context.Context, q *db.Queries, token int64, cfg Config) ([]db.ClaimEventsRow, error) {
 	ctx, cancel := context.WithTimeout(ctx, cfg.StatementTimeout)
 	defer cancel()
-	rows, err := q.ClaimEvents(ctx, db.ClaimEventsParams{Token: token, LeaseSeconds: cfg.LeaseDuration.Seconds(), Max: int32(cfg.BatchSize)})
+	rows, err := q.ClaimEvents(ctx, db.ClaimEventsParams{
+		Token: token, LeaseSeconds: cfg.LeaseDuration.Seconds(), Max: int32(cfg.BatchSize),
+		WaitAfter: (keyStarved * cfg.PollInterval).Seconds(), WaitMs: int32(cfg.PollInterval.Milliseconds()),
+	})
 	if err != nil {
 		return nil, fmt.Errorf("relay: claim events: %w", err)
 	}

@@ -94,11 +94,8 @@ func (q *Queries) InsertEvents(ctx context.Context, arg InsertEventsParams) ([]i
 
 const lockEventKeys = `-- name: LockEventKeys :exec
 
-SELECT pg_advisory_xact_lock(
-    hashtext('jobc_events:' || current_schema()),
-    hashtext($1::text || '/' || k.key))
-FROM unnest($2::text[]) WITH ORDINALITY AS k(key, n)
-ORDER BY k.n
+SELECT pg_advisory_xact_lock_shared(jobc_event_key_lock($1::text, k.key))
+FROM unnest($2::text[]) AS k(key)
 `
 
 type LockEventKeysParams struct {
@@ -109,12 +106,12 @@ type LockEventKeysParams struct {
 // Publishing events (runtime.Publish, Publish<Event>): the outbox row of a relayed event
 // is written in the caller's transaction, beside the business change and the
 // subscriber jobs (which go through queries/enqueue.sql).
-// Serializes the transactions that publish one event with one ordering key: the lock
-// is transaction-scoped, so a second publisher of the key waits until the first
-// commits or rolls back, and takes its id (nextval, after the lock) only then. Within
-// (event, ordering_key), id order is therefore commit order, the order relays deliver
-// in. The class is jobc's events in the current schema; keys arrive sorted, so that two
-// publishers of several keys take their locks in one order and cannot deadlock.
+// Marks the transaction as a publisher of the given ordering keys until it ends: it
+// holds each key's lock (jobc_event_key_lock) in shared mode, which other publishers
+// share and a relay, which takes it exclusively before it sends a key's next event,
+// waits for. Taken before the ids, so that no relay sends an event of the key while one
+// with a smaller id may still commit. Publishers never wait for each other, so no order
+// of keys across the publishes of a transaction can deadlock.
 func (q *Queries) LockEventKeys(ctx context.Context, arg LockEventKeysParams) error {
 	_, err := q.db.Exec(ctx, lockEventKeys, arg.Event, arg.OrderingKeys)
 	return err

@@ -12,33 +12,17 @@ import (
 
 const claimEvents = `-- name: ClaimEvents :many
 
-UPDATE jobc_events e
-SET attempts = e.attempts + 1,
-    lease_token = $1::bigint,
-    lease_expires_at = now() + make_interval(secs => $2::float8),
-    available_at = now() + make_interval(secs => $2::float8)
-WHERE e.id = ANY(ARRAY(
-    SELECT c.id
-    FROM jobc_events c
-    WHERE c.state = 'pending'
-      AND c.available_at <= now()
-      AND (c.ordering_key IS NULL OR NOT EXISTS (
-          SELECT 1 FROM jobc_events o
-          WHERE o.event = c.event AND o.ordering_key = c.ordering_key
-            AND o.id < c.id AND o.state = 'pending'
-      ))
-    ORDER BY c.available_at, c.id
-    LIMIT $3
-    FOR UPDATE SKIP LOCKED
-))
-RETURNING e.id, e.event, e.version, e.subject, e.ordering_key, e.payload, e.metadata,
-          e.created_at, e.attempts
+SELECT id, event, version, subject, ordering_key, payload, metadata, created_at, attempts
+FROM jobc_claim_events($1::bigint, $2::float8, $3::integer,
+                       $4::float8, $5::integer)
 `
 
 type ClaimEventsParams struct {
 	Token        int64
 	LeaseSeconds float64
 	Max          int32
+	WaitAfter    float64
+	WaitMs       int32
 }
 
 type ClaimEventsRow struct {
@@ -58,13 +42,18 @@ type ClaimEventsRow struct {
 // expiry; every later statement on them is conditioned on that token, so a relay whose
 // lease ran out (it stalled, or was killed) can no longer change rows another relay
 // has claimed since.
-// Leases up to max due pending events, oldest first. An event with an ordering key is
-// taken only when no older event of its (event, key) is still pending, leased or not:
-// each key has at most one event in flight, and its events leave in id order, which
-// Publish makes commit order. The ids are picked by a subquery turned into an array,
-// which keeps the plan an index walk of jobc_events_pending under a generic plan too.
+// Leases up to max due pending events, oldest first: jobc_claim_events, which says
+// how a key's events leave one at a time, in id order, and never ahead of a smaller id
+// of the key that may still commit. A keyed event published wait_after seconds ago or
+// more waits up to wait_ms for its key's open publishers.
 func (q *Queries) ClaimEvents(ctx context.Context, arg ClaimEventsParams) ([]ClaimEventsRow, error) {
-	rows, err := q.db.Query(ctx, claimEvents, arg.Token, arg.LeaseSeconds, arg.Max)
+	rows, err := q.db.Query(ctx, claimEvents,
+		arg.Token,
+		arg.LeaseSeconds,
+		arg.Max,
+		arg.WaitAfter,
+		arg.WaitMs,
+	)
 	if err != nil {
 		return nil, err
 	}
