@@ -69,13 +69,18 @@ func (*Jobc) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 }
 
 func (*Jobc) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
-	w := runtime.NewWorker(pool, runtime.Config{
+	rc := runtime.Config{
 		Queues:        map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
 		Logger:        slog.New(slog.DiscardHandler),
 		PollInterval:  cfg.PollInterval,
 		FetchBatch:    cfg.FetchBatch,
 		AsyncOutcomes: cfg.AsyncOutcomes,
-	})
+	}
+	if cfg.Retention > 0 {
+		rc.Retention.Completed = cfg.Retention
+		rc.PruneInterval = min(time.Minute, cfg.Retention/4)
+	}
+	w := runtime.NewWorker(pool, rc)
 	if err := runtime.Handle(w, JobcType, func(ctx context.Context, job *runtime.Job, p Payload) error {
 		h(job.ID)
 		return nil

@@ -101,11 +101,12 @@ func (r *River) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerC
 		cooldown = river.FetchCooldownDefault
 	}
 	c, err := river.NewClient(riverpgxv5.New(pool), &river.Config{
-		Logger:            slog.New(slog.DiscardHandler),
-		Workers:           r.workers(),
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
-		FetchPollInterval: cfg.PollInterval,
-		FetchCooldown:     cooldown,
+		Logger:                      slog.New(slog.DiscardHandler),
+		Workers:                     r.workers(),
+		Queues:                      map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: cfg.Concurrency}},
+		FetchPollInterval:           cfg.PollInterval,
+		FetchCooldown:               cooldown,
+		CompletedJobRetentionPeriod: cfg.Retention,
 	})
 	if err != nil {
 		return nil, err

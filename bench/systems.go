@@ -28,6 +28,10 @@ type WorkerConfig struct {
 	// AsyncOutcomes records jobc's outcomes with synchronous_commit off (jobc only;
 	// River commits every outcome synchronously, as jobc does by default).
 	AsyncOutcomes bool
+	// Retention, when positive, is how long completed jobs are kept: jobc
+	// Config.Retention.Completed (pruned every Retention/4, at most every minute), River
+	// Config.CompletedJobRetentionPeriod. Zero keeps each system's default.
+	Retention time.Duration
 }
 
 // Handler is called by the no-op job handler with the job's id.

@@ -25,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -50,6 +51,7 @@ type config struct {
 	slots     int
 	work      time.Duration
 	every     time.Duration
+	retention time.Duration
 	phases    []phase
 	out       string
 }
@@ -73,11 +75,12 @@ func main() {
 	clean := flag.Duration("clean", 2*time.Minute, "clean phase")
 	pin := flag.Duration("pin", 4*time.Minute, "phase with a snapshot held open")
 	recovery := flag.Duration("recovery", 2*time.Minute, "recovery phase")
+	retention := flag.Duration("retention", 0, "how long completed jobs are kept (0: each system's default, a day)")
 	out := flag.String("out", "longhaul", "directory for the CSV files and plots")
 	replot := flag.Bool("replot", false, "draw the plots again from -out's longhaul.csv (with the run's -systems, -rate and phases) instead of running")
 	flag.Parse()
 	if *role == "worker" {
-		if err := runWorker(*systems, *dbURL, *slots, *work); err != nil {
+		if err := runWorker(*systems, *dbURL, *slots, *work, *retention); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -89,7 +92,7 @@ func main() {
 	}
 	cfg := config{
 		systems: strings.Split(*systems, ","), rate: *rate, batch: *batch, processes: *processes,
-		slots: *slots, work: *work, every: *every, out: *out,
+		slots: *slots, work: *work, every: *every, retention: *retention, out: *out,
 		phases: []phase{{"warm-up", *warmup}, {"clean", *clean}, {"pinned", *pin}, {"recovery", *recovery}},
 	}
 	for _, s := range cfg.systems {
@@ -144,7 +147,7 @@ func newSystem(name string) bench.System {
 }
 
 // runWorker is one process of the fleet: a worker of the system until it is signalled.
-func runWorker(name, dbURL string, slots int, work time.Duration) error {
+func runWorker(name, dbURL string, slots int, work, retention time.Duration) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pool, err := bench.NewPool(ctx, dbURL, max(4, slots/4+2))
@@ -152,7 +155,7 @@ func runWorker(name, dbURL string, slots int, work time.Duration) error {
 		return err
 	}
 	defer pool.Close()
-	wc := bench.WorkerConfig{Concurrency: slots, PollInterval: time.Second, FetchBatch: slots}
+	wc := bench.WorkerConfig{Concurrency: slots, PollInterval: time.Second, FetchBatch: slots, Retention: retention}
 	if name == "river-fast" {
 		wc.FetchCooldown = time.Millisecond
 	}
@@ -176,6 +179,7 @@ type sample struct {
 	hotDead           int64         // dead tuples in the hot table (pgstattuple_approx)
 	historyBytes      int64         // jobc_jobs_finished and its indexes (River keeps history in river_job)
 	autovacuums       int64         // autovacuum and autoanalyze runs on the system's tables so far
+	workerRSS         int64         // the largest resident set of the fleet's processes, bytes
 }
 
 type relSample struct {
@@ -285,6 +289,9 @@ func run(ctx context.Context, cfg config, name string) ([]sample, []relSample, e
 		secs := (at - prevAt).Seconds()
 		enq := enqueued.Load()
 		s.system, s.phase, s.at = name, ph, at
+		if s.workerRSS, err = fleet.maxRSS(); err != nil {
+			return samples, rels, err
+		}
 		s.offered = cfg.rate
 		s.enqueued = float64(enq-prevEnq) / secs
 		s.completed /= now.Sub(prevDB).Seconds()
@@ -292,9 +299,9 @@ func run(ctx context.Context, cfg config, name string) ([]sample, []relSample, e
 			r[i].system, r[i].at = name, at
 		}
 		samples, rels = append(samples, s), append(rels, r...)
-		log.Printf("%s %-8s %6s enqueued %6.0f/s completed %6.0f/s pickup p50 %s p99 %s depth %d hot %.1f MB dead %d history %.1f MB",
+		log.Printf("%s %-8s %6s enqueued %6.0f/s completed %6.0f/s pickup p50 %s p99 %s depth %d hot %.1f MB dead %d history %.1f MB worker RSS %.1f MB",
 			name, ph, at.Round(time.Second), s.enqueued, s.completed, s.p50.Round(time.Millisecond), s.p99.Round(time.Millisecond),
-			s.depth, float64(s.hotBytes)/1e6, s.hotDead, float64(s.historyBytes)/1e6)
+			s.depth, float64(s.hotBytes)/1e6, s.hotDead, float64(s.historyBytes)/1e6, float64(s.workerRSS)/1e6)
 		prevAt, prevEnq, prevDB = at, enq, now
 		if at >= total {
 			return samples, rels, nil
@@ -374,7 +381,7 @@ func startFleet(ctx context.Context, cfg config, name, dbURL string) (*fleet, er
 	f := &fleet{failed: make(chan error, cfg.processes)}
 	for range cfg.processes {
 		cmd := exec.Command(self, "-role", "worker", "-systems", name, "-db", dbURL,
-			"-slots", strconv.Itoa(cfg.slots), "-work", cfg.work.String())
+			"-slots", strconv.Itoa(cfg.slots), "-work", cfg.work.String(), "-retention", cfg.retention.String())
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			f.stop()
@@ -388,6 +395,28 @@ func startFleet(ctx context.Context, cfg config, name, dbURL string) (*fleet, er
 		}()
 	}
 	return f, nil
+}
+
+// maxRSS reads each worker process's resident set (VmRSS in /proc) and returns the
+// largest.
+func (f *fleet) maxRSS() (int64, error) {
+	var most int64
+	for _, c := range f.cmds {
+		status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.Process.Pid))
+		if err != nil {
+			return 0, fmt.Errorf("worker process %d: %w", c.Process.Pid, err)
+		}
+		for line := range strings.SplitSeq(string(status), "\n") {
+			if kb, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+				n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(kb), "kB")), 10, 64)
+				if err != nil {
+					return 0, fmt.Errorf("worker process %d: VmRSS %q: %w", c.Process.Pid, kb, err)
+				}
+				most = max(most, n*1024)
+			}
+		}
+	}
+	return most, nil
 }
 
 func (f *fleet) stop() {
@@ -482,13 +511,14 @@ func writeCSV(dir string, ss []sample, rs []relSample) error {
 	}
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"system", "phase", "t_s", "offered_per_s", "enqueued_per_s", "completed_per_s",
-		"pickup_p50_ms", "pickup_p95_ms", "pickup_p99_ms", "depth", "hot_bytes", "hot_dead_tuples", "history_bytes", "autovacuum_runs"})
+		"pickup_p50_ms", "pickup_p95_ms", "pickup_p99_ms", "depth", "hot_bytes", "hot_dead_tuples", "history_bytes", "autovacuum_runs",
+		"worker_rss_bytes"})
 	for _, s := range ss {
 		_ = w.Write([]string{s.system, s.phase, strconv.FormatFloat(s.at.Seconds(), 'f', 1, 64),
 			strconv.FormatFloat(s.offered, 'f', 0, 64), strconv.FormatFloat(s.enqueued, 'f', 0, 64),
 			strconv.FormatFloat(s.completed, 'f', 0, 64), ms(s.p50), ms(s.p95), ms(s.p99),
 			strconv.FormatInt(s.depth, 10), strconv.FormatInt(s.hotBytes, 10), strconv.FormatInt(s.hotDead, 10),
-			strconv.FormatInt(s.historyBytes, 10), strconv.FormatInt(s.autovacuums, 10)})
+			strconv.FormatInt(s.historyBytes, 10), strconv.FormatInt(s.autovacuums, 10), strconv.FormatInt(s.workerRSS, 10)})
 	}
 	w.Flush()
 	if err := errors.Join(w.Error(), f.Close()); err != nil {
@@ -521,11 +551,11 @@ func readCSV(dir string) ([]sample, error) {
 	}
 	var ss []sample
 	for i, r := range rows[min(1, len(rows)):] {
-		if len(r) != 14 {
-			return nil, fmt.Errorf("%s/longhaul.csv: line %d: %d fields, want 14", dir, i+2, len(r))
+		if len(r) != 14 && len(r) != 15 { // runs before worker_rss_bytes have 14
+			return nil, fmt.Errorf("%s/longhaul.csv: line %d: %d fields, want 15", dir, i+2, len(r))
 		}
-		var v [12]float64
-		for k := range v {
+		var v [13]float64
+		for k := range r[2:] {
 			if v[k], err = strconv.ParseFloat(r[k+2], 64); err != nil {
 				return nil, fmt.Errorf("%s/longhaul.csv: line %d: field %d: %w", dir, i+2, k+3, err)
 			}
@@ -533,7 +563,7 @@ func readCSV(dir string) ([]sample, error) {
 		ms := func(x float64) time.Duration { return time.Duration(x * 1e6) }
 		ss = append(ss, sample{system: r[0], phase: r[1], at: time.Duration(v[0] * float64(time.Second)),
 			offered: v[1], enqueued: v[2], completed: v[3], p50: ms(v[4]), p95: ms(v[5]), p99: ms(v[6]),
-			depth: int64(v[7]), hotBytes: int64(v[8]), hotDead: int64(v[9]), historyBytes: int64(v[10]), autovacuums: int64(v[11])})
+			depth: int64(v[7]), hotBytes: int64(v[8]), hotDead: int64(v[9]), historyBytes: int64(v[10]), autovacuums: int64(v[11]), workerRSS: int64(v[12])})
 	}
 	return ss, nil
 }
@@ -562,4 +592,61 @@ func printSummary(cfg config, ss []sample) {
 				bench.Median(comp), bench.Median(p50), bench.Median(p99), bench.Median(depth), bench.Median(hot), peakHot, peakDead)
 		}
 	}
+	fmt.Printf("\n| system | worker RSS MB at 5 min / end / peak | trend after 5 min (least squares) | hot table MB, last half: min / max | history MB, last half: min / max |\n|---|---:|---:|---:|---:|\n")
+	for _, sys := range cfg.systems {
+		var own []sample
+		for _, s := range ss {
+			if s.system == sys && s.workerRSS > 0 {
+				own = append(own, s)
+			}
+		}
+		if len(own) == 0 {
+			continue
+		}
+		end := own[len(own)-1]
+		var at5 sample
+		var xs, ys []float64
+		peak := 0.0
+		for _, s := range own {
+			mb := float64(s.workerRSS) / 1e6
+			peak = max(peak, mb)
+			if s.at >= 5*time.Minute {
+				if at5.at == 0 {
+					at5 = s
+				}
+				xs, ys = append(xs, s.at.Hours()), append(ys, mb)
+			}
+		}
+		half := func(v func(sample) int64) (float64, float64) {
+			lo, hi := math.Inf(1), 0.0
+			for _, s := range own {
+				if s.at >= end.at/2 {
+					mb := float64(v(s)) / 1e6
+					lo, hi = min(lo, mb), max(hi, mb)
+				}
+			}
+			return lo, hi
+		}
+		hotLo, hotHi := half(func(s sample) int64 { return s.hotBytes })
+		histLo, histHi := half(func(s sample) int64 { return s.historyBytes })
+		fmt.Printf("| %s | %.1f / %.1f / %.1f | %+.1f MB/hour | %.1f / %.1f | %.1f / %.1f |\n", sys,
+			float64(at5.workerRSS)/1e6, float64(end.workerRSS)/1e6, peak, slope(xs, ys), hotLo, hotHi, histLo, histHi)
+	}
+}
+
+// slope is the least-squares slope of ys over xs (0 for fewer than two points).
+func slope(xs, ys []float64) float64 {
+	n := float64(len(xs))
+	if n < 2 {
+		return 0
+	}
+	var sx, sy, sxx, sxy float64
+	for i := range xs {
+		sx, sy, sxx, sxy = sx+xs[i], sy+ys[i], sxx+xs[i]*xs[i], sxy+xs[i]*ys[i]
+	}
+	d := n*sxx - sx*sx
+	if d == 0 {
+		return 0
+	}
+	return (n*sxy - sx*sy) / d
 }

@@ -33,6 +33,7 @@ var plotted = []series{
 	{"hot-table.png", "hot table and its indexes (jobc_jobs, river_job)", "MB", false, func(s sample) float64 { return float64(s.hotBytes) / 1e6 }},
 	{"hot-dead.png", "dead tuples in the hot table (pgstattuple_approx)", "tuples", false, func(s sample) float64 { return float64(s.hotDead) }},
 	{"history.png", "jobc_jobs_finished and its indexes (River keeps history in river_job)", "MB", false, func(s sample) float64 { return float64(s.historyBytes) / 1e6 }},
+	{"worker-rss.png", "largest resident set of a worker process", "MB", false, func(s sample) float64 { return float64(s.workerRSS) / 1e6 }},
 }
 
 var systemColor = map[string]color.RGBA{

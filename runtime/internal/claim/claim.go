@@ -29,7 +29,8 @@
 // claims from the start again only FullClaimShare times that claim's duration after
 // it ended (at least FullClaimEvery), not after every short claim: the jobs that sort
 // before a hint wait that long at most, and only while claims from the start are
-// that slow.
+// that slow. The claims of flow kinds (jobc_claim_flow), which start each key after
+// its hint, follow the same rule (fullClaims).
 package claim
 
 import (
@@ -89,10 +90,9 @@ type Queue struct {
 	kinds    []string
 	versions []int32
 
-	hints    []claimHint   // per pair, as kinds and versions
-	busy     bool          // the last claim came back full
-	fullAt   time.Time     // when the last claim that read every pair from its start ended
-	fullTook time.Duration // how long that claim took
+	hints []claimHint // per pair, as kinds and versions
+	busy  bool        // the last claim came back full
+	full  fullClaims  // the last claim that read every pair from its start
 
 	flow      flowKinds
 	flowFirst bool      // the next claim takes flow kinds before the others
@@ -116,9 +116,38 @@ type flowKinds struct {
 	min, max      []int32
 	after         []string // per kind, the key the last claim of it ended with ("": none)
 
-	hints  []flowHint // the keys the last claim took jobs of
-	busy   bool       // the last claim came back full
-	fullAt time.Time  // when the last claim without hints ended
+	hints []flowHint // the keys the last claim took jobs of
+	busy  bool       // the last claim came back full
+	full  fullClaims // the last claim that read every key from its start
+}
+
+// fullClaims is when the last claim that read every pair (or key) from its start
+// ended, and how long it took: when the next one is due, and whether claims start
+// from their hints until then (see Queue.Hinted).
+type fullClaims struct {
+	at   time.Time
+	took time.Duration
+}
+
+// hinted says whether a claim at now starts from the hints: while the claims are
+// busy, or those from the start are expensive, for every() after the last of those.
+func (c fullClaims) hinted(busy bool, now time.Time) bool {
+	return (busy || c.expensive()) && now.Sub(c.at) < c.every()
+}
+
+// expensive says whether the last claim from the start took ExpensiveFullClaim or more.
+func (c fullClaims) expensive() bool { return c.took >= ExpensiveFullClaim }
+
+// every is how long after a claim from the start the claims start from their hints:
+// FullClaimEvery, or FullClaimShare times that claim's duration if more.
+func (c fullClaims) every() time.Duration { return max(FullClaimEvery, FullClaimShare*c.took) }
+
+// ended records a claim from the start that began at began and ends now. The window
+// starts when the claim ends: a claim from the start that walks a long way must not
+// leave no time for the hinted claims it pays for.
+func (c *fullClaims) ended(began time.Time) {
+	c.at = time.Now()
+	c.took = c.at.Sub(began)
 }
 
 // NewQueue returns the claims of the queue name, with no pairs yet.
@@ -221,10 +250,10 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		FromPriorities: make([]int16, len(f.kinds)), FromAvailableAt: make([]time.Time, len(f.kinds)),
 		FromIds: make([]int64, len(f.kinds)),
 	}
-	// Like the plain claims (Hinted), a busy queue's claims start each key after the
-	// last job of it they claimed, and one claim in FullClaimEvery reads every key
-	// from its start.
-	hinted := f.busy && time.Since(f.fullAt) < FullClaimEvery
+	// Like the plain claims (Hinted), a busy queue's claims, or all of them while
+	// claims from the start are expensive, start each key after the last job of it
+	// they claimed, and read every key from its start again only every() after.
+	hinted := f.full.hinted(f.busy, time.Now())
 	if hinted {
 		for _, h := range f.hints {
 			p.HintKinds = append(p.HintKinds, h.kind)
@@ -250,6 +279,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 			p.FromPriorities[i], p.FromAvailableAt[i], p.FromIds[i] = h.priority, h.availableAt, h.id
 		}
 	}
+	began := time.Now()
 	got, err := qs.ClaimFlowJobs(ctx, p)
 	q.opensAt = time.Time{}
 	if err != nil {
@@ -257,7 +287,7 @@ func (q *Queue) claimFlow(ctx context.Context, qs *db.Queries, _ *slog.Logger, o
 		return nil, err
 	}
 	if !hinted {
-		f.fullAt = time.Now()
+		f.full.ended(began)
 	}
 	f.hints = f.hints[:0]
 	last := map[hintKey]int{} // index into f.hints
@@ -325,25 +355,19 @@ func (q *Queue) Prepare(ctx context.Context, qs *db.Queries, owner string, lease
 }
 
 // Hinted says whether the next claim starts from the hints: while the queue is busy,
-// or claims from the start are expensive, for fullEvery after a claim that read every
+// or claims from the start are expensive, for full.every() after a claim that read every
 // pair from its start. Claims run on generic plans (the worker's claimsOn), so a
 // hinted claim costs no more planning than the other, and hints cost nothing from the
 // first full claim on (bench/README.md).
-func (q *Queue) Hinted(now time.Time) bool {
-	return (q.busy || q.expensive()) && now.Sub(q.fullAt) < q.fullEvery()
-}
-
-// expensive says whether the last claim from the start took ExpensiveFullClaim or more.
-func (q *Queue) expensive() bool { return q.fullTook >= ExpensiveFullClaim }
-
-// fullEvery is how long after a claim from the start the queue's claims start from
-// their hints: FullClaimEvery, or FullClaimShare times that claim's duration if more.
-func (q *Queue) fullEvery() time.Duration { return max(FullClaimEvery, FullClaimShare*q.fullTook) }
+func (q *Queue) Hinted(now time.Time) bool { return q.full.hinted(q.busy, now) }
 
 // Fresh makes the hints as good as new, as if a claim that read every pair from its
 // start had just ended: for tests, whose next claims start from the hints (if the queue
 // is busy) however slow the machine running them is.
-func (q *Queue) Fresh() { q.fullAt, q.fullTook = time.Now(), 0 }
+func (q *Queue) Fresh() {
+	q.full = fullClaims{at: time.Now()}
+	q.flow.full = fullClaims{at: time.Now()}
+}
 
 // ranges returns the ranges a hinted claim of q reads (see the ClaimJobsAfter query):
 // each pair that has a hint from just after it, with the pair's more urgent priorities
@@ -374,12 +398,12 @@ func (q *Queue) ranges() db.ClaimJobsAfterParams {
 // hints while Hinted says so, ClaimJobs from every pair's start otherwise. A hinted
 // claim that comes back short is followed by one from the start, so the queue is not
 // taken for drained while jobs wait before a hint, unless claims from the start are
-// expensive: those jobs then wait for the next one, due fullEvery after the last.
+// expensive: those jobs then wait for the next one, due full.every() after the last.
 // base holds the owner and the lease.
 func (q *Queue) claimJobs(ctx context.Context, qs *db.Queries, base db.ClaimJobsParams, asked int) ([]db.ClaimJobsRow, error) {
 	hinted := q.Hinted(time.Now())
 	rows, err := q.claimOnce(ctx, qs, base, hinted, asked, nil)
-	if err != nil || !hinted || len(rows) == asked || q.expensive() {
+	if err != nil || !hinted || len(rows) == asked || q.full.expensive() {
 		return rows, err
 	}
 	return q.claimOnce(ctx, qs, base, false, asked-len(rows), rows)
@@ -411,10 +435,7 @@ func (q *Queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 		return got, err
 	}
 	if !hinted {
-		// The window starts when the claim ends: a claim from the start that walks
-		// a long way must not leave no time for the hinted claims it pays for.
-		q.fullAt = time.Now()
-		q.fullTook = q.fullAt.Sub(began)
+		q.full.ended(began)
 		clear(q.hints) // a pair with nothing claimed has nothing to skip
 	}
 	// Within a pair the jobs claimed from each range are the first of that range in

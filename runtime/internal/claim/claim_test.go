@@ -127,14 +127,14 @@ func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
 	first := insert(40 * time.Second)
 	claim(10, false, first) // from the start, short: the hint is first
 	const took = 50 * time.Millisecond
-	q.fullAt, q.fullTook = time.Now(), took // as if that claim had taken took
+	q.full = fullClaims{at: time.Now(), took: took} // as if that claim had taken took
 	early, late := insert(50*time.Second), insert(0)
 	claim(10, true, late) // hinted though short; no claim from the start follows
 	claim(10, true)       // nor now
-	if every := q.fullEvery(); every != FullClaimShare*took {
+	if every := q.full.every(); every != FullClaimShare*took {
 		t.Fatalf("claims from the start every %s after one that took %s, want %s", every, took, FullClaimShare*took)
 	}
-	q.fullAt = time.Now().Add(-q.fullEvery()) // its turn has come
+	q.full.at = time.Now().Add(-q.full.every()) // its turn has come
 	claim(10, false, early)
 }
 

@@ -271,3 +271,38 @@ func TestHintedWalkReadsTheIndexOnGenericPlans(t *testing.T) {
 		t.Errorf("the hinted claim read jobc_jobs from start to end %d times, want only index reads", scans)
 	}
 }
+
+// Claims of flow kinds follow the plain claims' rule (TestExpensiveFullClaimsWaitForTheirTurn):
+// once a claim from the start of every key took ExpensiveFullClaim, the claims start
+// from the keys' hints even when they come back short, and the jobs sorting before a
+// hint wait for the next claim from the start, due full.every() after that one.
+func TestExpensiveFlowClaimsWaitForTheirTurn(t *testing.T) {
+	pool := newDB(t)
+	q := flowQueue(t, pool, 100)
+	insert := func(ago time.Duration) int64 {
+		t.Helper()
+		var id int64
+		if err := pool.QueryRow(t.Context(), `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, flow_key, available_at)
+			VALUES ('a', 'q', 'available', 5, 1, '{}', 3, 'k', now() - make_interval(secs => $1)) RETURNING id`, ago.Seconds()).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	claim := func(wantHinted bool, want ...int64) {
+		t.Helper()
+		hinted := q.flow.full.hinted(q.flow.busy, time.Now())
+		got := claimSorted(t, pool, q, 10)
+		if hinted != wantHinted || !slices.Equal(got, want) {
+			t.Fatalf("claim: got %v (hinted %v), want %v (hinted %v)", got, hinted, want, wantHinted)
+		}
+	}
+	first := insert(40 * time.Second)
+	claim(false, first) // from the start, short: the key's hint is first
+	const took = 50 * time.Millisecond
+	q.flow.full = fullClaims{at: time.Now(), took: took} // as if that claim had taken took
+	early, late := insert(50*time.Second), insert(0)
+	claim(true, late)                                     // hinted though short
+	claim(true)                                           // and again: early waits
+	q.flow.full.at = time.Now().Add(-q.flow.full.every()) // its turn has come
+	claim(false, early)
+}
