@@ -8,8 +8,6 @@ import (
 	"database/sql/driver"
 	"fmt"
 	"time"
-
-	"github.com/jackc/pgx/v5/pgtype"
 )
 
 type JobcState string
@@ -147,65 +145,6 @@ func (ns NullJobcWorkflowState) Value() (driver.Value, error) {
 	return string(ns.JobcWorkflowState), nil
 }
 
-type JobcEvent struct {
-	ID             int64
-	Event          string
-	Version        int32
-	Subject        string
-	OrderingKey    *string
-	Payload        []byte
-	Metadata       []byte
-	CreatedAt      time.Time
-	State          string
-	Attempts       int32
-	AvailableAt    time.Time
-	LeaseToken     *int64
-	LeaseExpiresAt *time.Time
-	PublishedAt    *time.Time
-	LastError      *string
-}
-
-type JobcFlowKey struct {
-	Scope     string
-	Name      string
-	Key       string
-	Starts    []time.Time
-	TouchedAt time.Time
-}
-
-type JobcIdempotencyKey struct {
-	Key       string
-	JobID     int64
-	CreatedAt time.Time
-}
-
-type JobcJob struct {
-	ID                int64
-	Kind              string
-	Queue             string
-	State             JobcState
-	Priority          int16
-	PayloadVersion    int32
-	Payload           []byte
-	Metadata          []byte
-	AvailableAt       time.Time
-	Attempt           int32
-	MaxAttempts       int32
-	LeaseOwner        *string
-	LeaseExpiresAt    *time.Time
-	Errors            []byte
-	UniqueKey         *string
-	UniqueFinished    []JobcState
-	CancelRequestedAt *time.Time
-	CreatedAt         time.Time
-	AttemptedAt       *time.Time
-	DeclaredPriority  *int16
-	FlowKey           *string
-	WorkflowID        *int64
-	WorkflowStep      *string
-	WorkflowItem      *int32
-}
-
 type JobcJobsAll struct {
 	ID             int64
 	Kind           string
@@ -226,92 +165,10 @@ type JobcJobsAll struct {
 	Aged           bool
 }
 
-type JobcJobsFinished struct {
-	ID             int64
-	Kind           string
-	Queue          string
-	State          JobcState
-	Priority       int16
-	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
-	AvailableAt    time.Time
-	Attempt        int32
-	MaxAttempts    int32
-	Errors         []byte
-	UniqueKey      *string
-	CreatedAt      time.Time
-	AttemptedAt    *time.Time
-	FinishedAt     time.Time
-	UniqueFinished []JobcState
-	FlowKey        *string
-	WorkflowID     *int64
-	WorkflowStep   *string
-	WorkflowItem   *int32
-	LastError      *string
-	LastErrorClass *string
-	ResultVersion  *int32
-	Result         []byte
-}
-
-type JobcLibrary struct {
-	Version   int32
-	Checksum  string
-	AppliedAt time.Time
-}
-
-type JobcLimit struct {
-	Scope           string
-	Name            string
-	ByFields        []string
-	Fair            bool
-	Sequence        bool
-	SpecConcurrency *int32
-	SpecRateLimit   *int32
-	SpecRatePer     pgtype.Interval
-	Concurrency     *int32
-	RateLimit       *int32
-	RatePer         pgtype.Interval
-	RegisteredAt    time.Time
-	ChangedAt       *time.Time
-	ChangedBy       *string
-}
-
-type JobcLimitsInForce struct {
-	Scope       string
-	Name        string
-	ByFields    []string
-	Fair        bool
-	Sequence    bool
-	Concurrency int32
-	RateLimit   int32
-	RatePer     pgtype.Interval
-}
-
 type JobcMigration struct {
 	Version   int32
 	Name      string
 	AppliedAt time.Time
-}
-
-type JobcQueue struct {
-	Name      string
-	PausedAt  *time.Time
-	UpdatedAt time.Time
-}
-
-type JobcSleeper struct {
-	Queue  string
-	Worker string
-	Since  time.Time
-}
-
-type JobcUniqueKey struct {
-	Kind      string
-	Key       string
-	JobID     int64
-	Replace   bool
-	CreatedAt time.Time
 }
 
 type JobcWorker struct {
@@ -323,62 +180,4 @@ type JobcWorker struct {
 	LeaseSecs   float64
 	StartedAt   time.Time
 	HeartbeatAt time.Time
-}
-
-type JobcWorkflow struct {
-	ID           int64
-	Name         string
-	Definition   []byte
-	InputVersion int32
-	Input        []byte
-	Key          *string
-	State        JobcWorkflowState
-	StepsLeft    int32
-	FailedSteps  int32
-	CreatedAt    time.Time
-	FinishedAt   *time.Time
-}
-
-type JobcWorkflowDefinition struct {
-	Digest []byte
-}
-
-type JobcWorkflowItem struct {
-	WorkflowID    int64
-	Step          string
-	Item          int32
-	State         JobcStepState
-	JobID         int64
-	ResultVersion *int32
-	Result        []byte
-	FinishedAt    *time.Time
-}
-
-type JobcWorkflowSignal struct {
-	ID         int64
-	WorkflowID int64
-	Name       string
-	Version    int32
-	Payload    []byte
-	CreatedAt  time.Time
-}
-
-type JobcWorkflowStep struct {
-	WorkflowID     int64
-	Step           string
-	After          []string
-	DepsLeft       int32
-	State          JobcStepState
-	JobID          *int64
-	ResultVersion  *int32
-	Result         []byte
-	Definition     []byte
-	Items          *int32
-	ItemsLeft      *int32
-	ItemsFailed    *int32
-	ItemsCancelled *int32
-	WakeAt         *time.Time
-	Error          *string
-	StartedAt      *time.Time
-	FinishedAt     *time.Time
 }
