@@ -241,3 +241,53 @@ func TestHotPlansOnAFreshDatabase(t *testing.T) {
 		t.Errorf("and %d more sequential scans like these", bad-3)
 	}
 }
+
+// TestHeartbeatsAreHOT: a heartbeat writes a running job's lease expiry and nothing
+// else, and no index holds it, so it is a HOT update in the room the table's fillfactor
+// leaves: a fleet of long jobs heartbeating adds no index entries and few pages. (With
+// the expiry as the rescuer's index key, none of them was.)
+func TestHeartbeatsAreHOT(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	const running, beats = 400, 10
+	var ids []int64
+	rows, err := pool.Query(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
+			attempt, attempted_at, lease_owner, lease_expires_at)
+		SELECT 'k', 'q', 'running', 5, 1, '{"email":"someone@example.com"}', 3, 1, now(), 'w', now() + interval '30 seconds'
+		FROM generate_series(1, $1) RETURNING id`, running)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ids, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx) // one session, whose statistics it flushes
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for range beats {
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM jobc_extend_leases($1, 'w', 30)`, ids).Scan(&n); err != nil || n != running {
+			t.Fatalf("a heartbeat extended %d leases (%v), want %d", n, err, running)
+		}
+	}
+	var upd, hot int64
+	if _, err := conn.Exec(ctx, `SELECT pg_stat_force_next_flush()`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `SELECT n_tup_upd, n_tup_hot_upd FROM pg_stat_user_tables WHERE relid = 'jobc_jobs'::regclass`).Scan(&upd, &hot); err != nil {
+		t.Fatal(err)
+	}
+	if upd != running*beats {
+		t.Fatalf("the statistics count %d updates of jobc_jobs, want the %d heartbeats'", upd, running*beats)
+	}
+	// Alone on a server, 90% or more are HOT: the page room the last round's versions
+	// took is pruned before the next. Beside other sessions' open snapshots nothing is
+	// pruned, and the room the fillfactor leaves (a quarter of a page's rows more)
+	// takes the first round's alone.
+	if hot < running/10 {
+		t.Errorf("%d of %d heartbeat updates were HOT, want a tenth of a round (%d) at least", hot, upd, running/10)
+	}
+}

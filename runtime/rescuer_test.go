@@ -103,7 +103,7 @@ func TestRescuerRunOnce(t *testing.T) {
 }
 
 // TestRescuerTakesOldestExpiriesOfEveryJob: jobs with a flow key and jobs without are
-// found on different indexes of running jobs (jobc_jobs_lease_idx holds only the
+// found on different indexes of running jobs (jobc_jobs_running_idx holds only the
 // second), and a batch takes the oldest expiries of both together, so neither kind
 // waits behind the other.
 func TestRescuerTakesOldestExpiriesOfEveryJob(t *testing.T) {
