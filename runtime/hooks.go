@@ -147,6 +147,9 @@ type RegistryPrunerResult struct {
 // AgerResult is what one run of the starvation ager did (Config.StarvationBound).
 type AgerResult struct {
 	Aged int64 // available jobs moved to priority 0 after waiting longer than the bound
+	// Deferred: the run did not read the queues, as the last took long (a held
+	// snapshot keeps every dead entry it reads): it waits 20 times that long.
+	Deferred bool
 }
 
 // UnhandledResult is what one run of the unhandled-jobs reporter found: available jobs

@@ -629,8 +629,12 @@ func printSummary(cfg config, ss []sample) {
 		}
 		hotLo, hotHi := half(func(s sample) int64 { return s.hotBytes })
 		histLo, histHi := half(func(s sample) int64 { return s.historyBytes })
-		fmt.Printf("| %s | %.1f / %.1f / %.1f | %+.1f MB/hour | %.1f / %.1f | %.1f / %.1f |\n", sys,
-			float64(at5.workerRSS)/1e6, float64(end.workerRSS)/1e6, peak, slope(xs, ys), hotLo, hotHi, histLo, histHi)
+		at5MB, trend := "-", "- (shorter than 5 min)"
+		if at5.at > 0 {
+			at5MB, trend = fmt.Sprintf("%.1f", float64(at5.workerRSS)/1e6), fmt.Sprintf("%+.1f MB/hour", slope(xs, ys))
+		}
+		fmt.Printf("| %s | %s / %.1f / %.1f | %s | %.1f / %.1f | %.1f / %.1f |\n", sys,
+			at5MB, float64(end.workerRSS)/1e6, peak, trend, hotLo, hotHi, histLo, histHi)
 	}
 }
 

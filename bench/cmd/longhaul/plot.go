@@ -85,9 +85,13 @@ func plot(path string, cfg config, ss []sample, p series) error {
 			return top + plotH - int(float64(plotH)*math.Log10(max(v, 1))/decades)
 		}
 	}
-	// The phases: the pinned one shaded, each named at its start.
+	// The phases: the pinned one shaded, each named at its start (a phase of no
+	// length, as the pinned and recovery phases of a soak, not at all).
 	var at time.Duration
 	for i, ph := range cfg.phases {
+		if ph.dur == 0 {
+			continue
+		}
 		if ph.name == "pinned" {
 			draw.Draw(img, image.Rect(x(at), top, x(at+ph.dur), top+plotH), &image.Uniform{color.RGBA{0xff, 0xf0, 0xd0, 0xff}}, image.Point{}, draw.Src)
 		}

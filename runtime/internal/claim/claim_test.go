@@ -138,6 +138,29 @@ func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
 	claim(10, false, early)
 }
 
+// While claims from the start are expensive, one that takes nothing of a pair leaves
+// the pair's hint where it was: the hinted claims after it go on from there instead
+// of reading the pair from its start (every dead entry, under a held snapshot).
+func TestExpensiveFullClaimKeepsHints(t *testing.T) {
+	pool := newDB(t)
+	insert := func(ago time.Duration) int64 { return insertJobA(t, pool, 5, ago) }
+	q := testQueue("q", map[string][2]int{"a": {1, 1}})
+	claim := func(max int, wantHinted bool, want ...int64) {
+		t.Helper()
+		wantClaim(t, pool, q, max, wantHinted, want...)
+	}
+	first := insert(40 * time.Second)
+	claim(10, false, first) // the hint is first
+	const took = 50 * time.Millisecond
+	q.full = fullClaims{at: time.Now().Add(-FullClaimShare * took), took: took} // expensive, and its turn has come
+	claim(10, false)                                                            // from the start: nothing to take
+	q.full.took = took                                                          // as if it too had taken that long
+	early, late := insert(50*time.Second), insert(0)
+	claim(10, true, late) // from first's hint: early, before it, waits
+	q.full.at = time.Now().Add(-q.full.every())
+	claim(10, false, early)
+}
+
 // insertJobA inserts an available job of kind a on queue q, of priority, available
 // since ago, and returns its id.
 func insertJobA(t *testing.T, pool *pgxpool.Pool, priority int, ago time.Duration) int64 {
