@@ -77,15 +77,15 @@ func TestOneProcessServesTwoDatabases(t *testing.T) {
 		}
 	}
 
-	// A job each shard's dead process left running, its lease long expired.
+	// A job each shard's dead process left running, its lease long expired: written
+	// running (an enqueue the shard's worker could claim first).
 	for i, s := range shards {
-		e, err := runtime.Enqueue(ctx, s.pool, jt, emailPayload{N: 1000*i + 999, Email: "x@example.com"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := s.pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', attempt = 1, attempted_at = now() - interval '1 hour',
-			lease_owner = 'dead-process', lease_expires_at = now() - interval '1 minute' WHERE id = $1`, e.ID); err != nil {
-			t.Fatal(err)
+		tag, err := s.pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
+				attempt, attempted_at, lease_owner, lease_expires_at)
+			VALUES ($1, $2, 'running', 5, 1, jsonb_build_object('n', $3::int, 'email', 'x@example.com'), 3,
+				1, now() - interval '1 hour', 'dead-process', now() - interval '1 minute')`, jt.Kind, jt.Queue, 1000*i+999)
+		if err != nil || tag.RowsAffected() != 1 {
+			t.Fatalf("%s: the dead process's job: %v", s.name, err)
 		}
 		enqueue(s, i, 0, 50)
 	}

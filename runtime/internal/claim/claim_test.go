@@ -117,15 +117,7 @@ func TestBusyClaimsStartAfterTheirHint(t *testing.T) {
 // hint waits for the next one, due FullClaimShare times that claim's duration after
 // it, and is claimed then.
 func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
-	pool := newDB(t)
-	insert := func(ago time.Duration) int64 { return insertJobA(t, pool, 5, ago) }
-	q := testQueue("q", map[string][2]int{"a": {1, 1}})
-	claim := func(max int, wantHinted bool, want ...int64) {
-		t.Helper()
-		wantClaim(t, pool, q, max, wantHinted, want...)
-	}
-	first := insert(40 * time.Second)
-	claim(10, false, first) // from the start, short: the hint is first
+	q, insert, claim := hintedQueue(t) // from the start, short: the hint is its one job
 	const took = 50 * time.Millisecond
 	q.full = fullClaims{at: time.Now(), took: took} // as if that claim had taken took
 	early, late := insert(50*time.Second), insert(0)
@@ -142,6 +134,22 @@ func TestExpensiveFullClaimsWaitForTheirTurn(t *testing.T) {
 // the pair's hint where it was: the hinted claims after it go on from there instead
 // of reading the pair from its start (every dead entry, under a held snapshot).
 func TestExpensiveFullClaimKeepsHints(t *testing.T) {
+	q, insert, claim := hintedQueue(t)
+	const took = 50 * time.Millisecond
+	q.full = fullClaims{at: time.Now().Add(-FullClaimShare * took), took: took} // expensive, and its turn has come
+	claim(10, false)                                                            // from the start: nothing to take
+	q.full.took = took                                                          // as if it too had taken that long
+	early, late := insert(50*time.Second), insert(0)
+	claim(10, true, late) // from the hint: early, before it, waits
+	q.full.at = time.Now().Add(-q.full.every())
+	claim(10, false, early)
+}
+
+// hintedQueue is a queue of pair (a, 1) whose claim from the start took its one job,
+// which is the pair's hint, with an insert of a job of a available since ago and a
+// checked claim (wantClaim).
+func hintedQueue(t *testing.T) (*Queue, func(ago time.Duration) int64, func(max int, wantHinted bool, want ...int64)) {
+	t.Helper()
 	pool := newDB(t)
 	insert := func(ago time.Duration) int64 { return insertJobA(t, pool, 5, ago) }
 	q := testQueue("q", map[string][2]int{"a": {1, 1}})
@@ -150,15 +158,8 @@ func TestExpensiveFullClaimKeepsHints(t *testing.T) {
 		wantClaim(t, pool, q, max, wantHinted, want...)
 	}
 	first := insert(40 * time.Second)
-	claim(10, false, first) // the hint is first
-	const took = 50 * time.Millisecond
-	q.full = fullClaims{at: time.Now().Add(-FullClaimShare * took), took: took} // expensive, and its turn has come
-	claim(10, false)                                                            // from the start: nothing to take
-	q.full.took = took                                                          // as if it too had taken that long
-	early, late := insert(50*time.Second), insert(0)
-	claim(10, true, late) // from first's hint: early, before it, waits
-	q.full.at = time.Now().Add(-q.full.every())
-	claim(10, false, early)
+	claim(10, false, first)
+	return q, insert, claim
 }
 
 // insertJobA inserts an available job of kind a on queue q, of priority, available
