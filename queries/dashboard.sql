@@ -32,7 +32,7 @@ LIMIT sqlc.arg(max);
 
 -- name: QueueThroughput :many
 -- Jobs finished per queue, outcome and time bucket over the last window; bucket 0 is
--- the most recent. The BRIN index on finished_at limits the scan to the window.
+-- the most recent: the window's partitions, through jobc_jobs_finished_recent_idx.
 SELECT queue, state,
        floor(extract(epoch FROM now() - finished_at) / sqlc.arg(bucket_secs)::float8)::int AS bucket,
        count(*) AS jobs

@@ -90,19 +90,19 @@ WHERE id IN (
     ) j
 );
 
--- name: PruneFinished :execrows
--- Deletes up to max jobs finished in the given state before the given time, with their
--- unique keys.
-WITH victims AS (
-    SELECT id FROM jobc_jobs_finished
-    WHERE state = sqlc.arg(state)::jobc_state AND finished_at < sqlc.arg(before)::timestamptz
-    LIMIT sqlc.arg(max)
-), pruned AS (
-    DELETE FROM jobc_jobs_finished f USING victims v WHERE f.id = v.id RETURNING f.id
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING pruned p WHERE u.job_id = p.id
-)
-SELECT 1 FROM pruned;
+-- name: PrepareHistory :one
+-- Adds partitions of the given interval to a finished state's history until one
+-- covers the given time ahead (jobc_history_prepare).
+SELECT jobc_history_prepare(sqlc.arg(state)::jobc_state, make_interval(secs => sqlc.arg(interval_seconds)::float8),
+                            make_interval(secs => sqlc.arg(ahead_seconds)::float8))::integer AS added;
+
+-- name: RetireHistory :one
+-- Drops a finished state's partitions that end before the given time, and deletes up
+-- to max rows of its DEFAULT partition finished before then, with their unique keys
+-- (jobc_history_retire).
+SELECT r.dropped::integer AS dropped, r.deferred::integer AS deferred, r.deleted::bigint AS deleted
+FROM jobc_history_retire(sqlc.arg(state)::jobc_state, sqlc.arg(before)::timestamptz, sqlc.arg(max)::integer)
+    AS r(dropped, deferred, deleted);
 
 -- name: PruneWorkflows :execrows
 -- Deletes up to max workflows that ended in the given state before the given time,

@@ -129,7 +129,9 @@
 // retry) or running (leased). It ends as completed, failed (out of attempts or a
 // permanent error; kept with the error of every attempt) or cancelled. Unfinished jobs
 // live in table jobc_jobs; finished jobs move to jobc_jobs_finished, so they never slow
-// the claim query. [Config.Retention] says how long finished jobs are kept.
+// the claim query. [Config.Retention] says how long finished jobs are kept: history is
+// partitioned by state and finish time, and the pruner drops each partition once it is
+// past its state's retention (see docs/operations.md, "History and retention").
 //
 // # Results
 //

@@ -26,7 +26,7 @@ CREATE FUNCTION log_commit_mode() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
 	what text;
 BEGIN
-	IF TG_TABLE_NAME = 'jobc_jobs_finished' THEN
+	IF TG_TABLE_NAME LIKE 'jobc_jobs_finished%' THEN -- (a partition's name)
 		what := NEW.state::text;
 	ELSIF OLD.state = 'available' AND NEW.state = 'running'
 	      AND current_setting('application_name') NOT LIKE 'jobc worker %' THEN

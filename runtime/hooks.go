@@ -126,13 +126,21 @@ type RescuerResult struct {
 	ByQueue   map[string]int // jobs rescued, by queue
 }
 
-// PrunerResult is what one run of the pruner deleted: finished jobs past their state's
-// Retention, workflows that ended as long ago (kept as long as jobs that end in their
-// state), and handlers' old idempotency keys.
+// PrunerResult is what one run of the pruner did: it retires finished jobs past their
+// state's Retention, dropping the partitions of history that end before it (and
+// deleting the old rows of the DEFAULT partitions, which hold what no partition
+// covered), adds the partitions of the next two intervals, and deletes workflows that
+// ended as long ago (kept as long as jobs that end in their state) and handlers' old
+// idempotency keys.
 type PrunerResult struct {
-	Completed, Failed, Cancelled int64 // finished jobs, by state
-	IdempotencyKeys              int64
-	Workflows                    int64 // ended workflows, with their steps
+	// Finished jobs deleted from the DEFAULT partitions, by state.
+	Completed, Failed, Cancelled int64
+	// Partitions of history dropped, added ahead, and past retention but left for a
+	// later run because their drop waited more than 100 ms for its lock (a long
+	// transaction reading history holds it off; see docs/operations.md).
+	Dropped, Added, Deferred int64
+	IdempotencyKeys          int64
+	Workflows                int64 // ended workflows, with their steps
 }
 
 // RegistryPrunerResult is what one run of the registry pruner deleted: workers that

@@ -205,10 +205,15 @@ func TestOneRowDoesNotStallOutcomes(t *testing.T) {
 	jt := emailType(t, nil)
 	ids := enqueueN(t, pool, jt, 11)
 	bad := ids[6]
-	// The row a finished job already has: written as a role with INSERT could.
+	// The row a finished job already has: written as a role with INSERT could, in
+	// the partition the job's completion goes to. id is unique within a partition of
+	// history; this row is in the DEFAULT partition of completed jobs, and the
+	// partitions the worker's pruner prepares begin after its finish time, so the
+	// completion goes there too.
 	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
-		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at)
-		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{"planted":true}', '{}', now(), 1, 1, '[]', now())`, bad); err != nil {
+		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, finished_at)
+		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{"planted":true}', '{}', now(), 1, 1, '[]', now(),
+		        now() + interval '1 hour')`, bad); err != nil {
 		t.Fatal(err)
 	}
 	log, rec := newLogRecorder()
@@ -304,9 +309,10 @@ func TestOneRowDoesNotStopTheRescuer(t *testing.T) {
 		attempt = CASE WHEN id = $1 THEN max_attempts ELSE 1 END`, bad); err != nil {
 		t.Fatal(err)
 	}
+	// The rescuer fails it (out of attempts): a failed row of this hour with its id.
 	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
 		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at)
-		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now())`, bad); err != nil {
+		VALUES ($1, 'other', 'other', 'failed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now())`, bad); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := pool.Query(ctx, `SELECT job_id, job_state::text, coalesce(problem, '') FROM jobc_rescue_expired(100) ORDER BY job_id`)

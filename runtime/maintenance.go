@@ -52,7 +52,7 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 	names := queueNames(queues)
 	scheduler := maintenance.NewScheduler(w.q, maintenance.SchedulerConfig{})
 	rescuer := maintenance.NewRescuer(w.q, w.log, maintenance.RescuerConfig{})
-	pruner := maintenance.NewPruner(w.q, maintenance.PrunerConfig{Retention: maintenance.Retention(c.Retention)})
+	pruner := maintenance.NewPruner(w.q, maintenance.PrunerConfig{Retention: maintenance.Retention(c.Retention), Every: c.PruneInterval})
 	registry := maintenance.NewRegistryPruner(w.q)
 	unhandled := maintenance.NewUnhandledReporter(w.q, w.log, maintenance.UnhandledConfig{Queues: names, Kinds: w.kindNames()})
 	services := []service{

@@ -87,8 +87,20 @@ CREATE TABLE jobc_jobs (
     CONSTRAINT jobc_jobs_version CHECK (payload_version > 0)
 ) WITH (fillfactor = 80); -- room on each page for a running job's heartbeats (HOT, see jobc_jobs_running_idx)
 
+-- Finished jobs are history, kept for each state's retention (runtime.Retention) and
+-- retired a partition at a time: jobc_jobs_finished is partitioned by state, and each
+-- state's table by finish time into partitions that workers add ahead of the clock
+-- and drop once past their state's retention (jobc_history_prepare and
+-- jobc_history_retire, section 5.9), as Oban's partitioned tables do. Retention drops
+-- a file instead of deleting millions of rows and leaving their dead versions to
+-- vacuum. A row that finds no partition of its time (none prepared yet) goes to its
+-- state's DEFAULT partition, from which retention deletes rows; nothing is refused.
+-- A partitioned table's unique index must hold its partition keys, so id is unique
+-- within each partition (each has a unique index of id), not across them: the only
+-- writers, the statements that move a job here, take it from jobc_jobs, whose primary
+-- key it is.
 CREATE TABLE jobc_jobs_finished (
-    id               bigint      PRIMARY KEY,
+    id               bigint      NOT NULL,
     kind             text        NOT NULL,
     queue            text        NOT NULL,
     state            jobc_state  NOT NULL,
@@ -136,7 +148,19 @@ CREATE TABLE jobc_jobs_finished (
     CONSTRAINT jobc_jobs_finished_result CHECK (
         (result IS NULL) = (result_version IS NULL) AND (result IS NULL OR state = 'completed')
         AND (result_version IS NULL OR result_version > 0))
-);
+) PARTITION BY LIST (state);
+CREATE TABLE jobc_jobs_finished_completed PARTITION OF jobc_jobs_finished
+    FOR VALUES IN ('completed') PARTITION BY RANGE (finished_at);
+CREATE TABLE jobc_jobs_finished_failed PARTITION OF jobc_jobs_finished
+    FOR VALUES IN ('failed') PARTITION BY RANGE (finished_at);
+CREATE TABLE jobc_jobs_finished_cancelled PARTITION OF jobc_jobs_finished
+    FOR VALUES IN ('cancelled') PARTITION BY RANGE (finished_at);
+CREATE TABLE jobc_jobs_finished_completed_default PARTITION OF jobc_jobs_finished_completed DEFAULT;
+CREATE TABLE jobc_jobs_finished_failed_default PARTITION OF jobc_jobs_finished_failed DEFAULT;
+CREATE TABLE jobc_jobs_finished_cancelled_default PARTITION OF jobc_jobs_finished_cancelled DEFAULT;
+CREATE UNIQUE INDEX jobc_jobs_finished_completed_default_id ON jobc_jobs_finished_completed_default (id);
+CREATE UNIQUE INDEX jobc_jobs_finished_failed_default_id ON jobc_jobs_finished_failed_default (id);
+CREATE UNIQUE INDEX jobc_jobs_finished_cancelled_default_id ON jobc_jobs_finished_cancelled_default (id);
 
 -- Unique jobs. A job with a unique key holds a row here from its insert until it
 -- finishes in a state outside its unique_finished list (or, if it finishes in one of
@@ -427,8 +451,8 @@ CREATE INDEX jobc_jobs_flow_running_idx ON jobc_jobs (queue, flow_key, kind)
     WHERE state = 'running' AND flow_key IS NOT NULL;
 CREATE INDEX jobc_jobs_flow_order_idx ON jobc_jobs (kind, flow_key, id)
     WHERE flow_key IS NOT NULL AND state <> 'running';
-CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished (flow_key, kind, id)
-    WHERE state = 'failed' AND flow_key IS NOT NULL;
+CREATE INDEX jobc_jobs_finished_flow_failed_idx ON jobc_jobs_finished_failed (flow_key, kind, id)
+    WHERE flow_key IS NOT NULL;
 -- The scheduler promotes due rows to available.
 CREATE INDEX jobc_jobs_scheduled_idx ON jobc_jobs (available_at)
     WHERE state = 'scheduled';
@@ -442,8 +466,6 @@ CREATE INDEX jobc_jobs_scheduled_idx ON jobc_jobs (available_at)
 CREATE INDEX jobc_jobs_running_idx ON jobc_jobs (id)
     WHERE state = 'running' AND flow_key IS NULL;
 
--- Retention deletes by age; finished_at grows with insertion order, so BRIN stays tiny.
-CREATE INDEX jobc_jobs_finished_at_idx ON jobc_jobs_finished USING brin (finished_at);
 -- The pruner's: ended workflows, by state and age (PruneWorkflows).
 CREATE INDEX jobc_workflows_ended_idx ON jobc_workflows (state, finished_at) WHERE state <> 'running';
 -- The running workflows by name (CountWorkflows, for the metrics), without reading the
@@ -456,22 +478,20 @@ CREATE UNIQUE INDEX jobc_workflows_key_idx ON jobc_workflows (name, key) WHERE k
 CREATE INDEX jobc_workflow_steps_wake_idx ON jobc_workflow_steps (wake_at) WHERE wake_at IS NOT NULL;
 CREATE INDEX jobc_workflow_signals_name_idx ON jobc_workflow_signals (workflow_id, name, id);
 
--- QueueStats counts the jobs finished in the last hour. The BRIN index above finds
--- them only while finished rows lie in finish order; once retention has freed old
--- pages and new rows reuse them, every block range spans up to now and the count reads
--- the whole table (BenchmarkQueueStats, a million rows in random order). A plain B-tree does not help either: the hour's rows are
--- on every page, and fetching them reads the table. This one includes what the count
--- needs, so it is an index-only scan of the hour's entries (the visibility
--- map that needs is kept by the autovacuum the inserts trigger). finished_at only
--- grows, so each finish adds its entry at the right edge of the B-tree.
+-- QueueStats and the dashboard's throughput count the jobs finished in the last hour
+-- or window; each partition by finish time holds an interval's jobs, and this index
+-- includes what the count needs, so the count is an index-only scan of the window's
+-- entries in the one or two partitions the window touches (the visibility map that
+-- needs is kept by the autovacuum the inserts trigger). finished_at only grows, so
+-- each finish adds its entry at the right edge of the B-tree. jobc_history_retire
+-- deletes the old rows of a state's DEFAULT partition through it.
 CREATE INDEX jobc_jobs_finished_recent_idx ON jobc_jobs_finished (finished_at) INCLUDE (queue, state);
 
 -- The dashboard's Failed page (queries/dashboard.sql): an index-only scan of the
 -- failed rows alone, whose cost follows the failures, not the history; a group's ids
 -- come from the same index in id order.
 CREATE INDEX jobc_jobs_finished_failed_idx
-    ON jobc_jobs_finished (kind, last_error, id) INCLUDE (last_error_class, finished_at)
-    WHERE state = 'failed';
+    ON jobc_jobs_finished_failed (kind, last_error, id) INCLUDE (last_error_class, finished_at);
 
 -- A finishing job releases its key by job id.
 CREATE INDEX jobc_unique_keys_job_idx ON jobc_unique_keys (job_id);
@@ -2165,8 +2185,11 @@ DECLARE
     v_istate jobc_step_state[];
 BEGIN
     -- The jobs' workflows, and whether any job is a for_each step's item: one read.
+    -- Every read of the jobs names their finish time, this transaction's (both
+    -- callers move them with now()), so that it reads the partition that holds them
+    -- alone, not every partition of history.
     SELECT array_agg(f.workflow_id), bool_or(f.workflow_item IS NOT NULL) INTO v_wfs, v_items
-    FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs);
+    FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs) AND f.finished_at = now();
     PERFORM 1 FROM jobc_workflows w WHERE w.id = ANY(v_wfs) ORDER BY w.id FOR UPDATE;
     -- Each step whose job this is ends as its job did.
     WITH ended AS (
@@ -2174,7 +2197,7 @@ BEGIN
         SET state = f.state::text::jobc_step_state, finished_at = f.finished_at,
             result_version = f.result_version, result = f.result
         FROM jobc_jobs_finished f
-        WHERE f.id = ANY(p_jobs) AND f.workflow_item IS NULL AND s.workflow_id = f.workflow_id
+        WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NULL AND s.workflow_id = f.workflow_id
           AND s.step = f.workflow_step AND s.job_id = f.id AND s.state = 'running'
         RETURNING s.workflow_id, s.step, s.state
     )
@@ -2186,7 +2209,7 @@ BEGIN
             SET state = f.state::text::jobc_step_state, finished_at = f.finished_at,
                 result_version = f.result_version, result = f.result
             FROM jobc_jobs_finished f
-            WHERE f.id = ANY(p_jobs) AND f.workflow_item IS NOT NULL AND i.workflow_id = f.workflow_id
+            WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NOT NULL AND i.workflow_id = f.workflow_id
               AND i.step = f.workflow_step AND i.item = f.workflow_item AND i.job_id = f.id AND i.state = 'running'
             RETURNING i.workflow_id, i.step, i.state
         ), counted AS (
@@ -2689,6 +2712,148 @@ BEGIN
 END
 $$;
 
+-- 5.9 History partitions
+
+-- jobc_history_partitions lists the partitions of a finished state's history by finish
+-- time, oldest first, with their bounds (not the DEFAULT partition, which holds the
+-- rows no partition covers).
+CREATE FUNCTION jobc_history_partitions(p_state jobc_state)
+RETURNS TABLE (name text, lower_bound timestamptz, upper_bound timestamptz)
+LANGUAGE sql STABLE AS $$
+    SELECT c.relname::text,
+           substring(b.expr FROM $r$FROM \('([^']+)'\)$r$)::timestamptz,
+           substring(b.expr FROM $r$TO \('([^']+)'\)$r$)::timestamptz
+    FROM pg_inherits i
+    JOIN pg_class c ON c.oid = i.inhrelid
+    CROSS JOIN LATERAL (SELECT pg_get_expr(c.relpartbound, c.oid) AS expr) b
+    WHERE i.inhparent = ('jobc_jobs_finished_' || p_state)::regclass AND b.expr <> 'DEFAULT'
+    ORDER BY 2
+$$;
+
+-- jobc_history_lock_id identifies the advisory lock under which one worker at a time
+-- prepares or retires a state's partitions (a schema's own: two jobc schemas in one
+-- database do not wait for each other).
+CREATE FUNCTION jobc_history_lock_id(p_state jobc_state) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT hashtextextended('jobc_history/' || current_schema() || '/' || p_state, 0)
+$$;
+
+-- jobc_history_prepare adds partitions of p_interval to a finished state's history
+-- until one covers now() + p_ahead, and returns how many it added. Every worker's
+-- pruner calls it, without a leader: one at a time per state goes on (the others have
+-- nothing to add). A partition begins where the newest ends, or, after a gap or on an
+-- empty table, at the start of the current interval (date_bin from 2000-01-01 UTC), but
+-- never at or before the newest row of the DEFAULT partition, which it could not then
+-- take over. CREATE TABLE ... PARTITION OF takes ACCESS EXCLUSIVE on the state's
+-- table, so finishes in that state wait for it: a catalog change and a read of the
+-- DEFAULT partition's rows (few: there are rows there only when no worker ran for two
+-- intervals). ATTACH PARTITION would take only SHARE UPDATE EXCLUSIVE, but then a
+-- session that had planned a statement while the partition was being attached kept
+-- that plan, without the new partition: a claim did not see the failed job of a
+-- sequence there and ran the sequence on (TestSequence, one run in three). A lock it
+-- waits for more than 100 ms ends the round: what was added stays, the rest waits for
+-- the next run.
+CREATE FUNCTION jobc_history_prepare(p_state jobc_state, p_interval interval, p_ahead interval)
+RETURNS integer
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET lock_timeout = '100ms' AS $$
+DECLARE
+    v_parent  text := 'jobc_jobs_finished_' || p_state;
+    v_origin  constant timestamptz := '2000-01-01 00:00:00+00';
+    v_lo      timestamptz;
+    v_hi      timestamptz;
+    v_default timestamptz;
+    v_name    text;
+    v_made    integer := 0;
+BEGIN
+    IF p_state NOT IN ('completed', 'failed', 'cancelled') THEN
+        RAISE EXCEPTION 'jobc_history_prepare: % is not a finished state', p_state USING ERRCODE = '22023';
+    END IF;
+    IF p_interval < interval '1 second' OR p_interval > interval '31 days' THEN
+        RAISE EXCEPTION 'jobc_history_prepare: an interval of % is outside 1 second .. 31 days', p_interval
+            USING ERRCODE = '22023';
+    END IF;
+    IF NOT pg_try_advisory_xact_lock(jobc_history_lock_id(p_state)) THEN
+        RETURN 0;
+    END IF;
+    SELECT max(h.upper_bound) INTO v_lo FROM jobc_history_partitions(p_state) h;
+    EXECUTE format('SELECT max(finished_at) FROM %I', v_parent || '_default') INTO v_default;
+    v_lo := greatest(v_lo, date_bin(p_interval, now(), v_origin),
+                     date_trunc('second', v_default) + interval '1 second');
+    WHILE v_lo < now() + p_ahead LOOP
+        v_hi := date_bin(p_interval, v_lo, v_origin) + p_interval;
+        v_name := v_parent || '_' || to_char(v_lo AT TIME ZONE 'UTC', 'YYYYMMDD"t"HH24MISS');
+        BEGIN
+            EXECUTE format('CREATE TABLE %I PARTITION OF %I FOR VALUES FROM (%L) TO (%L)',
+                           v_name, v_parent, v_lo, v_hi);
+            EXECUTE format('CREATE UNIQUE INDEX %I ON %I (id)', v_name || '_id', v_name);
+        EXCEPTION WHEN lock_not_available THEN
+            EXIT;
+        END;
+        v_made := v_made + 1;
+        v_lo := v_hi;
+    END LOOP;
+    RETURN v_made;
+END
+$$;
+
+-- jobc_history_retire removes a finished state's history from before p_before: it
+-- drops each partition that ends by then, with the unique keys its jobs still hold,
+-- and deletes up to p_max rows of the DEFAULT partition finished before then, with
+-- theirs. It returns the partitions dropped, those left for a later run, and the rows
+-- deleted. A drop takes ACCESS EXCLUSIVE on the state's table (PostgreSQL's rule for
+-- dropping a partition), so finishes in that state wait for it: it waits at most
+-- 100 ms for that lock (lock_timeout) and then leaves the partition, and those after
+-- it, to the next run; once it has the lock, the drop is a catalog change and the
+-- removal of the files. The keys are found from the keys' side, by the partition's
+-- range of ids, so their cost follows the keys, not the history.
+CREATE FUNCTION jobc_history_retire(p_state jobc_state, p_before timestamptz, p_max integer)
+RETURNS TABLE (dropped integer, deferred integer, deleted bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+SET lock_timeout = '100ms' AS $$
+DECLARE
+    v_parent text := 'jobc_jobs_finished_' || p_state;
+    v_part   record;
+    v_min    bigint;
+    v_max    bigint;
+BEGIN
+    dropped := 0;
+    deferred := 0;
+    deleted := 0;
+    IF p_state NOT IN ('completed', 'failed', 'cancelled') THEN
+        RAISE EXCEPTION 'jobc_history_retire: % is not a finished state', p_state USING ERRCODE = '22023';
+    END IF;
+    IF NOT pg_try_advisory_xact_lock(jobc_history_lock_id(p_state)) THEN
+        RETURN NEXT; -- another worker is at it
+        RETURN;
+    END IF;
+    FOR v_part IN SELECT h.name FROM jobc_history_partitions(p_state) h
+                  WHERE h.upper_bound <= p_before ORDER BY h.upper_bound LOOP
+        BEGIN
+            EXECUTE format('SELECT min(id), max(id) FROM %I', v_part.name) INTO v_min, v_max;
+            EXECUTE format('DELETE FROM jobc_unique_keys u WHERE u.job_id BETWEEN $1 AND $2
+                            AND EXISTS (SELECT 1 FROM %I f WHERE f.id = u.job_id)', v_part.name)
+                USING v_min, v_max;
+            EXECUTE format('LOCK TABLE %I IN ACCESS EXCLUSIVE MODE', v_parent);
+            EXECUTE format('DROP TABLE %I', v_part.name);
+            dropped := dropped + 1;
+        EXCEPTION WHEN lock_not_available THEN
+            deferred := deferred + 1;
+            EXIT;
+        END;
+    END LOOP;
+    IF deferred > 0 THEN
+        SELECT count(*)::integer INTO deferred FROM jobc_history_partitions(p_state) h WHERE h.upper_bound <= p_before;
+    END IF;
+    EXECUTE format('WITH victims AS (SELECT id FROM %1$I WHERE finished_at < $1 LIMIT $2),
+                         pruned AS (DELETE FROM %1$I f USING victims v WHERE f.id = v.id RETURNING f.id),
+                         keys AS (DELETE FROM jobc_unique_keys u USING pruned p WHERE u.job_id = p.id)
+                    SELECT count(*) FROM pruned', v_parent || '_default')
+        INTO deleted USING p_before, p_max;
+    RETURN NEXT;
+END
+$$;
+
 ------------------------------------------------------------------------------------------
 -- 6. Privileges of the gates
 ------------------------------------------------------------------------------------------
@@ -2730,6 +2895,10 @@ BEGIN
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_workflow_fire_timers(integer) SET search_path = %I, pg_temp',
                    current_schema());
+    EXECUTE format('ALTER FUNCTION jobc_history_prepare(jobc_state, interval, interval) SET search_path = %I, pg_temp',
+                   current_schema());
+    EXECUTE format('ALTER FUNCTION jobc_history_retire(jobc_state, timestamptz, integer) SET search_path = %I, pg_temp',
+                   current_schema());
 END
 $$;
 
@@ -2744,3 +2913,5 @@ REVOKE EXECUTE ON FUNCTION jobc_workflow_cancel(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_retry(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_signal(bigint, text, integer, jsonb) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_fire_timers(integer) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_history_prepare(jobc_state, interval, interval) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_history_retire(jobc_state, timestamptz, integer) FROM PUBLIC;

@@ -75,14 +75,16 @@ func objects() []object {
 			producer: []string{"SELECT (id, queue, state)", newJob},
 			readOnly: []string{sel}},
 		// Finished rows are inserted by the statements above, deleted by
-		// PruneFinished, DeleteSelected and RetrySelected (which moves them back to
-		// jobc_jobs), and never updated.
+		// DeleteSelected and RetrySelected (which moves them back to jobc_jobs), and
+		// never updated; retention drops their partitions (jobc_history_retire).
+		// Roles reach the partitions through this table, which is the only one
+		// granted.
 		{kind: "TABLE", name: "jobc_jobs_finished",
 			worker: []string{sel, ins, del}, readOnly: []string{sel}},
 		// Written by jobc_enqueue_unique in the same statement as the job and by
 		// jobc_retry_selected for a job it revives (both with their owner's rights: no
 		// role plants a key that suppresses a job), read by UniqueKeyHolder, deleted when
-		// a job finishes or is pruned (jobc_finish, PruneFinished, DeleteSelected).
+		// a job finishes or is pruned (jobc_finish, jobc_history_retire, DeleteSelected).
 		{kind: "TABLE", name: "jobc_unique_keys",
 			worker: []string{sel, del}, readOnly: []string{sel}},
 		// Sleep, Wake, ForgetSleeper, PruneSleepers; every enqueue reads it to decide
@@ -196,6 +198,14 @@ func objects() []object {
 			worker: []string{"EXECUTE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_fire_timers",
 			args:   "integer",
+			worker: []string{"EXECUTE"}},
+		// The pruner's: they add and drop history's partitions, which only the
+		// owner may, and delete the DEFAULT partitions' old rows (SECURITY DEFINER).
+		{kind: "FUNCTION", name: "jobc_history_prepare",
+			args:   "jobc_state, interval, interval",
+			worker: []string{"EXECUTE"}},
+		{kind: "FUNCTION", name: "jobc_history_retire",
+			args:   "jobc_state, timestamptz, integer",
 			worker: []string{"EXECUTE"}},
 		// SignalWorkflow, for the roles that enqueue, as StartWorkflow.
 		{kind: "FUNCTION", name: "jobc_workflow_signal",

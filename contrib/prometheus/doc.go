@@ -5,8 +5,10 @@
 //   - WorkerCollector is a runtime.Hook: put it in runtime.Config.Hooks and it counts
 //     what the worker does, per job, without touching the database:
 //     jobc_jobs_finished_total{queue,kind,outcome,class},
-//     jobc_job_duration_seconds{queue,kind,outcome}, jobc_job_wait_seconds{queue,kind}
-//     and jobc_jobs_rescued_total{queue}. It is also a runtime.EnqueueHook
+//     jobc_job_duration_seconds{queue,kind,outcome}, jobc_job_wait_seconds{queue,kind},
+//     jobc_jobs_rescued_total{queue} and, from the pruner's runs,
+//     jobc_history_partitions_total{action} (added, dropped, deferred). It is also a
+//     runtime.EnqueueHook
 //     (runtime.WithHooks) counting jobc_jobs_enqueued_total{queue,kind}.
 //   - DBCollector reads the database-side gauges — jobc_jobs{queue,kind,state},
 //     jobc_queue_oldest_available_age_seconds{queue}, jobc_queue_paused{queue},

@@ -17,6 +17,7 @@ type WorkerCollector struct {
 	wait     *prometheus.HistogramVec
 	rescued  *prometheus.CounterVec
 	enqueued *prometheus.CounterVec
+	history  *prometheus.CounterVec
 }
 
 var (
@@ -79,6 +80,13 @@ func NewWorkerCollector(opts WorkerOptions) *WorkerCollector {
 			Help:        "Jobs enqueued by this process through runtime.WithHooks (duplicates of a unique job included).",
 			ConstLabels: opts.ConstLabels,
 		}, []string{"queue", "kind"}),
+		history: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobc_history_partitions_total",
+			Help: "Partitions of finished jobs' history this process's pruner added ahead, dropped past retention, " +
+				"and deferred: past retention but left for a later run, as the drop waited too long for its lock " +
+				"(a long transaction reading history holds it off).",
+			ConstLabels: opts.ConstLabels,
+		}, []string{"action"}),
 	}
 }
 
@@ -92,6 +100,12 @@ func (c *WorkerCollector) OnEvent(_ context.Context, e runtime.Event) {
 		c.duration.WithLabelValues(e.Queue, e.JobKind, e.Outcome).Observe(e.RunTime.Seconds())
 	case runtime.EventRescue:
 		c.rescued.WithLabelValues(e.Queue).Add(float64(e.Count))
+	case runtime.EventMaintenance:
+		if r, ok := e.Result.(runtime.PrunerResult); ok {
+			c.history.WithLabelValues("added").Add(float64(r.Added))
+			c.history.WithLabelValues("dropped").Add(float64(r.Dropped))
+			c.history.WithLabelValues("deferred").Add(float64(r.Deferred))
+		}
 	}
 }
 
@@ -111,6 +125,7 @@ func (c *WorkerCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.wait.Describe(ch)
 	c.rescued.Describe(ch)
 	c.enqueued.Describe(ch)
+	c.history.Describe(ch)
 }
 
 // Collect sends the current value of every series.
@@ -120,4 +135,5 @@ func (c *WorkerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.wait.Collect(ch)
 	c.rescued.Collect(ch)
 	c.enqueued.Collect(ch)
+	c.history.Collect(ch)
 }

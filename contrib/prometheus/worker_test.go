@@ -48,6 +48,11 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 	}
 	testkit.RunWorker(t, w)
 
+	// The pruner's first run prepared history's partitions.
+	added := series("jobc_history_partitions_total", "action", "added")
+	testkit.WaitFor(t, "the pruner's partitions counted", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		return testkit.Scrape(t, srv.URL)[added] > 0
+	}, func() string { return fmt.Sprint(testkit.Scrape(t, srv.URL)) })
 	done := series("jobc_jobs_finished_total", "class", "", "kind", "resize", "outcome", "completed", "queue", "images")
 	bad := series("jobc_jobs_finished_total", "class", "invalid", "kind", "resize", "outcome", "failed", "queue", "images")
 	var got map[string]float64

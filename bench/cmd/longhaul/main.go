@@ -496,8 +496,10 @@ func measure(ctx context.Context, pool *pgxpool.Pool, name string, since time.Ti
 			if r.kind == "table" {
 				s.hotDead = r.dead
 			}
-		case "jobc_jobs_finished":
-			s.historyBytes += r.bytes
+		default:
+			if strings.HasPrefix(table, "jobc_jobs_finished") { // its partitions
+				s.historyBytes += r.bytes
+			}
 		}
 	}
 	return s, rels, now, rows.Err()

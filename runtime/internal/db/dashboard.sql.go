@@ -426,7 +426,7 @@ type QueueThroughputRow struct {
 }
 
 // Jobs finished per queue, outcome and time bucket over the last window; bucket 0 is
-// the most recent. The BRIN index on finished_at limits the scan to the window.
+// the most recent: the window's partitions, through jobc_jobs_finished_recent_idx.
 func (q *Queries) QueueThroughput(ctx context.Context, arg QueueThroughputParams) ([]QueueThroughputRow, error) {
 	rows, err := q.db.Query(ctx, queueThroughput, arg.BucketSecs, arg.WindowSecs)
 	if err != nil {

@@ -127,6 +127,26 @@ func (q *Queries) ListenCancel(ctx context.Context) error {
 	return err
 }
 
+const prepareHistory = `-- name: PrepareHistory :one
+SELECT jobc_history_prepare($1::jobc_state, make_interval(secs => $2::float8),
+                            make_interval(secs => $3::float8))::integer AS added
+`
+
+type PrepareHistoryParams struct {
+	State           JobcState
+	IntervalSeconds float64
+	AheadSeconds    float64
+}
+
+// Adds partitions of the given interval to a finished state's history until one
+// covers the given time ahead (jobc_history_prepare).
+func (q *Queries) PrepareHistory(ctx context.Context, arg PrepareHistoryParams) (int32, error) {
+	row := q.db.QueryRow(ctx, prepareHistory, arg.State, arg.IntervalSeconds, arg.AheadSeconds)
+	var added int32
+	err := row.Scan(&added)
+	return added, err
+}
+
 const promoteScheduled = `-- name: PromoteScheduled :many
 WITH due AS (
     SELECT id FROM jobc_jobs
@@ -170,35 +190,6 @@ func (q *Queries) PromoteScheduled(ctx context.Context, max int32) ([]PromoteSch
 		return nil, err
 	}
 	return items, nil
-}
-
-const pruneFinished = `-- name: PruneFinished :execrows
-WITH victims AS (
-    SELECT id FROM jobc_jobs_finished
-    WHERE state = $1::jobc_state AND finished_at < $2::timestamptz
-    LIMIT $3
-), pruned AS (
-    DELETE FROM jobc_jobs_finished f USING victims v WHERE f.id = v.id RETURNING f.id
-), keys AS (
-    DELETE FROM jobc_unique_keys u USING pruned p WHERE u.job_id = p.id
-)
-SELECT 1 FROM pruned
-`
-
-type PruneFinishedParams struct {
-	State  JobcState
-	Before time.Time
-	Max    int32
-}
-
-// Deletes up to max jobs finished in the given state before the given time, with their
-// unique keys.
-func (q *Queries) PruneFinished(ctx context.Context, arg PruneFinishedParams) (int64, error) {
-	result, err := q.db.Exec(ctx, pruneFinished, arg.State, arg.Before, arg.Max)
-	if err != nil {
-		return 0, err
-	}
-	return result.RowsAffected(), nil
 }
 
 const pruneIdempotencyKeys = `-- name: PruneIdempotencyKeys :execrows
@@ -286,6 +277,34 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 		return nil, err
 	}
 	return items, nil
+}
+
+const retireHistory = `-- name: RetireHistory :one
+SELECT r.dropped::integer AS dropped, r.deferred::integer AS deferred, r.deleted::bigint AS deleted
+FROM jobc_history_retire($1::jobc_state, $2::timestamptz, $3::integer)
+    AS r(dropped, deferred, deleted)
+`
+
+type RetireHistoryParams struct {
+	State  JobcState
+	Before time.Time
+	Max    int32
+}
+
+type RetireHistoryRow struct {
+	Dropped  int32
+	Deferred int32
+	Deleted  int64
+}
+
+// Drops a finished state's partitions that end before the given time, and deletes up
+// to max rows of its DEFAULT partition finished before then, with their unique keys
+// (jobc_history_retire).
+func (q *Queries) RetireHistory(ctx context.Context, arg RetireHistoryParams) (RetireHistoryRow, error) {
+	row := q.db.QueryRow(ctx, retireHistory, arg.State, arg.Before, arg.Max)
+	var i RetireHistoryRow
+	err := row.Scan(&i.Dropped, &i.Deferred, &i.Deleted)
+	return i, err
 }
 
 const unhandledJobs = `-- name: UnhandledJobs :one
