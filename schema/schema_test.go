@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -177,5 +178,37 @@ func TestScriptsTakeTheMigratorsLock(t *testing.T) {
 		if _, err := Scripts(from); err == nil {
 			t.Errorf("Scripts(%d) gave no error", from)
 		}
+	}
+}
+
+// TestNoTransactionScripts: a migration marked NoTransaction is printed to run outside
+// a transaction: the migrator's lock taken for the session and released at its end,
+// the migrator's lock timeout set (the same as runtime/internal/migrate's), and the
+// migration recorded after its statements.
+func TestNoTransactionScripts(t *testing.T) {
+	ms, err := Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := NoTransaction + "\nCREATE INDEX CONCURRENTLY IF NOT EXISTS jobc_jobs_created_idx ON jobc_jobs (created_at);\n"
+	ms = append(ms, Migration{Version: len(ms) + 1, Name: "created_idx", SQL: body})
+	got, err := scripts(ms, len(ms))
+	if err != nil || len(got) != 2 {
+		t.Fatalf("scripts = %v, %v", got, err)
+	}
+	s := got[0]
+	record := fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, 'created_idx');", len(ms))
+	order := []string{migrationSessionLock, "SET lock_timeout = '1000ms';", strings.TrimSpace(body), record, migrationSessionUnlock}
+	at := 0
+	for _, part := range order {
+		i := strings.Index(s.SQL[at:], part)
+		if i < 0 {
+			t.Fatalf("script %s lacks, or has out of order, %q:\n%s", s.Name, part, s.SQL)
+		}
+		at += i + len(part)
+	}
+	if !s.NoTransaction || strings.Contains(s.SQL, migrationLock) || got[1].NoTransaction {
+		t.Errorf("script %s: NoTransaction %v, takes the transaction's lock %v; the library's NoTransaction %v",
+			s.Name, s.NoTransaction, strings.Contains(s.SQL, migrationLock), got[1].NoTransaction)
 	}
 }

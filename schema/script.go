@@ -3,6 +3,7 @@ package schema
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Script is one transaction of the SQL that `jobc migrate sql` prints for teams that
@@ -12,11 +13,27 @@ import (
 type Script struct {
 	Name string // "0001_baseline", "library_v1"
 	SQL  string // without BEGIN and COMMIT: each Script must run in one transaction
+	// NoTransaction: this Script must run outside a transaction, one statement at a
+	// time (a migration marked NoTransaction: CREATE INDEX CONCURRENTLY, batched
+	// backfills); it takes the migrator's lock for the session and releases it at
+	// its end.
+	NoTransaction bool
 }
 
 // migrationLock is runtime.Migrate's lock (queries/migrate.sql, MigrationLock), so
 // that a script applied by another tool and a migrating binary wait for each other.
 const migrationLock = "SELECT pg_advisory_xact_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+
+// The same lock for a session, around a NoTransaction migration.
+const (
+	migrationSessionLock   = "SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+	migrationSessionUnlock = "SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+)
+
+// MigrationLockTimeout is how long a statement of a migration waits for a lock: the
+// migrator's (runtime/internal/migrate, which tries again after it), and what a
+// NoTransaction script sets for its statements.
+const MigrationLockTimeout = time.Second
 
 // Scripts returns the scripts that bring a database that has the migrations before
 // version from up to this binary's schema: the numbered migrations from version from
@@ -27,6 +44,11 @@ func Scripts(from int) ([]Script, error) {
 	if err != nil {
 		return nil, err
 	}
+	return scripts(ms, from)
+}
+
+// scripts is Scripts of the migrations ms.
+func scripts(ms []Migration, from int) ([]Script, error) {
 	if from < 1 || from > len(ms)+1 {
 		return nil, fmt.Errorf("schema: no migration %d: the migrations are 1 to %d (%d: the function library alone)", from, len(ms), len(ms)+1)
 	}
@@ -40,8 +62,16 @@ func Scripts(from int) ([]Script, error) {
 	var out []Script
 	for _, m := range ms[from-1:] {
 		name := fmt.Sprintf("%04d_%s", m.Version, m.Name)
-		out = append(out, Script{Name: name, SQL: head("migration "+name) + "\n" + strings.TrimRight(m.SQL, "\n") + "\n\n" +
-			fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, '%s');\n", m.Version, m.Name)})
+		record := fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, '%s');\n", m.Version, m.Name)
+		if strings.HasPrefix(strings.TrimSpace(m.SQL), NoTransaction) {
+			out = append(out, Script{Name: name, NoTransaction: true, SQL: fmt.Sprintf(
+				"-- jobc migration %s, printed by `jobc migrate sql`: run it OUTSIDE a transaction, one statement at a time\n"+
+					"%s\n%s\n\nSET lock_timeout = '%dms';\n\n%s\n\n%s%s\nRESET lock_timeout;\n",
+				name, migrationSessionLock, strings.TrimRight(Bootstrap(), "\n"), MigrationLockTimeout.Milliseconds(),
+				strings.TrimRight(m.SQL, "\n"), record, migrationSessionUnlock)})
+			continue
+		}
+		out = append(out, Script{Name: name, SQL: head("migration "+name) + "\n" + strings.TrimRight(m.SQL, "\n") + "\n\n" + record})
 	}
 	out = append(out, Script{Name: fmt.Sprintf("library_v%d", lib.Version), SQL: head(fmt.Sprintf("function library v%d", lib.Version)) + fmt.Sprintf(`
 DO $$

@@ -141,8 +141,11 @@ or runtime.CheckSchema agrees with what was applied: it takes the migrator's adv
 lock, creates the tables jobc_migrations and jobc_library if missing and records
 itself there. The library refuses to run where a newer one is recorded.
 
-Each unit must run in one transaction. On standard output every unit is wrapped in
-BEGIN and COMMIT, for psql:
+Each unit must run in one transaction, except a migration whose first line is
+"-- jobc:no-transaction" (CREATE INDEX CONCURRENTLY, batched backfills), which must run
+outside one, a statement at a time (golang-migrate: x-multi-statement; goose: "-- +goose
+NO TRANSACTION"). On standard output every other unit is wrapped in BEGIN and COMMIT,
+for psql:
 
   jobc migrate sql | psql -v ON_ERROR_STOP=1 "$DATABASE_URL"
 
@@ -169,6 +172,10 @@ library alone). No database is needed.`,
 			out := cmd.OutOrStdout()
 			if dir == "" {
 				for _, s := range scripts {
+					if s.NoTransaction {
+						fmt.Fprintf(out, "%s\n", s.SQL)
+						continue
+					}
 					fmt.Fprintf(out, "BEGIN;\n\n%s\nCOMMIT;\n\n", s.SQL)
 				}
 				return nil

@@ -105,7 +105,7 @@ func TestExactlyOnceUnderLoad(t *testing.T) {
 		         + (SELECT count(*) FROM jsonb_array_elements(f.errors) e WHERE e->>'class' = 'lease_expired'),
 		       string_agg(format('%s@%s', h.worker, h.attempt), ' ' ORDER BY h.at), f.errors::text
 		FROM jobc_jobs_finished f LEFT JOIN handled h ON h.job_id = f.id
-		GROUP BY f.id
+		GROUP BY f.id, f.payload, f.errors
 		HAVING count(h.job_id) > 1 + coalesce((f.payload->>'snooze_times')::int, 0) + coalesce((f.payload->>'fail_attempts')::int, 0)
 		         + (SELECT count(*) FROM jsonb_array_elements(f.errors) e WHERE e->>'class' = 'lease_expired')
 		ORDER BY f.id`)

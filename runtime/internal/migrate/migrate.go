@@ -2,17 +2,29 @@
 // schema. Each migration, and the library, runs in its own transaction that first takes
 // a transaction-scoped advisory lock (keyed by the current schema), so any number of
 // processes may migrate at once: each migration is applied exactly once, the library
-// once per version, and the others wait, then see it recorded.
+// once per version, and the others wait, then see it recorded. A migration marked
+// schema.NoTransaction runs its statements one at a time on one connection, under the
+// same lock taken for the session, and is recorded after its last.
+//
+// Every statement of a migration waits at most LockTimeout for a lock. A statement
+// that waits for a lock makes every later request for a conflicting lock wait behind
+// it, so a migration queued behind a long transaction (a report, an idle session)
+// would stop every claim and finish of the table it alters for as long as that
+// transaction lasts. Instead it gives up, rolls back (or, outside a transaction, gives
+// up that statement) and tries again after a pause, up to lockAttempts times.
 package migrate
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/runtime/internal/db"
 	"github.com/jobc-dev/jobc/schema"
@@ -98,6 +110,15 @@ func Current(ctx context.Context, conn db.DBTX) (Status, error) {
 	return st, nil
 }
 
+// LockTimeout is how long a migration's statement waits for a lock before it gives
+// up and tries again (see the package's documentation); the scripts `jobc migrate
+// sql` prints set the same.
+const LockTimeout = schema.MigrationLockTimeout
+
+// lockAttempts is how many times a migration or statement is tried before Up reports
+// that a lock stayed held; with the pauses between them, about five minutes.
+const lockAttempts = 60
+
 // Up applies every pending migration, then the function library unless the database
 // has it or a newer one, and returns the migrations this call applied.
 func Up(ctx context.Context, conn Beginner) ([]schema.Migration, error) {
@@ -109,9 +130,29 @@ func Up(ctx context.Context, conn Beginner) ([]schema.Migration, error) {
 	if err != nil {
 		return nil, err
 	}
+	done, err := Apply(ctx, conn, all)
+	if err != nil {
+		return done, err
+	}
+	return done, applyLibrary(ctx, conn, lib)
+}
+
+// Apply applies the migrations of all that the database has not recorded, in order,
+// and returns those it applied. Up applies the embedded ones; tests apply their own.
+func Apply(ctx context.Context, conn Beginner, all []schema.Migration) ([]schema.Migration, error) {
 	var done []schema.Migration
 	for _, m := range all {
-		applied, err := applyOne(ctx, conn, m, all)
+		var applied bool
+		var err error
+		if strings.HasPrefix(strings.TrimSpace(m.SQL), schema.NoTransaction) {
+			applied, err = applyOutsideTx(ctx, conn, m, all)
+		} else {
+			err = retryLocks(ctx, m, func() error {
+				var err error
+				applied, err = applyOne(ctx, conn, m, all)
+				return err
+			})
+		}
 		if err != nil {
 			return done, err
 		}
@@ -119,8 +160,39 @@ func Up(ctx context.Context, conn Beginner) ([]schema.Migration, error) {
 			done = append(done, m)
 		}
 	}
-	return done, applyLibrary(ctx, conn, lib)
+	return done, nil
 }
+
+// retryLocks runs f until it ends with anything but a lock timeout, pausing between
+// tries (100 ms, doubling up to 5 s), at most lockAttempts times.
+func retryLocks(ctx context.Context, m schema.Migration, f func() error) error {
+	pause := 100 * time.Millisecond
+	var waited error // the last lock timeout
+	for attempt := 1; ; attempt++ {
+		err := f()
+		var pgErr *pgconn.PgError
+		if err != nil && waited != nil && ctx.Err() != nil {
+			return fmt.Errorf("migration %04d_%s: %w (while waiting for a lock: %w)", m.Version, m.Name, ctx.Err(), waited)
+		}
+		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != "55P03" {
+			return err
+		}
+		waited = err
+		if attempt == lockAttempts {
+			return fmt.Errorf("migration %04d_%s: waited %d times %s for a lock that stayed held: "+
+				"a long transaction holds the table (see pg_stat_activity): %w", m.Version, m.Name, attempt, LockTimeout, err)
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("migration %04d_%s: %w (while waiting for a lock: %w)", m.Version, m.Name, ctx.Err(), err)
+		case <-time.After(pause):
+		}
+		pause = min(2*pause, 5*time.Second)
+	}
+}
+
+// lockTimeout is LockTimeout as a setting.
+var lockTimeout = fmt.Sprintf("%dms", LockTimeout.Milliseconds())
 
 // checkNames refuses a database whose recorded migrations are not this binary's under
 // the same numbers: one migrated by a development build from before the baseline
@@ -166,6 +238,9 @@ func applyOne(ctx context.Context, conn Beginner, m schema.Migration, all []sche
 			return false, tx.Commit(ctx)
 		}
 	}
+	if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", lockTimeout); err != nil {
+		return false, fmt.Errorf("migration %04d_%s: set lock_timeout: %w", m.Version, m.Name, err)
+	}
 	if _, err := tx.Exec(ctx, m.SQL); err != nil {
 		return false, fmt.Errorf("migration %04d_%s: %w", m.Version, m.Name, describe(err))
 	}
@@ -176,6 +251,93 @@ func applyOne(ctx context.Context, conn Beginner, m schema.Migration, all []sche
 		return false, fmt.Errorf("migration %04d_%s: commit: %w", m.Version, m.Name, err)
 	}
 	return true, nil
+}
+
+// applyOutsideTx applies a schema.NoTransaction migration: on one connection, under
+// the migration lock taken for the session, each statement on its own, each waiting at
+// most LockTimeout for a lock and tried again after a pause if it waited longer. It
+// records the migration after the last statement; a migration that stopped half-way
+// (an error, a crash) is run again from its start, which is why its statements must be
+// re-runnable (schema.LongLocks says so). An index a CREATE INDEX CONCURRENTLY left
+// invalid when it failed is dropped before the statement runs again.
+func applyOutsideTx(ctx context.Context, conn Beginner, m schema.Migration, all []schema.Migration) (applied bool, err error) {
+	var c *pgx.Conn
+	switch b := conn.(type) {
+	case *pgxpool.Pool:
+		pc, err := b.Acquire(ctx)
+		if err != nil {
+			return false, fmt.Errorf("migration %04d_%s: acquire a connection: %w", m.Version, m.Name, err)
+		}
+		defer pc.Release()
+		c = pc.Conn()
+	case *pgx.Conn:
+		c = b
+	default:
+		return false, fmt.Errorf("migration %04d_%s runs outside a transaction, statement by statement: "+
+			"migrate with a pool or a connection, not a %T", m.Version, m.Name, conn)
+	}
+	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0))`); err != nil {
+		return false, fmt.Errorf("migration %04d_%s: take lock: %w", m.Version, m.Name, err)
+	}
+	defer func() {
+		// A fresh context: the lock must go even when ctx was cancelled.
+		_, uerr := c.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0)); RESET lock_timeout`)
+		if err == nil && uerr != nil {
+			err = fmt.Errorf("migration %04d_%s: release lock: %w", m.Version, m.Name, uerr)
+		}
+	}()
+	if _, err := c.Exec(ctx, schema.Bootstrap()); err != nil {
+		return false, fmt.Errorf("create the migrator's tables: %w", err)
+	}
+	q := db.New(c)
+	rows, err := q.AppliedMigrations(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read table jobc_migrations: %w", err)
+	}
+	if err := checkNames(rows, all); err != nil {
+		return false, err
+	}
+	for _, r := range rows {
+		if int(r.Version) == m.Version {
+			return false, nil
+		}
+	}
+	if _, err := c.Exec(ctx, "SELECT set_config('lock_timeout', $1, false)", lockTimeout); err != nil {
+		return false, fmt.Errorf("migration %04d_%s: set lock_timeout: %w", m.Version, m.Name, err)
+	}
+	for _, st := range schema.Statements(m.SQL) {
+		err := retryLocks(ctx, m, func() error {
+			if idx := concurrentIndex.FindStringSubmatch(st.SQL); idx != nil {
+				if err := dropInvalidIndex(ctx, c, idx[1]); err != nil {
+					return err
+				}
+			}
+			_, err := c.Exec(ctx, st.SQL, pgx.QueryExecModeSimpleProtocol)
+			return err
+		})
+		if err != nil {
+			return false, fmt.Errorf("migration %04d_%s, the statement at line %d: %w", m.Version, m.Name, st.Line, describe(err))
+		}
+	}
+	if err := q.RecordMigration(ctx, db.RecordMigrationParams{Version: int32(m.Version), Name: m.Name}); err != nil {
+		return false, fmt.Errorf("migration %04d_%s: record: %w", m.Version, m.Name, err)
+	}
+	return true, nil
+}
+
+// concurrentIndex finds the name of the index a CREATE INDEX CONCURRENTLY makes.
+var concurrentIndex = regexp.MustCompile(`(?i)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?("?[\w.]+"?)\s+ON\b`)
+
+// dropInvalidIndex drops index name if a failed CREATE INDEX CONCURRENTLY left it
+// invalid (IF NOT EXISTS would then keep it, unusable, for ever).
+func dropInvalidIndex(ctx context.Context, c *pgx.Conn, name string) error {
+	var invalid bool
+	err := c.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_index WHERE indexrelid = to_regclass($1) AND NOT indisvalid)`, name).Scan(&invalid)
+	if err != nil || !invalid {
+		return err
+	}
+	_, err = c.Exec(ctx, "DROP INDEX CONCURRENTLY IF EXISTS "+name, pgx.QueryExecModeSimpleProtocol)
+	return err
 }
 
 // applyLibrary applies the function library when the database records an older
