@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -325,4 +326,65 @@ func idsOf(byN map[int]int64) []int64 {
 		ids[n-1] = id
 	}
 	return ids
+}
+
+// TestHistoryReadsAreIndexDriven: with history spread over partitions (the DEFAULT
+// one, two hours old, and those of the current and next intervals, 30,000 rows,
+// analyzed), the reads of history an operator makes read each partition through its
+// indexes: one job by id, the newest page of jobs and of failed jobs. Every plan is logged (auto_explain) and none may read a partition
+// sequentially past a handful of rows. The queues' last hour counts every row of the
+// hour, so it may read the partitions within the hour whole, but not the older one.
+func TestHistoryReadsAreIndexDriven(t *testing.T) {
+	t.Parallel()
+	log, base, pool := newPlanLog(t)
+	ctx := t.Context()
+	retention := runtime.Retention{Completed: time.Hour, Failed: time.Hour, Cancelled: time.Hour, IdempotencyKeys: -1}
+	if _, err := runtime.NewPrunerForTest(base, retention, 100, time.Now).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	interval := maintenance.PartitionInterval(retention.Completed, time.Minute)
+	if _, err := base.Exec(ctx, `INSERT INTO jobc_jobs_finished (
+		    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+		    attempt, max_attempts, errors, created_at, attempted_at, finished_at)
+		SELECT i, 'send_email', CASE WHEN i % 2 = 0 THEN 'email' ELSE 'other' END,
+		       (CASE WHEN i % 10 = 0 THEN 'failed' ELSE 'completed' END)::jobc_state, 5, 1,
+		       jsonb_build_object('n', i), '{}', now(), 1, 1,
+		       CASE WHEN i % 10 = 0 THEN '[{"error": "boom", "class": "x"}]'::jsonb ELSE '[]' END, now(), now(),
+		       CASE WHEN i <= 10000 THEN now() - interval '2 hours' ELSE now() + (i / 10000 - 1) * make_interval(secs => $1) END
+		FROM generate_series(1, 30000) i`, interval.Seconds()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := base.Exec(ctx, `SELECT setval(pg_get_serial_sequence('jobc_jobs', 'id'), 30000)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := base.Exec(ctx, `ANALYZE jobc_jobs_finished`); err != nil {
+		t.Fatal(err)
+	}
+	var spread int
+	if err := base.QueryRow(ctx, `SELECT count(DISTINCT tableoid) FROM jobc_jobs_finished`).Scan(&spread); err != nil || spread < 4 {
+		t.Fatalf("history in %d partitions (%v), want the rows spread over at least 4", spread, err)
+	}
+
+	if info, err := runtime.GetJob(ctx, pool, 15001); err != nil || info.ID != 15001 {
+		t.Errorf("GetJob: %+v, %v", info, err)
+	}
+	page, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{JobSelection: runtime.JobSelection{Limit: 20}})
+	if err != nil || len(page.Jobs) == 0 || page.Jobs[0].ID != 30000 {
+		t.Errorf("ListJobs, newest first: %d jobs, %v", len(page.Jobs), err)
+	}
+	failed, err := runtime.ListJobs(ctx, pool, runtime.JobFilter{JobSelection: runtime.JobSelection{
+		States: []runtime.State{runtime.StateFailed}, Limit: 20}})
+	if err != nil || len(failed.Jobs) == 0 {
+		t.Errorf("ListJobs of failed jobs: %d jobs, %v", len(failed.Jobs), err)
+	}
+	if stats, err := runtime.ListQueueStats(ctx, pool); err != nil || len(stats) == 0 {
+		t.Errorf("ListQueueStats: %v, %v", stats, err)
+	}
+	scans, _ := log.seqScans()
+	for _, s := range scans {
+		lastHour := strings.Contains(s.plan, "-- name: QueueStats") && !strings.HasSuffix(s.table, "_default")
+		if strings.HasPrefix(s.table, "jobc_jobs_finished") && s.read > 100 && !lastHour {
+			t.Errorf("a sequential scan of %s read %d rows:\n%s", s.table, s.read, s.plan)
+		}
+	}
 }

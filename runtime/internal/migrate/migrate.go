@@ -223,20 +223,11 @@ func applyOne(ctx context.Context, conn Beginner, m schema.Migration, all []sche
 	if err := q.MigrationLock(ctx); err != nil {
 		return false, fmt.Errorf("migration %04d_%s: take lock: %w", m.Version, m.Name, err)
 	}
-	if _, err := tx.Exec(ctx, schema.Bootstrap()); err != nil {
-		return false, fmt.Errorf("create the migrator's tables: %w", err)
-	}
-	rows, err := q.AppliedMigrations(ctx)
-	if err != nil {
-		return false, fmt.Errorf("read table jobc_migrations: %w", err)
-	}
-	if err := checkNames(rows, all); err != nil {
-		return false, err
-	}
-	for _, r := range rows {
-		if int(r.Version) == m.Version {
-			return false, tx.Commit(ctx)
+	if recorded, err := isRecorded(ctx, tx, m, all); err != nil || recorded {
+		if err == nil {
+			err = tx.Commit(ctx)
 		}
+		return false, err
 	}
 	if _, err := tx.Exec(ctx, "SELECT set_config('lock_timeout', $1, true)", lockTimeout); err != nil {
 		return false, fmt.Errorf("migration %04d_%s: set lock_timeout: %w", m.Version, m.Name, err)
@@ -251,6 +242,28 @@ func applyOne(ctx context.Context, conn Beginner, m schema.Migration, all []sche
 		return false, fmt.Errorf("migration %04d_%s: commit: %w", m.Version, m.Name, err)
 	}
 	return true, nil
+}
+
+// isRecorded makes the migrator's tables if they are missing and says whether m is
+// recorded there, under the migration lock the caller holds; it refuses a database
+// whose recorded migrations are not all's (checkNames).
+func isRecorded(ctx context.Context, conn db.DBTX, m schema.Migration, all []schema.Migration) (bool, error) {
+	if _, err := conn.Exec(ctx, schema.Bootstrap()); err != nil {
+		return false, fmt.Errorf("create the migrator's tables: %w", err)
+	}
+	rows, err := db.New(conn).AppliedMigrations(ctx)
+	if err != nil {
+		return false, fmt.Errorf("read table jobc_migrations: %w", err)
+	}
+	if err := checkNames(rows, all); err != nil {
+		return false, err
+	}
+	for _, r := range rows {
+		if int(r.Version) == m.Version {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // applyOutsideTx applies a schema.NoTransaction migration: on one connection, under
@@ -286,22 +299,10 @@ func applyOutsideTx(ctx context.Context, conn Beginner, m schema.Migration, all 
 			err = fmt.Errorf("migration %04d_%s: release lock: %w", m.Version, m.Name, uerr)
 		}
 	}()
-	if _, err := c.Exec(ctx, schema.Bootstrap()); err != nil {
-		return false, fmt.Errorf("create the migrator's tables: %w", err)
-	}
-	q := db.New(c)
-	rows, err := q.AppliedMigrations(ctx)
-	if err != nil {
-		return false, fmt.Errorf("read table jobc_migrations: %w", err)
-	}
-	if err := checkNames(rows, all); err != nil {
+	if recorded, err := isRecorded(ctx, c, m, all); err != nil || recorded {
 		return false, err
 	}
-	for _, r := range rows {
-		if int(r.Version) == m.Version {
-			return false, nil
-		}
-	}
+	q := db.New(c)
 	if _, err := c.Exec(ctx, "SELECT set_config('lock_timeout', $1, false)", lockTimeout); err != nil {
 		return false, fmt.Errorf("migration %04d_%s: set lock_timeout: %w", m.Version, m.Name, err)
 	}
