@@ -161,6 +161,36 @@ func TestHistoryRetiresByPartition(t *testing.T) {
 	}
 }
 
+// TestHistoryFutureRowHoldsNothingBack: a finished row stamped far ahead, written by
+// hand into history (a role with INSERT may), lands in the DEFAULT partition. A
+// partition may not begin before a DEFAULT row inside its range, but this one is
+// beyond every range being prepared, so the partitions of now are still made, and
+// the row stays where it is.
+func TestHistoryFutureRowHoldsNothingBack(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
+		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, finished_at)
+		VALUES (1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), '2200-01-01')`); err != nil {
+		t.Fatal(err)
+	}
+	retention := runtime.Retention{Completed: time.Hour, Failed: -1, Cancelled: time.Hour, IdempotencyKeys: -1}
+	start := time.Now()
+	if _, err := runtime.NewPrunerForTest(pool, retention, 100, time.Now).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	interval := maintenance.PartitionInterval(retention.Completed, time.Minute)
+	ps := partitions(t, pool, "completed")
+	if len(ps) == 0 || ps[0].lo.After(start) || ps[len(ps)-1].hi.Before(start.Add(2*interval)) {
+		t.Errorf("completed history's partitions %v beside a row finished in 2200; want them to cover %s to two intervals of %s later",
+			ps, start, interval)
+	}
+	if got := partitionOf(t, pool, 1); got != "jobc_jobs_finished_completed_default" {
+		t.Errorf("the row finished in 2200 is in %s, want it kept in the DEFAULT partition", got)
+	}
+}
+
 // TestHistoryDropWaitsItsTurn: a drop needs ACCESS EXCLUSIVE on its state's table, so
 // an open transaction that read history holds it off. The retire waits at most its
 // lock timeout, counts the partition as deferred and leaves it, and drops it on a

@@ -2743,8 +2743,10 @@ $$;
 -- pruner calls it, without a leader: one at a time per state goes on (the others have
 -- nothing to add). A partition begins where the newest ends, or, after a gap or on an
 -- empty table, at the start of the current interval (date_bin from 2000-01-01 UTC), but
--- never at or before the newest row of the DEFAULT partition, which it could not then
--- take over. CREATE TABLE ... PARTITION OF takes ACCESS EXCLUSIVE on the state's
+-- never at or before the newest row of the DEFAULT partition within the range it is to
+-- cover, which it could not then take over. A row further ahead (written by hand: a
+-- finish is stamped with its transaction's start) is no partition's business until
+-- the clock nears it, so it holds nothing back. CREATE TABLE ... PARTITION OF takes ACCESS EXCLUSIVE on the state's
 -- table, so finishes in that state wait for it: a catalog change and a read of the
 -- DEFAULT partition's rows (few: there are rows there only when no worker ran for two
 -- intervals). ATTACH PARTITION would take only SHARE UPDATE EXCLUSIVE, but then a
@@ -2777,7 +2779,8 @@ BEGIN
         RETURN 0;
     END IF;
     SELECT max(h.upper_bound) INTO v_lo FROM jobc_history_partitions(p_state) h;
-    EXECUTE format('SELECT max(finished_at) FROM %I', v_parent || '_default') INTO v_default;
+    EXECUTE format('SELECT max(finished_at) FROM %I WHERE finished_at < $1', v_parent || '_default')
+        INTO v_default USING now() + p_ahead + p_interval;
     v_lo := greatest(v_lo, date_bin(p_interval, now(), v_origin),
                      date_trunc('second', v_default) + interval '1 second');
     WHILE v_lo < now() + p_ahead LOOP
@@ -2838,13 +2841,11 @@ BEGIN
             EXECUTE format('DROP TABLE %I', v_part.name);
             dropped := dropped + 1;
         EXCEPTION WHEN lock_not_available THEN
-            deferred := deferred + 1;
             EXIT;
         END;
     END LOOP;
-    IF deferred > 0 THEN
-        SELECT count(*)::integer INTO deferred FROM jobc_history_partitions(p_state) h WHERE h.upper_bound <= p_before;
-    END IF;
+    -- What is past p_before and still there waited too long for its lock.
+    SELECT count(*)::integer INTO deferred FROM jobc_history_partitions(p_state) h WHERE h.upper_bound <= p_before;
     EXECUTE format('WITH victims AS (SELECT id FROM %1$I WHERE finished_at < $1 LIMIT $2),
                          pruned AS (DELETE FROM %1$I f USING victims v WHERE f.id = v.id RETURNING f.id),
                          keys AS (DELETE FROM jobc_unique_keys u USING pruned p WHERE u.job_id = p.id)
@@ -2858,7 +2859,7 @@ $$;
 -- 6. Privileges of the gates
 ------------------------------------------------------------------------------------------
 
--- Nine functions run with their owner's rights (SECURITY DEFINER). Three are the gates
+-- Eleven functions run with their owner's rights (SECURITY DEFINER). Three are the gates
 -- through which roles that may not write jobc_unique_keys nor take ids from the jobs'
 -- sequence (schema/grants.go) still enqueue unique jobs (jobc_enqueue_unique), retry
 -- finished jobs with their own ids (jobc_retry_selected) and fail a job whose id a
@@ -2870,7 +2871,9 @@ $$;
 -- jobc_finish advances it as its steps' jobs finish, whoever finishes them,
 -- jobc_workflow_fire_timers, which every worker's scheduler runs, and
 -- jobc_workflow_cancel and jobc_workflow_retry; only they write a job's workflow
--- columns and the workflow tables.
+-- columns and the workflow tables. The last two, jobc_history_prepare and
+-- jobc_history_retire (section 5.9), add and drop history's partitions, which only
+-- the tables' owner may.
 --
 -- A SECURITY DEFINER function must not find its tables through the caller's search_path
 -- (a caller could put a schema of its own first): each is pinned to the schema it was

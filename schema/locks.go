@@ -26,6 +26,11 @@ import (
 // outside a transaction.
 const NoTransaction = "-- jobc:no-transaction"
 
+// OutsideTransaction says whether m's first line is NoTransaction.
+func (m Migration) OutsideTransaction() bool {
+	return strings.HasPrefix(strings.TrimSpace(m.SQL), NoTransaction)
+}
+
 // Statement is one statement of a migration and the line it starts on.
 type Statement struct {
 	Line int
@@ -151,7 +156,7 @@ var (
 // they read or rewrite a table that existed before m (a table m creates is empty and
 // unseen, so anything goes on it), and those that cannot run where m runs them.
 func LongLocks(m Migration) []LongLock {
-	noTx := strings.HasPrefix(strings.TrimSpace(m.SQL), NoTransaction)
+	noTx := m.OutsideTransaction()
 	created := map[string]bool{}
 	var out []LongLock
 	flag := func(s Statement, why string) {

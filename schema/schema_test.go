@@ -198,7 +198,7 @@ func TestNoTransactionScripts(t *testing.T) {
 	}
 	s := got[0]
 	record := fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, 'created_idx');", len(ms))
-	order := []string{migrationSessionLock, "SET lock_timeout = '1000ms';", strings.TrimSpace(body), record, migrationSessionUnlock}
+	order := []string{MigrationSessionLock, "SET lock_timeout = '1000ms';", strings.TrimSpace(body), record, MigrationSessionUnlock}
 	at := 0
 	for _, part := range order {
 		i := strings.Index(s.SQL[at:], part)

@@ -24,10 +24,11 @@ type Script struct {
 // that a script applied by another tool and a migrating binary wait for each other.
 const migrationLock = "SELECT pg_advisory_xact_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
 
-// The same lock for a session, around a NoTransaction migration.
+// The same lock for a session, around a NoTransaction migration: the migrator's
+// (runtime/internal/migrate) and the printed script's.
 const (
-	migrationSessionLock   = "SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
-	migrationSessionUnlock = "SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+	MigrationSessionLock   = "SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+	MigrationSessionUnlock = "SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
 )
 
 // MigrationLockTimeout is how long a statement of a migration waits for a lock: the
@@ -63,12 +64,12 @@ func scripts(ms []Migration, from int) ([]Script, error) {
 	for _, m := range ms[from-1:] {
 		name := fmt.Sprintf("%04d_%s", m.Version, m.Name)
 		record := fmt.Sprintf("INSERT INTO jobc_migrations (version, name) VALUES (%d, '%s');\n", m.Version, m.Name)
-		if strings.HasPrefix(strings.TrimSpace(m.SQL), NoTransaction) {
+		if m.OutsideTransaction() {
 			out = append(out, Script{Name: name, NoTransaction: true, SQL: fmt.Sprintf(
 				"-- jobc migration %s, printed by `jobc migrate sql`: run it OUTSIDE a transaction, one statement at a time\n"+
 					"%s\n%s\n\nSET lock_timeout = '%dms';\n\n%s\n\n%s%s\nRESET lock_timeout;\n",
-				name, migrationSessionLock, strings.TrimRight(Bootstrap(), "\n"), MigrationLockTimeout.Milliseconds(),
-				strings.TrimRight(m.SQL, "\n"), record, migrationSessionUnlock)})
+				name, MigrationSessionLock, strings.TrimRight(Bootstrap(), "\n"), MigrationLockTimeout.Milliseconds(),
+				strings.TrimRight(m.SQL, "\n"), record, MigrationSessionUnlock)})
 			continue
 		}
 		out = append(out, Script{Name: name, SQL: head("migration "+name) + "\n" + strings.TrimRight(m.SQL, "\n") + "\n\n" + record})

@@ -19,7 +19,6 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -144,7 +143,7 @@ func Apply(ctx context.Context, conn Beginner, all []schema.Migration) ([]schema
 	for _, m := range all {
 		var applied bool
 		var err error
-		if strings.HasPrefix(strings.TrimSpace(m.SQL), schema.NoTransaction) {
+		if m.OutsideTransaction() {
 			applied, err = applyOutsideTx(ctx, conn, m, all)
 		} else {
 			err = retryLocks(ctx, m, func() error {
@@ -289,12 +288,12 @@ func applyOutsideTx(ctx context.Context, conn Beginner, m schema.Migration, all 
 		return false, fmt.Errorf("migration %04d_%s runs outside a transaction, statement by statement: "+
 			"migrate with a pool or a connection, not a %T", m.Version, m.Name, conn)
 	}
-	if _, err := c.Exec(ctx, `SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0))`); err != nil {
+	if _, err := c.Exec(ctx, schema.MigrationSessionLock); err != nil {
 		return false, fmt.Errorf("migration %04d_%s: take lock: %w", m.Version, m.Name, err)
 	}
 	defer func() {
 		// A fresh context: the lock must go even when ctx was cancelled.
-		_, uerr := c.Exec(context.WithoutCancel(ctx), `SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0)); RESET lock_timeout`)
+		_, uerr := c.Exec(context.WithoutCancel(ctx), schema.MigrationSessionUnlock+" RESET lock_timeout")
 		if err == nil && uerr != nil {
 			err = fmt.Errorf("migration %04d_%s: release lock: %w", m.Version, m.Name, uerr)
 		}
