@@ -179,7 +179,7 @@ func (w *Worker) Run(ctx context.Context) error {
 	defer stopCompleting()
 	completerDone := make(chan struct{})
 	outcomes := completer.New(completer.Config{
-		Queries: w.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
+		Queries: w.outcomes, Conn: pools.outcomes, Owner: w.cfg.ID, StatementTimeout: w.cfg.StatementTimeout, Held: w.running, Log: w.log,
 		Passing: w.passingConfig(ctx),
 		// A queue with flow control whose last claim came back short may have met
 		// keys at their concurrency limits: once outcomes are recorded, their places

@@ -1,7 +1,7 @@
 // Package completer records the outcomes of a worker's attempts: in batches, one
-// statement per kind of outcome, retried with backoff while the database fails and for
-// as long as the jobs' leases last, and one job at a time when a job's row makes a
-// batch fail.
+// statement per kind of outcome and one transaction per batch, retried with backoff
+// while the database fails and for as long as the jobs' leases last, and one job at a
+// time when a job's row makes a batch fail.
 package completer
 
 import (
@@ -11,6 +11,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/jobc-dev/jobc/runtime/internal/claim"
 	"github.com/jobc-dev/jobc/runtime/internal/db"
@@ -57,7 +59,11 @@ type Result struct {
 
 // Config is what a Completer needs of its worker.
 type Config struct {
-	Queries          *db.Queries   // on the worker's connection for outcomes
+	Queries *db.Queries // on the worker's connection for outcomes
+	// Conn, if set, is the connection Queries runs on. A batch of several kinds of
+	// outcome is then written in one transaction of it: one commit, and so one WAL
+	// flush, for the whole batch, however its outcomes mix.
+	Conn             Beginner
 	Owner            string        // the worker's id, which holds the leases
 	StatementTimeout time.Duration // per attempt to record a batch
 	Held             *lease.Held   // the leases the worker holds; recorded attempts are forgotten
@@ -68,6 +74,11 @@ type Config struct {
 	Recorded func()
 	// Passing, if set, lets completed jobs with flow keys pass their places on.
 	Passing *Passing
+}
+
+// Beginner starts a transaction: a pool or a connection.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
 }
 
 // Passing is how completed jobs pass their places on to the next jobs of their flow
@@ -93,6 +104,7 @@ type Leased struct {
 // Completer records the outcomes of a worker's attempts in batches.
 type Completer struct {
 	q                *db.Queries
+	conn             Beginner
 	owner            string
 	statementTimeout time.Duration
 	held             *lease.Held
@@ -106,7 +118,7 @@ type Completer struct {
 
 // New returns a completer for cfg.
 func New(cfg Config) *Completer {
-	return &Completer{q: cfg.Queries, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log,
+	return &Completer{q: cfg.Queries, conn: cfg.Conn, owner: cfg.Owner, statementTimeout: cfg.StatementTimeout, held: cfg.Held, log: cfg.Log,
 		recorded: cfg.Recorded, passing: cfg.Passing}
 }
 
@@ -282,45 +294,90 @@ func jitter(d time.Duration) time.Duration {
 	return d*8/10 + rand.N(d*4/10)
 }
 
-// record writes the outcomes of rs, one statement per kind of outcome. On error it
-// returns the results not yet written; the kinds written before the error stay written.
-// A statement that fails because of one job's row is run again for each job of its
-// group on its own, and a job whose own statement fails too is poisoned (package poison),
-// so that the outcomes of the others are recorded.
+// record writes the outcomes of rs, one statement per kind of outcome, all in one
+// transaction when rs holds several kinds (recordTogether). On error it returns the
+// results not yet written. A statement that fails because of one job's row is run
+// again for each job of its group on its own, and a job whose own statement fails too
+// is poisoned (package poison), so that the outcomes of the others are recorded.
 func (c *Completer) record(ctx context.Context, rs []Result) ([]Result, error) {
 	by := map[Outcome][]Result{}
 	for _, r := range rs {
 		by[r.Outcome] = append(by[r.Outcome], r)
 	}
-	// left collects what is still to write once a statement fails.
-	left := func(from int, order []Outcome) []Result {
+	order := []Outcome{Complete, Fail, Cancel, Retry, Snooze, Release}
+	if len(by) > 1 && c.conn != nil {
+		err := c.recordTogether(ctx, by, order)
+		if err == nil {
+			return nil, nil
+		}
+		if !dberr.RowFault(err) {
+			return rs, err // nothing was written
+		}
+		// A job's row failed its statement, and the transaction with it: the kinds
+		// are written one at a time below, where that job is found and poisoned.
+	}
+	// left collects what is still to write once a statement fails; the kinds written
+	// before it stay written.
+	left := func(from int) []Result {
 		var out []Result
 		for _, o := range order[from:] {
 			out = append(out, by[o]...)
 		}
 		return out
 	}
-	order := []Outcome{Complete, Fail, Cancel, Retry, Snooze, Release}
 	for i, o := range order {
 		group := by[o]
 		if len(group) == 0 {
 			continue
 		}
-		done, err := c.recordGroup(ctx, o, group)
+		done, err := c.recordGroup(ctx, c.q, o, group)
 		if err != nil && dberr.RowFault(err) {
 			var rest []Result
 			done, rest, err = c.recordAlone(ctx, o, group, err)
 			if err != nil {
-				return append(rest, left(i+1, order)...), err
+				return append(rest, left(i+1)...), err
 			}
 		}
 		if err != nil {
-			return left(i, order), err
+			return left(i), err
 		}
 		ids, _ := idsAttempts(group)
 		c.lostLeases(ctx, o.String(), ids, done)
 	}
 	return nil, nil
+}
+
+// recordTogether writes the outcomes of by, kind after kind in order, in one
+// transaction: the batch costs one commit, and so one WAL flush, however its outcomes
+// mix. On error nothing is written, and the jobs a completion leased for kept places
+// are forgotten with the rest.
+func (c *Completer) recordTogether(ctx context.Context, by map[Outcome][]Result, order []Outcome) error {
+	leased, passedAt := len(c.leased), c.passedAt
+	done := make(map[Outcome][]int64, len(by))
+	err := pgx.BeginFunc(ctx, c.conn, func(tx pgx.Tx) error {
+		q := c.q.WithTx(tx)
+		for _, o := range order {
+			if group := by[o]; len(group) > 0 {
+				d, err := c.recordGroup(ctx, q, o, group)
+				if err != nil {
+					return fmt.Errorf("record the %s jobs: %w", o, err)
+				}
+				done[o] = d
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		c.leased, c.passedAt = c.leased[:leased], passedAt
+		return err
+	}
+	for _, o := range order {
+		if group := by[o]; len(group) > 0 {
+			ids, _ := idsAttempts(group)
+			c.lostLeases(ctx, o.String(), ids, done[o])
+		}
+	}
+	return nil
 }
 
 // String says what recording the outcome does, for the logs.
@@ -344,30 +401,30 @@ func (o Outcome) String() string {
 	return fmt.Sprintf("outcome(%d)", uint8(o))
 }
 
-// recordGroup writes the outcomes of group, all of outcome o, with one statement, and
-// returns the ids it recorded.
-func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) ([]int64, error) {
+// recordGroup writes the outcomes of group, all of outcome o, with one statement of q,
+// and returns the ids it recorded.
+func (c *Completer) recordGroup(ctx context.Context, q *db.Queries, o Outcome, group []Result) ([]int64, error) {
 	ids, attempts := idsAttempts(group)
 	owner := c.owner
 	switch o {
 	case Complete:
 		if c.passing != nil && slices.ContainsFunc(group, func(r Result) bool { return r.Pass > 0 }) {
-			return c.completePassingOn(ctx, group)
+			return c.completePassingOn(ctx, q, group)
 		}
 		results, versions := outputs(group)
-		return c.q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner, Results: results, ResultVersions: versions})
+		return q.CompleteJobs(ctx, db.CompleteJobsParams{IDs: ids, Attempts: attempts, Owner: owner, Results: results, ResultVersions: versions})
 	case Fail, Cancel:
 		state := db.JobcStateFailed
 		if o == Cancel {
 			state = db.JobcStateCancelled
 		}
-		return c.q.FinishJobs(ctx, db.FinishJobsParams{IDs: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
+		return q.FinishJobs(ctx, db.FinishJobsParams{IDs: ids, Attempts: attempts, Errors: errorsJSON(group), Owner: owner, State: state})
 	case Retry:
-		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
+		return q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Errors: errorsJSON(group), Owner: owner})
 	case Snooze: // a retry that records no error and does not count the attempt
-		return c.q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Snooze: true, Owner: owner})
+		return q.RetryJobs(ctx, db.RetryJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), AvailableAts: runAts(group), Snooze: true, Owner: owner})
 	case Release:
-		_, err := c.q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), Owner: owner})
+		_, err := q.ReleaseJobs(ctx, db.ReleaseJobsParams{IDs: ids, Attempts: attempts, ClaimedAts: claimedAts(group), Owner: owner})
 		return ids, err // a release of a job rescued meanwhile has nothing to say
 	}
 	return nil, fmt.Errorf("jobc worker: no statement records outcome %d", o)
@@ -375,7 +432,7 @@ func (c *Completer) recordGroup(ctx context.Context, o Outcome, group []Result) 
 
 // completePassingOn completes group, whose kept places pass on to the next jobs of
 // their keys, and keeps the jobs leased for them for pass.
-func (c *Completer) completePassingOn(ctx context.Context, group []Result) ([]int64, error) {
+func (c *Completer) completePassingOn(ctx context.Context, q *db.Queries, group []Result) ([]int64, error) {
 	ids, attempts := idsAttempts(group)
 	kinds := make([]int32, len(group))
 	for i, r := range group {
@@ -385,7 +442,7 @@ func (c *Completer) completePassingOn(ctx context.Context, group []Result) ([]in
 	sent := time.Now()
 	fromStart := sent.Sub(c.passedAt) >= passEvery
 	results, versions := outputs(group)
-	rows, err := c.q.CompleteJobsPassingOn(ctx, db.CompleteJobsPassingOnParams{
+	rows, err := q.CompleteJobsPassingOn(ctx, db.CompleteJobsPassingOnParams{
 		IDs: ids, Attempts: attempts, Owner: c.owner, PassKinds: kinds, FromStart: fromStart,
 		Results: results, ResultVersions: versions,
 		Kinds: p.Kinds, Limits: p.Limits, MinVersions: p.Min, MaxVersions: p.Max, LeaseSeconds: p.Lease.Seconds(),
@@ -420,7 +477,7 @@ func (c *Completer) recordAlone(ctx context.Context, o Outcome, group []Result, 
 		"jobs", len(group), "outcome", o.String(), "err", dberr.Describe(batchErr))
 	owner := c.owner
 	for j, r := range group {
-		d, err := c.recordGroup(ctx, o, group[j:j+1])
+		d, err := c.recordGroup(ctx, c.q, o, group[j:j+1])
 		switch {
 		case err == nil:
 			done = append(done, d...)

@@ -122,3 +122,144 @@ func TestRepeatedOutcomeLeavesLaterClaimAlone(t *testing.T) {
 		})
 	}
 }
+
+// claimed migrates a new schema, makes n jobs and claims them for owner (claimJobs), and
+// returns the pool, the leases held and the claimed rows.
+func claimed(t testing.TB, owner string, n int) (*pgxpool.Pool, *lease.Held, []db.ClaimJobsRow) {
+	t.Helper()
+	pool := pgtest.NewSchema(t, func(ctx context.Context, pool *pgxpool.Pool) error {
+		_, err := migrate.Up(ctx, pool)
+		return err
+	})
+	held := lease.NewHeld()
+	return pool, held, claimJobs(t, pool, held, owner, n)
+}
+
+// claimJobs makes n jobs of kind k in queue q and claims them for owner, whose leases
+// held then holds.
+func claimJobs(t testing.TB, pool *pgxpool.Pool, held *lease.Held, owner string, n int) []db.ClaimJobsRow {
+	t.Helper()
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		SELECT 'k', 'q', 'available', 1, 1, '{}', 5 FROM generate_series(1, $1)`, n); err != nil {
+		t.Fatal(err)
+	}
+	const leaseFor = 30 * time.Second
+	rows, err := db.New(pool).ClaimJobs(ctx, db.ClaimJobsParams{
+		Owner: owner, LeaseSeconds: leaseFor.Seconds(), Queue: "q", Kinds: []string{"k"}, Versions: []int32{1}, Max: int32(n),
+	})
+	if err != nil || len(rows) != n {
+		t.Fatalf("claim: %d rows, %v; want %d", len(rows), err, n)
+	}
+	for _, r := range rows {
+		held.Add(r.ID, r.Attempt, time.Now().Add(leaseFor))
+	}
+	return rows
+}
+
+// runBatch records results as one batch: they are all waiting when Run starts.
+func runBatch(t testing.TB, c *Completer, results ...Result) {
+	t.Helper()
+	ch := make(chan Result, len(results))
+	for _, r := range results {
+		ch <- r
+	}
+	close(ch)
+	c.Run(t.Context(), ch)
+}
+
+// A batch that mixes every kind of outcome is written in one transaction, so its
+// commit flushes the WAL once: statement triggers note the transaction of every
+// statement that moves a job.
+func TestMixedBatchCommitsOnce(t *testing.T) {
+	ctx := t.Context()
+	const owner = "w1"
+	pool, held, rows := claimed(t, owner, 6)
+	if _, err := pool.Exec(ctx, `
+		CREATE TABLE seen (xact xid8 NOT NULL, tbl text NOT NULL, op text NOT NULL);
+		CREATE FUNCTION note_xact() RETURNS trigger LANGUAGE plpgsql AS $$
+		BEGIN INSERT INTO seen VALUES (pg_current_xact_id(), TG_TABLE_NAME, TG_OP); RETURN NULL; END $$;
+		CREATE TRIGGER note AFTER UPDATE OR DELETE ON jobc_jobs FOR EACH STATEMENT EXECUTE FUNCTION note_xact();
+		CREATE TRIGGER note AFTER INSERT ON jobc_jobs_finished FOR EACH STATEMENT EXECUTE FUNCTION note_xact();`); err != nil {
+		t.Fatal(err)
+	}
+	later := time.Now().Add(time.Hour)
+	outcomes := []Outcome{Complete, Fail, Cancel, Retry, Snooze, Release}
+	results := make([]Result, len(rows))
+	for i, r := range rows {
+		results[i] = Result{ID: r.ID, Attempt: r.Attempt, ClaimedAt: r.AvailableAt, Outcome: outcomes[i], RunAt: later,
+			Error: []byte(`{"error":"planned"}`)}
+	}
+	c := New(Config{Queries: db.New(pool), Conn: pool, Owner: owner, StatementTimeout: 10 * time.Second, Held: held,
+		Log: slog.New(slog.DiscardHandler)})
+	runBatch(t, c, results...)
+
+	var xacts, statements int
+	var seen string
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT xact), count(*), string_agg(tbl || ' ' || op || ' in ' || xact::text, ', ') FROM seen`).
+		Scan(&xacts, &statements, &seen); err != nil {
+		t.Fatal(err)
+	}
+	if xacts != 1 || statements < len(outcomes) {
+		t.Errorf("a batch of %d kinds of outcome took %d transactions for %d statements (%s); want one transaction", len(outcomes), xacts, statements, seen)
+	}
+	// And each outcome took effect.
+	want := []string{"completed", "failed", "cancelled", "scheduled", "scheduled", "available"}
+	got := states(t, pool)
+	for i, r := range rows {
+		if got[r.ID] != want[i] {
+			t.Errorf("job %d (%s): %s, want %s", r.ID, outcomes[i], got[r.ID], want[i])
+		}
+	}
+}
+
+// A mixed batch in which one job's row fails its statement writes the others' outcomes
+// and poisons that job alone: the batch's transaction fails as a whole, and the kinds
+// are then written one at a time, where the job is found.
+func TestMixedBatchWithABadRow(t *testing.T) {
+	const owner = "w1"
+	pool, held, rows := claimed(t, owner, 3)
+	later := time.Now().Add(time.Hour)
+	c := New(Config{Queries: db.New(pool), Conn: pool, Owner: owner, StatementTimeout: 10 * time.Second, Held: held,
+		Log: slog.New(slog.DiscardHandler)})
+	runBatch(t, c,
+		Result{ID: rows[0].ID, Attempt: rows[0].Attempt, ClaimedAt: rows[0].AvailableAt, Outcome: Complete},
+		Result{ID: rows[1].ID, Attempt: rows[1].Attempt, ClaimedAt: rows[1].AvailableAt, Outcome: Retry, RunAt: later, Error: []byte(`{"error":"planned"}`)},
+		// Not JSON: the statement that fails jobs refuses it (22P02), a row's fault.
+		Result{ID: rows[2].ID, Attempt: rows[2].Attempt, ClaimedAt: rows[2].AvailableAt, Outcome: Fail, Error: []byte(`not json`)},
+	)
+	got := states(t, pool)
+	if got[rows[0].ID] != "completed" || got[rows[1].ID] != "scheduled" || got[rows[2].ID] != "failed" {
+		t.Errorf("completed, retried, bad failure: %s, %s, %s; want completed, scheduled, failed (poisoned)",
+			got[rows[0].ID], got[rows[1].ID], got[rows[2].ID])
+	}
+	var reason string
+	if err := pool.QueryRow(t.Context(), `SELECT errors::text FROM jobc_jobs_finished WHERE id = $1`, rows[2].ID).Scan(&reason); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(reason, "failed on this job alone") {
+		t.Errorf("the bad job's errors are %s; want the poisoning's reason", reason)
+	}
+}
+
+// states returns every job's state, waiting or finished, by id.
+func states(t *testing.T, pool *pgxpool.Pool) map[int64]string {
+	t.Helper()
+	rows, err := pool.Query(t.Context(), `SELECT id, state::text FROM jobc_jobs UNION ALL SELECT id, state::text FROM jobc_jobs_finished`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]string{}
+	for rows.Next() {
+		var id int64
+		var s string
+		if err := rows.Scan(&id, &s); err != nil {
+			t.Fatal(err)
+		}
+		out[id] = s
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
