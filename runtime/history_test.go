@@ -410,6 +410,13 @@ func TestHistoryReadsAreIndexDriven(t *testing.T) {
 	if stats, err := runtime.ListQueueStats(ctx, pool); err != nil || len(stats) == 0 {
 		t.Errorf("ListQueueStats: %v, %v", stats, err)
 	}
+	// An operator's repair by id: retry one failed job, delete one completed job.
+	if res, err := runtime.RetryJobs(ctx, pool, runtime.JobSelection{IDs: []int64{15000}}); err != nil || res.Changed != 1 {
+		t.Errorf("RetryJobs by id: %+v, %v", res, err)
+	}
+	if res, err := runtime.DeleteJobs(ctx, pool, runtime.JobSelection{IDs: []int64{15001}}); err != nil || res.Changed != 1 {
+		t.Errorf("DeleteJobs by id: %+v, %v", res, err)
+	}
 	scans, _ := log.seqScans()
 	for _, s := range scans {
 		lastHour := strings.Contains(s.plan, "-- name: QueueStats") && !strings.HasSuffix(s.table, "_default")

@@ -1717,67 +1717,76 @@ CREATE FUNCTION jobc_retry_selected(
     p_since       timestamptz,
     p_max         bigint
 ) RETURNS TABLE (matched bigint, changed bigint, ids bigint[], woken bigint)
-LANGUAGE sql VOLATILE SECURITY DEFINER AS $$
-    WITH matched AS (
-        SELECT a.id, a.kind, a.state, a.unique_key
-        FROM jobc_selected(p_ids, p_kinds, p_queues,
-          p_states, p_error_class, p_since) a
-    ), eligible AS (
-        SELECT m.id FROM matched m
-        WHERE m.state IN ('failed', 'cancelled', 'scheduled')
-          AND (m.unique_key IS NULL OR m.state = 'scheduled' OR (
-              NOT EXISTS (SELECT 1 FROM jobc_unique_keys u
-                          WHERE u.kind = m.kind AND u.key = m.unique_key AND u.job_id <> m.id)
-              AND NOT EXISTS (SELECT 1 FROM matched o
-                              WHERE o.kind = m.kind AND o.unique_key = m.unique_key AND o.id > m.id
-                                AND o.state IN ('failed', 'cancelled'))))
-        ORDER BY m.id DESC
-        LIMIT p_max
-    ), revived AS (
-        DELETE FROM jobc_jobs_finished f USING eligible e
-        WHERE f.id = e.id AND f.state IN ('failed', 'cancelled')
-        RETURNING f.*
-    ), back AS (
-        INSERT INTO jobc_jobs (
-            id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
-            attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, flow_key
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER AS $$
+BEGIN
+    -- EXECUTE plans the statement at each call with the arguments' values, so that
+    -- jobc_selected's "ids IS NULL OR id = ANY(ids)" reduces to the id condition and
+    -- reads each partition of history by its index. Planned with the arguments
+    -- unknown, as a SQL function's body is, it read every row of history to retry
+    -- one job by id (TestHistoryReadsAreIndexDriven).
+    RETURN QUERY EXECUTE $q$
+        WITH matched AS (
+            SELECT a.id, a.kind, a.state, a.unique_key
+            FROM jobc_selected($1, $2, $3,
+              $4, $5, $6) a
+        ), eligible AS (
+            SELECT m.id FROM matched m
+            WHERE m.state IN ('failed', 'cancelled', 'scheduled')
+              AND (m.unique_key IS NULL OR m.state = 'scheduled' OR (
+                  NOT EXISTS (SELECT 1 FROM jobc_unique_keys u
+                              WHERE u.kind = m.kind AND u.key = m.unique_key AND u.job_id <> m.id)
+                  AND NOT EXISTS (SELECT 1 FROM matched o
+                                  WHERE o.kind = m.kind AND o.unique_key = m.unique_key AND o.id > m.id
+                                    AND o.state IN ('failed', 'cancelled'))))
+            ORDER BY m.id DESC
+            LIMIT $7
+        ), revived AS (
+            DELETE FROM jobc_jobs_finished f USING eligible e
+            WHERE f.id = e.id AND f.state IN ('failed', 'cancelled')
+            RETURNING f.*
+        ), back AS (
+            INSERT INTO jobc_jobs (
+                id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+                attempt, max_attempts, errors, unique_key, unique_finished, created_at, attempted_at, flow_key
+            )
+            SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
+                   now(), r.attempt, greatest(r.max_attempts, r.attempt + 1),
+                   r.errors || jsonb_build_array(jsonb_build_object(
+                       'attempt', r.attempt, 'at', now(), 'class', 'jobc_retried', 'worker', '',
+                       'error', format('retried after it ended %s at %s', r.state,
+                                       to_char(r.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'))
+                                || CASE WHEN r.attempt = 0 THEN ' before its first attempt'
+                                        ELSE format(' on attempt %s of %s', r.attempt, r.max_attempts) END
+                                || CASE WHEN r.attempt >= r.max_attempts
+                                        THEN format('; one more attempt allowed (max_attempts %s)', r.attempt + 1)
+                                        ELSE '' END)),
+                   r.unique_key, r.unique_finished, r.created_at, r.attempted_at, r.flow_key
+            FROM revived r
+            RETURNING id, kind, queue, unique_key
+        ), keys AS (
+            -- A key row of the job itself (its key stays held in the state it finished in) is
+            -- there already.
+            INSERT INTO jobc_unique_keys (kind, key, job_id)
+            SELECT b.kind, b.unique_key, b.id FROM back b
+            WHERE b.unique_key IS NOT NULL
+              AND NOT EXISTS (SELECT 1 FROM jobc_unique_keys u WHERE u.kind = b.kind AND u.key = b.unique_key)
+        ), due AS (
+            UPDATE jobc_jobs j SET state = 'available', available_at = now()
+            FROM eligible e
+            WHERE j.id = e.id AND j.state = 'scheduled'
+            RETURNING j.id, j.queue
+        ), changed AS (
+            SELECT id, queue FROM back UNION ALL SELECT id, queue FROM due
+        ), woken AS (
+            SELECT count(*) FILTER (WHERE jobc_wake(q.queue)) AS queues FROM (SELECT DISTINCT c.queue FROM changed c) q
         )
-        SELECT r.id, r.kind, r.queue, 'available', r.priority, r.payload_version, r.payload, r.metadata,
-               now(), r.attempt, greatest(r.max_attempts, r.attempt + 1),
-               r.errors || jsonb_build_array(jsonb_build_object(
-                   'attempt', r.attempt, 'at', now(), 'class', 'jobc_retried', 'worker', '',
-                   'error', format('retried after it ended %s at %s', r.state,
-                                   to_char(r.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS "UTC"'))
-                            || CASE WHEN r.attempt = 0 THEN ' before its first attempt'
-                                    ELSE format(' on attempt %s of %s', r.attempt, r.max_attempts) END
-                            || CASE WHEN r.attempt >= r.max_attempts
-                                    THEN format('; one more attempt allowed (max_attempts %s)', r.attempt + 1)
-                                    ELSE '' END)),
-               r.unique_key, r.unique_finished, r.created_at, r.attempted_at, r.flow_key
-        FROM revived r
-        RETURNING id, kind, queue, unique_key
-    ), keys AS (
-        -- A key row of the job itself (its key stays held in the state it finished in) is
-        -- there already.
-        INSERT INTO jobc_unique_keys (kind, key, job_id)
-        SELECT b.kind, b.unique_key, b.id FROM back b
-        WHERE b.unique_key IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM jobc_unique_keys u WHERE u.kind = b.kind AND u.key = b.unique_key)
-    ), due AS (
-        UPDATE jobc_jobs j SET state = 'available', available_at = now()
-        FROM eligible e
-        WHERE j.id = e.id AND j.state = 'scheduled'
-        RETURNING j.id, j.queue
-    ), changed AS (
-        SELECT id, queue FROM back UNION ALL SELECT id, queue FROM due
-    ), woken AS (
-        SELECT count(*) FILTER (WHERE jobc_wake(q.queue)) AS queues FROM (SELECT DISTINCT c.queue FROM changed c) q
-    )
-    SELECT (SELECT count(*) FROM matched)::bigint AS matched,
-           (SELECT count(*) FROM changed)::bigint AS changed,
-           coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT c.id FROM changed c ORDER BY c.id LIMIT 1000) x), '{}')::bigint[] AS ids,
-           w.queues::bigint AS woken
-    FROM woken w
+        SELECT (SELECT count(*) FROM matched)::bigint AS matched,
+               (SELECT count(*) FROM changed)::bigint AS changed,
+               coalesce((SELECT array_agg(x.id ORDER BY x.id) FROM (SELECT c.id FROM changed c ORDER BY c.id LIMIT 1000) x), '{}')::bigint[] AS ids,
+               w.queues::bigint AS woken
+        FROM woken w
+    $q$ USING p_ids, p_kinds, p_queues, p_states, p_error_class, p_since, p_max;
+END
 $$;
 
 -- 5.7 Workflows
