@@ -104,6 +104,20 @@ SELECT r.dropped::integer AS dropped, r.deferred::integer AS deferred, r.deleted
 FROM jobc_history_retire(sqlc.arg(state)::jobc_state, sqlc.arg(before)::timestamptz, sqlc.arg(max)::integer)
     AS r(dropped, deferred, deleted);
 
+-- name: HistoryPartitions :many
+-- Each finished state's history as the pruner keeps it: how many dated partitions,
+-- the oldest start and the newest end of them (the epoch when there is none), and
+-- about how many rows its DEFAULT partition holds (the planner's estimate, 0 before
+-- its first ANALYZE), with no row of history read.
+SELECT s.state::text AS state, count(p.name)::bigint AS partitions,
+       coalesce(min(p.lower_bound), 'epoch')::timestamptz AS oldest, coalesce(max(p.upper_bound), 'epoch')::timestamptz AS newest,
+       (SELECT greatest(c.reltuples, 0) FROM pg_catalog.pg_class c
+        WHERE c.oid = ('jobc_jobs_finished_' || s.state::text || '_default')::regclass)::bigint AS default_rows
+FROM unnest(ARRAY['completed', 'failed', 'cancelled']::jobc_state[]) AS s(state)
+LEFT JOIN LATERAL jobc_history_partitions(s.state) p ON true
+GROUP BY s.state
+ORDER BY s.state;
+
 -- name: PruneWorkflows :execrows
 -- Deletes up to max workflows that ended in the given state before the given time,
 -- with their steps (which hold their results) and their items (no foreign key

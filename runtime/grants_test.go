@@ -534,6 +534,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if stats, err := runtime.ListQueueStats(ctx, readerPool); err != nil || len(stats) != 1 || !stats[0].Paused || stats[0].Available < 1 || stats[0].Workers != 1 {
 		t.Errorf("ListQueueStats as the read-only role: %+v, %v; want the paused grants queue with the held job available and its worker", stats, err)
 	}
+	if hs, err := runtime.ListHistory(ctx, readerPool); err != nil || len(hs) != 3 || !hs[0].Covers(time.Now()) {
+		t.Errorf("ListHistory as the read-only role: %+v, %v; want the three states, with the worker's partitions", hs, err)
+	}
 	if err := runtime.ResumeQueue(ctx, workerPool, "grants"); err != nil {
 		t.Fatalf("ResumeQueue as the worker role: %v", err)
 	}

@@ -425,3 +425,57 @@ func TestHistoryReadsAreIndexDriven(t *testing.T) {
 		}
 	}
 }
+
+// ListHistory tells an operator how each state's history is kept: no partition before
+// a pruner ran (finishes go to the DEFAULT partition, whose rows it estimates), then
+// partitions that cover now and two intervals ahead.
+func TestListHistory(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_jobs_finished (
+		    id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
+		    attempt, max_attempts, errors, created_at, attempted_at, finished_at)
+		SELECT i, 'k', 'q', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), now(), now()
+		FROM generate_series(1, 2) i;
+		ANALYZE jobc_jobs_finished`); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	before, err := runtime.ListHistory(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []runtime.State{runtime.StateCompleted, runtime.StateFailed, runtime.StateCancelled}
+	if len(before) != len(want) {
+		t.Fatalf("ListHistory: %+v; want the three finished states", before)
+	}
+	for i, h := range before {
+		rows := int64(0)
+		if h.State == runtime.StateCompleted {
+			rows = 2
+		}
+		if h.State != want[i] || h.Partitions != 0 || h.Covers(now) || h.DefaultRows != rows {
+			t.Errorf("before any pruner: %+v; want %s with no partition and %d rows in DEFAULT", h, want[i], rows)
+		}
+	}
+
+	retention := runtime.Retention{Completed: time.Hour, Failed: 24 * time.Hour, Cancelled: time.Hour, IdempotencyKeys: -1}
+	pruned := time.Now()
+	if _, err := runtime.NewPrunerForTest(pool, retention, 100, time.Now).RunOnce(ctx); err != nil {
+		t.Fatal(err)
+	}
+	after, err := runtime.ListHistory(ctx, pool)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keep := map[runtime.State]time.Duration{runtime.StateCompleted: retention.Completed, runtime.StateFailed: retention.Failed, runtime.StateCancelled: retention.Cancelled}
+	// The first completed partition starts after the DEFAULT partition's rows, which
+	// it could not take over, so a little after the run.
+	for _, h := range after {
+		ahead := pruned.Add(2 * maintenance.PartitionInterval(keep[h.State], time.Minute))
+		if at := time.Now().Add(time.Second); h.Partitions < 3 || !h.Covers(at) || h.Until.Before(ahead) {
+			t.Errorf("after a pruner's run: %+v; want partitions that cover %s and reach %s", h, at, ahead)
+		}
+	}
+}

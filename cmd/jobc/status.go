@@ -25,7 +25,18 @@ type statusJSON struct {
 	Queues     []queueJSON      `json:"queues"`
 	Workers    []workerJSON     `json:"workers"`
 	Unfinished []unfinishedJSON `json:"unfinished"`
+	History    []historyJSON    `json:"history"`
 	Events     eventsJSON       `json:"events"`
+}
+
+// historyJSON is how one finished state's history is kept (runtime.History).
+type historyJSON struct {
+	State       string     `json:"state"`
+	Partitions  int        `json:"partitions"`
+	From        *time.Time `json:"from"`  // the oldest partition's start; null when none
+	Until       *time.Time `json:"until"` // the newest partition's end; null when none
+	CoversNow   bool       `json:"covers_now"`
+	DefaultRows int64      `json:"default_rows"`
 }
 
 // eventsJSON is the outbox: what the relays have yet to publish, how far behind they
@@ -71,6 +82,10 @@ queue, payload version and state — with the live workers able to decode them.
 Jobs that no live worker takes are marked NONE with the reason: no live worker serves
 their queue, the workers of their queue do not handle their kind, or none of them
 decodes their payload version (retire a version only once none of its jobs remain).
+Then history: per finished state, the partitions by finish time the workers' pruners
+keep (how many, from when to when) and about how many rows the DEFAULT partition holds;
+a state whose partitions do not cover now is flagged, because its finished jobs then
+go to the DEFAULT partition (no worker's pruner has run for a while).
 Last, the outbox: the events not yet published, the relay lag (the age of the oldest of
 them) and the events failed for good, newest first.
 
@@ -99,6 +114,10 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if err != nil {
 					return err
 				}
+				history, err := runtime.ListHistory(ctx, db)
+				if err != nil {
+					return err
+				}
 				outbox, err := relay.ReadStats(ctx, db)
 				if err != nil {
 					return err
@@ -115,11 +134,15 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				}
 				if asJSON {
 					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
+					s.History = toHistoryJSON(history, time.Now())
 					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: cli.Seconds(outbox.Lag),
 						FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
 					err = cli.WriteJSON(cmd.OutOrStdout(), s)
 				} else {
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
+					if err == nil {
+						err = printHistory(cmd, history, time.Now())
+					}
 					if err == nil {
 						err = printOutbox(cmd, outbox, failedEvents)
 					}
@@ -155,6 +178,46 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 	cmd.Flags().DurationVar(&failRelayLag, "fail-relay-lag", 0, "exit 1 when the oldest unpublished event is older than this (e.g. 1m)")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (fields in docs/cli.md)")
 	return cmd
+}
+
+// printHistory prints the history section of status, and flags each state whose
+// partitions do not cover now.
+func printHistory(cmd *cobra.Command, hs []runtime.History, now time.Time) error {
+	out := cmd.OutOrStdout()
+	fmt.Fprintln(out, "\nhistory (partitions by finish time, added and dropped by the workers' pruners):")
+	t := cli.NewTable(out, "  STATE", "PARTITIONS", "FROM (UTC)", "UNTIL (UTC)", "DEFAULT PARTITION")
+	var uncovered []string
+	for _, h := range hs {
+		from, until := "-", "-"
+		if h.Partitions > 0 {
+			from, until = h.From.UTC().Format(time.DateTime), h.Until.UTC().Format(time.DateTime)
+		}
+		t.Row("  "+string(h.State), h.Partitions, from, until, fmt.Sprintf("about %d rows", h.DefaultRows))
+		if !h.Covers(now) {
+			uncovered = append(uncovered, string(h.State))
+		}
+	}
+	if err := t.Flush(); err != nil {
+		return err
+	}
+	if len(uncovered) > 0 {
+		_, err := fmt.Fprintf(out, "  no partition covers now for %s: those jobs finish into the DEFAULT partition, pruned row by row;\n"+
+			"  partitions are added by every worker's pruner (Retention, PruneInterval): is no worker running?\n", strings.Join(uncovered, ", "))
+		return err
+	}
+	return nil
+}
+
+func toHistoryJSON(hs []runtime.History, now time.Time) []historyJSON {
+	out := make([]historyJSON, len(hs))
+	for i, h := range hs {
+		out[i] = historyJSON{State: string(h.State), Partitions: h.Partitions, CoversNow: h.Covers(now), DefaultRows: h.DefaultRows}
+		if h.Partitions > 0 {
+			from, until := h.From.UTC(), h.Until.UTC()
+			out[i].From, out[i].Until = &from, &until
+		}
+	}
+	return out
 }
 
 // printOutbox prints the outbox's section of status.

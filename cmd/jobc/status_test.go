@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/schema"
@@ -120,5 +121,45 @@ func TestStatusQueuesAndFailOldest(t *testing.T) {
 	slow := s.Queues[1] // ordered by name: fast, slow
 	if age, _ := slow["oldest_available_age_seconds"].(float64); slow["queue"] != "slow" || age < 600 || age > 660 || slow["available"] != 2.0 {
 		t.Errorf("status --json: queue slow is %v; want 2 available, the oldest 600s old", slow)
+	}
+}
+
+// status shows how each finished state's history is kept, and says when finished jobs
+// go to the DEFAULT partition because no partition covers now.
+func TestStatusShowsHistory(t *testing.T) {
+	pool, url := migratedDB(t)
+	out, errOut, code := jobc(t, "status", "--database-url", url)
+	if code != 0 || !strings.Contains(out, "no partition covers now for completed, failed, cancelled") {
+		t.Fatalf("status before any pruner ran: exit %d, want the three states flagged:\n%s%s", code, out, errOut)
+	}
+	// What a worker's pruner does: partitions of 15 minutes, to 30 minutes ahead.
+	for _, state := range []string{"completed", "failed", "cancelled"} {
+		if _, err := pool.Exec(t.Context(), `SELECT jobc_history_prepare($1, interval '15 minutes', interval '30 minutes')`, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out, errOut, code = jobc(t, "status", "--database-url", url)
+	space := regexp.MustCompile(` +`)
+	if code != 0 || strings.Contains(out, "no partition covers now") || !regexp.MustCompile(`(?m)^ completed [3-4] \d{4}-`).MatchString(space.ReplaceAllString(out, " ")) {
+		t.Errorf("status with partitions: exit %d, want 3 or 4 completed partitions with their bounds and no flag:\n%s%s", code, out, errOut)
+	}
+	out, errOut, code = jobc(t, "status", "--json", "--database-url", url)
+	var s struct {
+		History []struct {
+			State       string     `json:"state"`
+			Partitions  int        `json:"partitions"`
+			From        *time.Time `json:"from"`
+			Until       *time.Time `json:"until"`
+			CoversNow   bool       `json:"covers_now"`
+			DefaultRows *int64     `json:"default_rows"`
+		} `json:"history"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &s) != nil || len(s.History) != 3 {
+		t.Fatalf("status --json: exit %d, want three history entries\n%s%s", code, out, errOut)
+	}
+	for _, h := range s.History {
+		if h.Partitions < 3 || !h.CoversNow || h.From == nil || h.Until == nil || !h.Until.After(time.Now().Add(29*time.Minute)) || h.DefaultRows == nil {
+			t.Errorf("status --json: history %+v; want partitions covering now to 30 minutes ahead", h)
+		}
 	}
 }

@@ -106,6 +106,55 @@ func (q *Queries) CountByQueue(ctx context.Context, ids []int64) ([]CountByQueue
 	return items, nil
 }
 
+const historyPartitions = `-- name: HistoryPartitions :many
+SELECT s.state::text AS state, count(p.name)::bigint AS partitions,
+       coalesce(min(p.lower_bound), 'epoch')::timestamptz AS oldest, coalesce(max(p.upper_bound), 'epoch')::timestamptz AS newest,
+       (SELECT greatest(c.reltuples, 0) FROM pg_catalog.pg_class c
+        WHERE c.oid = ('jobc_jobs_finished_' || s.state::text || '_default')::regclass)::bigint AS default_rows
+FROM unnest(ARRAY['completed', 'failed', 'cancelled']::jobc_state[]) AS s(state)
+LEFT JOIN LATERAL jobc_history_partitions(s.state) p ON true
+GROUP BY s.state
+ORDER BY s.state
+`
+
+type HistoryPartitionsRow struct {
+	State       string
+	Partitions  int64
+	Oldest      time.Time
+	Newest      time.Time
+	DefaultRows int64
+}
+
+// Each finished state's history as the pruner keeps it: how many dated partitions,
+// the oldest start and the newest end of them (the epoch when there is none), and
+// about how many rows its DEFAULT partition holds (the planner's estimate, 0 before
+// its first ANALYZE), with no row of history read.
+func (q *Queries) HistoryPartitions(ctx context.Context) ([]HistoryPartitionsRow, error) {
+	rows, err := q.db.Query(ctx, historyPartitions)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []HistoryPartitionsRow{}
+	for rows.Next() {
+		var i HistoryPartitionsRow
+		if err := rows.Scan(
+			&i.State,
+			&i.Partitions,
+			&i.Oldest,
+			&i.Newest,
+			&i.DefaultRows,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const listen = `-- name: Listen :exec
 
 LISTEN jobc
