@@ -136,9 +136,14 @@ func (w *Worker) pollWait(q *queue) time.Duration {
 // claim leases up to asked jobs and hands them to the handler goroutines. The claim
 // may take at most Config.StatementTimeout: a claim that times out after the server
 // committed it leaves its jobs leased to nobody who knows, and the rescuer returns them
-// once the lease runs out.
+// once the lease runs out, with the attempt counted. A stop does not cut a claim short,
+// for the same reason: the server may have committed it as the stop came, and the
+// worker would then exit holding leases it never knew of (TestStopDuringClaims). So a
+// claim under way when the worker is asked to stop finishes, and its jobs run in the
+// shutdown grace or are given back without counting the attempt; fetchLoop starts no
+// claim after the stop.
 func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
-	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), w.cfg.StatementTimeout)
 	defer cancel()
 	sent := time.Now()
 	rows, err := q.claim.Claim(ctx, w.claimsOn(), w.log, w.cfg.ID, w.cfg.LeaseDuration, asked)

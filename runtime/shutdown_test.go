@@ -244,3 +244,55 @@ func mentionsJob(lines []string, id int64) bool {
 	}
 	return false
 }
+
+// TestStopDuringClaims: a worker asked to stop while it claims leaves no job leased to
+// itself once Run returns. The server may commit a claim as the stop comes; had the
+// stop cut the claim short, the worker would exit without knowing of its jobs, which
+// would wait out their leases and run again with the attempt counted, a
+// lease_expired error recorded (TestRollingDeploy saw it once). Each round stops a
+// busy worker a few milliseconds after its first job finished, while claims follow
+// each other; before the fix one stop in four left jobs leased.
+func TestStopDuringClaims(t *testing.T) {
+	t.Parallel()
+	pool := pgtest.NewSchema(t, migrated)
+	ctx := t.Context()
+	jt := emailType(t, nil)
+	const rounds, backlog = 16, 300
+	for round := range rounds {
+		payloads := make([]emailPayload, backlog)
+		for n := range payloads {
+			payloads[n] = emailPayload{N: n, Email: "x@example.com"}
+		}
+		if _, err := runtime.EnqueueMany(ctx, pool, jt, payloads); err != nil {
+			t.Fatal(err)
+		}
+		cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 4}})
+		cfg.ID = fmt.Sprintf("stopping-%d", round)
+		w := runtime.NewWorker(pool, cfg)
+		if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+		runCtx, stop := context.WithCancel(ctx)
+		done := make(chan error, 1)
+		go func() { done <- w.Run(runCtx) }()
+		waitFor(t, "the worker's first job to finish", 100*cfg.PollInterval, func() bool {
+			return countRows(t, pool, `SELECT count(*) FROM jobc_jobs_finished`) > 0
+		})
+		time.Sleep(time.Duration(round%8) * time.Millisecond)
+		stop()
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+		var leased []int64
+		if err := pool.QueryRow(ctx, `SELECT coalesce(array_agg(id ORDER BY id), '{}') FROM jobc_jobs WHERE state = 'running' AND lease_owner = $1`,
+			cfg.ID).Scan(&leased); err != nil {
+			t.Fatal(err)
+		}
+		if len(leased) > 0 {
+			t.Errorf("round %d: jobs %v are still leased to %s, which has stopped", round, leased, cfg.ID)
+		}
+		if _, err := pool.Exec(ctx, `DELETE FROM jobc_jobs; DELETE FROM jobc_jobs_finished`); err != nil {
+			t.Fatal(err)
+		}
+	}
+}

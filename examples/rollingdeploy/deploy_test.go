@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -126,6 +127,35 @@ func waitUntil(t *testing.T, what string, cond func() bool) {
 	}
 }
 
+// noLeasesLeft fails the test if jobs are still leased to workers that have exited.
+// A worker that stops gracefully records the outcome of every job it claimed, or gives
+// the job back (a release, which does not count the attempt); a job still leased to it
+// afterwards waits out its lease, and the rescuer then runs it again with its attempt
+// spent and "lease expired" recorded: the "attempts burned" failure at the end, whose
+// cause this names while the worker's part in it can still be seen.
+func noLeasesLeft(t *testing.T, pool *pgxpool.Pool, workers ...string) {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT id, attempt, lease_owner, to_char(attempted_at, 'HH24:MI:SS.MS'), to_char(now(), 'HH24:MI:SS.MS')
+		FROM jobc_jobs WHERE state = 'running' AND lease_owner = ANY($1) ORDER BY id`, workers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id int64
+		var attempt int
+		var owner, claimed, now string
+		if err := rows.Scan(&id, &attempt, &owner, &claimed, &now); err != nil {
+			t.Fatal(err)
+		}
+		t.Errorf("job %d (attempt %d) is still leased to %s, which has exited (claimed at %s, now %s): "+
+			"a claim the server committed but the worker never handed out, e.g. one its shutdown cancelled", id, attempt, owner, claimed, now)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestRollingDeploy plays a deploy of a new payload version through a running fleet:
 // release A (v1) and release B (v1+v2, writes v2) produce and work side by side; then A
 // is gone, B drains everything; then v1 is retired by release C. Every job must be
@@ -135,6 +165,23 @@ func TestRollingDeploy(t *testing.T) {
 	bins := build(t)
 	pool := pgtest.NewSchema(t, app.Setup)
 	f := &fleet{t: t, bins: bins, url: pgtest.SchemaConnString(t, pgtest.SchemaOf(pool)), logs: map[string]*bytes.Buffer{}}
+	// On failure, what every process said: a claim that failed, a lease lost, a refused
+	// connection show there, and not in the database.
+	t.Cleanup(func() {
+		if !t.Failed() {
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		names := make([]string, 0, len(f.logs))
+		for name := range f.logs {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		for _, name := range names {
+			t.Logf("output of %s:\n%s", name, f.logs[name])
+		}
+	})
 	ctx := context.Background()
 
 	// 1. Release A alone.
@@ -164,6 +211,7 @@ func TestRollingDeploy(t *testing.T) {
 	// drained by B, which upcasts their version 1 payloads.
 	f.stop(a1)
 	f.stop(a2)
+	noLeasesLeft(t, pool, "a-worker-1", "a-worker-2")
 	f.wait(f.start("a", "a-producer-3", "produce", "-n", "30", "-prefix", "a3"))
 	waitUntil(t, "every job to finish", func() bool { return count(t, pool, `SELECT count(*) FROM jobc_jobs`) == 0 })
 
@@ -225,6 +273,7 @@ func TestRollingDeploy(t *testing.T) {
 	}
 	f.stop(b1)
 	f.stop(b2)
+	noLeasesLeft(t, pool, "b-worker-1", "b-worker-2")
 	c1 := f.start("c", "c-worker-1", "work", "-id", "c-worker-1")
 	f.wait(f.start("c", "c-producer-1", "produce", "-n", "20", "-prefix", "c1"))
 	waitUntil(t, "release C to work its jobs", func() bool { return count(t, pool, `SELECT count(*) FROM jobc_jobs`) == 0 })
@@ -236,6 +285,7 @@ func TestRollingDeploy(t *testing.T) {
 	// C says so when it starts, and status names it as undecodable.
 	f.wait(f.start("a", "a-producer-late", "produce", "-n", "1", "-prefix", "late"))
 	f.stop(c1)
+	noLeasesLeft(t, pool, "c-worker-1")
 	c2 := f.start("c", "c-worker-2", "work", "-id", "c-worker-2")
 	waitUntil(t, "release C to report the version 1 job", func() bool {
 		return strings.Contains(f.log("c-worker-2"), "no longer decodes") && strings.Contains(f.log("c-worker-2"), "jobc worker started")

@@ -486,10 +486,32 @@ func FuzzSQLAgreesWithGo(f *testing.F) {
 			return // not a payload both can be given: jsonb holds UTF-8 text without NUL
 		}
 		k := all[int(which)%len(all)]
+		began := time.Now()
 		if _, err := compare(t.Context(), pools[k.name], k, doc); err != nil {
-			t.Error(err)
+			t.Errorf("%v\n(%s)", err, environment(pools[k.name], time.Since(began)))
 		}
 	})
+}
+
+// environment describes what a failed comparison ran in, for a failure seen once in a
+// full make test on a loaded machine: how long the comparison took, the pool's
+// connections, and the server's (connections in use against max_connections, locks
+// held, sessions waiting). A disagreement of Go and SQL shows as one beside an idle
+// server; a refused connection, a reset or a stall of the server beside numbers that
+// say so.
+func environment(pool *pgxpool.Pool, took time.Duration) string {
+	st := pool.Stat()
+	out := fmt.Sprintf("comparison took %s; pool: %d connections, %d idle, %d acquired, %d new, %d destroyed idle, %d empty acquires",
+		took.Round(time.Millisecond), st.TotalConns(), st.IdleConns(), st.AcquiredConns(), st.NewConnsCount(), st.MaxIdleDestroyCount(), st.EmptyAcquireCount())
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var conns, maxConns, locks, waiting int
+	if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_stat_activity WHERE backend_type = 'client backend'),
+		current_setting('max_connections')::int, (SELECT count(*) FROM pg_locks),
+		(SELECT count(*) FROM pg_stat_activity WHERE wait_event_type = 'Lock')`).Scan(&conns, &maxConns, &locks, &waiting); err != nil {
+		return out + fmt.Sprintf("; the server's state could not be read: %v", err)
+	}
+	return out + fmt.Sprintf("; server: %d of %d connections, %d locks, %d sessions waiting for a lock", conns, maxConns, locks, waiting)
 }
 
 func deref(s *string) string {
