@@ -30,18 +30,11 @@ LEFT JOIN LATERAL (SELECT jobc_wake(q.queue)) n ON true;
 -- Returns jobs whose lease expired (their worker died or lost its connection) to the
 -- queue, counting the attempt and recording "lease expired"; fails those out of
 -- attempts and cancels those whose cancellation was requested (jobc_rescue_expired).
--- A job whose rescue fails is failed on its own, with the error as problem.
-SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem
-FROM jobc_rescue_expired(sqlc.arg(max)::int) AS r(id, state, problem);
-
--- name: CountByQueue :many
--- How many of the given jobs, unfinished or finished, each queue has: the rescuer
--- reports its rescues per queue. It runs only after a rescue moved jobs, which is rare.
-SELECT queue, count(*)::int AS jobs
-FROM jobc_jobs_all
-WHERE id = ANY(sqlc.arg(ids)::bigint[])
-GROUP BY queue
-ORDER BY queue;
+-- A job whose rescue fails is failed on its own, with the error as problem. Each job
+-- comes with its queue, which the rescuer reports its rescues by.
+SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem,
+       r.queue::text AS queue
+FROM jobc_rescue_expired(sqlc.arg(max)::int) AS r(id, state, problem, queue);
 
 -- name: AgeWaitingJobs :execrows
 -- Starvation protection: available jobs of the given queues that have waited longer

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strings"
 	"sync"
 	"testing"
@@ -416,6 +417,15 @@ func TestHistoryReadsAreIndexDriven(t *testing.T) {
 	}
 	if res, err := runtime.DeleteJobs(ctx, pool, runtime.JobSelection{IDs: []int64{15001}}); err != nil || res.Changed != 1 {
 		t.Errorf("DeleteJobs by id: %+v, %v", res, err)
+	}
+	// A rescue, whose report per queue read the rescued jobs back through history.
+	if _, err := base.Exec(ctx, `INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload,
+		    max_attempts, attempt, lease_owner, lease_expires_at)
+		VALUES (30001, 'send_email', 'email', 'running', 5, 1, '{}', 1, 1, 'gone', now() - interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := runtime.NewRescuerForTest(pool, slog.New(slog.DiscardHandler), 10).RunOnce(ctx); err != nil || res.ByQueue["email"] != 1 {
+		t.Errorf("a rescue: %+v, %v", res, err)
 	}
 	scans, _ := log.seqScans()
 	for _, s := range scans {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
 	"slices"
 	"strconv"
@@ -211,6 +212,17 @@ func TestHotPlansOnAFreshDatabase(t *testing.T) {
 		return countRows(t, base, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`) == long+jobs
 	})
 	stop()
+	// A rescue on the fresh tables, once the worker (whose rescuer would take the job
+	// first) has stopped: once, its report per queue read the rescued jobs back
+	// through history, every partition from its start.
+	if _, err := base.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload,
+		    max_attempts, attempt, lease_owner, lease_expires_at)
+		VALUES ('fresh', 'fresh', 'running', 5, 1, '{}', 1, 1, 'gone', now() - interval '1 minute')`); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := runtime.NewRescuerForTest(pool, slog.New(slog.DiscardHandler), 10).RunOnce(ctx); err != nil || res.Failed != 1 {
+		t.Errorf("a rescue of the job a worker left: %+v, %v", res, err)
+	}
 
 	// The statements each job needs ran after the jobs came: a claim, an outcome, a
 	// retry and heartbeats.

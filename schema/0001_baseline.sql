@@ -849,14 +849,16 @@ $$;
 -- and rescues them (jobc_rescue_ids) so that one job whose rescue fails cannot stop the
 -- rescue of every other: the batch runs in a savepoint; if it fails, each job is
 -- rescued in a savepoint of its own, and one that still fails is ended by jobc_poison.
--- It returns each job with the state it went to and, for a poisoned one, the error.
--- The rows are locked before the savepoints, so a failed batch does not free them for
--- another rescuer. SKIP LOCKED lets every worker run it at once.
+-- It returns each job with the state it went to, its queue (read with the lease, so
+-- that the rescuer's report per queue needs no read of history) and, for a poisoned
+-- one, the error. The rows are locked before the savepoints, so a failed batch does
+-- not free them for another rescuer. SKIP LOCKED lets every worker run it at once.
 CREATE FUNCTION jobc_rescue_expired(p_max int)
-RETURNS TABLE (job_id bigint, job_state jobc_state, problem text)
+RETURNS TABLE (job_id bigint, job_state jobc_state, problem text, job_queue text)
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     expired bigint[];
+    queues  text[];         -- by position in expired
     ids     bigint[];
     states  jobc_state[];
     ok      boolean := true;
@@ -866,9 +868,10 @@ DECLARE
 BEGIN
     -- The oldest expiries of both kinds of job (see jobc_jobs_running_idx), then locked:
     -- one that another rescuer holds is left to it.
-    SELECT coalesce(array_agg(l.id ORDER BY l.lease_expires_at), '{}') INTO expired
+    SELECT coalesce(array_agg(l.id ORDER BY l.lease_expires_at), '{}'),
+           coalesce(array_agg(l.queue ORDER BY l.lease_expires_at), '{}') INTO expired, queues
     FROM (
-        SELECT x.id, x.lease_expires_at FROM jobc_jobs x
+        SELECT x.id, x.lease_expires_at, x.queue FROM jobc_jobs x
         WHERE x.id = ANY(ARRAY(
                 SELECT e.id FROM (
                     (SELECT y.id, y.lease_expires_at FROM jobc_jobs y
@@ -892,11 +895,13 @@ BEGIN
         ok := false;
     END;
     IF ok THEN
-        RETURN QUERY SELECT u.id, u.state, NULL::text FROM unnest(ids, states) AS u(id, state);
+        RETURN QUERY SELECT u.id, u.state, NULL::text, queues[array_position(expired, u.id)]
+                     FROM unnest(ids, states) AS u(id, state);
         RETURN;
     END IF;
-    FOR r IN SELECT x.id, x.lease_owner, x.attempt FROM jobc_jobs x
+    FOR r IN SELECT x.id, x.lease_owner, x.attempt, x.queue FROM jobc_jobs x
              WHERE x.id = ANY(expired) AND x.state = 'running' ORDER BY x.id LOOP
+        job_queue := r.queue;
         BEGIN
             SELECT o.job_state INTO v_state FROM jobc_rescue_ids(ARRAY[r.id]) o;
             IF FOUND THEN

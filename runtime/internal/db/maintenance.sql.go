@@ -71,41 +71,6 @@ func (q *Queries) AgeWaitingJobs(ctx context.Context, arg AgeWaitingJobsParams) 
 	return result.RowsAffected(), nil
 }
 
-const countByQueue = `-- name: CountByQueue :many
-SELECT queue, count(*)::int AS jobs
-FROM jobc_jobs_all
-WHERE id = ANY($1::bigint[])
-GROUP BY queue
-ORDER BY queue
-`
-
-type CountByQueueRow struct {
-	Queue string
-	Jobs  int32
-}
-
-// How many of the given jobs, unfinished or finished, each queue has: the rescuer
-// reports its rescues per queue. It runs only after a rescue moved jobs, which is rare.
-func (q *Queries) CountByQueue(ctx context.Context, ids []int64) ([]CountByQueueRow, error) {
-	rows, err := q.db.Query(ctx, countByQueue, ids)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	items := []CountByQueueRow{}
-	for rows.Next() {
-		var i CountByQueueRow
-		if err := rows.Scan(&i.Queue, &i.Jobs); err != nil {
-			return nil, err
-		}
-		items = append(items, i)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
-	return items, nil
-}
-
 const historyPartitions = `-- name: HistoryPartitions :many
 SELECT s.state::text AS state, count(p.name)::bigint AS partitions,
        coalesce(min(p.lower_bound), 'epoch')::timestamptz AS oldest, coalesce(max(p.upper_bound), 'epoch')::timestamptz AS newest,
@@ -294,20 +259,23 @@ func (q *Queries) PruneWorkflows(ctx context.Context, arg PruneWorkflowsParams) 
 }
 
 const rescueExpired = `-- name: RescueExpired :many
-SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem
-FROM jobc_rescue_expired($1::int) AS r(id, state, problem)
+SELECT r.id::bigint AS id, r.state::jobc_state AS state, coalesce(r.problem, '')::text AS problem,
+       r.queue::text AS queue
+FROM jobc_rescue_expired($1::int) AS r(id, state, problem, queue)
 `
 
 type RescueExpiredRow struct {
 	ID      int64
 	State   JobcState
 	Problem string
+	Queue   string
 }
 
 // Returns jobs whose lease expired (their worker died or lost its connection) to the
 // queue, counting the attempt and recording "lease expired"; fails those out of
 // attempts and cancels those whose cancellation was requested (jobc_rescue_expired).
-// A job whose rescue fails is failed on its own, with the error as problem.
+// A job whose rescue fails is failed on its own, with the error as problem. Each job
+// comes with its queue, which the rescuer reports its rescues by.
 func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpiredRow, error) {
 	rows, err := q.db.Query(ctx, rescueExpired, max)
 	if err != nil {
@@ -317,7 +285,12 @@ func (q *Queries) RescueExpired(ctx context.Context, max int32) ([]RescueExpired
 	items := []RescueExpiredRow{}
 	for rows.Next() {
 		var i RescueExpiredRow
-		if err := rows.Scan(&i.ID, &i.State, &i.Problem); err != nil {
+		if err := rows.Scan(
+			&i.ID,
+			&i.State,
+			&i.Problem,
+			&i.Queue,
+		); err != nil {
 			return nil, err
 		}
 		items = append(items, i)

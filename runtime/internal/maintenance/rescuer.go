@@ -63,19 +63,11 @@ func (r *Rescuer) RunOnce(ctx context.Context) (RescuerResult, error) {
 			}
 		}
 		if len(rows) > 0 {
-			ids := make([]int64, len(rows))
-			for i, row := range rows {
-				ids[i] = row.ID
-			}
-			counts, err := r.q.CountByQueue(ctx, ids)
-			if err != nil {
-				return res, fmt.Errorf("count rescued jobs by queue: %w", err)
-			}
 			if res.ByQueue == nil {
 				res.ByQueue = map[string]int{}
 			}
-			for _, c := range counts {
-				res.ByQueue[c.Queue] += int(c.Jobs)
+			for _, row := range rows {
+				res.ByQueue[row.Queue]++
 			}
 			r.log.WarnContext(ctx, "jobc worker: rescued jobs whose lease expired",
 				slog.Int("retried", batch.Retried), slog.Int("failed", batch.Failed), slog.Int("cancelled", batch.Cancelled))
