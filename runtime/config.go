@@ -51,8 +51,9 @@ type Config struct {
 	// outcome writes, sleeper updates and the listener's setup. A statement that takes
 	// longer is cancelled and retried (claims at the next poll, outcomes with backoff
 	// while the job's lease lasts), so a stalled connection cannot hold the worker up.
-	// It also bounds shutdown: Run returns within ShutdownGrace plus about three
-	// StatementTimeouts even when the database is gone. Default LeaseDuration/4 (at
+	// It also bounds shutdown: Run returns within ShutdownGrace (or one
+	// StatementTimeout, if that is longer, for a claim under way when the stop came)
+	// plus about three StatementTimeouts even when the database is gone. Default LeaseDuration/4 (at
 	// least a second, at most 10s): a heartbeat that times out still leaves time for
 	// the next one before the lease runs out.
 	StatementTimeout time.Duration
