@@ -135,7 +135,7 @@ var bigTables = regexp.MustCompile(`(?i)^(jobc_jobs|jobc_jobs_finished\w*|jobc_e
 
 var (
 	createTable    = regexp.MustCompile(`(?i)^CREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?("?[\w.]+"?)`)
-	createIndex    = regexp.MustCompile(`(?i)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+(CONCURRENTLY\s+)?(IF\s+NOT\s+EXISTS\s+)?(?:"?[\w.]+"?\s+)?ON\s+(ONLY\s+)?("?[\w.]+"?)`)
+	createIndex    = regexp.MustCompile(`(?i)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+(CONCURRENTLY\s+)?(IF\s+NOT\s+EXISTS\s+)?(?:("?[\w.]+"?)\s+)?ON\s+(ONLY\s+)?("?[\w.]+"?)`)
 	alterTable     = regexp.MustCompile(`(?i)^ALTER\s+TABLE\s+(?:IF\s+EXISTS\s+)?(?:ONLY\s+)?("?[\w.]+"?)\s+(.*)$`)
 	addConstraint  = regexp.MustCompile(`(?i)\bADD\s+(?:CONSTRAINT\s+\S+\s+)?(CHECK|FOREIGN\s+KEY|PRIMARY\s+KEY|UNIQUE|EXCLUDE)\b`)
 	notValid       = regexp.MustCompile(`(?i)\bNOT\s+VALID\b`)
@@ -151,6 +151,17 @@ var (
 	concurrently   = regexp.MustCompile(`(?i)\bCONCURRENTLY\b`)
 	callStatement  = regexp.MustCompile(`(?i)^CALL\b`)
 )
+
+// ConcurrentIndex returns the name of the index s builds with CREATE INDEX
+// CONCURRENTLY, if it builds one with a name: a failed build leaves that index behind,
+// invalid, and the migrator drops it before it runs s again.
+func (s Statement) ConcurrentIndex() (string, bool) {
+	c := createIndex.FindStringSubmatch(s.SQL)
+	if c == nil || c[1] == "" || c[3] == "" {
+		return "", false
+	}
+	return c[3], true
+}
 
 // LongLocks returns the statements of m that would hold a lock stopping workers while
 // they read or rewrite a table that existed before m (a table m creates is empty and
@@ -168,10 +179,10 @@ func LongLocks(m Migration) []LongLock {
 			continue
 		}
 		if c := createIndex.FindStringSubmatch(s.SQL); c != nil {
-			table := tableName(c[4])
+			table := tableName(c[5])
 			switch {
 			case created[table]:
-			case c[3] != "": // ON ONLY a partitioned table: an invalid index, no build
+			case c[4] != "": // ON ONLY a partitioned table: an invalid index, no build
 			case c[1] == "":
 				flag(s, "builds the index under a SHARE lock on "+table+", which stops every write to it: "+
 					"CREATE INDEX CONCURRENTLY IF NOT EXISTS, in a migration marked "+NoTransaction)

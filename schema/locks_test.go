@@ -79,3 +79,20 @@ func TestStatementsSplitOutsideQuotes(t *testing.T) {
 		}
 	}
 }
+
+// ConcurrentIndex names the index a concurrent build makes, which the migrator drops
+// when a failed build left it invalid; other statements name none.
+func TestConcurrentIndex(t *testing.T) {
+	for sql, want := range map[string]string{
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS jobs_x_idx ON jobc_jobs (x)`:          "jobs_x_idx",
+		`create unique index concurrently "Jobs_Y" on jobc_jobs (y)`:                   `"Jobs_Y"`,
+		`CREATE INDEX CONCURRENTLY ON jobc_jobs (x)`:                                   "",
+		`CREATE INDEX IF NOT EXISTS jobs_z_idx ON jobc_jobs (z)`:                       "",
+		`CREATE INDEX CONCURRENTLY IF NOT EXISTS p_idx ON ONLY jobc_jobs_finished (x)`: "p_idx",
+	} {
+		got, ok := Statement{SQL: sql}.ConcurrentIndex()
+		if got != want || ok != (want != "") {
+			t.Errorf("%s: %q, %v; want %q", sql, got, ok, want)
+		}
+	}
+}

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"regexp"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -307,8 +306,8 @@ func applyOutsideTx(ctx context.Context, conn Beginner, m schema.Migration, all 
 	}
 	for _, st := range schema.Statements(m.SQL) {
 		err := retryLocks(ctx, m, func() error {
-			if idx := concurrentIndex.FindStringSubmatch(st.SQL); idx != nil {
-				if err := dropInvalidIndex(ctx, c, idx[1]); err != nil {
+			if name, ok := st.ConcurrentIndex(); ok {
+				if err := dropInvalidIndex(ctx, c, name); err != nil {
 					return err
 				}
 			}
@@ -324,9 +323,6 @@ func applyOutsideTx(ctx context.Context, conn Beginner, m schema.Migration, all 
 	}
 	return true, nil
 }
-
-// concurrentIndex finds the name of the index a CREATE INDEX CONCURRENTLY makes.
-var concurrentIndex = regexp.MustCompile(`(?i)^CREATE\s+(?:UNIQUE\s+)?INDEX\s+CONCURRENTLY\s+(?:IF\s+NOT\s+EXISTS\s+)?("?[\w.]+"?)\s+ON\b`)
 
 // dropInvalidIndex drops index name if a failed CREATE INDEX CONCURRENTLY left it
 // invalid (IF NOT EXISTS would then keep it, unusable, for ever).
