@@ -292,3 +292,45 @@ func TestMigrationWaitsItsTurnForLocks(t *testing.T) {
 		t.Fatalf("migrating after the transaction ended: %v, %v", done, err)
 	}
 }
+
+// TestMigrationRebuildsAnInvalidIndex: a concurrent index build that failed leaves its
+// index behind, invalid, and IF NOT EXISTS would keep it so for ever; the migration run
+// again after the cause is mended drops it first and builds it valid.
+func TestMigrationRebuildsAnInvalidIndex(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	all, err := schema.Migrations()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all = append(all[:1:1], schema.Migration{Version: 2, Name: "unique_note", SQL: schema.NoTransaction + `
+CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS jobc_queues_note_idx ON jobc_queues (note);`})
+	if _, err := pool.Exec(ctx, `ALTER TABLE jobc_queues ADD COLUMN note text;
+		INSERT INTO jobc_queues (name, note) VALUES ('a', 'same'), ('b', 'same')`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Apply(ctx, pool, all); err == nil {
+		t.Fatal("a unique index over two equal notes was built")
+	}
+	valid := func() string {
+		var v string
+		if err := pool.QueryRow(ctx, `SELECT coalesce((SELECT indisvalid::text FROM pg_index
+			WHERE indexrelid = to_regclass('jobc_queues_note_idx')), 'none')`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	if v := valid(); v != "false" {
+		t.Fatalf("after the failed build the index is %s; want it left invalid", v)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE jobc_queues SET note = name`); err != nil {
+		t.Fatal(err)
+	}
+	if applied, err := migrate.Apply(ctx, pool, all); err != nil || len(applied) != 1 {
+		t.Fatalf("the migration run again: applied %v, %v", applied, err)
+	}
+	if v := valid(); v != "true" {
+		t.Errorf("after the migration ran again the index is %s; want it valid", v)
+	}
+}
