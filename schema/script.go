@@ -20,15 +20,19 @@ type Script struct {
 	NoTransaction bool
 }
 
+// migrationLockKey identifies the migrator's advisory lock, one per schema. sqlc's copy
+// of it is queries/migrate.sql's MigrationLock, which a test holds to this one.
+const migrationLockKey = "hashtextextended('jobc_migrate:' || current_schema(), 0)"
+
 // migrationLock is runtime.Migrate's lock (queries/migrate.sql, MigrationLock), so
 // that a script applied by another tool and a migrating binary wait for each other.
-const migrationLock = "SELECT pg_advisory_xact_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+const migrationLock = "SELECT pg_advisory_xact_lock(" + migrationLockKey + ");"
 
 // The same lock for a session, around a NoTransaction migration: the migrator's
 // (runtime/internal/migrate) and the printed script's.
 const (
-	MigrationSessionLock   = "SELECT pg_advisory_lock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
-	MigrationSessionUnlock = "SELECT pg_advisory_unlock(hashtextextended('jobc_migrate:' || current_schema(), 0));"
+	MigrationSessionLock   = "SELECT pg_advisory_lock(" + migrationLockKey + ");"
+	MigrationSessionUnlock = "SELECT pg_advisory_unlock(" + migrationLockKey + ");"
 )
 
 // MigrationLockTimeout is how long a statement of a migration waits for a lock: the
