@@ -19,6 +19,8 @@ func TestPauseQueue(t *testing.T) {
 	ctx := t.Context()
 	jt := emailType(t, nil)
 	cfg := testConfig(nil)
+	log, rec := newLogRecorder()
+	cfg.Logger = log
 	var runs atomic.Int32
 	start := func() func() {
 		w := runtime.NewWorker(pool, cfg)
@@ -59,6 +61,12 @@ func TestPauseQueue(t *testing.T) {
 	if err := runtime.PauseQueue(ctx, pool, jt.Queue); err != nil {
 		t.Errorf("pausing a paused queue: %v; want no error", err)
 	}
+	// The worker's flag flips once the listener hands it the notification; a claim
+	// that had read the flag just before may still be under way. So the job comes
+	// once the worker says it saw the pause, through the notification.
+	waitFor(t, "the worker to see the pause through its notification", cfg.PollInterval, func() bool {
+		return len(rec.matching("queue paused", "seen_by=notification")) > 0
+	})
 	id := enqueue()
 	held("paused queue", id)
 	stop()
