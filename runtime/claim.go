@@ -76,9 +76,10 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 			first()
 			switch {
 			case err != nil:
-				if ctx.Err() == nil {
-					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
-				}
+				// Logged even as the worker stops: the claim ran to its end regardless
+				// (claim), so its error is the database's, and a claim that timed out
+				// after the server committed it leaves jobs for the rescuer.
+				w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
 				needFetch = false
 				rearm(w.pollWait(q))
 			case n == asked:

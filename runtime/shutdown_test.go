@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -268,6 +269,8 @@ func TestStopDuringClaims(t *testing.T) {
 		}
 		cfg := testConfig(map[string]runtime.QueueConfig{"email": {MaxWorkers: 4}})
 		cfg.ID = fmt.Sprintf("stopping-%d", round)
+		var log syncBuffer
+		cfg.Logger = slog.New(slog.NewTextHandler(&log, &slog.HandlerOptions{Level: slog.LevelDebug}))
 		w := runtime.NewWorker(pool, cfg)
 		if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, emailPayload) error { return nil }); err != nil {
 			t.Fatal(err)
@@ -289,7 +292,10 @@ func TestStopDuringClaims(t *testing.T) {
 			t.Fatal(err)
 		}
 		if len(leased) > 0 {
-			t.Errorf("round %d: jobs %v are still leased to %s, which has stopped", round, leased, cfg.ID)
+			t.Errorf("round %d: jobs %v are still leased to %s, which has stopped; its log, but for its completed jobs:\n%s",
+				round, leased, cfg.ID, strings.Join(slices.DeleteFunc(strings.Split(log.String(), "\n"), func(l string) bool {
+					return strings.Contains(l, "jobc job completed")
+				}), "\n"))
 		}
 		if _, err := pool.Exec(ctx, `DELETE FROM jobc_jobs; DELETE FROM jobc_jobs_finished`); err != nil {
 			t.Fatal(err)

@@ -205,7 +205,7 @@ func (h *Health) Install(cfg *pgxpool.Config, owned bool, onRetire func(context.
 	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
 	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
-		if ok && dberr.ConnectionLost(conn, err, owned) {
+		if ok && dberr.ConnectionLost(ctx, conn, err, owned) {
 			h.retire(ctx, gen, err)
 		}
 	}

@@ -53,10 +53,16 @@ func oneLine(s string) string {
 // conn's server cannot serve the pool any more, so that every connection to it should
 // be replaced: it turned read-only (a demoted primary), it is shutting down or not
 // accepting connections, or the connection broke — and, if timeouts is set, when the
-// statement timed out (pgx closes such a connection). A cancellation of the caller's
-// own context is not such an error: the caller gave up, not the server.
-func ConnectionLost(conn *pgx.Conn, err error, timeouts bool) bool {
-	if err == nil || errors.Is(err, context.Canceled) {
+// statement timed out (pgx closes such a connection). A statement whose caller
+// cancelled ctx, the statement's context, is not such a statement, whatever it
+// returned: the caller gave up, not the server. pgx closes the connection of a
+// statement whose context was cancelled, since its cancel request could otherwise cut
+// off the next statement, and may return the error the server sent meanwhile (a
+// stopping worker's pruner returned a constraint violation on a closed connection;
+// taken for a broken one, it retired every connection, and with them a claim the
+// server had committed, whose jobs stayed leased to the stopped worker).
+func ConnectionLost(ctx context.Context, conn *pgx.Conn, err error, timeouts bool) bool {
+	if err == nil || errors.Is(err, context.Canceled) || errors.Is(ctx.Err(), context.Canceled) {
 		return false
 	}
 	if ServerCannotServe(err) {

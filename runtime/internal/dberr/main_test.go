@@ -1,0 +1,9 @@
+package dberr
+
+import (
+	"testing"
+
+	"github.com/jobc-dev/jobc/internal/pgtest"
+)
+
+func TestMain(m *testing.M) { pgtest.Main(m) }
