@@ -192,6 +192,79 @@ func TestHistoryFutureRowHoldsNothingBack(t *testing.T) {
 	}
 }
 
+// TestHistoryPrepareBesideAFinish: a finish that adds its row to the DEFAULT partition
+// while the pruner prepares partitions holds the pruner off until it commits, and the
+// partitions then begin after that row. The pruner used to read the DEFAULT partition
+// before it had its lock, missed the row, and CREATE TABLE refused the partition whose
+// range held it (SQLSTATE 23514); a stopping worker's pruner hit it in CI
+// (TestStopDuringClaims).
+func TestHistoryPrepareBesideAFinish(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	const lockTimeout = 100 * time.Millisecond // jobc_history_prepare's
+	for try := int64(1); ; try++ {
+		finish, err := pool.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var finishedAt time.Time
+		if err := finish.QueryRow(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
+			payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, finished_at)
+			VALUES ($1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), now())
+			RETURNING finished_at`, try).Scan(&finishedAt); err != nil {
+			t.Fatal(err)
+		}
+		conn, err := pool.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var pid int32
+		if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+			t.Fatal(err)
+		}
+		type prepared struct {
+			made int
+			err  error
+		}
+		done := make(chan prepared, 1)
+		go func() {
+			var p prepared
+			p.err = conn.QueryRow(ctx, `SELECT jobc_history_prepare('completed', interval '1 minute', interval '2 minutes')`).Scan(&p.made)
+			done <- p
+		}()
+		var waiting string
+		waitFor(t, "the pruner to wait for the finish's lock", 10*time.Second, func() bool {
+			if err := pool.QueryRow(ctx, `SELECT coalesce(wait_event_type, '') || ' ' || state FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&waiting); err != nil {
+				t.Fatal(err)
+			}
+			return strings.HasPrefix(waiting, "Lock ")
+		})
+		if err := finish.Commit(ctx); err != nil {
+			t.Fatal(err)
+		}
+		p := <-done
+		conn.Release()
+		if p.err != nil {
+			t.Fatalf("prepare beside a finish of a row in the DEFAULT partition: %v", p.err)
+		}
+		if p.made == 0 { // the commit came after the pruner's lock timeout: try again
+			if try == 10 {
+				t.Fatalf("in %d tries, the finish never committed within the pruner's lock timeout of %s", try, lockTimeout)
+			}
+			continue
+		}
+		if got := partitionOf(t, pool, try); got != "jobc_jobs_finished_completed_default" {
+			t.Errorf("the row finished while the partitions were made is in %s, want it kept in the DEFAULT partition", got)
+		}
+		ps := partitions(t, pool, "completed")
+		if len(ps) == 0 || !ps[0].lo.After(finishedAt) {
+			t.Errorf("completed history's partitions %v; want them to begin after the DEFAULT partition's row finished at %s", ps, finishedAt)
+		}
+		return
+	}
+}
+
 // TestHistoryDropWaitsItsTurn: a drop needs ACCESS EXCLUSIVE on its state's table, so
 // an open transaction that read history holds it off. The retire waits at most its
 // lock timeout, counts the partition as deferred and leaves it, and drops it on a

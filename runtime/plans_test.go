@@ -303,3 +303,55 @@ func TestHeartbeatsAreHOT(t *testing.T) {
 		t.Errorf("%d of %d heartbeat updates were HOT, want a tenth of a round (%d) at least", hot, upd, running/10)
 	}
 }
+
+// TestRescuePlansOnAFreshDatabase: the rescuer's functions find the jobs they rescue by
+// id, whatever plans a session cached while jobc_jobs was nearly empty. A session plans
+// a function's statements anew for its first five calls, then may keep a generic plan;
+// made on a table of a few rows, that plan read the whole table on every later rescue
+// (under load in CI: 3,456 rows read to rescue 41).
+func TestRescuePlansOnAFreshDatabase(t *testing.T) {
+	t.Parallel()
+	log, base, pool := newPlanLog(t)
+	ctx := t.Context()
+	conn, err := pool.Acquire(ctx) // one session: its plans are the ones cached
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	leaveExpired := func(n int) {
+		t.Helper()
+		if _, err := base.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload,
+			    max_attempts, attempt, lease_owner, lease_expires_at)
+			SELECT 'fresh', 'fresh', 'running', 5, 1, '{}', 3, 1, 'gone', now() - interval '1 minute'
+			FROM generate_series(1, $1)`, n); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rescue := func(want int) {
+		t.Helper()
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM jobc_rescue_expired(100)`).Scan(&n); err != nil || n != want {
+			t.Fatalf("rescued %d jobs (%v), want %d", n, err, want)
+		}
+	}
+	for range 8 {
+		leaveExpired(1)
+		rescue(1)
+	}
+	if _, err := base.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		SELECT 'fresh', 'fresh', 'available', 5, 1, '{}', 3 FROM generate_series(1, 3000)`); err != nil {
+		t.Fatal(err)
+	}
+	log.mu.Lock()
+	log.plans = nil
+	log.mu.Unlock()
+	leaveExpired(41)
+	rescue(41)
+	const most = 200 // rows a scan may read to find what it needs, on a table of thousands
+	scans, _ := log.seqScans()
+	for _, sc := range scans {
+		if sc.read > most {
+			t.Errorf("a sequential scan of %s read %d rows to rescue 41 jobs:\n%s", sc.table, sc.read, sc.plan)
+		}
+	}
+}
