@@ -114,6 +114,10 @@ type Completer struct {
 	passing  *Passing
 	leased   []Leased  // by the batch being recorded
 	passedAt time.Time // when a statement last looked for keys' next jobs from their start
+
+	// retrying is set while a batch is written again after an error: the try that
+	// failed may have committed before its reply was lost (lostLeases).
+	retrying bool
 }
 
 // New returns a completer for cfg.
@@ -182,12 +186,14 @@ func (c *Completer) recordWithRetry(ctx context.Context, batch []Result) (freed 
 		}
 	}
 	var lastErr error // the last error of the database, rather than a cancellation
+	defer func() { c.retrying = false }()
 	for delay := recordRetryInitial; len(pending) > 0; delay = min(2*delay, recordRetryMax) {
 		var err error
 		pending, err = c.recordOnce(ctx, pending)
 		if err == nil {
 			return
 		}
+		c.retrying = true
 		if ctx.Err() != nil {
 			if lastErr == nil {
 				lastErr = err
@@ -494,10 +500,16 @@ func (c *Completer) recordAlone(ctx context.Context, o Outcome, group []Result, 
 
 // lostLeases logs the attempts whose outcome was not recorded because this worker no
 // longer held their lease: it expired (the worker was paused or cut off) and the job was
-// rescued, so another attempt runs or ran elsewhere.
+// rescued, so another attempt runs or ran elsewhere. On a retry it may as well be that
+// the try whose reply was lost recorded the outcome, and the log says so rather than
+// report a rescue that did not happen.
 func (c *Completer) lostLeases(ctx context.Context, outcome string, asked, done []int64) {
 	if len(done) == len(asked) {
 		return
+	}
+	msg := "jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued"
+	if c.retrying {
+		msg = "jobc worker: an outcome was not recorded by its retry: the try whose reply was lost recorded it, or the job's lease expired and it was rescued"
 	}
 	recorded := make(map[int64]bool, len(done))
 	for _, id := range done {
@@ -505,8 +517,7 @@ func (c *Completer) lostLeases(ctx context.Context, outcome string, asked, done 
 	}
 	for _, id := range asked {
 		if !recorded[id] {
-			c.log.WarnContext(ctx, "jobc worker: an outcome was not recorded: the job's lease expired before it finished, and it was rescued",
-				"job_id", id, "outcome", outcome)
+			c.log.WarnContext(ctx, msg, "job_id", id, "outcome", outcome)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package completer
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -262,4 +263,37 @@ func states(t *testing.T, pool *pgxpool.Pool) map[int64]string {
 		t.Fatal(err)
 	}
 	return out
+}
+
+// A batch written again because the reply to its first try was lost finds its jobs
+// already recorded by that try. The worker says that the retry recorded nothing and
+// why it may be so; it used to report the jobs' leases expired and the jobs rescued,
+// which sends the person on call after a stall that never happened.
+func TestRetryAfterALostReplySaysSo(t *testing.T) {
+	ctx := t.Context()
+	const owner = "w1"
+	pool, held, rows := claimed(t, owner, 2)
+	q := &lostReply{Pool: pool, statement: "-- name: CompleteJobs ", lost: func(context.Context) {}}
+	var log bytes.Buffer
+	c := New(Config{Queries: db.New(q), Owner: owner, StatementTimeout: 10 * time.Second, Held: held,
+		Log: slog.New(slog.NewTextHandler(&log, nil))})
+	var rs []Result
+	for _, r := range rows {
+		rs = append(rs, Result{ID: r.ID, Attempt: r.Attempt, ClaimedAt: r.AvailableAt, Outcome: Complete})
+	}
+	runBatch(t, c, rs...)
+
+	if !q.done {
+		t.Fatal("the completion's reply was never lost")
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`).Scan(&n); err != nil || n != 2 {
+		t.Fatalf("%d jobs completed (%v), want 2: the first try committed", n, err)
+	}
+	if strings.Contains(log.String(), "lease expired before it finished") || !strings.Contains(log.String(), "the try whose reply was lost recorded it") {
+		t.Errorf("the log of a retry that found its jobs recorded by the try whose reply was lost:\n%s", log.String())
+	}
+	if c.retrying {
+		t.Error("the completer still counts itself retrying after the batch was written")
+	}
 }
