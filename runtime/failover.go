@@ -21,8 +21,11 @@ import (
 //
 // A Worker does more for its own connections (claims, outcomes, heartbeats,
 // maintenance, notifications), whose statements are small, bounded and retried: a
-// timeout, a failed acquire or a failed listener ping retires them too, and busy ones
-// are abandoned at once rather than when they return. The pool passed to NewWorker
+// timeout, a failed acquire or a failed listener ping retires them too, and after a
+// failed acquire or ping busy ones are abandoned at once rather than when they return.
+// A statement's own failure leaves the statements busy on the others to finish or fail
+// within their timeouts: one broken connection says nothing of the rest, and a claim
+// cut off after the server committed it would leave its jobs waiting out their leases. The pool passed to NewWorker
 // belongs to the application and the worker leaves it alone; since transactional
 // handlers (HandleTx) run on it, call FollowPrimary on its configuration before
 // creating it:

@@ -23,11 +23,16 @@ type Health struct {
 	dataKey string // where a connection's generation is kept in its CustomData; names h
 	// owned is set for the worker's own pools. Their statements are small, bounded by
 	// the worker's Config.StatementTimeout and retried, so a timeout (of a statement, an acquire or
-	// the listener's ping) says that the server or the network stalled, and a busy
-	// connection of a retired generation is abandoned at once: a statement that waits
-	// on a dead link, maybe without a timeout of its own, must not hold a connection of
-	// a pool that has only a few. On an application's pool a timeout is often just a
-	// slow query under a request deadline, and its transactions are its own.
+	// the listener's ping) says that the server or the network stalled. A stall seen
+	// outside a statement (Stalled: an acquire, the listener's ping) also abandons the
+	// generation's busy connections at once: the listener waits on its connection with
+	// no timeout of its own, and must not hold on to a dead link. A statement's own
+	// failure leaves the statements busy on the other connections to finish, or to
+	// fail on their own within their timeouts: one connection that breaks (a backend an
+	// operator terminated) says nothing of the others, and cutting them off lost a
+	// claim the server had committed on one, its jobs left leased to a worker that
+	// never saw them. On an application's pool a timeout is often just a slow query
+	// under a request deadline, and its transactions are its own.
 	owned    bool
 	onRetire func(context.Context, error) // may be nil
 
@@ -85,7 +90,7 @@ func (h *Health) retire(ctx context.Context, gen uint64, err error) {
 		h.mu.Unlock()
 		return
 	}
-	h.retireLocked(ctx, err)
+	h.retireLocked(ctx, err, false)
 }
 
 // Stalled ends the current generation because something other than one of its
@@ -96,7 +101,7 @@ func (h *Health) Stalled(ctx context.Context, err error) {
 	h.mu.Lock()
 	for _, gen := range h.live {
 		if gen == h.gen.Load() {
-			h.retireLocked(ctx, err)
+			h.retireLocked(ctx, err, h.owned)
 			return
 		}
 	}
@@ -105,10 +110,10 @@ func (h *Health) Stalled(ctx context.Context, err error) {
 
 // retireLocked starts a new generation; it is called with h.mu held and releases it.
 // Resetting the pools closes their idle connections at once and busy ones when they
-// are released; for the worker's pools, busy ones are cut off at once (closing the
-// socket fails whatever statement waits on it). The stale checks of the pool hooks
-// catch connections that were being opened meanwhile.
-func (h *Health) retireLocked(ctx context.Context, err error) {
+// are released; with abandon, busy ones are cut off at once (closing the socket fails
+// whatever statement waits on it). The stale checks of the pool hooks catch
+// connections that were being opened meanwhile.
+func (h *Health) retireLocked(ctx context.Context, err error, abandon bool) {
 	close(h.changedLocked())
 	h.gen.Add(1)
 	h.changed = make(chan struct{})
@@ -116,17 +121,17 @@ func (h *Health) retireLocked(ctx context.Context, err error) {
 	for p := range h.pools {
 		pools = append(pools, p)
 	}
-	var abandon []*pgx.Conn
-	if h.owned {
+	var busy []*pgx.Conn
+	if abandon {
 		for c := range h.live {
-			abandon = append(abandon, c)
+			busy = append(busy, c)
 		}
 	}
 	h.mu.Unlock()
 	for _, p := range pools {
 		p.Reset()
 	}
-	for _, c := range abandon {
+	for _, c := range busy {
 		_ = c.PgConn().Conn().Close() // the pool destroys the connection when it is released
 	}
 	if h.onRetire != nil {

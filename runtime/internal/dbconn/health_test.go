@@ -146,3 +146,67 @@ func ownedPool(t *testing.T, base *pgxpool.Pool, configure func(*pgxpool.Config)
 	t.Cleanup(pool.Close)
 	return pool, h, retired
 }
+
+// One connection of an owned pool that breaks (its backend terminated: an operator's
+// pg_terminate_backend, a crashed backend) retires the generation, but the statements
+// busy on the others finish: they are bounded by their own timeouts, and a stalled
+// server makes them fail on their own. Cutting them off lost a claim the server had
+// committed on one of them, its jobs left leased to a worker that never saw them.
+func TestOwnedHealthKeepsBusyConnectionsWhenOneBreaks(t *testing.T) {
+	t.Parallel()
+	base := pgtest.NewSchema(t, nil)
+	ctx := t.Context()
+	pool, _, retired := ownedPool(t, base, func(cfg *pgxpool.Config) {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "one-breaks-test"
+		cfg.MaxConns = 2
+	})
+	busy, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Release()
+	breaking, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer breaking.Release()
+	var pid int32
+	if err := breaking.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+
+	const sleep = time.Second
+	done := make(chan error, 1)
+	go func() {
+		var n int
+		err := busy.QueryRow(ctx, fmt.Sprintf(`SELECT 42 FROM pg_sleep(%g)`, sleep.Seconds())).Scan(&n)
+		if err == nil && n != 42 {
+			err = fmt.Errorf("read %d, want 42", n)
+		}
+		done <- err
+	}()
+	for deadline := time.Now().Add(10 * sleep); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'one-breaks-test' AND state = 'active'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
+		}
+	}
+	if _, err := base.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := breaking.Exec(ctx, `SELECT 1`); err == nil {
+		t.Fatal("a statement on a terminated backend succeeded")
+	}
+	if n := retired.Load(); n != 1 {
+		t.Fatalf("the broken connection retired the pool's connections %d times, want 1", n)
+	}
+	if err := <-done; err != nil {
+		t.Errorf("the statement busy on another connection when one broke: %v, want it to finish", err)
+	}
+}
