@@ -34,6 +34,11 @@ type overviewData struct {
 	// Unserved are the queues whose available jobs no live worker serves: nothing
 	// claims them until one starts, however long they wait.
 	Unserved []queueRow
+	// History is how each finished state's history is kept (runtime.ListHistory);
+	// Uncovered are the states none of whose dated partitions takes the jobs that
+	// finish now: they go to the DEFAULT partition, which the pruner empties row by
+	// row, because no worker's pruner has run for two partitions' time.
+	History, Uncovered []runtime.History
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -47,7 +52,18 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn}
+	history, err := runtime.ListHistory(r.Context(), h.db)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn, History: history}
+	now := time.Now()
+	for _, s := range history {
+		if !s.Covers(now) {
+			d.Uncovered = append(d.Uncovered, s)
+		}
+	}
 	for _, q := range qs {
 		if q.Available > 0 && q.Workers == 0 {
 			d.Unserved = append(d.Unserved, q)

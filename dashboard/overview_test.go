@@ -100,3 +100,79 @@ func TestOverviewFlagsUnservedQueue(t *testing.T) {
 
 // tags matches the markup of a fragment, to compare its text.
 var tags = regexp.MustCompile(`<[^>]*>`)
+
+// uncoveredFlag is a warning of the Overview about history no partition covers.
+var uncoveredFlag = regexp.MustCompile(`<div class="flash bad uncovered" role="alert">(.*?)</div>`)
+
+// historyRow is a row of the Overview's History card: state, partitions, from, until.
+var historyRow = regexp.MustCompile(`<tr>\s*<td>(\w+)</td>\s*<td class="num">(\d+)</td>\s*<td>([^<]*)</td>\s*<td>([^<]*)</td>`)
+
+// TestOverviewShowsHistory: the Overview lists each finished state's history
+// partitions, and warns about a state none of whose partitions takes the jobs that
+// finish now (they go to the DEFAULT partition, emptied row by row): on a database no
+// worker's pruner has prepared, and once a state's newest partition has ended.
+func TestOverviewShowsHistory(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t, dashboard.Options{})
+	ctx := t.Context()
+	type state struct{ partitions, from, until string }
+	overview := func(what string) (flags []string, states map[string]state) {
+		t.Helper()
+		status, body := e.get("/")
+		wantStatus(t, "GET / ("+what+")", status, http.StatusOK, body)
+		for _, m := range uncoveredFlag.FindAllStringSubmatch(body, -1) {
+			flags = append(flags, tags.ReplaceAllString(m[1], ""))
+		}
+		states = map[string]state{}
+		for _, m := range historyRow.FindAllStringSubmatch(body, -1) {
+			states[m[1]] = state{m[2], m[3], m[4]}
+		}
+		if len(states) != 3 {
+			t.Fatalf("%s: the History card lists %v, want completed, failed and cancelled:\n%s", what, states, body)
+		}
+		return flags, states
+	}
+
+	flags, states := overview("no partitions")
+	if len(flags) != 3 || !strings.HasPrefix(flags[0], "No partition of completed history covers now: completed jobs finish into its DEFAULT partition") {
+		t.Errorf("no partitions: the Overview warns %q, want one warning per finished state", flags)
+	}
+	if states["completed"] != (state{"0", "—", "—"}) {
+		t.Errorf("no partitions: completed history shows %+v", states["completed"])
+	}
+
+	if _, err := e.pool.Exec(ctx, `SELECT jobc_history_prepare(s, interval '1 hour', interval '2 hours')
+		FROM unnest('{completed,failed,cancelled}'::jobc_state[]) AS s`); err != nil {
+		t.Fatal(err)
+	}
+	flags, states = overview("prepared")
+	if len(flags) != 0 {
+		t.Errorf("every state prepared: the Overview warns %q", flags)
+	}
+	for name, s := range states {
+		until, err := time.Parse("2006-01-02 15:04:05 UTC", s.until)
+		if s.partitions == "0" || err != nil || !until.After(time.Now()) {
+			t.Errorf("prepared: %s history shows %+v, want partitions until later than now", name, s)
+		}
+	}
+
+	// The failed jobs' partitions all ended in the past.
+	if _, err := e.pool.Exec(ctx, `DO $$
+		DECLARE r record;
+		BEGIN
+			FOR r IN SELECT name FROM jobc_history_partitions('failed') LOOP
+				EXECUTE format('DROP TABLE %I', r.name);
+			END LOOP;
+			CREATE TABLE jobc_jobs_finished_failed_old PARTITION OF jobc_jobs_finished_failed
+				FOR VALUES FROM ('2026-01-01 00:00:00+00') TO ('2026-01-01 01:00:00+00');
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	flags, states = overview("failed ended")
+	if len(flags) != 1 || !strings.HasPrefix(flags[0], "No partition of failed history covers now") || !strings.Contains(flags[0], "(the newest partition ended ") {
+		t.Errorf("failed history's partitions ended: the Overview warns %q, want one warning about failed history", flags)
+	}
+	if states["failed"] != (state{"1", "2026-01-01 00:00:00 UTC", "2026-01-01 01:00:00 UTC"}) {
+		t.Errorf("failed history's partitions ended: it shows %+v", states["failed"])
+	}
+}

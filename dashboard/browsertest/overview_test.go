@@ -15,10 +15,12 @@ import (
 )
 
 // TestOverviewFlagsUnservedQueue: in Chromium, the Overview warns that jobs wait in a
-// queue no live worker serves; once a worker of the queue starts, the page's live
-// refresh takes the warning away. The queue is paused first, so its jobs stay
-// available throughout: the warning goes because of the worker, not because the
-// jobs were done.
+// queue no live worker serves, and that no history partition covers now for each
+// finished state (no worker's pruner has prepared them on this new database); once a
+// worker of the queue starts, the page's live refresh takes the warnings away, the
+// second once its pruner has added the partitions. The queue is paused first, so its
+// jobs stay available throughout: the warning goes because of the worker, not because
+// the jobs were done.
 func TestOverviewFlagsUnservedQueue(t *testing.T) {
 	ctx := browser(t)
 	pool := pgtest.NewSchema(t, migrated)
@@ -63,6 +65,11 @@ func TestOverviewFlagsUnservedQueue(t *testing.T) {
 	if want := "3 jobs wait in queue email and no live worker serves it."; text != want {
 		t.Errorf("the Overview warns %q, want %q", text, want)
 	}
+	var uncovered int
+	run("count the history warnings", chromedp.Evaluate(`document.querySelectorAll(".flash.uncovered").length`, &uncovered))
+	if uncovered != 3 {
+		t.Errorf("the Overview of a database without history partitions has %d warnings about them, want one per finished state", uncovered)
+	}
 
 	if err := runtime.PauseQueue(t.Context(), pool, "email"); err != nil {
 		t.Fatal(err)
@@ -81,8 +88,8 @@ func TestOverviewFlagsUnservedQueue(t *testing.T) {
 		}
 	})
 	var gone bool
-	run("the warning goes with a live worker",
-		chromedp.Poll(`document.querySelector(".flash.unserved") === null && document.querySelector("table.queues") !== null`,
+	run("the warnings go with a live worker",
+		chromedp.Poll(`document.querySelector(".flash.unserved") === null && document.querySelector(".flash.uncovered") === null && document.querySelector("table.queues") !== null`,
 			&gone, chromedp.WithPollingTimeout(patience)))
 	for _, id := range ids {
 		j, err := runtime.GetJob(t.Context(), pool, id)
