@@ -35,18 +35,7 @@ func TestOwnedHealthAbandonsBusyConnections(t *testing.T) {
 		_, err := pool.Exec(ctx, fmt.Sprintf("SELECT pg_sleep(%d)", int(sleep.Seconds())))
 		done <- err
 	}()
-	running := func() int {
-		var n int
-		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'abandon-test' AND state = 'active'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		return n
-	}
-	for deadline := time.Now().Add(sleep / 2); running() == 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
-		}
-	}
+	waitActive(t, base, sleep/2, `application_name = 'abandon-test'`)
 
 	h.Stalled(ctx, errors.New("test: the listener's ping timed out"))
 	select {
@@ -103,18 +92,7 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 		_, err := pool.Exec(ctx, "SELECT pg_sleep(3)")
 		done <- err
 	}()
-	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(10 * time.Millisecond) {
-		var n int
-		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE usename = $1 AND state = 'active'`, role).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
-		}
-	}
+	waitActive(t, base, 10*time.Second, `usename = $1`, role)
 	_, err := pool.Exec(ctx, "SELECT 1")
 	if !dberr.ServerFull(err) {
 		t.Fatalf("a second connection of a role limited to one: %v, want SQLSTATE 53300", err)
@@ -129,6 +107,24 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 
 // ownedPool opens a pool on base's schema, configured by configure, with an owned
 // Health installed (the worker's pools'), and counts the generations it retires.
+// waitActive waits up to patience for the test's pg_sleep statement to run: for a
+// session of pg_stat_activity matching where (with args) to be active.
+func waitActive(t *testing.T, base *pgxpool.Pool, patience time.Duration, where string, args ...any) {
+	t.Helper()
+	for deadline := time.Now().Add(patience); ; time.Sleep(5 * time.Millisecond) {
+		var n int
+		if err := base.QueryRow(t.Context(), `SELECT count(*) FROM pg_stat_activity WHERE state = 'active' AND `+where, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		if n > 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the pg_sleep statement never showed up as active in pg_stat_activity (%s) within %s", where, patience)
+		}
+	}
+}
+
 func ownedPool(t *testing.T, base *pgxpool.Pool, configure func(*pgxpool.Config)) (*pgxpool.Pool, *Health, *atomic.Int32) {
 	t.Helper()
 	cfg, err := pgxpool.ParseConfig(pgtest.SchemaConnString(t, pgtest.SchemaOf(base)))
@@ -185,18 +181,7 @@ func TestOwnedHealthKeepsBusyConnectionsWhenOneBreaks(t *testing.T) {
 		}
 		done <- err
 	}()
-	for deadline := time.Now().Add(10 * sleep); ; time.Sleep(5 * time.Millisecond) {
-		var n int
-		if err := base.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE application_name = 'one-breaks-test' AND state = 'active'`).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n == 1 {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("the pg_sleep statement never showed up as active in pg_stat_activity")
-		}
-	}
+	waitActive(t, base, 10*sleep, `application_name = 'one-breaks-test'`)
 	if _, err := base.Exec(ctx, `SELECT pg_terminate_backend($1)`, pid); err != nil {
 		t.Fatal(err)
 	}
