@@ -171,3 +171,36 @@ func ExampleSnooze() {
 	// Output:
 	// completed after 2 runs: attempt 1 errors 0
 }
+
+// ExampleListHistory checks that each finished state's history has a partition for
+// the jobs that finish now, as the workers' pruners keep it: a state without one
+// sends its finished jobs to its DEFAULT partition, emptied row by row, which means
+// no worker's pruner has run for two partitions' time. An alert on it catches a
+// fleet whose maintenance stopped.
+func ExampleListHistory() {
+	pool, _, cleanup := pgtest.ExampleSchema("list_history", migrated)
+	defer cleanup()
+	ctx := context.Background()
+	report := func() {
+		history, err := runtime.ListHistory(ctx, pool)
+		if err != nil {
+			panic(err)
+		}
+		for _, h := range history {
+			fmt.Printf("%s: covered now: %t\n", h.State, h.Covers(time.Now()))
+		}
+	}
+	report() // a new database: no worker has run yet
+	// What a worker's pruner does when it starts.
+	if _, err := pool.Exec(ctx, `SELECT jobc_history_prepare('completed', interval '1 hour', interval '2 hours')`); err != nil {
+		panic(err)
+	}
+	report()
+	// Output:
+	// completed: covered now: false
+	// failed: covered now: false
+	// cancelled: covered now: false
+	// completed: covered now: true
+	// failed: covered now: false
+	// cancelled: covered now: false
+}
