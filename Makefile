@@ -90,6 +90,17 @@ fuzz:
 race:
 	$(WITH_PG) $(GO) test -race -count=1 -timeout 15m ./runtime/... ./jobctest/...
 
+## stress: the runtime's tests under -race, two runs at once (each on its own cluster),
+## STRESS_ROUNDS times: a loaded machine's timings, which one run alone does not give
+STRESS_ROUNDS ?= 3
+stress:
+	@for i in $$(seq $(STRESS_ROUNDS)); do \
+	  echo "stress round $$i of $(STRESS_ROUNDS)"; \
+	  $(WITH_PG) $(GO) test -race -count=1 -timeout 15m ./runtime & other=$$!; \
+	  $(WITH_PG) $(GO) test -race -count=1 -timeout 15m ./runtime; this=$$?; \
+	  wait $$other && [ $$this -eq 0 ] || exit 1; \
+	done
+
 ## lint: golangci-lint (pinned in tools/go.mod, configured in .golangci.yml) over every module
 LINT := $(CURDIR)/.bin/golangci-lint
 lint:

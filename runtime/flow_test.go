@@ -461,11 +461,19 @@ func TestSetLimitTakesEffect(t *testing.T) {
 	if err := runtime.SetLimit(ctx, pool, runtime.LimitChange{Scope: runtime.LimitKind, Name: jt.Kind, Concurrency: 1, By: "test"}); err != nil {
 		t.Fatal(err)
 	}
-	// A claim reads the limits as it starts: one that began before the change may
-	// still admit by the spec's. The idle workers claim once per poll interval, and
-	// an idle claim takes milliseconds, so after two intervals every claim applies
-	// the change.
-	time.Sleep(2 * testConfig(nil).PollInterval)
+	// A claim reads the limits as it starts, and the jobs in a later statement: one
+	// that began before the change may still admit by the spec's the jobs enqueued
+	// after it. So the jobs come once no claim of flow kinds that began before the
+	// change is still running (any test's: the server's sessions do not say whose;
+	// under load, two poll intervals' sleep was not enough).
+	var changed time.Time
+	if err := pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&changed); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the flow claims begun before the change to end", 20*testConfig(nil).PollInterval, func() bool {
+		return countRows(t, pool, `SELECT count(*) FROM pg_stat_activity
+			WHERE state = 'active' AND query LIKE '-- name: ClaimFlowJobs%' AND query_start < $1`, changed) == 0
+	})
 	enqueueKeys(t, pool, jt, 1, 20)
 	waitDrained(t, pool, 20, 30*time.Second)
 	if n := maxOverlap(readRuns(t, pool))[""]; n != 1 {
