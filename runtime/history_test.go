@@ -201,54 +201,10 @@ func TestHistoryFutureRowHoldsNothingBack(t *testing.T) {
 func TestHistoryPrepareBesideAFinish(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
-	ctx := t.Context()
 	const lockTimeout = 100 * time.Millisecond // jobc_history_prepare's
 	for try := int64(1); ; try++ {
-		finish, err := pool.Begin(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var finishedAt time.Time
-		if err := finish.QueryRow(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
-			payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, finished_at)
-			VALUES ($1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), now())
-			RETURNING finished_at`, try).Scan(&finishedAt); err != nil {
-			t.Fatal(err)
-		}
-		conn, err := pool.Acquire(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var pid int32
-		if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-			t.Fatal(err)
-		}
-		type prepared struct {
-			made int
-			err  error
-		}
-		done := make(chan prepared, 1)
-		go func() {
-			var p prepared
-			p.err = conn.QueryRow(ctx, `SELECT jobc_history_prepare('completed', interval '1 minute', interval '2 minutes')`).Scan(&p.made)
-			done <- p
-		}()
-		var waiting string
-		waitFor(t, "the pruner to wait for the finish's lock", 10*time.Second, func() bool {
-			if err := pool.QueryRow(ctx, `SELECT coalesce(wait_event_type, '') || ' ' || state FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&waiting); err != nil {
-				t.Fatal(err)
-			}
-			return strings.HasPrefix(waiting, "Lock ")
-		})
-		if err := finish.Commit(ctx); err != nil {
-			t.Fatal(err)
-		}
-		p := <-done
-		conn.Release()
-		if p.err != nil {
-			t.Fatalf("prepare beside a finish of a row in the DEFAULT partition: %v", p.err)
-		}
-		if p.made == 0 { // the commit came after the pruner's lock timeout: try again
+		made, finishedAt := prepareBesideAFinish(t, pool, try)
+		if made == 0 { // the pruner's lock timeout passed before the finish committed
 			if try == 10 {
 				t.Fatalf("in %d tries, the finish never committed within the pruner's lock timeout of %s", try, lockTimeout)
 			}
@@ -263,6 +219,82 @@ func TestHistoryPrepareBesideAFinish(t *testing.T) {
 		}
 		return
 	}
+}
+
+// prepareBesideAFinish finishes job id into the DEFAULT partition in a transaction it
+// commits while jobc_history_prepare waits for that transaction's lock, and returns
+// how many partitions the prepare made (0 when its lock timeout passed first) and
+// when the job finished.
+func prepareBesideAFinish(t *testing.T, pool *pgxpool.Pool, id int64) (int, time.Time) {
+	t.Helper()
+	ctx := t.Context()
+	finish, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer finish.Rollback(ctx) //nolint:errcheck // committed below unless the test fails
+	var finishedAt time.Time
+	if err := finish.QueryRow(ctx, `INSERT INTO jobc_jobs_finished (id, kind, queue, state, priority,
+		payload_version, payload, metadata, available_at, attempt, max_attempts, errors, created_at, finished_at)
+		VALUES ($1, 'other', 'other', 'completed', 5, 1, '{}', '{}', now(), 1, 1, '[]', now(), now())
+		RETURNING finished_at`, id).Scan(&finishedAt); err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	var pid int32
+	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		t.Fatal(err)
+	}
+	type prepared struct {
+		made int
+		err  error
+	}
+	done := make(chan prepared, 1)
+	go func() {
+		var p prepared
+		p.err = conn.QueryRow(ctx, `SELECT jobc_history_prepare('completed', interval '1 minute', interval '2 minutes')`).Scan(&p.made)
+		done <- p
+	}()
+	// Whatever happens, the prepare has returned before conn goes back to the pool.
+	result := func() prepared {
+		p := <-done
+		if p.err != nil {
+			t.Fatalf("prepare beside a finish of a row in the DEFAULT partition: %v", p.err)
+		}
+		return p
+	}
+	const patience = 10 * time.Second
+	var seen string
+	for deadline := time.Now().Add(patience); !strings.HasPrefix(seen, "Lock "); time.Sleep(2 * time.Millisecond) {
+		select {
+		case p := <-done: // it gave up waiting before it was seen waiting
+			done <- p
+			if err := finish.Commit(ctx); err != nil {
+				t.Fatal(err)
+			}
+			return result().made, finishedAt
+		default:
+		}
+		if time.Now().After(deadline) {
+			_ = finish.Rollback(ctx)
+			result()
+			t.Fatalf("the pruner was never seen waiting for the finish's lock within %s (last seen: %q)", patience, seen)
+		}
+		if err := pool.QueryRow(ctx, `SELECT coalesce(wait_event_type, '') || ' ' || state FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&seen); err != nil {
+			_ = finish.Rollback(ctx)
+			result()
+			t.Fatal(err)
+		}
+	}
+	if err := finish.Commit(ctx); err != nil {
+		result()
+		t.Fatal(err)
+	}
+	return result().made, finishedAt
 }
 
 // TestHistoryDropWaitsItsTurn: a drop needs ACCESS EXCLUSIVE on its state's table, so

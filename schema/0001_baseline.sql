@@ -801,7 +801,7 @@ $$;
 -- job with the state it went to. Its statements find the jobs by id whatever the
 -- statistics say (enable_seqscan off, as in jobc_finish): a session that cached
 -- generic plans of them while jobc_jobs held a few rows read the whole table at every
--- later rescue (TestRescuePlansOnAFreshDatabase; in CI, 3,456 rows read to rescue 41).
+-- later rescue (TestRescuePlansOnAFreshDatabase; under load, 3,456 rows read to rescue 41).
 CREATE FUNCTION jobc_rescue_ids(p_ids bigint[])
 RETURNS TABLE (job_id bigint, job_state jobc_state)
 LANGUAGE plpgsql VOLATILE
