@@ -125,11 +125,7 @@ func migrationUnderLoad(tb testing.TB, fixture string, rows int) (*pgxpool.Pool,
 	}
 	waitFor("jobs completing before the migration", func() bool { return finished() >= 100 })
 
-	all, err := schema.Migrations()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	all = append(all[:1:1], schema.Migration{Version: 2, Name: "fixture", SQL: string(sql)})
+	all := baselineAnd(tb, schema.Migration{Version: 2, Name: "fixture", SQL: string(sql)})
 	var start, end time.Time
 	if err := pool.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&start); err != nil {
 		tb.Fatal(err)
@@ -238,11 +234,7 @@ func TestMigrationWaitsItsTurnForLocks(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
-	all, err := schema.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	all = append(all[:1:1], schema.Migration{Version: 2, Name: "queue_note", SQL: "ALTER TABLE jobc_queues ADD COLUMN note text;"})
+	all := baselineAnd(t, schema.Migration{Version: 2, Name: "queue_note", SQL: "ALTER TABLE jobc_queues ADD COLUMN note text;"})
 	report, err := pool.Begin(ctx)
 	if err != nil {
 		t.Fatal(err)
@@ -300,11 +292,7 @@ func TestMigrationRebuildsAnInvalidIndex(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
-	all, err := schema.Migrations()
-	if err != nil {
-		t.Fatal(err)
-	}
-	all = append(all[:1:1], schema.Migration{Version: 2, Name: "unique_note", SQL: schema.NoTransaction + `
+	all := baselineAnd(t, schema.Migration{Version: 2, Name: "unique_note", SQL: schema.NoTransaction + `
 CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS jobc_queues_note_idx ON jobc_queues (note);`})
 	if _, err := pool.Exec(ctx, `ALTER TABLE jobc_queues ADD COLUMN note text;
 		INSERT INTO jobc_queues (name, note) VALUES ('a', 'same'), ('b', 'same')`); err != nil {
@@ -333,4 +321,15 @@ CREATE UNIQUE INDEX CONCURRENTLY IF NOT EXISTS jobc_queues_note_idx ON jobc_queu
 	if v := valid(); v != "true" {
 		t.Errorf("after the migration ran again the index is %s; want it valid", v)
 	}
+}
+
+// baselineAnd returns the baseline migration followed by m, the migration under test,
+// numbered 2.
+func baselineAnd(tb testing.TB, m schema.Migration) []schema.Migration {
+	tb.Helper()
+	all, err := schema.Migrations()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return append(all[:1:1], m)
 }

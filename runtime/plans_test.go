@@ -239,13 +239,24 @@ func TestHotPlansOnAFreshDatabase(t *testing.T) {
 			t.Errorf("no plan of %s (%q) logged in the second half of the run", what, text)
 		}
 	}
-	const most = 200 // rows a scan may read to find what it needs, on a table of thousands
-	scans, _ := log.seqScans()
+	log.noLongScans(t, "")
+}
+
+// noLongScans fails t for each logged sequential scan that read more rows than a
+// statement needs to find a few on a table of thousands, naming the first three with
+// their plans; doing, if set, says what the statements were for.
+func (l *planLog) noLongScans(t *testing.T, doing string) {
+	t.Helper()
+	const most = 200
+	if doing != "" {
+		doing = " " + doing
+	}
+	scans, _ := l.seqScans()
 	bad := 0
 	for _, sc := range scans {
 		if sc.read > most {
 			if bad++; bad <= 3 {
-				t.Errorf("a sequential scan of %s read %d rows:\n%s", sc.table, sc.read, sc.plan)
+				t.Errorf("a sequential scan of %s read %d rows%s:\n%s", sc.table, sc.read, doing, sc.plan)
 			}
 		}
 	}
@@ -347,11 +358,5 @@ func TestRescuePlansOnAFreshDatabase(t *testing.T) {
 	log.mu.Unlock()
 	leaveExpired(41)
 	rescue(41)
-	const most = 200 // rows a scan may read to find what it needs, on a table of thousands
-	scans, _ := log.seqScans()
-	for _, sc := range scans {
-		if sc.read > most {
-			t.Errorf("a sequential scan of %s read %d rows to rescue 41 jobs:\n%s", sc.table, sc.read, sc.plan)
-		}
-	}
+	log.noLongScans(t, "to rescue 41 jobs")
 }
