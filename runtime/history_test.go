@@ -267,27 +267,26 @@ func prepareBesideAFinish(t *testing.T, pool *pgxpool.Pool, id int64) (int, time
 		}
 		return p
 	}
-	const patience = 10 * time.Second
+	// The finish commits once the prepare waits for its lock, or has given up waiting
+	// (its lock timeout passed before it was seen waiting: it made nothing).
 	var seen string
-	for deadline := time.Now().Add(patience); !strings.HasPrefix(seen, "Lock "); time.Sleep(2 * time.Millisecond) {
-		select {
-		case p := <-done: // it gave up waiting before it was seen waiting
-			done <- p
-			if err := finish.Commit(ctx); err != nil {
-				t.Fatal(err)
-			}
-			return result().made, finishedAt
-		default:
-		}
-		if time.Now().After(deadline) {
-			_ = finish.Rollback(ctx)
-			result()
-			t.Fatalf("the pruner was never seen waiting for the finish's lock within %s (last seen: %q)", patience, seen)
+	waiting := func() bool {
+		if len(done) > 0 {
+			return true
 		}
 		if err := pool.QueryRow(ctx, `SELECT coalesce(wait_event_type, '') || ' ' || state FROM pg_stat_activity WHERE pid = $1`, pid).Scan(&seen); err != nil {
 			_ = finish.Rollback(ctx)
 			result()
 			t.Fatal(err)
+		}
+		return strings.HasPrefix(seen, "Lock ")
+	}
+	const patience = 10 * time.Second
+	for deadline := time.Now().Add(patience); !waiting(); time.Sleep(2 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			_ = finish.Rollback(ctx)
+			result()
+			t.Fatalf("the pruner was never seen waiting for the finish's lock within %s (last seen: %q)", patience, seen)
 		}
 	}
 	if err := finish.Commit(ctx); err != nil {
