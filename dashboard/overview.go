@@ -39,6 +39,7 @@ type overviewData struct {
 	// finish now: they go to the DEFAULT partition, which the pruner empties row by
 	// row, because no worker's pruner has run for two partitions' time.
 	History, Uncovered []runtime.History
+	Now                time.Time // when Uncovered was decided
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
@@ -57,10 +58,9 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn, History: history}
-	now := time.Now()
+	d := overviewData{Queues: qs, Workers: ws, Warn: h.opt.OldestAvailableWarn, History: history, Now: time.Now()}
 	for _, s := range history {
-		if !s.Covers(now) {
+		if !s.Covers(d.Now) {
 			d.Uncovered = append(d.Uncovered, s)
 		}
 	}

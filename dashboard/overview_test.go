@@ -175,4 +175,23 @@ func TestOverviewShowsHistory(t *testing.T) {
 	if states["failed"] != (state{"1", "2026-01-01 00:00:00 UTC", "2026-01-01 01:00:00 UTC"}) {
 		t.Errorf("failed history's partitions ended: it shows %+v", states["failed"])
 	}
+
+	// The cancelled jobs' only partition begins later (a DEFAULT row finished ahead of
+	// the clock, written by hand, holds the partitions back): no pruner stopped.
+	if _, err := e.pool.Exec(ctx, `DO $$
+		DECLARE r record;
+		BEGIN
+			FOR r IN SELECT name FROM jobc_history_partitions('cancelled') LOOP
+				EXECUTE format('DROP TABLE %I', r.name);
+			END LOOP;
+			EXECUTE format('CREATE TABLE jobc_jobs_finished_cancelled_ahead PARTITION OF jobc_jobs_finished_cancelled
+				FOR VALUES FROM (%L) TO (%L)', now() + interval '1 hour', now() + interval '2 hours');
+		END $$`); err != nil {
+		t.Fatal(err)
+	}
+	flags, _ = overview("cancelled ahead")
+	if len(flags) != 2 || !strings.HasPrefix(flags[1], "No partition of cancelled history covers now") ||
+		!strings.Contains(flags[1], "Its first partition begins in 59m") || strings.Contains(flags[1], "No worker's pruner") {
+		t.Errorf("cancelled history's partition begins later: the Overview warns %q, want the second warning to say when it begins", flags)
+	}
 }
