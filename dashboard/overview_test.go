@@ -132,6 +132,22 @@ func TestOverviewShowsHistory(t *testing.T) {
 		}
 		return flags, states
 	}
+	// replacePartitions drops a state's partitions and makes one from..to (SQL
+	// expressions), as time or a hand would leave them.
+	replacePartitions := func(st, from, to string) {
+		t.Helper()
+		if _, err := e.pool.Exec(ctx, `DO $$
+			DECLARE r record;
+			BEGIN
+				FOR r IN SELECT name FROM jobc_history_partitions('`+st+`') LOOP
+					EXECUTE format('DROP TABLE %I', r.name);
+				END LOOP;
+				EXECUTE format('CREATE TABLE jobc_jobs_finished_`+st+`_replaced PARTITION OF jobc_jobs_finished_`+st+`
+					FOR VALUES FROM (%L) TO (%L)', `+from+`, `+to+`);
+			END $$`); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	flags, states := overview("no partitions")
 	if len(flags) != 3 || !strings.HasPrefix(flags[0], "No partition of completed history covers now: completed jobs finish into its DEFAULT partition") {
@@ -157,17 +173,7 @@ func TestOverviewShowsHistory(t *testing.T) {
 	}
 
 	// The failed jobs' partitions all ended in the past.
-	if _, err := e.pool.Exec(ctx, `DO $$
-		DECLARE r record;
-		BEGIN
-			FOR r IN SELECT name FROM jobc_history_partitions('failed') LOOP
-				EXECUTE format('DROP TABLE %I', r.name);
-			END LOOP;
-			CREATE TABLE jobc_jobs_finished_failed_old PARTITION OF jobc_jobs_finished_failed
-				FOR VALUES FROM ('2026-01-01 00:00:00+00') TO ('2026-01-01 01:00:00+00');
-		END $$`); err != nil {
-		t.Fatal(err)
-	}
+	replacePartitions("failed", "'2026-01-01 00:00:00+00'", "'2026-01-01 01:00:00+00'")
 	flags, states = overview("failed ended")
 	if len(flags) != 1 || !strings.HasPrefix(flags[0], "No partition of failed history covers now") || !strings.Contains(flags[0], "(the newest partition ended ") {
 		t.Errorf("failed history's partitions ended: the Overview warns %q, want one warning about failed history", flags)
@@ -178,17 +184,7 @@ func TestOverviewShowsHistory(t *testing.T) {
 
 	// The cancelled jobs' only partition begins later (a DEFAULT row finished ahead of
 	// the clock, written by hand, holds the partitions back): no pruner stopped.
-	if _, err := e.pool.Exec(ctx, `DO $$
-		DECLARE r record;
-		BEGIN
-			FOR r IN SELECT name FROM jobc_history_partitions('cancelled') LOOP
-				EXECUTE format('DROP TABLE %I', r.name);
-			END LOOP;
-			EXECUTE format('CREATE TABLE jobc_jobs_finished_cancelled_ahead PARTITION OF jobc_jobs_finished_cancelled
-				FOR VALUES FROM (%L) TO (%L)', now() + interval '1 hour', now() + interval '2 hours');
-		END $$`); err != nil {
-		t.Fatal(err)
-	}
+	replacePartitions("cancelled", "now() + interval '1 hour'", "now() + interval '2 hours'")
 	flags, _ = overview("cancelled ahead")
 	if len(flags) != 2 || !strings.HasPrefix(flags[1], "No partition of cancelled history covers now") ||
 		!strings.Contains(flags[1], "Its first partition begins in 59m") || strings.Contains(flags[1], "No worker's pruner") {
