@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -401,15 +402,8 @@ func TestOrderingKeyStarved(t *testing.T) {
 
 	// A wait that ends: the claim waits on the key, the publisher commits, and the
 	// claim takes the key's oldest event, which it had not seen when it began.
-	claimer, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	claimer, pid := pgtest.Backend(t, pool)
 	defer claimer.Release()
-	var pid int
-	if err := claimer.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
 	claimed := make(chan []int64, 1)
 	failed := make(chan error, 1)
 	go func() {
@@ -457,7 +451,7 @@ func claimEventsOn(ctx context.Context, q interface {
 
 // waitForLockWait waits until backend pid waits for an advisory lock, polling as often
 // as a worker would; it fails printing what the backend was doing.
-func waitForLockWait(t *testing.T, pool *pgxpool.Pool, pid int) {
+func waitForLockWait(t *testing.T, pool *pgxpool.Pool, pid int32) {
 	t.Helper()
 	poll := testConfig(nil).PollInterval
 	var state string

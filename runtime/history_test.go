@@ -12,6 +12,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/jobc-dev/jobc/internal/pgtest"
 	"github.com/jobc-dev/jobc/runtime"
 	"github.com/jobc-dev/jobc/runtime/internal/maintenance"
 )
@@ -240,15 +241,8 @@ func prepareBesideAFinish(t *testing.T, pool *pgxpool.Pool, id int64) (int, time
 		RETURNING finished_at`, id).Scan(&finishedAt); err != nil {
 		t.Fatal(err)
 	}
-	conn, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, pid := pgtest.Backend(t, pool)
 	defer conn.Release()
-	var pid int32
-	if err := conn.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
 	type prepared struct {
 		made int
 		err  error

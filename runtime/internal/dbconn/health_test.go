@@ -161,15 +161,8 @@ func TestOwnedHealthKeepsBusyConnectionsWhenOneBreaks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer busy.Release()
-	breaking, err := pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	breaking, pid := pgtest.Backend(t, pool)
 	defer breaking.Release()
-	var pid int32
-	if err := breaking.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
-		t.Fatal(err)
-	}
 
 	const sleep = time.Second
 	done := make(chan error, 1)
