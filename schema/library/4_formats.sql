@@ -267,11 +267,15 @@ BEGIN
     IF get_byte(convert_to(s, 'UTF8'), 10) NOT IN (116, 84) THEN -- t, T
         RETURN '11th character must be t or T';
     END IF;
-    err := jobc_go_parse_date(left(s, 10));
+    -- Go slices s[:10] and s[11:] by bytes; left and substr count characters, which
+    -- differ once a character before the t takes more than a byte ('ٻ00000000T…'
+    -- gave the date element 'ٻ00000000T'). Byte 10 is an ASCII t, so both byte slices
+    -- end and begin on character boundaries and are valid text.
+    err := jobc_go_parse_date(convert_from(substring(convert_to(s, 'UTF8') FROM 1 FOR 10), 'UTF8'));
     IF err IS NOT NULL THEN
         RETURN 'invalid date element: ' || err;
     END IF;
-    err := jobc_go_time(substr(s, 12));
+    err := jobc_go_time(convert_from(substring(convert_to(s, 'UTF8') FROM 12), 'UTF8'));
     IF err IS NOT NULL THEN
         RETURN 'invalid time element: ' || err;
     END IF;
