@@ -499,8 +499,8 @@ CREATE INDEX jobc_unique_keys_job_idx ON jobc_unique_keys (job_id);
 -- Relays claim through the first index: a claim moves available_at to the lease's
 -- expiry, so leased rows leave the claimable range and come back by themselves when a
 -- relay dies. The second answers "oldest unpublished event" (the relay lag) and the
--- pending count; the third finds the older pending row that holds a key back; the
--- fourth serves pruning, the fifth `jobc status` and `jobc relay failed`.
+-- pending count; the third finds each key's oldest pending event, and the keys a claim
+-- visits; the fourth serves pruning, the fifth `jobc status` and `jobc relay failed`.
 CREATE INDEX jobc_events_pending ON jobc_events (available_at, id) WHERE state = 'pending';
 CREATE INDEX jobc_events_unpublished ON jobc_events (id) WHERE state = 'pending';
 CREATE INDEX jobc_events_ordered ON jobc_events (event, ordering_key, id)
@@ -2638,26 +2638,51 @@ $$;
 -- p_token, moving their available_at to the lease's expiry. An event with an ordering
 -- key leaves only when no older event of its key is pending, leased or not, so a key
 -- has at most one event in flight; and only under its key's lock held exclusively, so
--- no transaction that published the key is still open. The candidates are read first;
--- then their keys' locks are taken, each skipped when a publisher holds it (a later
--- call tries again); then the UPDATE reads the outbox again (each statement of a
--- VOLATILE function in READ COMMITTED takes a new snapshot) and takes each locked
--- key's oldest pending event as it is now, which an older event committed since the
--- first read may have become. The keyed candidate published longest ago, once it has
--- waited p_wait_after seconds (a key published without pause might never be free),
--- waits up to p_wait_ms for its lock, before any other is taken, so that its wait
--- cannot close a cycle; the key's new publishers queue behind it meanwhile.
+-- no transaction that published the key is still open.
+--
+-- The window is the p_max oldest due events that no other claim has locked (FOR UPDATE
+-- SKIP LOCKED, so that claims running at once read different events): its unordered
+-- events are candidates as they are; its keys name candidates, each key's oldest
+-- pending event if that is due (not in flight, not backing off). When the window is
+-- full and names fewer than p_max candidates (a few keys with deep backlogs, their
+-- oldest events in flight), more keys come from jobc_events_ordered, one index descent
+-- each, from a key picked at random and round to it again: a claim costs the keys it
+-- visits, never the backlog behind them, and no key waits for the keys sorted before
+-- it to run dry.
+--
+-- Then the keys' locks are taken, each skipped when a publisher holds it (a later
+-- call tries again), and each locked key's oldest pending event is read again (each
+-- statement of a VOLATILE function in READ COMMITTED takes a new snapshot), which an
+-- older event committed since the first read may have become. The keyed candidate
+-- published longest ago, once it has waited p_wait_after seconds (a key published
+-- without pause might never be free), waits up to p_wait_ms for its lock, before any
+-- other is taken, so that its wait cannot close a cycle; the key's new publishers
+-- queue behind it meanwhile.
+--
+-- Every statement reads by index whatever the statistics say (a fresh outbox has
+-- none): the settings below rule out the plans that read the whole backlog, and jit,
+-- which their penalty costs would otherwise switch on.
 CREATE FUNCTION jobc_claim_events(p_token bigint, p_lease_seconds float8, p_max integer,
                                   p_wait_after float8, p_wait_ms integer)
 RETURNS SETOF jobc_events
-LANGUAGE plpgsql VOLATILE AS $$
+LANGUAGE plpgsql VOLATILE
+SET enable_seqscan = off SET enable_bitmapscan = off SET enable_sort = off
+SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
-    v_ids      bigint[];
-    v_events   text[];
-    v_keys     text[];          -- NULL for a candidate without an ordering key
+    v_read     integer;         -- the rows the window read
+    v_free     bigint[];        -- the window's events without an ordering key
+    v_wevents  text[];          -- the window's keyed events' keys: event and ordering key
+    v_wkeys    text[];
+    v_visits   integer;         -- how many keys the walk may visit
+    v_sevent   text;            -- the key the walk starts at
+    v_skey     text;
+    v_lo       bigint;          -- the smallest and largest pending ids
+    v_hi       bigint;
+    v_ids      bigint[];        -- the keyed candidates: oldest pending event, key, and
+    v_events   text[];          -- when it was published
+    v_keys     text[];
     v_born     timestamptz[];
     v_wait     bigint;          -- the lock of the key that waits
-    v_free     bigint[];        -- the candidates without an ordering key
     v_hevents  text[];          -- the keys whose lock is held: event and ordering key
     v_hkeys    text[];
     v_timeout  text;
@@ -2666,68 +2691,118 @@ BEGIN
         RAISE EXCEPTION 'jobc_claim_events runs in READ COMMITTED, not %', current_setting('transaction_isolation')
             USING ERRCODE = 'invalid_transaction_state';
     END IF;
-    SELECT array_agg(c.id ORDER BY c.n), array_agg(c.event ORDER BY c.n),
-           array_agg(c.ordering_key ORDER BY c.n), array_agg(c.created_at ORDER BY c.n)
-    INTO v_ids, v_events, v_keys, v_born
+    SELECT count(*)::integer,
+           coalesce(array_agg(w.id) FILTER (WHERE w.ordering_key IS NULL), '{}'),
+           coalesce(array_agg(w.event) FILTER (WHERE w.ordering_key IS NOT NULL), '{}'),
+           coalesce(array_agg(w.ordering_key) FILTER (WHERE w.ordering_key IS NOT NULL), '{}')
+    INTO v_read, v_free, v_wevents, v_wkeys
     FROM (
-        SELECT c.*, row_number() OVER () AS n
-        FROM (
-            SELECT c.id, c.event, c.ordering_key, c.created_at
-            FROM jobc_events c
-            WHERE c.state = 'pending'
-              AND c.available_at <= now()
-              AND (c.ordering_key IS NULL OR NOT EXISTS (
-                  SELECT 1 FROM jobc_events o
-                  WHERE o.event = c.event AND o.ordering_key = c.ordering_key
-                    AND o.id < c.id AND o.state = 'pending'
-              ))
-            ORDER BY c.available_at, c.id
-            LIMIT p_max
-            FOR UPDATE SKIP LOCKED
-        ) c
-    ) c;
-    IF v_ids IS NULL THEN
+        SELECT w.id, w.event, w.ordering_key
+        FROM jobc_events w
+        WHERE w.state = 'pending' AND w.available_at <= now()
+        ORDER BY w.available_at, w.id
+        LIMIT p_max
+        FOR UPDATE SKIP LOCKED
+    ) w;
+    IF v_read = 0 THEN
         RETURN;
     END IF;
-    SELECT jobc_event_key_lock(c.event, c.ordering_key) INTO v_wait
-    FROM unnest(v_events, v_keys, v_born) AS c(event, ordering_key, born)
-    WHERE c.ordering_key IS NOT NULL AND c.born <= now() - make_interval(secs => p_wait_after)
-    ORDER BY c.born
-    LIMIT 1;
-    IF v_wait IS NOT NULL THEN
-        v_timeout := current_setting('lock_timeout');
-        BEGIN
-            PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
-            PERFORM pg_advisory_xact_lock(v_wait);
-        EXCEPTION WHEN lock_not_available THEN
-            NULL; -- its publishers are still open: a later call waits again
-        END;
-        PERFORM set_config('lock_timeout', v_timeout, true);
+    IF cardinality(v_wkeys) > 0 THEN
+        SELECT count(*) INTO v_visits
+        FROM (SELECT DISTINCT k.event, k.ordering_key FROM unnest(v_wevents, v_wkeys) AS k(event, ordering_key)) k;
+        v_visits := CASE WHEN v_read = p_max THEN p_max - cardinality(v_free) - v_visits ELSE 0 END;
+        IF v_visits > 0 THEN
+            -- The walk's start: the key of the first keyed pending event from an id
+            -- picked at random among the pending ones (within 1,000 ids of it; the
+            -- first key when there is none).
+            SELECT (SELECT o.id FROM jobc_events o WHERE o.state = 'pending' ORDER BY o.id LIMIT 1),
+                   (SELECT o.id FROM jobc_events o WHERE o.state = 'pending' ORDER BY o.id DESC LIMIT 1)
+            INTO v_lo, v_hi;
+            v_lo := v_lo + floor(random() * (v_hi - v_lo + 1))::bigint;
+            SELECT o.event, o.ordering_key INTO v_sevent, v_skey
+            FROM jobc_events o
+            WHERE o.state = 'pending' AND o.ordering_key IS NOT NULL AND o.id >= v_lo AND o.id < v_lo + 1000
+            ORDER BY o.id LIMIT 1;
+        END IF;
+        WITH RECURSIVE more_keys AS (
+            SELECT f.event, f.ordering_key, 1 AS n, f.wrapped
+            FROM (SELECT o.event, o.ordering_key, v_sevent IS NULL AS wrapped FROM jobc_events o
+                  WHERE o.state = 'pending' AND o.ordering_key IS NOT NULL
+                    AND (v_sevent IS NULL OR (o.event, o.ordering_key) >= (v_sevent, v_skey))
+                  ORDER BY o.event, o.ordering_key, o.id LIMIT 1) f
+            WHERE v_visits > 0
+            UNION ALL
+            SELECT f.event, f.ordering_key, m.n + 1, f.wrapped
+            FROM more_keys m, LATERAL (
+                (SELECT o.event, o.ordering_key, m.wrapped AS wrapped FROM jobc_events o
+                 WHERE o.state = 'pending' AND o.ordering_key IS NOT NULL
+                   AND (o.event, o.ordering_key) > (m.event, m.ordering_key)
+                 ORDER BY o.event, o.ordering_key, o.id LIMIT 1)
+                UNION ALL
+                (SELECT o.event, o.ordering_key, true FROM jobc_events o
+                 WHERE NOT m.wrapped AND o.state = 'pending' AND o.ordering_key IS NOT NULL
+                 ORDER BY o.event, o.ordering_key, o.id LIMIT 1)
+                LIMIT 1) f
+            WHERE m.n < v_visits
+              AND NOT (f.wrapped AND v_sevent IS NOT NULL AND (f.event, f.ordering_key) >= (v_sevent, v_skey))
+        )
+        SELECT array_agg(h.id), array_agg(k.event), array_agg(k.ordering_key), array_agg(h.created_at)
+        INTO v_ids, v_events, v_keys, v_born
+        FROM (SELECT k.event, k.ordering_key FROM unnest(v_wevents, v_wkeys) AS k(event, ordering_key)
+              UNION SELECT m.event, m.ordering_key FROM more_keys m) k,
+        LATERAL (SELECT o.id, o.available_at, o.created_at FROM jobc_events o
+                 WHERE o.event = k.event AND o.ordering_key = k.ordering_key AND o.state = 'pending'
+                 ORDER BY o.event, o.ordering_key, o.id LIMIT 1) h
+        WHERE h.available_at <= now();
     END IF;
-    -- Every other key's lock, tried once (a lock held already is granted again), in one
-    -- statement: the unkeyed candidates, and the keys whose lock this claim holds.
-    SELECT coalesce(array_agg(c.id) FILTER (WHERE c.ordering_key IS NULL), '{}'),
-           coalesce(array_agg(c.event) FILTER (WHERE c.locked), '{}'),
-           coalesce(array_agg(c.ordering_key) FILTER (WHERE c.locked), '{}')
-    INTO v_free, v_hevents, v_hkeys
-    FROM (
-        SELECT c.id, c.event, c.ordering_key,
-               c.ordering_key IS NOT NULL AND pg_try_advisory_xact_lock(jobc_event_key_lock(c.event, c.ordering_key)) AS locked
-        FROM unnest(v_ids, v_events, v_keys) AS c(id, event, ordering_key)
-        OFFSET 0
-    ) c;
+    IF v_ids IS NOT NULL THEN
+        SELECT jobc_event_key_lock(c.event, c.ordering_key) INTO v_wait
+        FROM unnest(v_events, v_keys, v_born) AS c(event, ordering_key, born)
+        WHERE c.born <= now() - make_interval(secs => p_wait_after)
+        ORDER BY c.born
+        LIMIT 1;
+        IF v_wait IS NOT NULL THEN
+            v_timeout := current_setting('lock_timeout');
+            BEGIN
+                PERFORM set_config('lock_timeout', p_wait_ms || 'ms', true);
+                PERFORM pg_advisory_xact_lock(v_wait);
+            EXCEPTION WHEN lock_not_available THEN
+                NULL; -- its publishers are still open: a later call waits again
+            END;
+            PERFORM set_config('lock_timeout', v_timeout, true);
+        END IF;
+        -- Every other key's lock, tried once (a lock held already is granted again), in
+        -- one statement; then each locked key's oldest pending event as it is now,
+        -- locked, and left when another claim's window has it (this claim would
+        -- otherwise wait for that one while holding the key, which that one's wait for
+        -- its oldest key may be waiting for).
+        SELECT coalesce(array_agg(c.event) FILTER (WHERE c.locked), '{}'),
+               coalesce(array_agg(c.ordering_key) FILTER (WHERE c.locked), '{}')
+        INTO v_hevents, v_hkeys
+        FROM (
+            SELECT c.event, c.ordering_key, pg_try_advisory_xact_lock(jobc_event_key_lock(c.event, c.ordering_key)) AS locked
+            FROM unnest(v_events, v_keys) AS c(event, ordering_key)
+            OFFSET 0
+        ) c;
+        SELECT v_free || coalesce(array_agg(l.id), '{}') INTO v_free
+        FROM (
+            SELECT l.id FROM jobc_events l
+            WHERE l.id = ANY(ARRAY(
+                SELECT h.id
+                FROM unnest(v_hevents, v_hkeys) AS k(event, ordering_key),
+                LATERAL (SELECT o.id FROM jobc_events o
+                         WHERE o.event = k.event AND o.ordering_key = k.ordering_key AND o.state = 'pending'
+                         ORDER BY o.event, o.ordering_key, o.id LIMIT 1) h))
+            FOR UPDATE SKIP LOCKED
+        ) l;
+    END IF;
     RETURN QUERY
     UPDATE jobc_events e
     SET attempts = e.attempts + 1,
         lease_token = p_token,
         lease_expires_at = now() + make_interval(secs => p_lease_seconds),
         available_at = now() + make_interval(secs => p_lease_seconds)
-    WHERE (e.id = ANY(v_free) OR e.id = ANY(ARRAY(
-              SELECT (SELECT o.id FROM jobc_events o
-                      WHERE o.event = h.event AND o.ordering_key = h.ordering_key AND o.state = 'pending'
-                      ORDER BY o.id LIMIT 1)
-              FROM unnest(v_hevents, v_hkeys) AS h(event, ordering_key))))
-      AND e.state = 'pending' AND e.available_at <= now()
+    WHERE e.id = ANY(v_free) AND e.state = 'pending' AND e.available_at <= now()
     RETURNING e.*;
 END
 $$;

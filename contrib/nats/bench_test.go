@@ -15,8 +15,9 @@ import (
 // ordering keys, so nearly every event is the only pending one of its key; hot_keys:
 // 1,000 keys with a deep backlog each, where claims made while other batches are in
 // flight scan the events those batches hold back, so fewer batches in flight go faster;
-// few_keys: 10 keys, where every claim finds 10 events and reads the whole backlog to
-// look for more (issue 24's "the relay walks hot keys"; bench/results/2026-12-06-relay-keys.txt).
+// few_keys: 10 keys, where every claim finds 10 events, the slow case (issue 24's "the
+// relay walks hot keys": bench/results/2026-12-06-relay-keys.txt and
+// 2026-12-06-relay-claim-visits.txt).
 func BenchmarkRelayNATS(b *testing.B) {
 	url := brokertest.NATSURL(b)
 	_, _ = newStream(b, url, "bench")

@@ -23,8 +23,9 @@ func BenchConfig(sink relay.Sink) relay.Config {
 // relay with cfg publishes them all, and the result is reported as events/s.
 //
 // Keys shape the figure: with many keys (most events the only pending one of theirs)
-// every scanned row is claimable; with few keys and a deep backlog each, a claim that
-// runs while other batches are in flight scans the rows their keys hold back.
+// every event a claim reads is claimable; with few keys and a deep backlog each, a
+// claim takes one event per key, and one that runs while other batches are in flight
+// finds the keys held by them.
 func BenchRelay(b *testing.B, pool *pgxpool.Pool, subject string, cfg relay.Config, keys int) {
 	b.Helper()
 	ctx := b.Context()

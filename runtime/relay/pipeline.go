@@ -5,8 +5,8 @@ import "sync"
 // pipeline decides when one relay's loops (Config.Concurrency) may claim while another
 // of its batches is in flight. An overlapping claim pays when the events it finds are
 // claimable (unordered ones, or the only pending event of their key); when most are
-// held back by the keys of the batches in flight, it walks them all to find few, and
-// slows every batch down. So a claim that overlapped and came back less than half
+// held back by the keys of the batches in flight, it reads its window and visits keys
+// to find few, and slows every batch down. So a claim that overlapped and came back less than half
 // full holds the next overlapping claims back for a number of batches, doubling with
 // each such claim up to maxHold, and a productive overlapping claim lifts the hold.
 type pipeline struct {

@@ -41,14 +41,16 @@ type Config struct {
 	// Concurrency is the number of batches in flight at once; default 2, so that one
 	// batch is claimed and recorded while another waits for the broker. That pays when
 	// most pending events are unordered or the only pending one of their key; when most
-	// are held back by the keys of the batches in flight, a claim walks them all to find
-	// few, and the relay then claims one batch at a time for a while (see pipeline), so
+	// are held back by the keys of the batches in flight, a claim reads them to find few,
+	// and the relay then claims one batch at a time for a while (see pipeline), so
 	// a higher Concurrency costs little there. Figures: bench/results/2026-12-01-relay.txt.
 	Concurrency int
 	// PollInterval is how long a relay that found nothing to send waits before it
-	// claims again; default 100ms. A full batch is followed by the next at once. It is
-	// also how long a claim waits, at most, for the open publishers of a key whose
-	// oldest event has been skipped for ten poll intervals (see keyStarved).
+	// claims again; default 100ms. A full batch is followed by the next at once, and
+	// so is one that sent events with ordering keys, whose keys' next events it has
+	// just made claimable. It is also how long a claim waits, at most, for the open
+	// publishers of a key whose oldest event has been skipped for ten poll intervals
+	// (see keyStarved).
 	PollInterval time.Duration
 	// LeaseDuration is how long a claimed batch stays with this relay: when it dies,
 	// another relay sends the batch again after this long. Default 30s.
@@ -213,7 +215,7 @@ func (r *Relay) loop(ctx context.Context, q *db.Queries) {
 			sleep(ctx, r.cfg.PollInterval)
 			continue
 		}
-		res, err := r.runAndReport(ctx, q)
+		res, freed, err := r.runAndReport(ctx, q)
 		r.pipe.end(overlapping, res.Claimed, r.cfg.BatchSize)
 		switch {
 		case err != nil && ctx.Err() == nil:
@@ -222,7 +224,7 @@ func (r *Relay) loop(ctx context.Context, q *db.Queries) {
 			r.cfg.Logger.WarnContext(ctx, "relay: batch failed", slog.Any("error", err), slog.Int("failures_in_a_row", failures), slog.Duration("next_in", wait))
 			sleep(ctx, wait)
 			continue
-		case err == nil && res.Claimed == r.cfg.BatchSize:
+		case err == nil && (res.Claimed == r.cfg.BatchSize || freed):
 			failures = 0
 			continue
 		}
@@ -258,26 +260,32 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // PublishTimeout, the records retried within the lease), so a shutdown leaves no event
 // to wait for its lease.
 func (r *Relay) RunOnce(ctx context.Context) (BatchResult, error) {
-	return r.runAndReport(ctx, r.q)
-}
-
-// runAndReport runs one batch through q and reports it to the hooks.
-func (r *Relay) runAndReport(ctx context.Context, q *db.Queries) (BatchResult, error) {
-	began := time.Now()
-	res, err := r.runOnce(ctx, q)
-	if res.Claimed > 0 || (err != nil && ctx.Err() == nil) {
-		r.emit(ctx, runtime.Event{Kind: runtime.EventMaintenance, Service: "relay", RunTime: time.Since(began), Result: res, Err: err})
-	}
+	res, _, err := r.runAndReport(ctx, r.q)
 	return res, err
 }
 
-func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error) {
+// runAndReport runs one batch through q and reports it to the hooks.
+func (r *Relay) runAndReport(ctx context.Context, q *db.Queries) (BatchResult, bool, error) {
+	began := time.Now()
+	res, freed, err := r.runOnce(ctx, q)
+	if res.Claimed > 0 || (err != nil && ctx.Err() == nil) {
+		r.emit(ctx, runtime.Event{Kind: runtime.EventMaintenance, Service: "relay", RunTime: time.Since(began), Result: res, Err: err})
+	}
+	return res, freed, err
+}
+
+// runOnce runs one batch through q. It also reports whether the batch published or
+// failed an event with an ordering key: that key's next event may be claimable now,
+// so the loop claims again at once rather than after PollInterval (a backlog of a
+// few keys otherwise goes out at one event per key per PollInterval).
+func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, bool, error) {
 	token := rand.Int64()
 	claimed := time.Now()
 	rows, err := claim(ctx, q, token, r.cfg)
 	if err != nil || len(rows) == 0 {
-		return BatchResult{}, err
+		return BatchResult{}, false, err
 	}
+	freed := false
 	res := BatchResult{Claimed: len(rows)}
 	var failIDs []int64
 	var failErrs []string
@@ -289,6 +297,7 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 			m.OrderingKey = *row.OrderingKey
 		}
 		if err := r.events.check(&m, row.OrderingKey != nil); err != nil {
+			freed = freed || row.OrderingKey != nil
 			failIDs = append(failIDs, m.ID)
 			failErrs = append(failErrs, err.Error())
 			r.cfg.Logger.ErrorContext(ctx, "relay: event refused, not published", slog.Int64("event_id", m.ID),
@@ -320,8 +329,10 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 		}
 		switch {
 		case e == nil:
+			freed = freed || m.OrderingKey != ""
 			published = append(published, m.ID)
 		case IsPoison(e) || (r.cfg.MaxAttempts > 0 && m.Attempt >= r.cfg.MaxAttempts):
+			freed = freed || m.OrderingKey != ""
 			failIDs = append(failIDs, m.ID)
 			failErrs = append(failErrs, e.Error())
 			r.cfg.Logger.ErrorContext(ctx, "relay: event failed for good", slog.Int64("event_id", m.ID),
@@ -375,7 +386,7 @@ func (r *Relay) runOnce(ctx context.Context, q *db.Queries) (BatchResult, error)
 		r.cfg.Logger.WarnContext(ctx, "relay: another relay took over events whose lease had expired; their publication may repeat",
 			slog.Int("events", res.Lost), slog.Duration("lease", r.cfg.LeaseDuration))
 	}
-	return res, errors.Join(errsOut...)
+	return res, freed, errors.Join(errsOut...)
 }
 
 // keyStarved is how many poll intervals a keyed event waits, skipped while its key's
