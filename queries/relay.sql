@@ -60,6 +60,24 @@ SELECT
         SELECT created_at FROM jobc_events WHERE state = 'pending' ORDER BY id LIMIT 1
     )), 0)::float8 AS lag_seconds;
 
+-- name: ListRetryingEvents :many
+-- The events waiting for another attempt after a failed publication, the soonest due
+-- first, for `jobc status`: each holds back the later events of its ordering key, and
+-- behind counts them (at most behind_max). Read from the end of the claimable index,
+-- which holds only these and the events in flight: no scan of the backlog.
+SELECT e.id, e.event, e.version, e.subject, e.ordering_key, e.attempts, e.created_at, e.available_at, e.last_error,
+    CASE WHEN e.ordering_key IS NULL THEN 0 ELSE (
+        SELECT count(*) FROM (
+            SELECT 1 FROM jobc_events o
+            WHERE o.event = e.event AND o.ordering_key = e.ordering_key AND o.id > e.id AND o.state = 'pending'
+            ORDER BY o.event, o.ordering_key, o.id
+            LIMIT sqlc.arg(behind_max)::integer) b
+    ) END::bigint AS behind
+FROM jobc_events e
+WHERE e.state = 'pending' AND e.available_at > now() AND e.lease_token IS NULL AND e.attempts > 0
+ORDER BY e.available_at, e.id
+LIMIT sqlc.arg(max);
+
 -- name: ListFailedEvents :many
 -- The failed events, newest first, for `jobc status` and `jobc relay failed`.
 SELECT id, event, version, subject, ordering_key, attempts, created_at, last_error

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -40,16 +41,49 @@ type historyJSON struct {
 }
 
 // eventsJSON is the outbox: what the relays have yet to publish, how far behind they
-// are, and the events failed for good (the newest, at most statusFailedEvents).
+// are, the events waiting to be sent again (the soonest due, at most
+// statusRetryingEvents) and the events failed for good (the newest, at most
+// statusFailedEvents).
 type eventsJSON struct {
 	Pending         int64                 `json:"pending"`
 	Failed          int64                 `json:"failed"`
 	RelayLagSeconds float64               `json:"relay_lag_seconds"`
+	RetryingEvents  []retryingEventJSON   `json:"retrying_events"`
 	FailedEvents    []cli.FailedEventJSON `json:"failed_events"`
 }
 
-// statusFailedEvents is how many failed events status lists.
-const statusFailedEvents = 5
+// retryingEventJSON is an event whose publication failed, waiting for its next
+// attempt; behind counts the events of its ordering key waiting behind it, up to
+// statusBehindMax (behind_at_least: there may be more).
+type retryingEventJSON struct {
+	ID            int64     `json:"id"`
+	Event         string    `json:"event"`
+	Version       int       `json:"version"`
+	Subject       string    `json:"subject"`
+	OrderingKey   string    `json:"ordering_key"`
+	Attempts      int       `json:"attempts"`
+	CreatedAt     time.Time `json:"created_at"`
+	NextAttemptAt time.Time `json:"next_attempt_at"`
+	Error         string    `json:"error"`
+	Behind        int64     `json:"behind"`
+	BehindAtLeast bool      `json:"behind_at_least"`
+}
+
+const (
+	statusFailedEvents   = 5     // how many failed events status lists
+	statusRetryingEvents = 5     // how many retrying events status lists
+	statusBehindMax      = 10000 // how far status counts the events behind a retrying one
+)
+
+func toRetryingEventsJSON(retrying []relay.RetryingEvent) []retryingEventJSON {
+	out := make([]retryingEventJSON, len(retrying))
+	for i, r := range retrying {
+		out[i] = retryingEventJSON{ID: r.ID, Event: r.Event, Version: r.Version, Subject: r.Subject, OrderingKey: r.OrderingKey,
+			Attempts: r.Attempts, CreatedAt: r.CreatedAt, NextAttemptAt: r.NextAttempt, Error: r.Error,
+			Behind: r.Behind, BehindAtLeast: r.Behind >= statusBehindMax}
+	}
+	return out
+}
 
 // unfinishedJSON is one count of unfinished jobs of a kind, queue, version and state.
 type unfinishedJSON struct {
@@ -87,7 +121,9 @@ keep (how many, from when to when) and about how many rows the DEFAULT partition
 a state whose partitions do not cover now is flagged, because its finished jobs then
 go to the DEFAULT partition (no worker's pruner has run for a while).
 Last, the outbox: the events not yet published, the relay lag (the age of the oldest of
-them) and the events failed for good, newest first.
+them), the events waiting to be sent again after a failed publication (the soonest due
+first, each with how many events of its ordering key wait behind it) and the events
+failed for good, newest first.
 
 For cron jobs and health checks: with --fail-oldest D, exit 1 when the oldest available
 job of any queue has waited longer than D; with --fail-undecodable, exit 1 when there are
@@ -126,6 +162,10 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if err != nil {
 					return err
 				}
+				retrying, err := relay.ListRetrying(ctx, db, statusRetryingEvents, statusBehindMax)
+				if err != nil {
+					return err
+				}
 				undecodable := int64(0)
 				for _, c := range counts {
 					if len(c.Decoders) == 0 {
@@ -136,7 +176,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
 					s.History = toHistoryJSON(history, time.Now())
 					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: cli.Seconds(outbox.Lag),
-						FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
+						RetryingEvents: toRetryingEventsJSON(retrying), FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
 					err = cli.WriteJSON(cmd.OutOrStdout(), s)
 				} else {
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
@@ -144,7 +184,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 						err = printHistory(cmd, history, time.Now())
 					}
 					if err == nil {
-						err = printOutbox(cmd, outbox, failedEvents)
+						err = printOutbox(cmd, outbox, retrying, failedEvents)
 					}
 				}
 				if err != nil {
@@ -221,13 +261,28 @@ func toHistoryJSON(hs []runtime.History, now time.Time) []historyJSON {
 }
 
 // printOutbox prints the outbox's section of status.
-func printOutbox(cmd *cobra.Command, s relay.Stats, failed []relay.FailedEvent) error {
+func printOutbox(cmd *cobra.Command, s relay.Stats, retrying []relay.RetryingEvent, failed []relay.FailedEvent) error {
 	out := cmd.OutOrStdout()
 	lag := "none"
 	if s.Pending > 0 {
 		lag = cli.Age(s.Lag)
 	}
 	fmt.Fprintf(out, "\nevents: %d pending, relay lag %s, %d failed\n", s.Pending, lag, s.Failed)
+	if len(retrying) > 0 {
+		fmt.Fprintln(out, "  waiting to be sent again after a failed publication, the soonest due first (each holds back the later events of its key):")
+		t := cli.NewTable(out, "  ID", "EVENT", "KEY", "ATTEMPTS", "NEXT ATTEMPT IN", "BEHIND", "ERROR")
+		for _, r := range retrying {
+			behind := strconv.FormatInt(r.Behind, 10)
+			if r.Behind >= statusBehindMax {
+				behind += "+"
+			}
+			t.Row("  "+strconv.FormatInt(r.ID, 10), cli.Esc(r.Event), cli.Esc(r.OrderingKey), r.Attempts,
+				cli.Age(time.Until(r.NextAttempt)), behind, cli.Esc(cli.Truncate(r.Error, 100)))
+		}
+		if err := t.Flush(); err != nil {
+			return err
+		}
+	}
 	if len(failed) == 0 {
 		return nil
 	}

@@ -155,6 +155,74 @@ func (q *Queries) ListFailedEvents(ctx context.Context, max int32) ([]ListFailed
 	return items, nil
 }
 
+const listRetryingEvents = `-- name: ListRetryingEvents :many
+SELECT e.id, e.event, e.version, e.subject, e.ordering_key, e.attempts, e.created_at, e.available_at, e.last_error,
+    CASE WHEN e.ordering_key IS NULL THEN 0 ELSE (
+        SELECT count(*) FROM (
+            SELECT 1 FROM jobc_events o
+            WHERE o.event = e.event AND o.ordering_key = e.ordering_key AND o.id > e.id AND o.state = 'pending'
+            ORDER BY o.event, o.ordering_key, o.id
+            LIMIT $1::integer) b
+    ) END::bigint AS behind
+FROM jobc_events e
+WHERE e.state = 'pending' AND e.available_at > now() AND e.lease_token IS NULL AND e.attempts > 0
+ORDER BY e.available_at, e.id
+LIMIT $2
+`
+
+type ListRetryingEventsParams struct {
+	BehindMax int32
+	Max       int32
+}
+
+type ListRetryingEventsRow struct {
+	ID          int64
+	Event       string
+	Version     int32
+	Subject     string
+	OrderingKey *string
+	Attempts    int32
+	CreatedAt   time.Time
+	AvailableAt time.Time
+	LastError   *string
+	Behind      int64
+}
+
+// The events waiting for another attempt after a failed publication, the soonest due
+// first, for `jobc status`: each holds back the later events of its ordering key, and
+// behind counts them (at most behind_max). Read from the end of the claimable index,
+// which holds only these and the events in flight: no scan of the backlog.
+func (q *Queries) ListRetryingEvents(ctx context.Context, arg ListRetryingEventsParams) ([]ListRetryingEventsRow, error) {
+	rows, err := q.db.Query(ctx, listRetryingEvents, arg.BehindMax, arg.Max)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	items := []ListRetryingEventsRow{}
+	for rows.Next() {
+		var i ListRetryingEventsRow
+		if err := rows.Scan(
+			&i.ID,
+			&i.Event,
+			&i.Version,
+			&i.Subject,
+			&i.OrderingKey,
+			&i.Attempts,
+			&i.CreatedAt,
+			&i.AvailableAt,
+			&i.LastError,
+			&i.Behind,
+		); err != nil {
+			return nil, err
+		}
+		items = append(items, i)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	return items, nil
+}
+
 const markEventsPublished = `-- name: MarkEventsPublished :execrows
 UPDATE jobc_events
 SET state = 'published', published_at = now(), lease_token = NULL, lease_expires_at = NULL
