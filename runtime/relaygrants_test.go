@@ -49,12 +49,17 @@ func checkRelayGrants(t *testing.T, worker, reader *pgxpool.Pool) {
 		t.Fatal(err)
 	}
 	// ClaimEvents, FailEvents, RetryEvents; then MarkEventsPublished after RetryFailedEvents.
-	if res, err := r.RunOnce(ctx); err != nil || res.Failed != 1 || res.Retried < 1 {
+	res, err := r.RunOnce(ctx)
+	if err != nil || res.Failed != 1 || res.Retried < 1 {
 		t.Fatalf("relay as the worker role: %+v, %v; want one failed and the rest retried", res, err)
 	}
 	failed, err := relay.ListFailed(ctx, reader, 10)
 	if err != nil || len(failed) != 1 {
 		t.Fatalf("ListFailed as the read-only role: %+v, %v", failed, err)
+	}
+	retrying, err := relay.ListRetrying(ctx, reader, 10, 10)
+	if err != nil || len(retrying) != res.Retried {
+		t.Fatalf("ListRetrying as the read-only role: %+v, %v; want the %d retried", retrying, err, res.Retried)
 	}
 	if _, err := relay.ReadStats(ctx, reader); err != nil {
 		t.Errorf("ReadStats as the read-only role: %v", err)
