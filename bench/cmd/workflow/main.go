@@ -69,16 +69,23 @@ func main() {
 	slots := flag.Int("slots", 100, "handlers of the one worker")
 	only := flag.String("only", "", "chain or waiting: run that measurement only")
 	functions := flag.Bool("functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
+	patchFile := flag.String("patch", "", "run this SQL file in every fresh database after the migration (a changed function, dropped constraints)")
 	flag.Parse()
 	if *only != "" && *only != "chain" && *only != "waiting" {
 		fmt.Fprintf(os.Stderr, "workflow: -only %q: want chain or waiting\n", *only)
 		os.Exit(2)
 	}
+	var patch string
+	if *patchFile != "" {
+		b, err := os.ReadFile(*patchFile)
+		check(err)
+		patch = string(b)
+	}
 	ctx := context.Background()
 	bench.DropStale(ctx, bench.AdminURL())
 	var chainPG, jobPG, chainTime, jobTime, without, with []float64
 	for run := 1; run <= *runs && *only != "waiting"; run++ {
-		c, err := burn(ctx, *slots, *functions, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		c, err := burn(ctx, *slots, *functions, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			wt := chain(stepType("bench"))
 			for i := range *chains {
 				if _, err := runtime.StartWorkflow(ctx, pool, wt, step{N: int64(i)}); err != nil {
@@ -88,7 +95,7 @@ func main() {
 			return 4 * *chains, nil
 		}, nil)
 		check(err)
-		j, err := burn(ctx, *slots, *functions, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		j, err := burn(ctx, *slots, *functions, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			// Four jobs per call, as one StartWorkflow starts four steps.
 			jt := stepType("bench")
 			for i := range *chains {
@@ -114,9 +121,9 @@ func main() {
 			_, err := runtime.EnqueueMany(ctx, pool, stepType("bench"), ps)
 			return len(ps), err
 		}
-		a, err := burn(ctx, *slots, false, plain, nil)
+		a, err := burn(ctx, *slots, false, patch, plain, nil)
 		check(err)
-		b, err := burn(ctx, *slots, false, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
+		b, err := burn(ctx, *slots, false, patch, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
 			wt := chain(stepType("parked")) // nobody serves queue parked
 			batch := 500
 			for i := 0; i < *waiting; i += batch {
@@ -164,10 +171,11 @@ func (r result) pgPerJob() float64   { return float64(r.cpu.PG.Microseconds()) /
 func (r result) fillPerJob() float64 { return float64(r.fill.Microseconds()) / float64(r.jobs) }
 func (r result) rate() float64       { return float64(r.jobs) / r.took.Seconds() }
 
-// burn fills a fresh database (setup, then fill, which returns how many jobs it made),
+// burn fills a fresh database (patch, the -patch SQL, then setup, then fill, which
+// returns how many jobs it made),
 // then runs one worker until every job has finished, and measures that part; with
 // functions, it then prints the time each jobc function took (printFunctions).
-func burn(ctx context.Context, slots int, functions bool, fill func(context.Context, *pgxpool.Pool) (int, error),
+func burn(ctx context.Context, slots int, functions bool, patch string, fill func(context.Context, *pgxpool.Pool) (int, error),
 	setup func(context.Context, *pgxpool.Pool) error) (result, error) {
 	db, err := bench.NewDB(ctx, bench.AdminURL(), "workflow")
 	if err != nil {
@@ -186,6 +194,11 @@ func burn(ctx context.Context, slots int, functions bool, fill func(context.Cont
 	defer pool.Close()
 	if _, err := runtime.Migrate(ctx, pool); err != nil {
 		return result{}, err
+	}
+	if patch != "" {
+		if _, err := pool.Exec(ctx, patch); err != nil {
+			return result{}, fmt.Errorf("-patch: %w", err)
+		}
 	}
 	if setup != nil {
 		if err := setup(ctx, pool); err != nil {
