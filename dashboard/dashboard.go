@@ -185,6 +185,7 @@ func New(db runtime.DBTX, opt Options) (http.Handler, error) {
 	mux.HandleFunc("GET /limits", h.limits)
 	mux.HandleFunc("GET /workflows", h.workflows)
 	mux.HandleFunc("GET /workflows/{id}", h.workflow)
+	mux.HandleFunc("GET /events", h.events)
 	mux.HandleFunc("POST /jobs/{id}/retry", h.mutation(h.retryJob, true))
 	mux.HandleFunc("POST /jobs/{id}/cancel", h.mutation(h.cancelJob, true))
 	mux.HandleFunc("POST /jobs/{id}/delete", h.mutation(h.deleteJob, true))
@@ -196,6 +197,7 @@ func New(db runtime.DBTX, opt Options) (http.Handler, error) {
 	mux.HandleFunc("POST /limits/{scope}/{name}/reset", h.mutation(h.resetLimit, true))
 	mux.HandleFunc("POST /failed/retry", h.mutation(h.retryGroup, false)) // bounded per batch
 	mux.HandleFunc("POST /failed/delete", h.mutation(h.deleteGroup, false))
+	mux.HandleFunc("POST /events/retry", h.mutation(h.retryEvents, true))
 
 	root := h.secure(mux)
 	if p := strings.TrimSuffix(opt.Prefix, "/"); p != "" {

@@ -1,7 +1,8 @@
 // Package dashboard is jobc's web dashboard: an [http.Handler] that shows where the
 // queues stand, what failed and why, why a waiting job waits, the flow control in
-// force, the state of a rolling deploy and the periodic jobs, and lets an operator
-// retry, cancel and delete jobs, pause queues and override limits.
+// force, the state of a rolling deploy, the periodic jobs, the workflows and the
+// outbox's events, and lets an operator retry, cancel and delete jobs, pause queues,
+// override limits, retry and cancel workflows and send failed events again.
 //
 // It renders HTML on the server with html/template; its stylesheet and its little
 // JavaScript (live refresh, confirmations) are embedded, so it needs no network and no
