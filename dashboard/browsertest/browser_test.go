@@ -101,6 +101,65 @@ func browser(t *testing.T) context.Context {
 	return ctx
 }
 
+// tab drives a test's browser tab. Each step (run) has patience to finish and, when
+// it fails, fails the test with the page's main element; confirmation dialogs are
+// accepted and their messages kept for wantDialog; shot saves a full screenshot in
+// the shots directory.
+type tab struct {
+	t        *testing.T
+	ctx      context.Context
+	patience time.Duration
+	shots    string
+	dialogs  chan string
+}
+
+func newTab(t *testing.T, ctx context.Context, patience time.Duration, shots string) *tab {
+	b := &tab{t: t, ctx: ctx, patience: patience, shots: shots, dialogs: make(chan string, 10)}
+	chromedp.ListenTarget(ctx, func(ev any) {
+		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
+			b.dialogs <- d.Message
+			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
+		}
+	})
+	return b
+}
+
+func (b *tab) run(what string, actions ...chromedp.Action) {
+	b.t.Helper()
+	ctx, cancel := context.WithTimeout(b.ctx, b.patience)
+	defer cancel()
+	if err := chromedp.Run(ctx, actions...); err != nil {
+		var body string
+		_ = chromedp.Run(b.ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
+		b.t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
+	}
+}
+
+func (b *tab) shot(name string) {
+	b.t.Helper()
+	var png []byte
+	if err := chromedp.Run(b.ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
+		b.t.Fatalf("screenshot %s: %v", name, err)
+	}
+	if err := os.WriteFile(filepath.Join(b.shots, name+".png"), png, 0o644); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// wantDialog waits for the next confirmation dialog and checks that it mentions
+// substr.
+func (b *tab) wantDialog(substr string) {
+	b.t.Helper()
+	select {
+	case m := <-b.dialogs:
+		if !strings.Contains(m, substr) {
+			b.t.Errorf("confirmation said %q, want it to mention %q", m, substr)
+		}
+	case <-time.After(b.patience):
+		b.t.Fatalf("no confirmation dialog asking %q", substr)
+	}
+}
+
 // emailType is the job the worker runs; it fails until the test "deploys the fix".
 var emailType = runtime.MustJobType(runtime.JobType{
 	Kind: "send_email", Queue: "email", Priority: 1, MaxAttempts: 1, WriteVersion: 1,
@@ -199,45 +258,8 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	waitState("the failing email", failing.ID, runtime.StateFailed)
 
 	// Confirmation dialogs are accepted, and their messages recorded.
-	dialogs := make(chan string, 10)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs <- d.Message
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-	wantDialog := func(substr string) {
-		t.Helper()
-		select {
-		case m := <-dialogs:
-			if !strings.Contains(m, substr) {
-				t.Errorf("confirmation said %q, want it to mention %q", m, substr)
-			}
-		case <-time.After(patience):
-			t.Fatalf("no confirmation dialog asking %q", substr)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		path := filepath.Join(shots, name+".png")
-		if err := os.WriteFile(path, png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
+	b := newTab(t, ctx, patience, shots)
+	wantDialog, shot, run := b.wantDialog, b.shot, b.run
 
 	// The overview shows both queues, the worker, and a failure in the last hour.
 	var text string

@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/jobc-dev/jobc/dashboard"
@@ -93,33 +90,8 @@ func TestRelayStuckOnOneKey(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
-	dialogs := make(chan string, 10)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs <- d.Message
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := newTab(t, ctx, patience, shots)
+	run, shot := b.run, b.shot
 
 	// From the nav: acct-7's first event waits to be sent again with its two later
 	// events behind it; the refused one is failed, with the broker's words.
@@ -151,14 +123,7 @@ func TestRelayStuckOnOneKey(t *testing.T) {
 	// the refused one needs Send again, confirmed.
 	sink.fixed.Store(true)
 	run("send it again", chromedp.Click(fmt.Sprintf(`#failed-events tr[data-id="%d"] button`, ids[0]), chromedp.ByQuery))
-	select {
-	case m := <-dialogs:
-		if !strings.Contains(m, fmt.Sprintf("Send event %d (invoice_issued) again?", ids[0])) {
-			t.Errorf("confirmation said %q", m)
-		}
-	case <-time.After(patience):
-		t.Fatal("no confirmation dialog for Send again")
-	}
+	b.wantDialog(fmt.Sprintf("Send event %d (invoice_issued) again?", ids[0]))
 	var text string
 	run("see the outbox drain", chromedp.WaitVisible(`.flash`, chromedp.ByQuery),
 		chromedp.Poll(`/(^|\s)0 pending/.test(document.querySelector("#outbox").textContent.replace(/\s+/g, " ")) &&

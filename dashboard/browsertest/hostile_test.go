@@ -16,7 +16,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -338,34 +337,8 @@ func TestGroupActionsOnPanics(t *testing.T) {
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
 
-	dialogs := make(chan string, 10)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs <- d.Message
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
-	wantDialog := func(substr string) {
-		t.Helper()
-		select {
-		case m := <-dialogs:
-			if !strings.Contains(m, substr) {
-				t.Errorf("confirmation said %q, want it to mention %q", m, substr)
-			}
-		case <-time.After(patience):
-			t.Fatalf("no confirmation dialog asking %q", substr)
-		}
-	}
+	b := newTab(t, ctx, patience, "")
+	run, wantDialog := b.run, b.wantDialog
 	// The group's row: its kind's link is the first cell.
 	row := func(kind string) string {
 		return fmt.Sprintf(`//table[contains(@class,"groups")]//tr[td[1]/a[text()=%q]]`, kind)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -90,26 +88,8 @@ func TestOperatorRaisesALimit(t *testing.T) {
 			time.Sleep(cfg.PollInterval / 2)
 		}
 	}
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := newTab(t, ctx, patience, shots)
+	run, shot := b.run, b.shot
 
 	first, err := runtime.Enqueue(t.Context(), pool, mailType, map[string]string{"to": "ada@example.com"})
 	if err != nil {

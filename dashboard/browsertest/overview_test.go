@@ -48,16 +48,7 @@ func TestOverviewFlagsUnservedQueue(t *testing.T) {
 	}
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
+	run := newTab(t, ctx, patience, "").run
 
 	var text string
 	run("open the overview", chromedp.Navigate(srv.URL+"/"), chromedp.WaitVisible(`.flash.unserved`, chromedp.ByQuery),

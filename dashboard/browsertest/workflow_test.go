@@ -6,14 +6,11 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http/httptest"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
 	"github.com/jobc-dev/jobc/dashboard"
@@ -98,33 +95,8 @@ func TestWorkflowGraph(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	dialogs := make(chan string, 10)
-	chromedp.ListenTarget(ctx, func(ev any) {
-		if d, ok := ev.(*page.EventJavascriptDialogOpening); ok {
-			dialogs <- d.Message
-			go func() { _ = chromedp.Run(ctx, page.HandleJavaScriptDialog(true)) }()
-		}
-	})
-	run := func(what string, actions ...chromedp.Action) {
-		t.Helper()
-		tctx, cancel := context.WithTimeout(ctx, patience)
-		defer cancel()
-		if err := chromedp.Run(tctx, actions...); err != nil {
-			var body string
-			_ = chromedp.Run(ctx, chromedp.OuterHTML("main", &body, chromedp.ByQuery))
-			t.Fatalf("%s: %v\npage main:\n%s", what, err, body)
-		}
-	}
-	shot := func(name string) {
-		t.Helper()
-		var png []byte
-		if err := chromedp.Run(ctx, chromedp.FullScreenshot(&png, 100)); err != nil {
-			t.Fatalf("screenshot %s: %v", name, err)
-		}
-		if err := os.WriteFile(filepath.Join(shots, name+".png"), png, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	b := newTab(t, ctx, patience, shots)
+	run, shot := b.run, b.shot
 	node := func(step, state string) string {
 		return fmt.Sprintf(`svg#dag g.node[data-step=%q][data-state=%q]`, step, state)
 	}
@@ -173,14 +145,7 @@ func TestWorkflowGraph(t *testing.T) {
 	// The fix is deployed: Retry, confirm, and the workflow completes.
 	fixed.Store(true)
 	run("retry", chromedp.Click(`#retry`, chromedp.ByQuery))
-	select {
-	case m := <-dialogs:
-		if !strings.Contains(m, fmt.Sprintf("Retry workflow %d", id)) {
-			t.Errorf("confirmation said %q", m)
-		}
-	case <-time.After(patience):
-		t.Fatal("no confirmation dialog for the retry")
-	}
+	b.wantDialog(fmt.Sprintf("Retry workflow %d", id))
 	run("see it complete", chromedp.WaitVisible(`.flash`, chromedp.ByQuery),
 		chromedp.WaitVisible(node("ship", "completed"), chromedp.ByQuery),
 		chromedp.WaitVisible(`h1 .badge.state-completed`, chromedp.ByQuery),

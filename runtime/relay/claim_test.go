@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/testkit"
@@ -41,14 +42,7 @@ func claimReading(t *testing.T, pool *pgxpool.Pool, max int) (ids []int64, entri
 	if err != nil {
 		t.Fatal(err)
 	}
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, id)
-	}
-	if err := rows.Err(); err != nil {
+	if ids, err = pgx.CollectRows(rows, pgx.RowTo[int64]); err != nil {
 		t.Fatal(err)
 	}
 	entries, seqRows = reads()
