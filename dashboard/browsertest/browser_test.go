@@ -160,6 +160,20 @@ func (b *tab) wantDialog(substr string) {
 	}
 }
 
+// background runs run (a worker's or a relay's Run) until the test ends, then stops
+// it and fails the test with what's error if it returned one.
+func background(t *testing.T, what string, run func(ctx context.Context) error) {
+	ctx, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- run(ctx) }()
+	t.Cleanup(func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("%s: %v", what, err)
+		}
+	})
+}
+
 // emailType is the job the worker runs; it fails until the test "deploys the fix".
 var emailType = runtime.MustJobType(runtime.JobType{
 	Kind: "send_email", Queue: "email", Priority: 1, MaxAttempts: 1, WriteVersion: 1,
@@ -204,15 +218,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	if err := runtime.Handle(w, reportType, func(ctx context.Context, job *runtime.Job, p map[string]any) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-workerDone; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	background(t, "worker", w.Run)
 
 	h, err := dashboard.New(pool, dashboard.Options{Prefix: "/jobs/", JobTypes: []*runtime.JobType{emailType, reportType}, Refresh: time.Second})
 	if err != nil {

@@ -74,15 +74,7 @@ func TestRelayStuckOnOneKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, stopRelay := context.WithCancel(context.Background())
-	relayDone := make(chan error, 1)
-	go func() { relayDone <- r.Run(rctx) }()
-	t.Cleanup(func() {
-		stopRelay()
-		if err := <-relayDone; err != nil {
-			t.Errorf("relay: %v", err)
-		}
-	})
+	background(t, "relay", r.Run)
 	h, err := dashboard.New(pool, dashboard.Options{Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)

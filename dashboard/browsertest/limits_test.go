@@ -52,15 +52,7 @@ func TestOperatorRaisesALimit(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-workerDone; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	background(t, "worker", w.Run)
 	t.Cleanup(func() { close(release) }) // first: the handlers return, the worker stops
 
 	h, err := dashboard.New(pool, dashboard.Options{Prefix: "/jobs/", JobTypes: []*runtime.JobType{mailType}, Refresh: -1})

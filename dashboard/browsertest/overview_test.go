@@ -69,15 +69,7 @@ func TestOverviewFlagsUnservedQueue(t *testing.T) {
 	if err := runtime.Handle(w, emailType, func(ctx context.Context, job *runtime.Job, p map[string]any) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-workerDone; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	background(t, "worker", w.Run)
 	var gone bool
 	run("the warnings go with a live worker",
 		chromedp.Poll(`document.querySelector(".flash.unserved") === null && document.querySelector(".flash.uncovered") === null && document.querySelector("table.queues") !== null`,

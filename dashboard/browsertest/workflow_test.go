@@ -74,15 +74,7 @@ func TestWorkflowGraph(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	wctx, stopWorker := context.WithCancel(context.Background())
-	workerDone := make(chan error, 1)
-	go func() { workerDone <- w.Run(wctx) }()
-	t.Cleanup(func() {
-		stopWorker()
-		if err := <-workerDone; err != nil {
-			t.Errorf("worker: %v", err)
-		}
-	})
+	background(t, "worker", w.Run)
 	h, err := dashboard.New(pool, dashboard.Options{Refresh: refresh})
 	if err != nil {
 		t.Fatal(err)
