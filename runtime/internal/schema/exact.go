@@ -370,7 +370,7 @@ func numberProblem(t typeSet, text []byte) string {
 	if !ok {
 		return "" // malformed: Decode says so
 	}
-	if parts.magnitude > numericMaxDigits || parts.scale > numericMaxScale {
+	if parts.magnitude > numericMaxDigits || parts.scale > numericMaxScale || parts.hugeExponent {
 		return msgNumericRange
 	}
 	switch {
@@ -402,6 +402,9 @@ type numberParts struct {
 	zero      bool
 	magnitude int // the value is below 10^magnitude (digits before the point, once stored)
 	scale     int // digits after the decimal point, once stored
+	// hugeExponent: an exponent numeric_in refuses whatever the digits, even 0's
+	// (|exponent| >= INT_MAX/2: "value overflows numeric format").
+	hugeExponent bool
 }
 
 // splitNumber reads -?int(.frac)?([eE][+-]?exp)? as numeric_in does: the scale is
@@ -432,7 +435,7 @@ func splitNumber(text []byte) (numberParts, bool) {
 	}
 	digits := intPart + frac
 	trimmed := strings.TrimLeft(digits, "0")
-	p := numberParts{zero: trimmed == "", scale: max(0, len(frac)-x)}
+	p := numberParts{zero: trimmed == "", scale: max(0, len(frac)-x), hugeExponent: x >= math.MaxInt32/2 || x <= -(math.MaxInt32/2)}
 	if !p.zero {
 		p.magnitude = len(intPart) + x - (len(digits) - len(trimmed))
 	}
