@@ -2676,11 +2676,11 @@ DECLARE
     v_visits   integer;         -- how many keys the walk may visit
     v_sevent   text;            -- the key the walk starts at
     v_skey     text;
-    v_lo       bigint;          -- the smallest and largest pending ids
-    v_hi       bigint;
-    v_ids      bigint[];        -- the keyed candidates: oldest pending event, key, and
-    v_events   text[];          -- when it was published
-    v_keys     text[];
+    v_lo       bigint;          -- the smallest and largest pending ids, and the one
+    v_hi       bigint;          -- picked between them
+    v_pivot    bigint;
+    v_events   text[];          -- the keyed candidates: the keys whose oldest pending
+    v_keys     text[];          -- event is due, and when that event was published
     v_born     timestamptz[];
     v_wait     bigint;          -- the lock of the key that waits
     v_hevents  text[];          -- the keys whose lock is held: event and ordering key
@@ -2718,10 +2718,10 @@ BEGIN
             SELECT (SELECT o.id FROM jobc_events o WHERE o.state = 'pending' ORDER BY o.id LIMIT 1),
                    (SELECT o.id FROM jobc_events o WHERE o.state = 'pending' ORDER BY o.id DESC LIMIT 1)
             INTO v_lo, v_hi;
-            v_lo := v_lo + floor(random() * (v_hi - v_lo + 1))::bigint;
+            v_pivot := v_lo + floor(random() * (v_hi - v_lo + 1))::bigint;
             SELECT o.event, o.ordering_key INTO v_sevent, v_skey
             FROM jobc_events o
-            WHERE o.state = 'pending' AND o.ordering_key IS NOT NULL AND o.id >= v_lo AND o.id < v_lo + 1000
+            WHERE o.state = 'pending' AND o.ordering_key IS NOT NULL AND o.id >= v_pivot AND o.id < v_pivot + 1000
             ORDER BY o.id LIMIT 1;
         END IF;
         WITH RECURSIVE more_keys AS (
@@ -2746,16 +2746,16 @@ BEGIN
             WHERE m.n < v_visits
               AND NOT (f.wrapped AND v_sevent IS NOT NULL AND (f.event, f.ordering_key) >= (v_sevent, v_skey))
         )
-        SELECT array_agg(h.id), array_agg(k.event), array_agg(k.ordering_key), array_agg(h.created_at)
-        INTO v_ids, v_events, v_keys, v_born
+        SELECT array_agg(k.event), array_agg(k.ordering_key), array_agg(h.created_at)
+        INTO v_events, v_keys, v_born
         FROM (SELECT k.event, k.ordering_key FROM unnest(v_wevents, v_wkeys) AS k(event, ordering_key)
               UNION SELECT m.event, m.ordering_key FROM more_keys m) k,
-        LATERAL (SELECT o.id, o.available_at, o.created_at FROM jobc_events o
+        LATERAL (SELECT o.available_at, o.created_at FROM jobc_events o
                  WHERE o.event = k.event AND o.ordering_key = k.ordering_key AND o.state = 'pending'
                  ORDER BY o.event, o.ordering_key, o.id LIMIT 1) h
         WHERE h.available_at <= now();
     END IF;
-    IF v_ids IS NOT NULL THEN
+    IF v_events IS NOT NULL THEN
         SELECT jobc_event_key_lock(c.event, c.ordering_key) INTO v_wait
         FROM unnest(v_events, v_keys, v_born) AS c(event, ordering_key, born)
         WHERE c.born <= now() - make_interval(secs => p_wait_after)
