@@ -134,7 +134,7 @@ func (jt *JobType) insertDecoded(ctx context.Context, q *db.Queries, raw []byte,
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
-	flowKey, err := jt.flowKey(raw, doc)
+	flowKey, err := jt.flowKey(o.version, raw, doc)
 	if err != nil {
 		return Enqueued{}, fmt.Errorf("jobc: enqueue %s: %w", jt.Kind, err)
 	}
@@ -249,7 +249,7 @@ func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byt
 	if jt.flowed() {
 		flowKeys = make([]string, len(raws))
 		for i, raw := range raws {
-			key, err := jt.flowKey(raw, nil)
+			key, err := jt.flowKey(o.version, raw, nil)
 			if err != nil {
 				return nil, fmt.Errorf("jobc: enqueue %s: payload %d: %w", jt.Kind, i, err)
 			}

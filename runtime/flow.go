@@ -76,14 +76,14 @@ func (jt *JobType) flowed() bool { return jt.Flow != nil || jt.QueueFlow != nil 
 // fields' values, bounded as unique keys are; "[]", the array of no values, when the
 // kind is one key. Every key so starts with "[" (or, hashed, "sha256:"), and none is
 // empty: the empty string sorts before every key, where a claim's walk of the keys
-// starts (jobc_claim_flow).
-func (jt *JobType) flowKey(raw []byte, doc any) (*string, error) {
+// starts (jobc_claim_flow). raw is a payload of the version.
+func (jt *JobType) flowKey(version int, raw []byte, doc any) (*string, error) {
 	if !jt.flowed() {
 		return nil, nil
 	}
 	key := "[]"
 	if jt.Flow != nil && len(jt.Flow.By) > 0 {
-		values, err := payloadValues(raw, doc, jt.Flow.By)
+		values, err := payloadValues(jt.schemas[version], raw, doc, jt.Flow.By)
 		if err != nil {
 			return nil, fmt.Errorf("flow key: %w", err)
 		}
@@ -211,7 +211,7 @@ func (fk *flowKeyerKind) run(ctx context.Context, q *db.Queries, log *slog.Logge
 		if !r.Unkeyed {
 			continue
 		}
-		key, err := fk.jt.flowKey(r.Payload, nil)
+		key, err := fk.jt.flowKey(int(r.PayloadVersion), r.Payload, nil)
 		if err != nil {
 			// A stored payload is JSON, so this does not happen; if it did, the job
 			// would wait for a worker that claims the kind without keys.

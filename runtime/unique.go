@@ -87,7 +87,7 @@ func (jt *JobType) uniqueKey(raw []byte, doc any, o enqueueOptions) (string, []s
 		}
 		return boundKey(*o.dedupKey), finished, nil
 	}
-	values, err := jt.uniqueValues(raw, doc)
+	values, err := jt.uniqueValues(o.version, raw, doc)
 	if err != nil {
 		return "", nil, err
 	}
@@ -127,12 +127,14 @@ func boundKey(key string) string {
 	return hashedKeyPrefix + hex.EncodeToString(sum[:])
 }
 
-// uniqueValues returns the unique fields' values as compact JSON (null when absent).
-// Scalars are encoded from the decoded document, which gives raw's bytes: encoding/json
-// writes strings with the same escapes and json.Number as it was. An object or array is
-// taken from raw itself, so its members keep raw's order.
-func (jt *JobType) uniqueValues(raw []byte, doc any) ([]json.RawMessage, error) {
-	values, err := payloadValues(raw, doc, jt.Unique.Fields)
+// uniqueValues returns the unique fields' values, in a payload of the version, as
+// compact JSON (null when absent). Strings are encoded from the decoded document,
+// which gives raw's bytes: encoding/json writes them with the same escapes. Numbers
+// are written as the field's Go type writes them (schema.KeyNumber), so a payload
+// given as JSON keys as the typed one does. An object or array is taken from raw
+// itself, so its members keep raw's order.
+func (jt *JobType) uniqueValues(version int, raw []byte, doc any) ([]json.RawMessage, error) {
+	values, err := payloadValues(jt.schemas[version], raw, doc, jt.Unique.Fields)
 	if err != nil {
 		return nil, fmt.Errorf("unique key: %w", err)
 	}
@@ -141,7 +143,7 @@ func (jt *JobType) uniqueValues(raw []byte, doc any) ([]json.RawMessage, error) 
 
 // payloadValues returns the values of the top-level fields of a payload as compact
 // JSON (null when absent), for unique and flow keys; see uniqueValues.
-func payloadValues(raw []byte, doc any, names []string) ([]json.RawMessage, error) {
+func payloadValues(s *schema.Schema, raw []byte, doc any, names []string) ([]json.RawMessage, error) {
 	if doc == nil {
 		var err error
 		if doc, err = schema.Decode(raw); err != nil {
@@ -153,8 +155,11 @@ func payloadValues(raw []byte, doc any, names []string) ([]json.RawMessage, erro
 	var fields map[string]json.RawMessage // raw's members, decoded on demand
 	for i, f := range names {
 		v, ok := obj[f]
-		switch v.(type) {
+		switch v := v.(type) {
 		case map[string]any, []any:
+		case json.Number:
+			values[i] = s.KeyNumber(f, v)
+			continue
 		default:
 			if !ok {
 				v = nil

@@ -197,7 +197,7 @@ func TestUniqueKeyMatchesGo(t *testing.T) {
 		t.Fatal("no reindex_document in testdata/sql_producers")
 	}
 	paths := []string{"a<b>&c", "line\nbreak\u2028\u2029", `quote"back\slash`, "tab\t\x01\x1f\x7f", "é€𝄞", "", "\b\f\r"}
-	scores := []float64{0.1, 1e21, 1e20, 1e-7, 1e-6, 123456789.123, -2.5e-10, 100, 5e-324, math.MaxFloat64, -0.5, 12345678901234567890, 0.000123}
+	scores := []float64{0.1, 1e21, 1e20, 1e-7, 1e-6, 123456789.123, -2.5e-10, 100, 5e-324, math.MaxFloat64, -0.5, 12345678901234567890, 0.000123, math.Copysign(0, -1)}
 	revisions := []int64{0, -1, 7, 9007199254740993, math.MaxInt64, math.MinInt64}
 	at := time.Date(2026, 12, 3, 10, 20, 30, 0, time.UTC)
 	ctx := t.Context()
@@ -228,6 +228,32 @@ func TestUniqueKeyMatchesGo(t *testing.T) {
 				t.Errorf("payload %s: SQL inserted job %d with key\n  %s\nGo's job %d has\n  %s", doc, sqlID, sqlKey, goJob.ID, goKey)
 			}
 			n++
+		}
+	}
+	// A payload given as JSON keys as the typed payload does, however it writes its
+	// numbers: the score (a number, Go's float64) as encoding/json writes a float64,
+	// -0 as 0; the revision (an integer) as its digits.
+	for _, c := range []struct{ score, revision, typed string }{
+		{"-0", "-0", "0,0"}, {"1e2", "1e2", "100,100"}, {"0.000", "0E3", "0,0"}, {"1.50", "15e-0", "1.5,15"},
+		{"9007199254740993", "9007199254740993", "9007199254740992,9007199254740993"},
+		{"1E21", "12", "1e+21,12"}, {"0.0000001", "-7", "1e-7,-7"},
+	} {
+		raw := fmt.Sprintf(`{"path":%q,"score":%s,"revision":%s}`, c.score, c.score, c.revision)
+		goJob, err := runtime.Enqueue(ctx, pool, k.jt, json.RawMessage(raw), runtime.RunAt(at))
+		if err != nil {
+			t.Fatalf("Go enqueue %s: %v", raw, err)
+		}
+		var sqlID int64
+		if err := pool.QueryRow(ctx, "SELECT jobc_enqueue_reindex_document($1::jsonb, run_at => $2)", raw, at).Scan(&sqlID); err != nil {
+			t.Fatalf("SQL enqueue %s: %v", raw, err)
+		}
+		var goKey string
+		_ = pool.QueryRow(ctx, "SELECT unique_key FROM jobc_jobs WHERE id = $1", goJob.ID).Scan(&goKey)
+		if sqlID != goJob.ID {
+			t.Errorf("payload %s: SQL inserted job %d, Go's job %d has key %s", raw, sqlID, goJob.ID, goKey)
+		}
+		if want := fmt.Sprintf(`[%q,%s,null]`, c.score, c.typed); !strings.HasPrefix(goKey, want) {
+			t.Errorf("payload %s: key %s, want the numbers keyed as the typed payload keys them: %s", raw, goKey, want)
 		}
 	}
 	var key string
