@@ -9,26 +9,34 @@ import "sync"
 // to find few, and slows every batch down. So a claim that overlapped and came back less than half
 // full holds the next overlapping claims back for a number of batches, doubling with
 // each such claim up to maxHold, and a productive overlapping claim lifts the hold.
+// A loop held back waits for the batch in flight to end, not for PollInterval: that
+// batch may have freed the next events of its keys, and its own loop may be held back
+// in turn by a claim that began before them.
 type pipeline struct {
 	mu       sync.Mutex
-	inflight int // batches between begin and end
-	hold     int // batches to run one at a time before the next overlapping claim
-	penalty  int // the hold after the next unproductive overlapping claim
+	inflight int           // batches between begin and end
+	hold     int           // batches to run one at a time before the next overlapping claim
+	penalty  int           // the hold after the next unproductive overlapping claim
+	ended    chan struct{} // closed by the next end (nil: nobody waits)
 }
 
 // maxHold bounds the hold: one probing claim per maxHold batches at worst.
 const maxHold = 64
 
 // begin reports whether a loop may claim now and, if it may, whether its claim
-// overlaps another batch in flight. A loop that may claim must call end.
-func (p *pipeline) begin() (ok, overlapping bool) {
+// overlaps another batch in flight. A loop that may claim must call end; one that may
+// not is given a channel closed when a batch in flight ends.
+func (p *pipeline) begin() (ok, overlapping bool, ended <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.inflight > 0 && p.hold > 0 {
-		return false, false
+		if p.ended == nil {
+			p.ended = make(chan struct{})
+		}
+		return false, false, p.ended
 	}
 	p.inflight++
-	return true, p.inflight > 1
+	return true, p.inflight > 1, nil
 }
 
 // end records that a batch begun with begin claimed claimed of at most batch events
@@ -37,6 +45,10 @@ func (p *pipeline) end(overlapping bool, claimed, batch int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.inflight--
+	if p.ended != nil {
+		close(p.ended)
+		p.ended = nil
+	}
 	switch {
 	case overlapping && claimed*2 < batch:
 		p.penalty = min(max(2*p.penalty, 1), maxHold)

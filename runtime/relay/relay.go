@@ -203,16 +203,20 @@ func (r *Relay) Run(ctx context.Context) error {
 	return nil
 }
 
-// loop runs batches back to back while they come back full (claiming while the
-// relay's other batches are in flight as the pipeline allows), and waits PollInterval
+// loop runs batches back to back while they come back full or free keyed events
+// (claiming while the relay's other batches are in flight as the pipeline allows, else
+// once the batch in flight ends), and waits PollInterval
 // after an empty one; after failed ones (the database is gone) it waits twice as long
 // each time, up to RetryMax, so that an outage costs a log record now and then.
 func (r *Relay) loop(ctx context.Context, q *db.Queries) {
 	failures := 0
 	for ctx.Err() == nil {
-		ok, overlapping := r.pipe.begin()
+		ok, overlapping, ended := r.pipe.begin()
 		if !ok {
-			sleep(ctx, r.cfg.PollInterval)
+			select {
+			case <-ended:
+			case <-ctx.Done():
+			}
 			continue
 		}
 		res, freed, err := r.runAndReport(ctx, q)
