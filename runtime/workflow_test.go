@@ -612,3 +612,85 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 		t.Errorf("%d rows record the definition of two starts as checked; want 1", n)
 	}
 }
+
+// TestWorkflowPayloadReadsPaths: a step's payload reads each source at its path as #>
+// does, through objects and, by index, arrays; a source that is absent (a missing
+// member, an index past the end, a path through a scalar, a step without a result)
+// leaves its field out.
+func TestWorkflowPayloadReadsPaths(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition, result,
+		items, items_left, items_failed, items_cancelled)
+		VALUES (7, 'a', '{}', 0, 'completed', '{}', '{"box": {"ids": [10, 11, {"deep": "x"}]}, "n": 3}', 5, 1, 1, 2),
+		       (7, 'b', '{}', 0, 'running', '{}', NULL, NULL, NULL, NULL, NULL)`); err != nil {
+		t.Fatal(err)
+	}
+	const input = `{"order": {"lines": [{"sku": "s1"}, {"sku": "s2"}]}, "n": 1}`
+	const item = `[4, {"q": 2}]`
+	for _, c := range []struct{ mapping, want string }{
+		{`{"all": ["input"], "it": ["item"], "r": ["result", "a"]}`, `{"all": ` + input + `, "it": ` + item + `, "r": {"box": {"ids": [10, 11, {"deep": "x"}]}, "n": 3}}`},
+		{`{"sku": ["input", "order", "lines", "1", "sku"], "q": ["item", "1", "q"], "first": ["item", "0"]}`, `{"sku": "s2", "q": 2, "first": 4}`},
+		{`{"id": ["result", "a", "box", "ids", "1"], "deep": ["result", "a", "box", "ids", "2", "deep"]}`, `{"id": 11, "deep": "x"}`},
+		{`{"done": ["count", "a", "completed"], "failed": ["count", "a", "failed"], "cancelled": ["count", "a", "cancelled"]}`, `{"done": 1, "failed": 1, "cancelled": 2}`},
+		{`{"past": ["input", "order", "lines", "9"], "scalar": ["input", "n", "x"], "none": ["input", "nope"], "running": ["result", "b", "n"], "unknown": ["result", "zz"], "ok": ["input", "n"]}`, `{"ok": 1}`},
+	} {
+		var got, want string
+		if err := pool.QueryRow(ctx, `SELECT jobc_workflow_payload(7, $1::jsonb, $2::jsonb, $3::jsonb)::text, $4::jsonb::text`,
+			input, item, c.mapping, c.want).Scan(&got, &want); err != nil {
+			t.Fatalf("map %s: %v", c.mapping, err)
+		}
+		if got != want {
+			t.Errorf("map %s:\n got %s\nwant %s", c.mapping, got, want)
+		}
+	}
+}
+
+// TestStartMapsAsPayloadDoes: the start builds its first steps' payloads inline, and
+// they are the payloads jobc_workflow_payload builds from the same map and input.
+func TestStartMapsAsPayloadDoes(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	step := `{"name":%q,"kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":[]%s}`
+	var steps []string
+	for i, m := range []string{
+		``, `,"map":null`,
+		`,"map":{"sku":["input","order","lines","1","sku"],"all":["input"],"n":["input","n"]}`,
+		`,"map":{"none":["input","nope"],"past":["input","order","lines","5"],"scalar":["input","n","x"]}`,
+		`,"map":{"r":["result","s0","n"],"c":["count","s0","completed"],"n":["input","n"]}`,
+	} {
+		steps = append(steps, fmt.Sprintf(step, fmt.Sprintf("s%d", i), m))
+	}
+	def := `{"steps":[` + strings.Join(steps, ",") + `]}`
+	const input = `{"order": {"lines": [{"sku": "a"}, {"sku": "b"}]}, "n": 7}`
+	var id int64
+	if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, $2::jsonb)`, def, input).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := pool.Query(ctx, `SELECT j.workflow_step, j.payload::text,
+			jobc_workflow_payload(0, $2::jsonb, NULL, s.definition->'map')::text
+		FROM jobc_jobs j JOIN jobc_workflow_steps s ON s.workflow_id = j.workflow_id AND s.step = j.workflow_step
+		WHERE j.workflow_id = $1 ORDER BY j.workflow_step`, id, input)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for rows.Next() {
+		var step, got, want string
+		if err := rows.Scan(&step, &got, &want); err != nil {
+			t.Fatal(err)
+		}
+		if got != want {
+			t.Errorf("step %s: the start wrote payload %s, jobc_workflow_payload builds %s", step, got, want)
+		}
+		n++
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n != len(steps) {
+		t.Fatalf("%d first steps' jobs, want %d", n, len(steps))
+	}
+}

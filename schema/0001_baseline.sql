@@ -1835,29 +1835,39 @@ DECLARE
     v_out   jsonb := '{}';
     v_field text;
     v_src   jsonb;
-    v_path  text[];
     v_value jsonb;
+    v_from  integer; -- where the source's path into v_value starts
 BEGIN
     IF p_map IS NULL OR jsonb_typeof(p_map) <> 'object' THEN
         RETURN coalesce(p_item, p_input);
     END IF;
     FOR v_field, v_src IN SELECT m.key, m.value FROM jsonb_each(p_map) m LOOP
-        v_path := ARRAY(SELECT jsonb_array_elements_text(v_src));
-        CASE v_path[1]
+        CASE v_src->>0
         WHEN 'input' THEN
-            v_value := p_input #> v_path[2:];
+            v_value := p_input;
+            v_from := 1;
         WHEN 'item' THEN
-            v_value := p_item #> v_path[2:];
+            v_value := p_item;
+            v_from := 1;
         WHEN 'result' THEN
-            SELECT s.result #> v_path[3:] INTO v_value
-            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_path[2];
+            SELECT s.result INTO v_value
+            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_src->>1;
+            v_from := 2;
         ELSE
-            SELECT to_jsonb(CASE v_path[3] WHEN 'failed' THEN s.items_failed
+            SELECT to_jsonb(CASE v_src->>2 WHEN 'failed' THEN s.items_failed
                                            WHEN 'cancelled' THEN s.items_cancelled
                                            ELSE s.items - s.items_left - s.items_failed - s.items_cancelled END)
             INTO v_value
-            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_path[2];
+            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_src->>1;
+            v_from := 3;
         END CASE;
+        -- The path one element at a time, as #> reads it (a member, or an array's
+        -- element by its index): expressions PL/pgSQL evaluates itself, where turning
+        -- the path into a text[] took a query per field (3 µs of a call's 9 to 12).
+        FOR i IN v_from .. jsonb_array_length(v_src) - 1 LOOP
+            EXIT WHEN v_value IS NULL;
+            v_value := v_value #> ARRAY[v_src->>i];
+        END LOOP;
         IF v_value IS NOT NULL THEN
             v_out := v_out || jsonb_build_object(v_field, v_value);
         END IF;
@@ -2111,16 +2121,31 @@ BEGIN
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
-               (s.d->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, s.d->'map'),
+               (s.d->>'payload_version')::integer,
+               -- jobc_workflow_payload's, for a step that comes after none: only its
+               -- input sources find a value (no step has a result or an item yet).
+               -- Inline, because a start is most often the one call of a transaction,
+               -- and a PL/pgSQL function's first call in a transaction prepares its
+               -- expressions and plans again: 20 µs of a start's 280.
+               CASE WHEN jsonb_typeof(s.d->'map') IS DISTINCT FROM 'object' THEN p_input
+                    ELSE coalesce((SELECT jsonb_object_agg(m.key, v.value)
+                                   FROM jsonb_each(s.d->'map') m
+                                   CROSS JOIN LATERAL (SELECT p_input #> ARRAY(SELECT jsonb_array_elements_text(m.value) OFFSET 1)) v(value)
+                                   WHERE m.value->>0 = 'input' AND v.value IS NOT NULL), '{}') END,
                (s.d->>'max_attempts')::integer, v_id, s.step
         FROM steps s
         WHERE s.job_id IS NOT NULL
         RETURNING queue
     )
+    -- (The queues to wake are those a worker sleeps on, as InsertJob asks, so that a
+    -- busy queue costs no call of jobc_wake, which asks again.)
     SELECT array_agg(s.step) FILTER (WHERE cardinality(s.after) = 0 AND s.state = 'waiting'),
-           (SELECT array_agg(DISTINCT j.queue) FROM jobs j)
+           (SELECT array_agg(DISTINCT j.queue) FROM jobs j
+            WHERE EXISTS (SELECT 1 FROM jobc_sleepers sl WHERE sl.queue = j.queue))
     INTO v_first, v_queues FROM steps s;
-    PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
+    IF v_queues IS NOT NULL THEN
+        PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
+    END IF;
     IF v_first IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(array_fill(v_id, ARRAY[cardinality(v_first)]), v_first);
     END IF;
