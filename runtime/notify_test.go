@@ -89,8 +89,9 @@ func TestEnqueueNotifiesOnlySleepingWorkers(t *testing.T) {
 }
 
 // TestEnqueueWakesOnlyForAvailableJobs: with a worker of the queue asleep, one job or a
-// batch (one notification for the whole batch) wakes it when the jobs are available,
-// and neither does when they are scheduled for later or nobody sleeps. Notifications
+// batch (one notification for the whole batch), a unique job or a workflow's first job
+// wakes it when the jobs are available, and none does when they are scheduled for
+// later or nobody sleeps. Notifications
 // arrive in commit order, so an enqueue that must not notify is followed by one of a
 // marker queue, whose notification must be the next one heard.
 func TestEnqueueWakesOnlyForAvailableJobs(t *testing.T) {
@@ -161,6 +162,29 @@ func TestEnqueueWakesOnlyForAvailableJobs(t *testing.T) {
 		t.Errorf("an available batch did not notify its sleeping worker (heard %q)", heard)
 	}
 	expectQuiet("a batch's second notification") // one per batch: the next is the marker's
+	// The gates that insert jobs themselves ask the same: a unique job's, a
+	// workflow's start (its first step's job).
+	unique := func(key string) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `SELECT * FROM jobc_enqueue_unique('email', $1, 5, 3, 1, '{"n": 1}', '{}', NULL, $2, NULL)`, queue, key); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func() {
+		t.Helper()
+		def := `{"steps":[{"name":"a","after":[],"kind":"email","queue":"` + queue + `","priority":5,"max_attempts":1,"payload_version":1}]}`
+		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n": 1}')`, def); err != nil {
+			t.Fatal(err)
+		}
+	}
+	unique("k1")
+	if got := next(); got != queue {
+		t.Errorf("an available unique job did not notify its sleeping worker (heard %q)", heard)
+	}
+	start()
+	if got := next(); got != queue {
+		t.Errorf("a workflow's first job did not notify its sleeping worker (heard %q)", heard)
+	}
 
 	if _, err := pool.Exec(ctx, `DELETE FROM jobc_sleepers WHERE queue = $1`, queue); err != nil {
 		t.Fatal(err)
@@ -173,4 +197,8 @@ func TestEnqueueWakesOnlyForAvailableJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	expectQuiet("a batch with no worker asleep")
+	unique("k2")
+	expectQuiet("a unique job with no worker asleep")
+	start()
+	expectQuiet("a workflow's start with no worker asleep")
 }

@@ -1012,6 +1012,7 @@ DECLARE
     v_held    jobc_state;
     v_consent boolean;
     v_replace boolean := coalesce(p_on_conflict, 'skip') = 'replace';
+    v_sleeper boolean; -- a worker of the queue sleeps (jobc_wake asks again)
 BEGIN
     IF p_kind IS NULL OR p_queue IS NULL OR p_payload IS NULL OR p_unique_key IS NULL OR p_version IS NULL THEN
         RAISE EXCEPTION 'jobc: enqueue %: kind, queue, payload, payload version and unique key must not be NULL',
@@ -1043,12 +1044,15 @@ BEGIN
                coalesce(p_metadata, '{}'), v_at, p_max_attempts, p_unique_key, p_unique_finished::jobc_state[],
                p_flow_key
         FROM k
-        RETURNING id INTO v_id;
+        RETURNING id, EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = p_queue) INTO v_id, v_sleeper;
         IF v_id IS NOT NULL THEN
-            IF v_state = 'available' THEN
+            -- As InsertJob: a busy queue's workers are not asleep, and jobc_wake, a
+            -- function's first call in the transaction, costs more than asking.
+            IF v_state = 'available' AND v_sleeper THEN
                 PERFORM jobc_wake(p_queue);
             END IF;
-            RETURN QUERY SELECT v_id, true, false;
+            job_id := v_id; inserted := true; replaced := false;
+            RETURN NEXT;
             RETURN;
         END IF;
         SELECT u.job_id INTO v_id FROM jobc_unique_keys u WHERE u.kind = p_kind AND u.key = p_unique_key;
@@ -1056,7 +1060,8 @@ BEGIN
             CONTINUE; -- released since the insert: try again
         END IF;
         IF NOT v_replace THEN
-            RETURN QUERY SELECT v_id, false, false;
+            job_id := v_id; inserted := false; replaced := false;
+            RETURN NEXT;
             RETURN;
         END IF;
         -- The job row, then the key row (see above). A finished holder has no row in
@@ -1071,7 +1076,8 @@ BEGIN
         END IF;
         IF NOT v_consent THEN
             -- The holder was enqueued to be skipped over, not replaced: a duplicate.
-            RETURN QUERY SELECT v_id, false, false;
+            job_id := v_id; inserted := false; replaced := false;
+            RETURN NEXT;
             RETURN;
         END IF;
         IF v_held IN ('available', 'scheduled') THEN
@@ -1082,7 +1088,8 @@ BEGIN
             IF v_state = 'available' THEN
                 PERFORM jobc_wake(p_queue);
             END IF;
-            RETURN QUERY SELECT v_id, false, true;
+            job_id := v_id; inserted := false; replaced := true;
+            RETURN NEXT;
             RETURN;
         END IF;
         -- Running or finished: the key passes to a new job.
@@ -1097,7 +1104,8 @@ BEGIN
         IF v_state = 'available' THEN
             PERFORM jobc_wake(p_queue);
         END IF;
-        RETURN QUERY SELECT v_id, true, false;
+        job_id := v_id; inserted := true; replaced := false;
+        RETURN NEXT;
         RETURN;
     END LOOP;
     RAISE EXCEPTION 'jobc: enqueue %: unique key % kept changing hands; try again', p_kind, p_unique_key
