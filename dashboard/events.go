@@ -3,7 +3,6 @@ package dashboard
 import (
 	"fmt"
 	"net/http"
-	"strconv"
 
 	"github.com/jobc-dev/jobc/runtime/relay"
 )
@@ -62,9 +61,8 @@ func (h *handler) retryEvents(w http.ResponseWriter, r *http.Request) {
 	all := r.PostFormValue("all") == "yes"
 	var ids []int64
 	for _, s := range r.PostForm["id"] {
-		id, err := strconv.ParseInt(s, 10, 64)
-		if err != nil || id <= 0 {
-			h.problem(w, r, http.StatusBadRequest, "id: want a positive integer, got "+strconv.Quote(s))
+		id, ok := h.id(w, r, "id", s)
+		if !ok {
 			return
 		}
 		ids = append(ids, id)

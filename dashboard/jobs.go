@@ -357,10 +357,14 @@ func limitCause(c runtime.WaitCause) bool {
 
 // jobID parses the {id} of the path, answering 400 when it is not a job id.
 func (h *handler) jobID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	s := r.PathValue("id")
+	return h.id(w, r, "job id", r.PathValue("id"))
+}
+
+// id parses s, an id of what: a positive integer, answering 400 naming what otherwise.
+func (h *handler) id(w http.ResponseWriter, r *http.Request, what, s string) (int64, bool) {
 	id, err := strconv.ParseInt(s, 10, 64)
 	if err != nil || id <= 0 {
-		h.problem(w, r, http.StatusBadRequest, "job id: want a positive integer, got "+strconv.Quote(s))
+		h.problem(w, r, http.StatusBadRequest, what+": want a positive integer, got "+strconv.Quote(s))
 		return 0, false
 	}
 	return id, true

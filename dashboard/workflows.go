@@ -121,13 +121,7 @@ func (h *handler) workflowActionError(w http.ResponseWriter, r *http.Request, er
 }
 
 func (h *handler) workflowID(w http.ResponseWriter, r *http.Request) (int64, bool) {
-	s := r.PathValue("id")
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 {
-		h.problem(w, r, http.StatusBadRequest, "workflow id: want a positive integer, got "+strconv.Quote(s))
-		return 0, false
-	}
-	return id, true
+	return h.id(w, r, "workflow id", r.PathValue("id"))
 }
 
 // dag is a workflow's steps laid out for drawing: each step in the column of its

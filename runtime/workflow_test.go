@@ -647,8 +647,8 @@ func TestWorkflowPayloadReadsPaths(t *testing.T) {
 	}
 }
 
-// TestStartMapsAsPayloadDoes: the start builds its first steps' payloads inline, and
-// they are the payloads jobc_workflow_payload builds from the same map and input.
+// TestStartMapsAsPayloadDoes: a start's first steps' jobs carry the payloads
+// jobc_workflow_payload builds from their maps and the input.
 func TestStartMapsAsPayloadDoes(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)

@@ -2132,18 +2132,7 @@ BEGIN
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
-               (s.d->>'payload_version')::integer,
-               -- jobc_workflow_payload's, for a step that comes after none: only its
-               -- input sources find a value (no step has a result or an item yet).
-               -- Inline, because a start is most often the one call of a transaction,
-               -- and a PL/pgSQL function's first call in a transaction prepares its
-               -- expressions and plans again (with the wake-up below, 16 µs of a
-               -- start's 308).
-               CASE WHEN jsonb_typeof(s.d->'map') IS DISTINCT FROM 'object' THEN p_input
-                    ELSE coalesce((SELECT jsonb_object_agg(m.key, v.value)
-                                   FROM jsonb_each(s.d->'map') m
-                                   CROSS JOIN LATERAL (SELECT p_input #> ARRAY(SELECT jsonb_array_elements_text(m.value) OFFSET 1)) v(value)
-                                   WHERE m.value->>0 = 'input' AND v.value IS NOT NULL), '{}') END,
+               (s.d->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, s.d->'map'),
                (s.d->>'max_attempts')::integer, v_id, s.step
         FROM steps s
         WHERE s.job_id IS NOT NULL

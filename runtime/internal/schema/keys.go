@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"math/big"
+	"strconv"
 )
 
 // KeyNumber is the text a unique or flow key holds for the number n of the top-level
@@ -30,6 +31,9 @@ func (s *Schema) KeyNumber(field string, n json.Number) json.RawMessage {
 			return b
 		}
 	case t&tInteger != 0:
+		if i, err := strconv.ParseInt(string(n), 10, 64); err == nil {
+			return strconv.AppendInt(nil, i, 10) // the common case, and -0
+		}
 		// Exact lets through only integers that fit int64 and keep no fraction once
 		// stored, so anything else is left as it is rather than expanded (1e100000
 		// would be 100,001 digits).
