@@ -29,26 +29,41 @@ func wantSQLState(t *testing.T, what string, err error, code string) {
 }
 
 // TestTablesRefuseRowsThatBreakTheirInvariants: whoever writes (here the schema's
-// owner, who holds every privilege), a row with a time that is not finite, a running
-// job without a lease, errors that are not a list or metadata that is not an object
-// is refused by the table itself.
+// owner, who holds every privilege), a row with a time that is not finite, a priority,
+// version or attempt count out of range, a running job without a lease, errors that
+// are not a list or metadata that is not an object is refused by the table itself.
 func TestTablesRefuseRowsThatBreakTheirInvariants(t *testing.T) {
 	pool := newDB(t)
 	ctx := t.Context()
 	insert := `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts, %s)
 		VALUES ('k', 'q', '%s', 5, 1, '{}', 3, %s)`
 	for _, c := range []struct{ name, state, cols, vals, constraint string }{
-		{"available_at -infinity", "available", "available_at", "'-infinity'", "jobc_jobs_finite_times"},
-		{"available_at infinity", "scheduled", "available_at", "'infinity'", "jobc_jobs_finite_times"},
-		{"created_at infinity", "available", "created_at", "'infinity'", "jobc_jobs_finite_times"},
+		{"available_at -infinity", "available", "available_at", "'-infinity'", "jobc_time_finite"},
+		{"available_at infinity", "scheduled", "available_at", "'infinity'", "jobc_time_finite"},
+		{"created_at infinity", "available", "created_at", "'infinity'", "jobc_time_finite"},
+		{"attempt -1", "available", "attempt", "-1", "jobc_count_not_negative"},
 		{"running without a lease", "running", "attempt", "1", "jobc_jobs_running_leased"},
 		{"running without an expiry", "running", "lease_owner", "'w'", "jobc_jobs_running_leased"},
-		{"lease expiry infinity", "running", "lease_owner, lease_expires_at", "'w', 'infinity'", "jobc_jobs_finite_times"},
+		{"lease expiry infinity", "running", "lease_owner, lease_expires_at", "'w', 'infinity'", "jobc_time_finite"},
 		{"errors an object", "available", "errors", `'{"error":"x"}'`, "jobc_jobs_errors_list"},
 		{"errors a string", "available", "errors", `'"boom"'`, "jobc_jobs_errors_list"},
 		{"metadata a list", "available", "metadata", `'[1]'`, "jobc_jobs_metadata_object"},
 	} {
 		_, err := pool.Exec(ctx, fmt.Sprintf(insert, c.cols, c.state, c.vals))
+		wantSQLState(t, c.name, err, "23514")
+		if err != nil && !strings.Contains(err.Error(), c.constraint) {
+			t.Errorf("%s: %v does not name %s", c.name, err, c.constraint)
+		}
+	}
+	// The rules of one column are its type (a domain): its error names the rule.
+	for _, c := range []struct{ name, priority, version, maxAttempts, constraint string }{
+		{"priority 10", "10", "1", "3", "jobc_priority_range"},
+		{"priority -1", "-1", "1", "3", "jobc_priority_range"},
+		{"payload version 0", "5", "0", "3", "jobc_positive_above_zero"},
+		{"max_attempts 0", "5", "1", "0", "jobc_positive_above_zero"},
+	} {
+		_, err := pool.Exec(ctx, fmt.Sprintf(`INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+			VALUES ('k', 'q', 'available', %s, %s, '{}', %s)`, c.priority, c.version, c.maxAttempts))
 		wantSQLState(t, c.name, err, "23514")
 		if err != nil && !strings.Contains(err.Error(), c.constraint) {
 			t.Errorf("%s: %v does not name %s", c.name, err, c.constraint)
@@ -60,8 +75,8 @@ func TestTablesRefuseRowsThatBreakTheirInvariants(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range []struct{ name, set, constraint string }{
-		{"finished_at infinity", "finished_at = 'infinity'", "jobc_jobs_finished_finite_times"},
-		{"attempted_at -infinity", "attempted_at = '-infinity'", "jobc_jobs_finished_finite_times"},
+		{"finished_at infinity", "finished_at = 'infinity'", "jobc_time_finite"},
+		{"attempted_at -infinity", "attempted_at = '-infinity'", "jobc_time_finite"},
 		{"errors an object", `errors = '{"error":"x"}'`, "jobc_jobs_finished_errors_list"},
 		{"metadata a string", `metadata = '"m"'`, "jobc_jobs_finished_metadata_object"},
 	} {
@@ -74,8 +89,8 @@ func TestTablesRefuseRowsThatBreakTheirInvariants(t *testing.T) {
 	_, err := pool.Exec(ctx, `INSERT INTO jobc_events (event, version, subject, payload, available_at)
 		VALUES ('e', 1, 's', '{}', '-infinity')`)
 	wantSQLState(t, "event available_at -infinity", err, "23514")
-	if err != nil && !strings.Contains(err.Error(), "jobc_events_finite_times") {
-		t.Errorf("event available_at -infinity: %v does not name jobc_events_finite_times", err)
+	if err != nil && !strings.Contains(err.Error(), "jobc_time_finite") {
+		t.Errorf("event available_at -infinity: %v does not name jobc_time_finite", err)
 	}
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_jobs_all`); n != 1 {
 		t.Errorf("%d jobs were written, want the one valid finished job", n)

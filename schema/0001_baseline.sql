@@ -9,7 +9,8 @@
 --                            idempotency keys, workers, queues, the event outbox,
 --                            workflows and their steps
 --   2. indexes               each with the statement it serves
---   3. invariants            CHECK constraints that hold whoever writes a row
+--   3. invariants            CHECK constraints that hold whoever writes a row (the
+--                            rules of one column are its type, section 1)
 --   4. the view              jobc_jobs_all, every job unfinished and finished
 --   5. functions             waking, finishing, rescuing, enqueueing, flow control,
 --                            the control API, workflows
@@ -40,6 +41,20 @@ CREATE TYPE jobc_state AS ENUM (
     'cancelled'
 );
 
+-- The rules a job's or an event's value obeys whoever writes it, as types. PostgreSQL
+-- compiles a domain's CHECK once per session (its type cache), whereas it reads a
+-- table's CHECK constraints from their text again in every statement that writes the
+-- table: as constraints of jobc_jobs, these cost a one-row insert a quarter of its
+-- instructions (bench/README.md, "Rules as types"). A time of infinity or -infinity
+-- cannot take part in arithmetic ("cannot subtract infinite timestamps"): one such
+-- available_at made every claim of its queue, every listing and the metrics fail.
+CREATE DOMAIN jobc_time AS timestamptz CONSTRAINT jobc_time_finite CHECK (isfinite(VALUE));
+CREATE DOMAIN jobc_priority AS smallint CONSTRAINT jobc_priority_range CHECK (VALUE BETWEEN 0 AND 9);
+-- Versions of a contract, and attempts allowed.
+CREATE DOMAIN jobc_positive AS integer CONSTRAINT jobc_positive_above_zero CHECK (VALUE > 0);
+-- Attempts made.
+CREATE DOMAIN jobc_count AS integer CONSTRAINT jobc_count_not_negative CHECK (VALUE >= 0);
+
 CREATE TABLE jobc_jobs (
     -- The sequence is named here so that the functions that take a job's id before
     -- inserting it name it too (nextval('jobc_jobs_id_seq')): pg_get_serial_sequence
@@ -50,21 +65,21 @@ CREATE TABLE jobc_jobs (
     state               jobc_state  NOT NULL,
     -- 1 (most urgent) .. 9; the runtime lowers a job that waited too long to 0, so that
     -- a stream of urgent jobs cannot starve it.
-    priority            smallint    NOT NULL,
-    payload_version     integer     NOT NULL,
+    priority            jobc_priority NOT NULL,
+    payload_version     jobc_positive NOT NULL,
     payload             jsonb       NOT NULL,
     metadata            jsonb       NOT NULL DEFAULT '{}',
-    available_at        timestamptz NOT NULL DEFAULT now(),
-    attempt             integer     NOT NULL DEFAULT 0,
-    max_attempts        integer     NOT NULL,
+    available_at        jobc_time   NOT NULL DEFAULT now(),
+    attempt             jobc_count  NOT NULL DEFAULT 0,
+    max_attempts        jobc_positive NOT NULL,
     lease_owner         text,
-    lease_expires_at    timestamptz,
+    lease_expires_at    jobc_time,
     errors              jsonb       NOT NULL DEFAULT '[]', -- one object per failed attempt
     unique_key          text,       -- see jobc_unique_keys
     unique_finished     jobc_state[], -- finished states in which the unique key stays held
-    cancel_requested_at timestamptz, -- a running job whose handler is to be cancelled
-    created_at          timestamptz NOT NULL DEFAULT now(),
-    attempted_at        timestamptz,
+    cancel_requested_at jobc_time, -- a running job whose handler is to be cancelled
+    created_at          jobc_time   NOT NULL DEFAULT now(),
+    attempted_at        jobc_time,
     -- Starvation aging moves a waiting job to priority 0 so that the claim index orders
     -- it first; the priority it was enqueued with is kept here (NULL: never aged), so
     -- that operators see what was declared. Enqueue never writes it: no cost on the
@@ -84,10 +99,7 @@ CREATE TABLE jobc_jobs (
     workflow_id         bigint,
     workflow_step       text,
     workflow_item       integer,
-    CONSTRAINT jobc_jobs_state_unfinished CHECK (state IN ('available', 'scheduled', 'running')),
-    CONSTRAINT jobc_jobs_attempts CHECK (max_attempts > 0 AND attempt >= 0),
-    CONSTRAINT jobc_jobs_priority CHECK (priority BETWEEN 0 AND 9),
-    CONSTRAINT jobc_jobs_version CHECK (payload_version > 0)
+    CONSTRAINT jobc_jobs_state_unfinished CHECK (state IN ('available', 'scheduled', 'running'))
 ) WITH (fillfactor = 80); -- room on each page for a running job's heartbeats (HOT, see jobc_jobs_running_idx)
 
 -- Finished jobs are history, kept for each state's retention (runtime.Retention) and
@@ -111,14 +123,14 @@ CREATE TABLE jobc_jobs_finished (
     payload_version  integer     NOT NULL,
     payload          jsonb       NOT NULL,
     metadata         jsonb       NOT NULL,
-    available_at     timestamptz NOT NULL,
+    available_at     jobc_time   NOT NULL,
     attempt          integer     NOT NULL,
     max_attempts     integer     NOT NULL,
     errors           jsonb       NOT NULL,
     unique_key       text,
-    created_at       timestamptz NOT NULL,
-    attempted_at     timestamptz,
-    finished_at      timestamptz NOT NULL DEFAULT now(),
+    created_at       jobc_time   NOT NULL,
+    attempted_at     jobc_time,
+    finished_at      jobc_time   NOT NULL DEFAULT now(),
     -- A finished job keeps the states in which its unique key stays held, so a job
     -- retried out of jobc_jobs_finished holds its key exactly as it did before it
     -- finished.
@@ -291,14 +303,14 @@ CREATE TABLE jobc_events (
     ordering_key     text,                            -- NULL: unordered
     payload          jsonb       NOT NULL,
     metadata         jsonb,
-    created_at       timestamptz NOT NULL DEFAULT now(),
+    created_at       jobc_time   NOT NULL DEFAULT now(),
     state            text        NOT NULL DEFAULT 'pending'
                      CHECK (state IN ('pending', 'published', 'failed')),
     attempts         int         NOT NULL DEFAULT 0,
-    available_at     timestamptz NOT NULL DEFAULT now(),
+    available_at     jobc_time   NOT NULL DEFAULT now(),
     lease_token      bigint,
-    lease_expires_at timestamptz,
-    published_at     timestamptz,
+    lease_expires_at jobc_time,
+    published_at     jobc_time,
     last_error       text
 );
 
@@ -516,35 +528,22 @@ CREATE INDEX jobc_events_failed ON jobc_events (id) WHERE state = 'failed';
 ------------------------------------------------------------------------------------------
 
 -- The tables defend their own invariants, whoever writes a row: Go, the SQL producers,
--- a role with INSERT, a hand-written fix. A timestamp of infinity or -infinity cannot
--- take part in arithmetic ("cannot subtract infinite timestamps"): one such
--- available_at made every claim of its queue, every listing and the metrics fail. A
--- running job without both lease columns is one nobody can rescue, cancel or delete.
--- errors is appended to with ||, read by index (-1) and decoded as a list; metadata is
--- decoded as an object.
+-- a role with INSERT, a hand-written fix. The rules of one column are its type
+-- (jobc_time, jobc_priority, jobc_positive, jobc_count, section 1); these are the
+-- rules that are not: a running job without both lease columns is one nobody can
+-- rescue, cancel or delete; errors is appended to with ||, read by index (-1) and
+-- decoded as a list; metadata is decoded as an object. (Not jsonb domains: pgx sends
+-- a parameter of a type it does not know, as a domain is, in a format jsonb cannot
+-- read, so every pgx user that wrote these columns would have to register them.)
 ALTER TABLE jobc_jobs
-    ADD CONSTRAINT jobc_jobs_finite_times CHECK (
-        isfinite(available_at) AND isfinite(created_at)
-        AND (attempted_at IS NULL OR isfinite(attempted_at))
-        AND (lease_expires_at IS NULL OR isfinite(lease_expires_at))
-        AND (cancel_requested_at IS NULL OR isfinite(cancel_requested_at))),
     ADD CONSTRAINT jobc_jobs_running_leased CHECK (
         state <> 'running' OR (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL)),
     ADD CONSTRAINT jobc_jobs_errors_list CHECK (jsonb_typeof(errors) = 'array'),
     ADD CONSTRAINT jobc_jobs_metadata_object CHECK (jsonb_typeof(metadata) = 'object');
 
 ALTER TABLE jobc_jobs_finished
-    ADD CONSTRAINT jobc_jobs_finished_finite_times CHECK (
-        isfinite(available_at) AND isfinite(created_at) AND isfinite(finished_at)
-        AND (attempted_at IS NULL OR isfinite(attempted_at))),
     ADD CONSTRAINT jobc_jobs_finished_errors_list CHECK (jsonb_typeof(errors) = 'array'),
     ADD CONSTRAINT jobc_jobs_finished_metadata_object CHECK (jsonb_typeof(metadata) = 'object');
-
-ALTER TABLE jobc_events
-    ADD CONSTRAINT jobc_events_finite_times CHECK (
-        isfinite(available_at) AND isfinite(created_at)
-        AND (lease_expires_at IS NULL OR isfinite(lease_expires_at))
-        AND (published_at IS NULL OR isfinite(published_at)));
 
 ------------------------------------------------------------------------------------------
 -- 4. The view
