@@ -120,12 +120,12 @@ CREATE TABLE jobc_jobs_finished (
     queue            text        NOT NULL,
     state            jobc_state  NOT NULL,
     priority         smallint    NOT NULL,
-    payload_version  integer     NOT NULL,
+    payload_version  jobc_positive NOT NULL,
     payload          jsonb       NOT NULL,
     metadata         jsonb       NOT NULL,
     available_at     jobc_time   NOT NULL,
-    attempt          integer     NOT NULL,
-    max_attempts     integer     NOT NULL,
+    attempt          jobc_count  NOT NULL,
+    max_attempts     jobc_positive NOT NULL,
     errors           jsonb       NOT NULL,
     unique_key       text,
     created_at       jobc_time   NOT NULL,
@@ -552,11 +552,13 @@ ALTER TABLE jobc_jobs_finished
 -- jobc_jobs_all is every job, unfinished and finished, with finished_at NULL for the
 -- unfinished, the declared priority in place of the aged one, and whether the job was
 -- aged. A condition on id or an ORDER BY id is pushed into both tables' primary keys,
--- so reading one job or the newest few costs two index probes.
+-- so reading one job or the newest few costs two index probes. That takes both
+-- branches' columns being of the same types, domains included (a UNION ALL whose
+-- branches differ is not flattened, and the newest few were sorted out of every row).
 CREATE VIEW jobc_jobs_all AS
 SELECT id, kind, queue, state, coalesce(declared_priority, priority) AS priority, payload_version,
        payload, metadata, available_at, attempt, max_attempts, errors, unique_key, created_at,
-       attempted_at, NULL::timestamptz AS finished_at, (declared_priority IS NOT NULL)::boolean AS aged
+       attempted_at, NULL::jobc_time AS finished_at, (declared_priority IS NOT NULL)::boolean AS aged
 FROM jobc_jobs
 UNION ALL
 SELECT id, kind, queue, state, priority, payload_version, payload, metadata, available_at,
@@ -1284,9 +1286,9 @@ CREATE FUNCTION jobc_claim_flow(
     p_from_available_at timestamptz[],
     p_from_ids      bigint[]
 ) RETURNS TABLE (
-    id bigint, kind text, queue text, priority smallint, payload_version integer, payload jsonb,
-    metadata jsonb, attempt integer, max_attempts integer, created_at timestamptz,
-    available_at timestamptz, waited_seconds float8, flow_key text, at_limit boolean
+    id bigint, kind text, queue text, priority jobc_priority, payload_version jobc_positive, payload jsonb,
+    metadata jsonb, attempt jobc_count, max_attempts jobc_positive, created_at jobc_time,
+    available_at jobc_time, waited_seconds float8, flow_key text, at_limit boolean
 )
 LANGUAGE plpgsql VOLATILE AS $$
 #variable_conflict use_column
@@ -1674,8 +1676,8 @@ BEGIN
         WHERE k.scope = 'queue' AND k.name = p_queue AND k.key = '';
     END IF;
     IF v_opens IS NOT NULL AND v_left > 0 THEN
-        RETURN QUERY SELECT NULL::bigint, NULL::text, p_queue, NULL::smallint, NULL::integer, NULL::jsonb,
-            NULL::jsonb, NULL::integer, NULL::integer, NULL::timestamptz, v_opens, NULL::float8, NULL::text, false;
+        RETURN QUERY SELECT NULL::bigint, NULL::text, p_queue, NULL::jobc_priority, NULL::jobc_positive, NULL::jsonb,
+            NULL::jsonb, NULL::jobc_count, NULL::jobc_positive, NULL::jobc_time, v_opens::jobc_time, NULL::float8, NULL::text, false;
     END IF;
 END
 $$;
