@@ -339,12 +339,11 @@ CREATE TABLE jobc_workflows (
     -- (jobc_workflows_key_idx). NULL: none.
     key            text,
     state          jobc_workflow_state NOT NULL DEFAULT 'running',
-    steps_left     integer     NOT NULL, -- steps not yet completed, failed or cancelled
+    steps_left     jobc_count  NOT NULL, -- steps not yet completed, failed or cancelled
     failed_steps   integer     NOT NULL DEFAULT 0,
     created_at     timestamptz NOT NULL DEFAULT now(),
     finished_at    timestamptz,
-    CONSTRAINT jobc_workflows_finished CHECK ((state = 'running') = (finished_at IS NULL)),
-    CONSTRAINT jobc_workflows_steps_left CHECK (steps_left >= 0)
+    CONSTRAINT jobc_workflows_finished CHECK ((state = 'running') = (finished_at IS NULL))
 ) WITH (fillfactor = 50);
 -- (Half of each page is left free so that the updates of steps_left, one per step
 -- that ends, stay on the page and leave the indexes alone (HOT): with full pages, 1,616
@@ -367,7 +366,7 @@ CREATE TABLE jobc_workflow_steps (
     workflow_id     bigint      NOT NULL,
     step            text        NOT NULL,
     after           text[]      NOT NULL,
-    deps_left       integer     NOT NULL,
+    deps_left       jobc_count  NOT NULL,
     state           jobc_step_state NOT NULL,
     job_id          bigint,
     result_version  integer,
@@ -377,7 +376,7 @@ CREATE TABLE jobc_workflow_steps (
     -- A for_each step's items: how many, how many have not ended, and how many of
     -- those that ended failed or were cancelled; NULL for other steps.
     items           integer,
-    items_left      integer,
+    items_left      jobc_count,
     items_failed    integer,
     items_cancelled integer,
     -- When a running sleep step ends, or a running wait step stops waiting for its
@@ -390,9 +389,7 @@ CREATE TABLE jobc_workflow_steps (
     error           text,
     started_at      timestamptz,
     finished_at     timestamptz,
-    PRIMARY KEY (workflow_id, step),
-    CONSTRAINT jobc_workflow_steps_deps CHECK (deps_left >= 0),
-    CONSTRAINT jobc_workflow_steps_items CHECK (items_left >= 0)
+    PRIMARY KEY (workflow_id, step)
 ) WITH (fillfactor = 70);
 -- (No index names state, and a part of each page is left free, so that a step's
 -- updates, from waiting to running to its end, stay HOT.)
