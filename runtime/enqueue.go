@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"time"
@@ -175,7 +176,7 @@ func EnqueueMany[T any](ctx context.Context, dbtx DBTX, jt *JobType, payloads []
 		return nil, err
 	}
 	oneByOne := o.dedupKey != nil || jt.Unique != nil
-	raws := make([][]byte, len(payloads))
+	raws := make([]json.RawMessage, len(payloads))
 	var docs []any // kept for unique keys only
 	if oneByOne {
 		docs = make([]any, len(payloads))
@@ -217,7 +218,7 @@ const unnestMaxBatch = 20000
 
 // insertMany inserts raws, each a validated payload, with the options o; docs holds
 // their decoded values when the jobs are unique or deduplicated (for their keys).
-func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte, docs []any, o enqueueOptions) ([]Enqueued, error) {
+func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws []json.RawMessage, docs []any, o enqueueOptions) ([]Enqueued, error) {
 	var err error
 	if docs != nil {
 		out := make([]Enqueued, len(raws))
@@ -244,7 +245,7 @@ func (jt *JobType) insertMany(ctx context.Context, q *db.Queries, raws [][]byte,
 }
 
 // insertUnnest inserts raws with one statement that also wakes the queue.
-func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws [][]byte, o enqueueOptions) ([]int64, error) {
+func (jt *JobType) insertUnnest(ctx context.Context, q *db.Queries, raws []json.RawMessage, o enqueueOptions) ([]int64, error) {
 	var flowKeys []string // nil: NULL, no flow keys
 	if jt.flowed() {
 		flowKeys = make([]string, len(raws))

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -101,7 +102,7 @@ func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads 
 	if err != nil {
 		return nil, err
 	}
-	b := eventBatch{raws: make([][]byte, len(payloads)), keys: make([]*string, len(payloads)), withDoc: et.needsDoc()}
+	b := eventBatch{raws: make([]json.RawMessage, len(payloads)), keys: make([]*string, len(payloads)), withDoc: et.needsDoc()}
 	b.subs = make([]subscriberBatch, len(et.Subscribers))
 	for j, s := range et.Subscribers {
 		jo, err := s.Job.options(o.enqueue)
@@ -109,7 +110,7 @@ func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads 
 			return nil, fmt.Errorf("jobc: publish %s: subscriber %s: %w", et.Name, s.Job.Kind, err)
 		}
 		jo.version = s.Version
-		b.subs[j] = subscriberBatch{opts: jo, raws: make([][]byte, len(payloads))}
+		b.subs[j] = subscriberBatch{opts: jo, raws: make([]json.RawMessage, len(payloads))}
 		if jo.dedupKey != nil || s.Job.Unique != nil {
 			b.subs[j].docs = make([]any, len(payloads)) // for their unique keys
 		}
@@ -136,7 +137,7 @@ func PublishMany[T any](ctx context.Context, dbtx DBTX, et *EventType, payloads 
 
 // eventBatch holds the encoded payloads of a publish and, per subscriber, its jobs'.
 type eventBatch struct {
-	raws    [][]byte
+	raws    []json.RawMessage
 	keys    []*string
 	subs    []subscriberBatch
 	withDoc bool // the payloads are decoded too (see EventType.needsDoc)
@@ -144,7 +145,7 @@ type eventBatch struct {
 
 type subscriberBatch struct {
 	opts enqueueOptions
-	raws [][]byte
+	raws []json.RawMessage
 	docs []any // nil unless the job is unique or deduplicated
 }
 

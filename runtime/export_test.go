@@ -68,21 +68,6 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 	return names, nil
 }
 
-// InsertRawForTest inserts already encoded payloads the way EnqueueMany does for
-// jobs that are neither unique nor deduplicated.
-func InsertRawForTest(ctx context.Context, dbtx DBTX, jt *JobType, raws [][]byte) ([]int64, error) {
-	o, err := jt.options(nil)
-	if err != nil {
-		return nil, err
-	}
-	out, err := jt.insertMany(ctx, db.New(dbtx), raws, nil, o)
-	ids := make([]int64, len(out))
-	for i, e := range out {
-		ids[i] = e.ID
-	}
-	return ids, err
-}
-
 // UnnestMaxBatch is the largest batch EnqueueMany inserts with one statement.
 const UnnestMaxBatch = unnestMaxBatch
 

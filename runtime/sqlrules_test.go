@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"testing"
 	"time"
@@ -56,12 +57,12 @@ func TestFinishMovesOnlyLeasedAttempts(t *testing.T) {
 		t.Errorf("completed %v; want only %d (the others: a stale attempt, another owner's lease)", done, ids[0])
 	}
 	failed, err := q.FinishJobs(ctx, db.FinishJobsParams{IDs: []int64{ids[2]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateFailed,
-		Errors: [][]byte{[]byte(`{"attempt": 1, "error": "boom", "class": "invalid"}`)}})
+		Errors: []json.RawMessage{json.RawMessage(`{"attempt": 1, "error": "boom", "class": "invalid"}`)}})
 	if err != nil || !slices.Equal(failed, []int64{ids[2]}) {
 		t.Fatalf("fail: %v, %v", failed, err)
 	}
 	cancelled, err := q.FinishJobs(ctx, db.FinishJobsParams{IDs: []int64{ids[3]}, Attempts: []int32{1}, Owner: "me", State: db.JobcStateCancelled,
-		Errors: [][]byte{[]byte(`{"attempt": 1, "error": "stop", "class": "cancelled"}`)}})
+		Errors: []json.RawMessage{json.RawMessage(`{"attempt": 1, "error": "stop", "class": "cancelled"}`)}})
 	if err != nil || !slices.Equal(cancelled, []int64{ids[3]}) {
 		t.Fatalf("cancel: %v, %v", cancelled, err)
 	}
@@ -111,7 +112,7 @@ func TestGivingWorkBackWakesOnlySleepers(t *testing.T) {
 	leaseAll(t, ctx, pool, "me")
 	listener := listenJobc(t, pool)
 	q := db.New(pool)
-	errs := [][]byte{[]byte(`{"error": "again"}`)}
+	errs := []json.RawMessage{json.RawMessage(`{"error": "again"}`)}
 	// claimedAt is what the claim of job id returned as its available_at, which names
 	// the attempt along with its number.
 	claimedAt := func(id int64) []time.Time {

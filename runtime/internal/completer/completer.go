@@ -6,6 +6,7 @@ package completer
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -547,8 +548,8 @@ func claimedAts(rs []Result) []time.Time {
 	return at
 }
 
-func errorsJSON(rs []Result) [][]byte {
-	out := make([][]byte, len(rs))
+func errorsJSON(rs []Result) []json.RawMessage {
+	out := make([]json.RawMessage, len(rs))
 	for i, r := range rs {
 		out[i] = r.Error
 	}
@@ -570,11 +571,11 @@ func sleep(ctx context.Context, d time.Duration) bool {
 // outputs returns the results of group's jobs, and their versions, by position: nil
 // for both when no job of group has one, so that a batch without results passes NULL
 // (jobc_finish then looks nothing up).
-func outputs(group []Result) (results [][]byte, versions []int32) {
+func outputs(group []Result) (results []json.RawMessage, versions []int32) {
 	if !slices.ContainsFunc(group, func(r Result) bool { return r.Output != nil }) {
 		return nil, nil
 	}
-	results, versions = make([][]byte, len(group)), make([]int32, len(group))
+	results, versions = make([]json.RawMessage, len(group)), make([]int32, len(group))
 	for i, r := range group {
 		results[i], versions[i] = r.Output, r.OutputVersion
 	}

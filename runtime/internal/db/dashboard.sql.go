@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -193,7 +194,7 @@ type ListJobSummariesRow struct {
 	AvailableAt    time.Time
 	Attempt        int32
 	MaxAttempts    int32
-	LastError      []byte
+	LastError      json.RawMessage
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time
@@ -281,7 +282,7 @@ type ListJobSummariesByErrorRow struct {
 	AvailableAt    time.Time
 	Attempt        int32
 	MaxAttempts    int32
-	LastError      []byte
+	LastError      json.RawMessage
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
 	FinishedAt     *time.Time

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -34,8 +35,8 @@ type InsertJobParams struct {
 	AvailableAt    *time.Time
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	MaxAttempts    int32
 	FlowKey        *string
 }
@@ -93,10 +94,10 @@ type InsertJobsParams struct {
 	AvailableAt    *time.Time
 	Priority       int16
 	PayloadVersion int32
-	Metadata       []byte
+	Metadata       json.RawMessage
 	MaxAttempts    int32
 	FlowKeys       []string
-	Payloads       [][]byte
+	Payloads       []json.RawMessage
 }
 
 type InsertJobsRow struct {
@@ -157,8 +158,8 @@ type InsertUniqueJobParams struct {
 	Priority       int32
 	MaxAttempts    int32
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	AvailableAt    *time.Time
 	UniqueKey      string
 	UniqueFinished []string

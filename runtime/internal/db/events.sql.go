@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const insertEvent = `-- name: InsertEvent :one
@@ -23,8 +24,8 @@ type InsertEventParams struct {
 	Version     int32
 	Subject     string
 	OrderingKey *string
-	Payload     []byte
-	Metadata    []byte
+	Payload     json.RawMessage
+	Metadata    json.RawMessage
 }
 
 func (q *Queries) InsertEvent(ctx context.Context, arg InsertEventParams) (int64, error) {
@@ -56,8 +57,8 @@ type InsertEventsParams struct {
 	Subject      string
 	Keyed        []bool
 	OrderingKeys []string
-	Metadata     []byte
-	Payloads     [][]byte
+	Metadata     json.RawMessage
+	Payloads     []json.RawMessage
 }
 
 // Inserts one outbox row per payload, in one statement. Identity values are taken in

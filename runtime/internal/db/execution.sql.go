@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -91,8 +92,8 @@ type ClaimJobByIDRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -181,8 +182,8 @@ type ClaimJobsRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -319,8 +320,8 @@ type ClaimJobsAfterRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -400,7 +401,7 @@ type CompleteJobInTxParams struct {
 	ID            int64
 	Owner         string
 	Attempt       int32
-	Result        []byte
+	Result        json.RawMessage
 	ResultVersion *int32
 }
 
@@ -431,7 +432,7 @@ type CompleteJobsParams struct {
 	IDs            []int64
 	Owner          string
 	Attempts       []int32
-	Results        [][]byte
+	Results        []json.RawMessage
 	ResultVersions []int32
 }
 
@@ -513,7 +514,7 @@ FROM jobc_finish($1::bigint[], $2::jobc_state, $3::jsonb[],
 type FinishJobsParams struct {
 	IDs      []int64
 	State    JobcState
-	Errors   [][]byte
+	Errors   []json.RawMessage
 	Owner    string
 	Attempts []int32
 }
@@ -674,7 +675,7 @@ SELECT r.id FROM retried r, woken
 type RetryJobsParams struct {
 	IDs          []int64
 	AvailableAts []time.Time
-	Errors       [][]byte
+	Errors       []json.RawMessage
 	Snooze       bool
 	Attempts     []int32
 	ClaimedAts   []time.Time

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -56,8 +57,8 @@ type ClaimFlowJobsRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -205,7 +206,7 @@ type CompleteJobsPassingOnParams struct {
 	IDs            []int64
 	Owner          string
 	Attempts       []int32
-	Results        [][]byte
+	Results        []json.RawMessage
 	ResultVersions []int32
 	PassKinds      []int32
 	FromStart      bool
@@ -223,8 +224,8 @@ type CompleteJobsPassingOnRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -575,7 +576,7 @@ type UnkeyedJobsRow struct {
 	PayloadVersion int32
 	Priority       int16
 	AvailableAt    time.Time
-	Payload        []byte
+	Payload        json.RawMessage
 	Unkeyed        bool
 }
 

@@ -6,6 +6,7 @@ package db
 
 import (
 	"database/sql/driver"
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -152,12 +153,12 @@ type JobcJobsAll struct {
 	State          JobcState
 	Priority       int16
 	PayloadVersion int32
-	Payload        []byte
-	Metadata       []byte
+	Payload        json.RawMessage
+	Metadata       json.RawMessage
 	AvailableAt    time.Time
 	Attempt        int32
 	MaxAttempts    int32
-	Errors         []byte
+	Errors         json.RawMessage
 	UniqueKey      *string
 	CreatedAt      time.Time
 	AttemptedAt    *time.Time
@@ -176,7 +177,7 @@ type JobcWorker struct {
 	Host        string
 	Pid         int32
 	Queues      []string
-	Kinds       []byte
+	Kinds       json.RawMessage
 	LeaseSecs   float64
 	StartedAt   time.Time
 	HeartbeatAt time.Time

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -31,8 +32,8 @@ type ClaimEventsRow struct {
 	Version     int32
 	Subject     string
 	OrderingKey *string
-	Payload     []byte
-	Metadata    []byte
+	Payload     json.RawMessage
+	Metadata    json.RawMessage
 	CreatedAt   time.Time
 	Attempts    int32
 }

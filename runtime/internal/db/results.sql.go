@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const jobResult = `-- name: JobResult :one
@@ -23,7 +24,7 @@ type JobResultRow struct {
 	Kind          string
 	State         JobcState
 	ResultVersion *int32
-	Result        []byte
+	Result        json.RawMessage
 }
 
 // Typed results: what a completed job of a job type with a result contract returned

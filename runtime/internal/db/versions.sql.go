@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const countBelowVersion = `-- name: CountBelowVersion :one
@@ -84,7 +85,7 @@ type PickForUpgradeParams struct {
 type PickForUpgradeRow struct {
 	ID             int64
 	PayloadVersion int32
-	Payload        []byte
+	Payload        json.RawMessage
 }
 
 // Waiting jobs of the given kinds stored at a version below target, locked for the
@@ -120,7 +121,7 @@ WHERE j.id = f.id
 type RewritePayloadsParams struct {
 	Version  int32
 	IDs      []int64
-	Payloads [][]byte
+	Payloads []json.RawMessage
 }
 
 func (q *Queries) RewritePayloads(ctx context.Context, arg RewritePayloadsParams) (int64, error) {

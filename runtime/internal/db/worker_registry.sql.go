@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 )
 
 const deregisterWorker = `-- name: DeregisterWorker :exec
@@ -66,7 +67,7 @@ type RegisterWorkerParams struct {
 	Host      string
 	Pid       int32
 	Queues    []string
-	Kinds     []byte
+	Kinds     json.RawMessage
 	LeaseSecs float64
 }
 

@@ -7,6 +7,7 @@ package db
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 )
 
@@ -134,10 +135,10 @@ FROM jobc_workflows WHERE id = $1
 type GetWorkflowRow struct {
 	ID           int64
 	Name         string
-	Definition   []byte
+	Definition   json.RawMessage
 	State        JobcWorkflowState
 	InputVersion int32
-	Input        []byte
+	Input        json.RawMessage
 	StepsLeft    int32
 	FailedSteps  int32
 	CreatedAt    time.Time
@@ -257,7 +258,7 @@ type SignalWorkflowParams struct {
 	ID      int64
 	Name    string
 	Version int32
-	Payload []byte
+	Payload json.RawMessage
 }
 
 type SignalWorkflowRow struct {
@@ -289,9 +290,9 @@ SELECT jobc_workflow_start($1::text, $2::jsonb,
 
 type StartWorkflowParams struct {
 	Name         string
-	Definition   []byte
+	Definition   json.RawMessage
 	InputVersion int32
-	Input        []byte
+	Input        json.RawMessage
 	Key          *string
 }
 
@@ -320,7 +321,7 @@ ORDER BY id
 type WorkflowSignalsRow struct {
 	Name      string
 	Version   int32
-	Payload   []byte
+	Payload   json.RawMessage
 	CreatedAt time.Time
 }
 
@@ -362,8 +363,8 @@ type WorkflowStepsRow struct {
 	State          JobcStepState
 	JobID          *int64
 	ResultVersion  *int32
-	Result         []byte
-	Definition     []byte
+	Result         json.RawMessage
+	Definition     json.RawMessage
 	Items          *int32
 	ItemsLeft      *int32
 	ItemsFailed    *int32

@@ -2,6 +2,7 @@ package maintenance
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"log/slog"
 
@@ -113,7 +114,7 @@ func (u *Upgrader) batch(ctx context.Context, target int) (picked, upgraded int,
 		}
 		picked = len(rows)
 		ids := make([]int64, 0, len(rows))
-		payloads := make([][]byte, 0, len(rows))
+		payloads := make([]json.RawMessage, 0, len(rows))
 		for _, r := range rows {
 			p, err := u.cfg.Upcast(int(r.PayloadVersion), target, r.Payload)
 			if err != nil {
