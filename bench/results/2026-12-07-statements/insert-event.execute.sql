@@ -1,0 +1,1 @@
+EXECUTE ev('order_placed', 1, 'orders', NULL, '{"n": 7}', NULL);

@@ -1,0 +1,1 @@
+PREPARE ev AS INSERT INTO jobc_events (event, version, subject, ordering_key, payload, metadata) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id;

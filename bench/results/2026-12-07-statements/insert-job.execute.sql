@@ -1,0 +1,1 @@
+EXECUTE ij('bench_step', 'bench', 5, 1, '{"n": 7}', '{}', NULL, 3, NULL);
