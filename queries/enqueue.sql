@@ -15,7 +15,7 @@ INSERT INTO jobc_jobs (
     sqlc.arg(kind), sqlc.arg(queue),
     CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-    sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload), sqlc.arg(metadata),
+    sqlc.arg(priority), sqlc.arg(payload_version), sqlc.arg(payload)::jsonb, sqlc.arg(metadata)::jsonb,
     coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts), sqlc.narg(flow_key)::text
 )
 RETURNING id,
@@ -56,7 +56,7 @@ INSERT INTO jobc_jobs (
 SELECT sqlc.arg(kind), sqlc.arg(queue),
     CASE WHEN coalesce(sqlc.narg(available_at)::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-    sqlc.arg(priority), sqlc.arg(payload_version), p.payload, sqlc.arg(metadata),
+    sqlc.arg(priority), sqlc.arg(payload_version), p.payload, sqlc.arg(metadata)::jsonb,
     coalesce(sqlc.narg(available_at)::timestamptz, now()), sqlc.arg(max_attempts),
     (sqlc.narg(flow_keys)::text[])[p.i]
 FROM unnest(sqlc.arg(payloads)::jsonb[]) WITH ORDINALITY AS p(payload, i)

@@ -20,7 +20,7 @@ INSERT INTO jobc_jobs (
     $1, $2,
     CASE WHEN coalesce($3::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-    $4, $5, $6, $7,
+    $4, $5, $6::jsonb, $7::jsonb,
     coalesce($3::timestamptz, now()), $8, $9::text
 )
 RETURNING id,
@@ -79,7 +79,7 @@ INSERT INTO jobc_jobs (
 SELECT $1, $2,
     CASE WHEN coalesce($3::timestamptz, now()) <= now()
          THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
-    $4, $5, p.payload, $6,
+    $4, $5, p.payload, $6::jsonb,
     coalesce($3::timestamptz, now()), $7,
     ($8::text[])[p.i]
 FROM unnest($9::jsonb[]) WITH ORDINALITY AS p(payload, i)

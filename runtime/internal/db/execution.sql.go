@@ -92,8 +92,8 @@ type ClaimJobByIDRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        json.RawMessage
-	Metadata       json.RawMessage
+	Payload        []byte
+	Metadata       []byte
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -182,8 +182,8 @@ type ClaimJobsRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        json.RawMessage
-	Metadata       json.RawMessage
+	Payload        []byte
+	Metadata       []byte
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time
@@ -320,8 +320,8 @@ type ClaimJobsAfterRow struct {
 	Queue          string
 	Priority       int16
 	PayloadVersion int32
-	Payload        json.RawMessage
-	Metadata       json.RawMessage
+	Payload        []byte
+	Metadata       []byte
 	Attempt        int32
 	MaxAttempts    int32
 	CreatedAt      time.Time

@@ -85,7 +85,7 @@ type PickForUpgradeParams struct {
 type PickForUpgradeRow struct {
 	ID             int64
 	PayloadVersion int32
-	Payload        json.RawMessage
+	Payload        []byte
 }
 
 // Waiting jobs of the given kinds stored at a version below target, locked for the
