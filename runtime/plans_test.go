@@ -147,6 +147,28 @@ func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	if inside < 4*workflows {
 		t.Fatalf("%d plans of statements inside functions logged; want at least one per step (%d)", inside, 4*workflows)
 	}
+	// Nor may one be compiled (JIT, at the server's default thresholds): the penalty
+	// costs of the settings above and the estimates of JSON set-returning functions
+	// (100 rows each) put a start's statement at 190,000, and its compilation took 28
+	// of the 31 ms the start then took.
+	for _, p := range log.jitted() {
+		t.Errorf("a statement inside a function is compiled (JIT):\n%s", p)
+	}
+}
+
+// jitted returns the logged plans of statements inside functions that were compiled
+// (JIT).
+func (l *planLog) jitted() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.plans {
+		_, text, _ := strings.Cut(p, "Query Text:")
+		if !strings.HasPrefix(strings.TrimSpace(text), "-- name:") && strings.Contains(p, "\nJIT:") {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // TestHotPlansOnAFreshDatabase: a worker started on a freshly migrated database plans

@@ -1838,58 +1838,39 @@ $$;
 -- ["result", step, field...] a completed step's result, ["count", step, "completed" |
 -- "failed" | "cancelled"] how many of a for_each step's items ended so. A source that
 -- is absent leaves its field out, as an event subscriber's map does; the worker that
--- claims the job checks the payload against its schema. PL/pgSQL, so that its
--- statements' plans are cached (as a SQL function that is not inlined, it was planned
--- again for every step: 137 µs a call; as a set-returning SQL function inlined into
--- its callers' statements, a chain cost 2.77 times as much as independent jobs,
--- against 2.43 with this one, in the same session).
+-- claims the job checks the payload against its schema. The path is read as #> reads
+-- it (a member, or an array's element by its index).
+--
+-- A set-returning SQL function of one row, so that PostgreSQL inlines it into the
+-- statement that calls it (FROM ... CROSS JOIN LATERAL jobc_workflow_payload(...)),
+-- whose cached plan then holds it: no call, no query of its own. As PL/pgSQL, with a
+-- query for its map and one per result it read, ending a step of a 4-step chain took
+-- 453k instructions, 407k so; a start, which builds one payload per statement and so
+-- pays for the bigger plan's setup each time, 1,185k then and 1,227k now
+-- (bench/README.md). The OFFSET 0 keeps each source read once: without it the planner
+-- pulls the subquery up and reads a result twice, for the filter and for the value.
+-- A path of one element, the common one, is an array built in place; a longer one
+-- takes a subquery.
 CREATE FUNCTION jobc_workflow_payload(p_workflow bigint, p_input jsonb, p_item jsonb, p_map jsonb)
-RETURNS jsonb
-LANGUAGE plpgsql STABLE
-SET plan_cache_mode = force_generic_plan AS $$
-DECLARE
-    v_out   jsonb := '{}';
-    v_field text;
-    v_src   jsonb;
-    v_value jsonb;
-    v_from  integer; -- where the source's path into v_value starts
-BEGIN
-    IF p_map IS NULL OR jsonb_typeof(p_map) <> 'object' THEN
-        RETURN coalesce(p_item, p_input);
-    END IF;
-    FOR v_field, v_src IN SELECT m.key, m.value FROM jsonb_each(p_map) m LOOP
-        CASE v_src->>0
-        WHEN 'input' THEN
-            v_value := p_input;
-            v_from := 1;
-        WHEN 'item' THEN
-            v_value := p_item;
-            v_from := 1;
-        WHEN 'result' THEN
-            SELECT s.result INTO v_value
-            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_src->>1;
-            v_from := 2;
-        ELSE
-            SELECT to_jsonb(CASE v_src->>2 WHEN 'failed' THEN s.items_failed
-                                           WHEN 'cancelled' THEN s.items_cancelled
-                                           ELSE s.items - s.items_left - s.items_failed - s.items_cancelled END)
-            INTO v_value
-            FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = v_src->>1;
-            v_from := 3;
-        END CASE;
-        -- The path one element at a time, as #> reads it (a member, or an array's
-        -- element by its index): expressions PL/pgSQL evaluates itself, where turning
-        -- the path into a text[] took a query per field (3 µs of a call's 9 to 12).
-        FOR i IN v_from .. jsonb_array_length(v_src) - 1 LOOP
-            EXIT WHEN v_value IS NULL;
-            v_value := v_value #> ARRAY[v_src->>i];
-        END LOOP;
-        IF v_value IS NOT NULL THEN
-            v_out := v_out || jsonb_build_object(v_field, v_value);
-        END IF;
-    END LOOP;
-    RETURN v_out;
-END
+RETURNS TABLE (payload jsonb)
+LANGUAGE sql STABLE AS $$
+SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_item, p_input) ELSE
+       (SELECT coalesce(jsonb_object_agg(m.key, x.value) FILTER (WHERE x.value IS NOT NULL), '{}')
+        FROM jsonb_each(p_map) m
+        CROSS JOIN LATERAL (
+            SELECT CASE m.value->>0 WHEN 'input' THEN p_input WHEN 'item' THEN p_item
+                   ELSE (SELECT CASE m.value->>0 WHEN 'result' THEN st.result
+                                ELSE to_jsonb(CASE m.value->>2 WHEN 'failed' THEN st.items_failed
+                                                               WHEN 'cancelled' THEN st.items_cancelled
+                                                               ELSE st.items - st.items_left - st.items_failed - st.items_cancelled END) END
+                         FROM jobc_workflow_steps st WHERE st.workflow_id = p_workflow AND st.step = m.value->>1) END
+                   #> CASE jsonb_array_length(m.value) - CASE m.value->>0 WHEN 'input' THEN 1 WHEN 'item' THEN 1 WHEN 'result' THEN 2 ELSE 3 END
+                      WHEN 1 THEN ARRAY[m.value->>(jsonb_array_length(m.value) - 1)]
+                      ELSE ARRAY(SELECT p.e FROM jsonb_array_elements_text(m.value) WITH ORDINALITY p(e, i)
+                                 WHERE p.i > CASE m.value->>0 WHEN 'input' THEN 1 WHEN 'item' THEN 1 WHEN 'result' THEN 2 ELSE 3 END
+                                 ORDER BY p.i) END AS value
+            OFFSET 0) x)
+       END
 $$;
 
 -- jobc_workflow_run_steps runs the given steps (workflow and step by position), from
@@ -1902,7 +1883,7 @@ $$;
 CREATE FUNCTION jobc_workflow_run_steps(p_workflows bigint[], p_steps text[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_queues text[];
     v_other  integer; -- the job steps
@@ -1918,11 +1899,12 @@ BEGIN
         INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT s.definition->>'kind', s.definition->>'queue', 'available', (s.definition->>'priority')::smallint,
-               (s.definition->>'payload_version')::integer, jobc_workflow_payload(s.workflow_id, w.input, NULL, s.definition->'map'),
+               (s.definition->>'payload_version')::integer, p.payload,
                (s.definition->>'max_attempts')::integer, s.workflow_id, s.step
         FROM unnest(p_workflows, p_steps) r(wf, step)
         JOIN jobc_workflow_steps s ON s.workflow_id = r.wf AND s.step = r.step
         JOIN jobc_workflows w ON w.id = r.wf
+        CROSS JOIN LATERAL jobc_workflow_payload(s.workflow_id, w.input, NULL, s.definition->'map') p
         WHERE s.definition ? 'kind' AND NOT s.definition ? 'for_each'
         RETURNING id, queue, workflow_id, workflow_step
     ), running AS (
@@ -1985,13 +1967,13 @@ $$;
 CREATE FUNCTION jobc_workflow_run_items(p_workflow bigint, p_step text, p_def jsonb, p_input jsonb)
 RETURNS jobc_step_state
 LANGUAGE plpgsql VOLATILE
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_list  jsonb;
     v_error text;
     v_run   integer;
 BEGIN
-    v_list := coalesce(jobc_workflow_payload(p_workflow, p_input, NULL, jsonb_build_object('list', p_def->'for_each'))->'list', '[]');
+    v_list := coalesce((SELECT p.payload->'list' FROM jobc_workflow_payload(p_workflow, p_input, NULL, jsonb_build_object('list', p_def->'for_each')) p), '[]');
     -- (A list of more than 10,000 items would make as many jobs in the statement that
     -- ended the step before: one transaction, one batch of outcomes, held for it.)
     v_error := CASE WHEN jsonb_typeof(v_list) <> 'array'
@@ -2010,9 +1992,10 @@ BEGIN
         INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step, workflow_item)
         SELECT p_def->>'kind', p_def->>'queue', 'available', (p_def->>'priority')::smallint,
-               (p_def->>'payload_version')::integer, jobc_workflow_payload(p_workflow, p_input, e.value, p_def->'map'),
+               (p_def->>'payload_version')::integer, p.payload,
                (p_def->>'max_attempts')::integer, p_workflow, p_step, (e.n - 1)::integer
         FROM jsonb_array_elements(v_list) WITH ORDINALITY e(value, n)
+        CROSS JOIN LATERAL jobc_workflow_payload(p_workflow, p_input, e.value, p_def->'map') p
         WHERE NOT EXISTS (SELECT 1 FROM jobc_workflow_items i
                           WHERE i.workflow_id = p_workflow AND i.step = p_step AND i.item = e.n - 1)
         RETURNING id, workflow_item
@@ -2057,7 +2040,7 @@ $$;
 CREATE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_id      bigint;
     v_steps   jsonb := p_definition->'steps';
@@ -2137,9 +2120,10 @@ BEGIN
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
-               (s.d->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, s.d->'map'),
+               (s.d->>'payload_version')::integer, p.payload,
                (s.d->>'max_attempts')::integer, v_id, s.step
         FROM steps s
+        CROSS JOIN LATERAL jobc_workflow_payload(v_id, p_input, NULL, s.d->'map') p
         WHERE s.job_id IS NOT NULL
         RETURNING queue
     )
@@ -2224,7 +2208,7 @@ $$;
 CREATE FUNCTION jobc_workflows_advance(p_jobs bigint[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_wf     bigint[];
     v_step   text[];
@@ -2370,10 +2354,11 @@ BEGIN
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT x.job_id, x.d->>'kind', x.d->>'queue', 'available', (x.d->>'priority')::smallint,
-               (x.d->>'payload_version')::integer, jobc_workflow_payload(x.workflow_id, w.input, NULL, x.d->'map'),
+               (x.d->>'payload_version')::integer, p.payload,
                (x.d->>'max_attempts')::integer, x.workflow_id, x.step
         FROM waited x
         JOIN jobc_workflows w ON w.id = x.workflow_id
+        CROSS JOIN LATERAL jobc_workflow_payload(x.workflow_id, w.input, NULL, x.d->'map') p
         WHERE x.job_id IS NOT NULL
         RETURNING queue
     )
@@ -2500,7 +2485,7 @@ $$;
 CREATE FUNCTION jobc_workflow_cancel(p_id bigint)
 RETURNS TABLE (out_state jobc_workflow_state, out_cancelled boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_state jobc_workflow_state;
 BEGIN
@@ -2529,7 +2514,7 @@ $$;
 CREATE FUNCTION jobc_workflow_retry(p_id bigint)
 RETURNS TABLE (out_state jobc_workflow_state, out_retried boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_state jobc_workflow_state;
     v_busy  text;
@@ -2579,7 +2564,7 @@ $$;
 CREATE FUNCTION jobc_workflow_signal(p_id bigint, p_name text, p_version integer, p_payload jsonb)
 RETURNS TABLE (out_state jobc_workflow_state, out_woken integer)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_state jobc_workflow_state;
     v_name  text;
@@ -2621,7 +2606,7 @@ $$;
 CREATE FUNCTION jobc_workflow_fire_timers(p_max integer)
 RETURNS integer
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_wfs   bigint[];
     v_wf    bigint[];

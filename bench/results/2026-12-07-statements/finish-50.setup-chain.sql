@@ -1,0 +1,5 @@
+-- 4,500 workflows of the bench's 4-step chain, each with its first step's job leased (running):
+-- finish-50 then ends 50 first steps per execution (each inserting the second step's job).
+SELECT count(jobc_workflow_start('bench_chain', '{"on_failure":"cancel","signals":{},"steps":[{"name":"s1","after":[],"kind":"bench_step","queue":"bench","priority":5,"max_attempts":3,"payload_version":1,"map":{"n":["input","n"]}},{"name":"s2","after":["s1"],"kind":"bench_step","queue":"bench","priority":5,"max_attempts":3,"payload_version":1,"map":{"n":["result","s1","n"]}},{"name":"s3","after":["s2"],"kind":"bench_step","queue":"bench","priority":5,"max_attempts":3,"payload_version":1,"map":{"n":["result","s2","n"]}},{"name":"s4","after":["s3"],"kind":"bench_step","queue":"bench","priority":5,"max_attempts":3,"payload_version":1,"map":{"n":["result","s3","n"]}}]}', 1, jsonb_build_object('n', g), NULL)) FROM generate_series(1, 4500) g;
+UPDATE jobc_jobs SET state = 'running', attempt = 1, attempted_at = now(), lease_owner = 'w', lease_expires_at = now() + interval '1 day';
+ANALYZE;
