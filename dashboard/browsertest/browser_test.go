@@ -160,6 +160,19 @@ func (b *tab) wantDialog(substr string) {
 	}
 }
 
+// press clicks the element that CSS selector sel matches when it is there, as the page
+// holds it at that moment: a page that refreshes itself swaps <main> every few hundred
+// milliseconds here, and chromedp.Click, which finds a node and then clicks where it
+// is, failed when the swap came in between ("Could not find node with given id").
+func press(sel string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%q); if (!el) { return false; } el.click(); return true; })()`, sel), nil)
+}
+
+// pressXPath is press for an XPath expression.
+func pressXPath(xpath string) chromedp.Action {
+	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.evaluate(%q, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (!el) { return false; } el.click(); return true; })()`, xpath), nil)
+}
+
 // background runs run (a worker's or a relay's Run) until the test ends, then stops
 // it and fails the test with what's error if it returned one.
 func background(t *testing.T, what string, run func(ctx context.Context) error) {
@@ -305,7 +318,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 
 	// Open it: the error with its class, the payload, the timeline.
 	run("open the failed job",
-		chromedp.Click(fmt.Sprintf(`table.jobs a[href="/jobs/jobs/%d"]`, failing.ID), chromedp.ByQuery),
+		press(fmt.Sprintf(`table.jobs a[href="/jobs/jobs/%d"]`, failing.ID)),
 		chromedp.WaitVisible(`#retry`, chromedp.ByQuery),
 		chromedp.Text(`main`, &text, chromedp.ByQuery))
 	for _, want := range []string{"smtp: 550 mailbox unavailable for <ada@example.com>", `"to": "ada@example.com"`, "attempt 1 failed"} {
@@ -317,7 +330,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 
 	// The fix is deployed; Retry, confirm, and the worker completes the job.
 	fixed.Store(true)
-	run("retry", chromedp.Click(`#retry`, chromedp.ByQuery))
+	run("retry", press(`#retry`))
 	wantDialog(fmt.Sprintf("Retry job %d", failing.ID))
 	run("retried", chromedp.WaitVisible(`.flash`, chromedp.ByQuery))
 	waitState("the retried job", failing.ID, runtime.StateCompleted)
@@ -348,7 +361,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 	}
 	shot("failed")
 	fixed.Store(true)
-	run("retry the group", chromedp.Click(`table.groups button.primary`, chromedp.ByQuery))
+	run("retry the group", press(`table.groups button.primary`))
 	wantDialog("Retry all 3 failed jobs of kind send_email")
 	// The form's POST and its redirect must land before the next navigation, or
 	// Chromium aborts one of the two.
@@ -359,7 +372,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 
 	// Pause the email queue from the Queues page: the worker stops claiming from it.
 	run("pause", chromedp.Navigate(base+"queues"), chromedp.WaitVisible(`form[action="/jobs/queues/email/pause"] button`, chromedp.ByQuery),
-		chromedp.Click(`form[action="/jobs/queues/email/pause"] button`, chromedp.ByQuery))
+		press(`form[action="/jobs/queues/email/pause"] button`))
 	wantDialog("Pause queue email?")
 	run("paused", chromedp.WaitVisible(`form[action="/jobs/queues/email/resume"]`, chromedp.ByQuery))
 	shot("queues-paused")
@@ -374,7 +387,7 @@ func TestOperatorRepairsAndPauses(t *testing.T) {
 			t.Fatalf("job %d in the paused queue is %s: the worker claimed it", held.ID, got)
 		}
 	}
-	run("resume", chromedp.Click(`form[action="/jobs/queues/email/resume"] button`, chromedp.ByQuery))
+	run("resume", press(`form[action="/jobs/queues/email/resume"] button`))
 	wantDialog("Resume queue email?")
 	run("resumed", chromedp.WaitVisible(`form[action="/jobs/queues/email/pause"]`, chromedp.ByQuery))
 	waitState("the held job after resume", held.ID, runtime.StateCompleted)

@@ -114,7 +114,7 @@ func TestRelayStuckOnOneKey(t *testing.T) {
 	// The broker is fixed: acct-7's events go by themselves at their next attempt;
 	// the refused one needs Send again, confirmed.
 	sink.fixed.Store(true)
-	run("send it again", chromedp.Click(fmt.Sprintf(`#failed-events tr[data-id="%d"] button`, ids[0]), chromedp.ByQuery))
+	run("send it again", press(fmt.Sprintf(`#failed-events tr[data-id="%d"] button`, ids[0])))
 	b.wantDialog(fmt.Sprintf("Send event %d (invoice_issued) again?", ids[0]))
 	var text string
 	run("see the outbox drain", chromedp.WaitVisible(`.flash`, chromedp.ByQuery),

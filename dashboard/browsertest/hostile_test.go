@@ -346,7 +346,7 @@ func TestGroupActionsOnPanics(t *testing.T) {
 	var flash string
 	run("retry the send_email panics", chromedp.Navigate(srv.URL+"/failed"),
 		chromedp.WaitVisible(row("send_email"), chromedp.BySearch),
-		chromedp.Click(row("send_email")+`//button[contains(@class,"primary")]`, chromedp.BySearch))
+		pressXPath(row("send_email")+`//button[contains(@class,"primary")]`))
 	wantDialog("Retry all 3 failed jobs of kind send_email")
 	run("retried", chromedp.WaitVisible(`.flash`, chromedp.ByQuery), chromedp.Text(`.flash`, &flash, chromedp.ByQuery))
 	if !strings.Contains(flash, "Retried 3 jobs of kind send_email") {
@@ -364,7 +364,7 @@ func TestGroupActionsOnPanics(t *testing.T) {
 
 	run("delete the render_invoice panics", chromedp.Navigate(srv.URL+"/failed"),
 		chromedp.WaitVisible(row("render_invoice"), chromedp.BySearch),
-		chromedp.Click(row("render_invoice")+`//button[contains(@class,"danger")]`, chromedp.BySearch))
+		pressXPath(row("render_invoice")+`//button[contains(@class,"danger")]`))
 	wantDialog("Delete all 3 failed jobs of kind render_invoice")
 	run("deleted", chromedp.WaitVisible(`.flash`, chromedp.ByQuery), chromedp.Text(`.flash`, &flash, chromedp.ByQuery))
 	if !strings.Contains(flash, "Deleted 3 jobs of kind render_invoice") {

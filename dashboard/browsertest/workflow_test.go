@@ -97,7 +97,7 @@ func TestWorkflowGraph(t *testing.T) {
 	// and ship for pay, the edges out of reserve marked done once it completed.
 	var text string
 	run("open the workflows", chromedp.Navigate(srv.URL+"/workflows"),
-		chromedp.Click(fmt.Sprintf(`#workflows a[href="/workflows/%d"]`, id), chromedp.ByQuery),
+		press(fmt.Sprintf(`#workflows a[href="/workflows/%d"]`, id)),
 		chromedp.WaitVisible(node("pay", "running"), chromedp.ByQuery),
 		chromedp.WaitVisible(node("pack", "completed"), chromedp.ByQuery),
 		chromedp.TextContent(`svg#dag`, &text, chromedp.ByQuery))
@@ -136,7 +136,7 @@ func TestWorkflowGraph(t *testing.T) {
 
 	// The fix is deployed: Retry, confirm, and the workflow completes.
 	fixed.Store(true)
-	run("retry", chromedp.Click(`#retry`, chromedp.ByQuery))
+	run("retry", press(`#retry`))
 	b.wantDialog(fmt.Sprintf("Retry workflow %d", id))
 	run("see it complete", chromedp.WaitVisible(`.flash`, chromedp.ByQuery),
 		chromedp.WaitVisible(node("ship", "completed"), chromedp.ByQuery),

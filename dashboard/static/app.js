@@ -11,16 +11,22 @@ document.addEventListener("submit", (ev) => {
 });
 
 // Live refresh: fetch the same page and swap <main>, so scrolling and the header stay.
-// It pauses while the tab is hidden or the user is typing in a field.
+// It pauses while the tab is hidden, the user is typing in a field, or a pointer is
+// pressed: a swap between a button's press and its release would lose the click.
 (() => {
   const every = Number(document.body.dataset.refresh || 0);
   if (!every) {
     return;
   }
   let busy = false;
+  let pressed = false;
+  document.addEventListener("pointerdown", () => { pressed = true; }, true);
+  for (const end of ["pointerup", "pointercancel"]) {
+    document.addEventListener(end, () => { pressed = false; }, true);
+  }
   const tick = async () => {
     const active = document.activeElement;
-    if (busy || document.hidden || (active && ["INPUT", "SELECT", "TEXTAREA"].includes(active.tagName))) {
+    if (busy || pressed || document.hidden || (active && ["INPUT", "SELECT", "TEXTAREA"].includes(active.tagName))) {
       return;
     }
     busy = true;
@@ -35,7 +41,7 @@ document.addEventListener("submit", (ev) => {
       const doc = new DOMParser().parseFromString(await res.text(), "text/html");
       const fresh = doc.getElementById("main");
       const main = document.getElementById("main");
-      if (fresh && main) {
+      if (fresh && main && !pressed) {
         main.replaceChildren(...fresh.childNodes);
         document.body.dataset.refreshed = String(Date.now());
       }
