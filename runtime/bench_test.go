@@ -13,11 +13,22 @@ import (
 // BenchmarkClaimFinish measures the worker's hot path: claim a batch, run a no-op
 // handler, record the outcomes. b.N jobs are enqueued first (untimed); the timer covers
 // the worker burning them down. `go test -bench ClaimFinish -benchtime 20000x ./runtime/`.
-func BenchmarkClaimFinish(b *testing.B) {
+func BenchmarkClaimFinish(b *testing.B) { claimFinish(b, nil) }
+
+// BenchmarkClaimFinishFlow is BenchmarkClaimFinish for a kind under flow control
+// (jobc_claim_flow claims its jobs): the kind one key, with a concurrency limit that
+// never holds a job back, so that it measures what the flow claim costs beside the
+// plain one.
+// `go test -bench 'ClaimFinish' -benchtime 20000x -benchmem ./runtime/`.
+func BenchmarkClaimFinishFlow(b *testing.B) {
+	claimFinish(b, &runtime.Flow{Concurrency: 100000})
+}
+
+func claimFinish(b *testing.B, flow *runtime.Flow) {
 	pool := pgtest.NewSchema(b, migrated)
 	ctx := context.Background()
 	jt, err := runtime.NewJobType(runtime.JobType{
-		Kind: "noop", Queue: "bench", Priority: 5, MaxAttempts: 3,
+		Kind: "noop", Queue: "bench", Priority: 5, MaxAttempts: 3, Flow: flow,
 		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: emailSchema}},
 	})
 	if err != nil {

@@ -114,7 +114,7 @@ func (l *planLog) seqScans() (scans []scan, inside int) {
 // made every later start and step of the session cost more than the one before
 // (2,000 chains started on a fresh database: 1.66 ms a start, against 0.88 ms).
 // Every statement the starts and the worker run inside jobc's functions is logged
-// with its plan, from the first.
+// with its plan, from the first; none may be compiled by JIT either.
 func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	t.Parallel()
 	log, base, pool := newPlanLog(t)
@@ -147,13 +147,36 @@ func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	if inside < 4*workflows {
 		t.Fatalf("%d plans of statements inside functions logged; want at least one per step (%d)", inside, 4*workflows)
 	}
-	// Nor may any statement be compiled (JIT, at the server's default thresholds): the penalty
-	// costs of the settings above and the estimates of JSON set-returning functions
-	// (100 rows each) put a start's statement at 190,000, and its compilation took 28
-	// of the 31 ms the start then took.
+	// Nor may any statement be compiled (JIT, at the server's default thresholds):
+	// the penalty costs of the settings above and the estimates of JSON set-returning
+	// functions (100 rows each) once put a start's statement at 190,000, and its
+	// compilation took 28 of the 31 ms the start then took.
 	for _, p := range log.jitted() {
 		t.Errorf("a statement is compiled (JIT):\n%s", p)
 	}
+}
+
+// bitmapScan is a bitmap index scan node of a logged plan, with the entries it read.
+var bitmapScan = regexp.MustCompile(`Bitmap Index Scan on (\w+)[^\n]*\(actual rows=(\d+) loops=(\d+)\)`)
+
+// wideBitmaps returns the logged plans with a bitmap index scan of a jobc index that
+// read more than most entries (a plan that ANDs a whole partial index with the
+// primary key to find a few jobs by id reads every entry of the first).
+func (l *planLog) wideBitmaps(most int) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, p := range l.plans {
+		for _, m := range bitmapScan.FindAllStringSubmatch(p, -1) {
+			rows, _ := strconv.Atoi(m[2])
+			loops, _ := strconv.Atoi(m[3])
+			if strings.HasPrefix(m[1], "jobc_") && rows*loops > most {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	return out
 }
 
 // jitted returns the logged plans that were compiled (JIT), of the runtime's
@@ -286,6 +309,9 @@ func (l *planLog) noSlowPlans(t *testing.T, doing string) {
 	if bad > 3 {
 		t.Errorf("and %d more sequential scans like these", bad-3)
 	}
+	for _, p := range l.wideBitmaps(most) {
+		t.Errorf("a bitmap index scan read more than %d entries%s:\n%s", most, doing, p)
+	}
 	for _, p := range l.jitted() {
 		t.Errorf("a statement%s is compiled (JIT):\n%s", doing, p)
 	}
@@ -386,3 +412,78 @@ func TestRescuePlansOnAFreshDatabase(t *testing.T) {
 	rescue(41)
 	log.noSlowPlans(t, "to rescue 41 jobs")
 }
+
+// TestFlowPlansOnAFreshDatabase is TestHotPlansOnAFreshDatabase for kinds under flow
+// control, whose jobs jobc_claim_flow claims and whose outcomes pass places on. On a
+// freshly migrated database, before autovacuum's first ANALYZE, a burn-down of 20,000
+// such jobs ran at 1,650 jobs/s (BenchmarkClaimFinishFlow): the claim looked the jobs
+// it had chosen up by id on jobc_jobs_claim_version_idx, whose key ends in id, walking
+// it whole (23 ms a claim). Every statement the worker runs, its own and those inside
+// jobc's functions, is logged; none may read thousands of rows to find a few, look
+// jobs up by id on an index that does not lead with it, or be compiled.
+func TestFlowPlansOnAFreshDatabase(t *testing.T) {
+	t.Parallel()
+	log, base, pool := newPlanLog(t)
+	ctx := t.Context()
+	schema := `{"type":"object","required":["n"],"properties":{"n":{"type":"integer"}}}`
+	kind := runtime.MustJobType(runtime.JobType{Kind: "limited", Queue: "flowing", Priority: 5, MaxAttempts: 3,
+		Flow:         &runtime.Flow{Concurrency: 1000}, // the kind one key, its limit never reached
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: schema}}})
+	keyed := runtime.MustJobType(runtime.JobType{Kind: "keyed", Queue: "flowing", Priority: 5, MaxAttempts: 3,
+		Flow:         &runtime.Flow{By: []string{"n"}, Concurrency: 2},
+		WriteVersion: 1, Versions: []runtime.Version{{Number: 1, Schema: schema}}})
+	// The jobs wait before the worker starts, as after a deploy: its first plans are
+	// made on thousands of rows that no ANALYZE has counted.
+	const jobs = 3000
+	payloads := make([]map[string]any, jobs)
+	for i := range payloads {
+		payloads[i] = map[string]any{"n": i % 50} // keyed: 50 keys of 60 jobs, 2 at a time each
+	}
+	for _, jt := range []*runtime.JobType{kind, keyed} {
+		if _, err := runtime.EnqueueMany(ctx, base, jt, payloads); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"flowing": {MaxWorkers: 20}}))
+	for _, jt := range []*runtime.JobType{kind, keyed} {
+		if err := runtime.Handle(w, jt, func(context.Context, *runtime.Job, map[string]any) error { return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stop := startWorker(t, w)
+	waitFor(t, "every job to complete", 60*time.Second, func() bool {
+		return countRows(t, base, `SELECT count(*) FROM jobc_jobs_finished WHERE state = 'completed'`) == 2*jobs
+	})
+	stop()
+	log.mu.Lock()
+	late := log.plans[len(log.plans)/2:]
+	log.mu.Unlock()
+	if !slices.ContainsFunc(late, func(p string) bool { return strings.Contains(p, "jobc_claim_flow") || strings.Contains(p, "flow_key") }) {
+		t.Error("no plan of a flow claim logged in the second half of the run")
+	}
+	log.noSlowPlans(t, "to run flow-controlled jobs")
+	// Jobs looked up by id go through an index that leads with id: one whose key ends
+	// in id (the claim indexes) is walked whole to find them.
+	rows, err := base.Query(ctx, `SELECT indexrelid::regclass::text FROM pg_index
+		WHERE indrelid = 'jobc_jobs'::regclass AND indkey[0] <> (SELECT attnum FROM pg_attribute
+		    WHERE attrelid = 'jobc_jobs'::regclass AND attname = 'id')`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	notByID, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(notByID) == 0 {
+		t.Fatalf("the indexes of jobc_jobs not led by id: %v, %v", notByID, err)
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	for _, p := range log.plans {
+		for _, m := range idLookup.FindAllStringSubmatch(p, -1) {
+			if slices.Contains(notByID, m[1]) {
+				t.Errorf("jobs are looked up by id on %s, whose key does not lead with id:\n%s", m[1], p)
+			}
+		}
+	}
+}
+
+// idLookup is an index scan of a logged plan whose condition is on id alone.
+var idLookup = regexp.MustCompile(`Index (?:Only )?Scan using (\w+) on jobc_jobs \w+[^\n]*\n\s*Index Cond: \(id = `)

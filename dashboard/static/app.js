@@ -24,6 +24,7 @@ document.addEventListener("submit", (ev) => {
   for (const end of ["pointerup", "pointercancel"]) {
     document.addEventListener(end, () => { pressed = false; }, true);
   }
+  window.addEventListener("blur", () => { pressed = false; }); // released outside the window
   const tick = async () => {
     const active = document.activeElement;
     if (busy || pressed || document.hidden || (active && ["INPUT", "SELECT", "TEXTAREA"].includes(active.tagName))) {
