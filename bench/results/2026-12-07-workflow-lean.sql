@@ -1,12 +1,15 @@
 -- The lean layout measured against the floor (2026-12-07-workflow-floor.sql): a start that
 -- writes no step rows, an advance that writes each step once when it ends and finds the
 -- dependents in the workflow's definition, no per-step counters; the chain only (no
--- other step kinds). cmd/workflow -only chain -patch this file.
+-- other step kinds). cmd/workflow -only chain -patch this file. Its payloads come from the
+-- schema's jobc_workflow_payload, inlined since 02019fa; the figures of the floor's section
+-- in bench/README.md (1,110k a start, 398k a step's end) are this file's first version's
+-- (04c8db0), which called that function when it was PL/pgSQL.
 ALTER TABLE jobc_workflow_steps ALTER COLUMN after DROP NOT NULL, ALTER COLUMN deps_left DROP NOT NULL, ALTER COLUMN definition DROP NOT NULL;
 CREATE OR REPLACE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_id      bigint;
     v_steps   jsonb := p_definition->'steps';
@@ -30,9 +33,9 @@ BEGIN
         INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT s->>'kind', s->>'queue', 'available', (s->>'priority')::smallint,
-               (s->>'payload_version')::integer, jobc_workflow_payload(v_id, p_input, NULL, s->'map'),
+               (s->>'payload_version')::integer, p.payload,
                (s->>'max_attempts')::integer, v_id, s->>'name'
-        FROM jsonb_array_elements(v_steps) s
+        FROM jsonb_array_elements(v_steps) s CROSS JOIN LATERAL jobc_workflow_payload(v_id, p_input, NULL, s->'map') p
         WHERE jsonb_array_length(coalesce(s->'after', '[]')) = 0 AND s ? 'kind' AND NOT s ? 'for_each'
         RETURNING queue
     )
@@ -47,7 +50,7 @@ $$;
 CREATE OR REPLACE FUNCTION jobc_workflows_advance(p_jobs bigint[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
-SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off AS $$
+SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_wfs    bigint[];
     v_queues text[];
@@ -71,9 +74,9 @@ BEGIN
         INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT r.d->>'kind', r.d->>'queue', 'available', (r.d->>'priority')::smallint,
-               (r.d->>'payload_version')::integer, jobc_workflow_payload(r.wf, r.input, NULL, r.d->'map'),
+               (r.d->>'payload_version')::integer, p.payload,
                (r.d->>'max_attempts')::integer, r.wf, r.d->>'name'
-        FROM ready r
+        FROM ready r CROSS JOIN LATERAL jobc_workflow_payload(r.wf, r.input, NULL, r.d->'map') p
         RETURNING queue
     )
     SELECT array_agg(DISTINCT j.queue) INTO v_queues FROM jobs j;

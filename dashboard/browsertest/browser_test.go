@@ -165,12 +165,18 @@ func (b *tab) wantDialog(substr string) {
 // milliseconds here, and chromedp.Click, which finds a node and then clicks where it
 // is, failed when the swap came in between ("Could not find node with given id").
 func press(sel string) chromedp.Action {
-	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.querySelector(%q); if (!el) { return false; } el.click(); return true; })()`, sel), nil)
+	return pressFound(fmt.Sprintf(`document.querySelector(%q)`, sel))
 }
 
 // pressXPath is press for an XPath expression.
 func pressXPath(xpath string) chromedp.Action {
-	return chromedp.Poll(fmt.Sprintf(`(() => { const el = document.evaluate(%q, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue; if (!el) { return false; } el.click(); return true; })()`, xpath), nil)
+	return pressFound(fmt.Sprintf(`document.evaluate(%q, document, null, XPathResult.FIRST_ORDERED_NODE_TYPE, null).singleNodeValue`, xpath))
+}
+
+// pressFound clicks the element the JavaScript expression find returns, once it
+// returns one.
+func pressFound(find string) chromedp.Action {
+	return chromedp.Poll(`(() => { const el = `+find+`; if (!el) { return false; } el.click(); return true; })()`, nil)
 }
 
 // background runs run (a worker's or a relay's Run) until the test ends, then stops
