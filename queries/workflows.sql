@@ -3,13 +3,15 @@
 -- (jobc_workflows_advance, schema/0001_baseline.sql, section 5.7).
 
 -- name: StartWorkflow :one
-SELECT jobc_workflow_start(sqlc.arg(name)::text, sqlc.arg(definition)::jsonb,
+SELECT jobc_workflow_start(sqlc.arg(name)::text, sqlc.arg(definition)::text,
                            sqlc.arg(input_version)::integer, sqlc.arg(input)::jsonb,
                            sqlc.narg(key)::text)::bigint AS id;
 
 -- name: GetWorkflow :one
-SELECT id, name, definition, state, input_version, input, steps_left, failed_steps, created_at, finished_at
-FROM jobc_workflows WHERE id = sqlc.arg(id);
+SELECT w.id, w.name, d.definition, w.state, w.input_version, w.input, w.steps_left, w.failed_steps,
+       w.created_at, w.finished_at
+FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+WHERE w.id = sqlc.arg(id);
 
 -- name: WorkflowSteps :many
 -- A workflow's steps; GetWorkflow orders them as the definition declares them.
@@ -26,9 +28,9 @@ ORDER BY id;
 -- name: ListWorkflows :many
 -- The newest workflows first, of a name and in a state when those are given, with ids
 -- below after (keyset pagination; NULL: from the newest).
-SELECT w.id, w.name, w.state, jsonb_array_length(w.definition->'steps')::integer AS steps,
+SELECT w.id, w.name, w.state, jsonb_array_length(d.definition->'steps')::integer AS steps,
        w.steps_left, w.failed_steps, w.created_at, w.finished_at
-FROM jobc_workflows w
+FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
 WHERE (sqlc.narg(name)::text IS NULL OR w.name = sqlc.narg(name)::text)
   AND (sqlc.narg(state)::text IS NULL OR w.state::text = sqlc.narg(state)::text)
   AND (sqlc.narg(after)::bigint IS NULL OR w.id < sqlc.narg(after)::bigint)

@@ -79,16 +79,28 @@ func TestSQLProducersStartWorkflows(t *testing.T) {
 		t.Errorf("two starts with one key from SQL: %d and %d (%v); want one new workflow, returned twice", keyed, again, err)
 	}
 	var def []byte
-	if err := migrator.QueryRow(ctx, `SELECT definition FROM jobc_workflows WHERE id = $1`, id).Scan(&def); err != nil {
+	if err := migrator.QueryRow(ctx, `SELECT d.definition FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+		WHERE w.id = $1`, id).Scan(&def); err != nil {
 		t.Fatal(err)
 	}
 	wt := steps.WorkflowTypes()[0]
 	if !jsonEqual(string(def), string(wt.Definition())) {
 		t.Errorf("SQL recorded the definition\n%s\nGo records\n%s", def, wt.Definition())
 	}
+	// SQL embeds the very text Go sends: workflows started from either name one
+	// stored definition.
+	goID, err := runtime.StartWorkflow(ctx, producer, wt, json.RawMessage(input))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var defs int
+	if err := migrator.QueryRow(ctx, `SELECT count(DISTINCT definition_id) FROM jobc_workflows WHERE id = ANY($1)`,
+		[]int64{id, keyed, int64(goID)}).Scan(&defs); err != nil || defs != 1 {
+		t.Errorf("workflows started from SQL and Go name %d definitions (%v); want 1", defs, err)
+	}
 
 	bad := `{"order_id": 7, "items": [{"sku": "a", "qty": 0}]}`
-	_, err := producer.Exec(ctx, `SELECT jobc_start_fulfil_order($1)`, bad)
+	_, err = producer.Exec(ctx, `SELECT jobc_start_fulfil_order($1)`, bad)
 	_, goErr := runtime.StartWorkflow(ctx, producer, wt, json.RawMessage(bad))
 	var pgErr *pgconn.PgError
 	if !errors.As(err, &pgErr) || pgErr.Code != "22J01" || goErr == nil || pgErr.Message != goErr.Error() {

@@ -173,7 +173,7 @@ func TestEnqueueWakesOnlyForAvailableJobs(t *testing.T) {
 	start := func() {
 		t.Helper()
 		def := `{"steps":[{"name":"a","after":[],"kind":"email","queue":"` + queue + `","priority":5,"max_attempts":1,"payload_version":1}]}`
-		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n": 1}')`, def); err != nil {
+		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n": 1}')`, def); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -18,9 +18,9 @@ import (
 // WorkflowType describes one workflow to the runtime: steps that each run once the
 // steps they come after have completed (a job, a job per item of a list, a sleep, or a
 // wait for a signal), each job's payload mapped from the workflow's input, its item
-// and its predecessors' results. StartWorkflow records the whole definition with the
-// workflow, so a workflow runs to its end as it was started, whichever build runs its
-// steps; PostgreSQL advances it as its steps' jobs finish, in the transactions that
+// and its predecessors' results. StartWorkflow records the workflow under its whole
+// definition (stored once, the first time a start sends it), so a workflow runs to its
+// end as it was started, whichever build runs its steps; PostgreSQL advances it as its steps' jobs finish, in the transactions that
 // record their outcomes, and as its timers come due, with no leader.
 type WorkflowType struct {
 	Name string
@@ -37,7 +37,7 @@ type WorkflowType struct {
 	OnFailure OnFailure
 
 	input      *JobType // the input's contract, with the payloads' machinery
-	definition []byte   // what StartWorkflow records (workflowDefinition), made once
+	definition string   // what StartWorkflow records (workflowDefinition), made once
 }
 
 // Signal is a signal a workflow declares, with its payload's versioned contract.
@@ -323,17 +323,18 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 		return fail("definition: %v", err)
 	}
 	wt := t
-	wt.input, wt.definition = input, def
+	wt.input, wt.definition = input, string(def)
 	wt.InputVersions = input.Versions
 	wt.Signals = signals
 	wt.Steps = slices.Clone(t.Steps)
 	return &wt, nil
 }
 
-// Definition is what StartWorkflow records of wt with each workflow it starts, and
-// what jobc_workflow_start checks: the steps as the database runs them. The SQL
-// producers' jobc_start_<workflow> functions embed it.
-func (wt *WorkflowType) Definition() json.RawMessage { return slices.Clone(wt.definition) }
+// Definition is what StartWorkflow gives jobc_workflow_start with each workflow it
+// starts: the steps as the database runs them, which it checks and stores once, the
+// first time it sees this text. The SQL producers' jobc_start_<workflow> functions
+// embed it.
+func (wt *WorkflowType) Definition() json.RawMessage { return json.RawMessage(wt.definition) }
 
 // sourcePath turns a source into the path jobc_workflow_payload reads: ["input",
 // field...], ["item", field...] (where item: in a for_each step), ["result", step,

@@ -528,7 +528,7 @@ func TestStartWorkflowWithKey(t *testing.T) {
 	if _, err := runtime.StartWorkflow(ctx, pool, wt, in, runtime.WithWorkflowKey(strings.Repeat("k", 513))); err == nil || !strings.Contains(err.Error(), "at most 512") {
 		t.Errorf("a 513-byte key: %v; want it refused", err)
 	}
-	if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('pack_order', (SELECT definition FROM jobc_workflows LIMIT 1), 1, '{}', repeat('k', 513))`); err == nil || !strings.Contains(err.Error(), "at most 512") {
+	if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('pack_order', (SELECT definition::text FROM jobc_workflow_definitions LIMIT 1), 1, '{}', repeat('k', 513))`); err == nil || !strings.Contains(err.Error(), "at most 512") {
 		t.Errorf("a 513-byte key from SQL: %v; want it refused", err)
 	}
 	// Two transactions start with one key at once: the second waits for the first,

@@ -579,7 +579,7 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 		`{"name":"a","wait":{"signal":"undeclared"}}`, `{"name":"a","wait":{"signal":"paid","timeout_ms":0}}`)
 	for _, step := range steps {
 		def := `{"signals":{"paid":1},"steps":[` + step + `,{"name":"b","kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":["a"]}]}`
-		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, def)
+		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n":1}')`, def)
 		if err == nil || !strings.Contains(err.Error(), "a step is not") {
 			t.Errorf("start with %s: %v; want it refused, naming the shape of a step", def, err)
 		}
@@ -588,8 +588,10 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 	for want, def := range map[string]string{
 		"two steps have the same name":                            `{"steps":[` + fmt.Sprintf(b, "") + `,` + fmt.Sprintf(b, "") + `]}`,
 		"a step comes after a step the workflow does not declare": `{"steps":[` + fmt.Sprintf(b, `"a"`) + `]}`,
+		"its definition is not JSON":                              `{"steps":[` + fmt.Sprintf(b, "") + `]`,
+		"a definition with steps":                                 `[` + fmt.Sprintf(b, "") + `]`,
 	} {
-		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, def)
+		_, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n":1}')`, def)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("start with %s: %v; want it refused: %s", def, err, want)
 		}
@@ -604,12 +606,15 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 	}
 	good := `{"steps":[` + fmt.Sprintf(b, "") + `]}`
 	for range 2 {
-		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, '{"n":1}')`, good); err != nil {
+		if _, err := pool.Exec(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n":1}')`, good); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions WHERE digest = sha256(convert_to($1::jsonb::text, 'UTF8'))`, good); n != 1 {
-		t.Errorf("%d rows record the definition of two starts as checked; want 1", n)
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions WHERE digest = sha256(convert_to($1, 'UTF8'))`, good); n != 1 {
+		t.Errorf("%d rows record the definition of two starts; want 1", n)
+	}
+	if n := countRows(t, pool, `SELECT count(DISTINCT definition_id) FROM jobc_workflows`); n != 1 {
+		t.Errorf("two starts of one definition name %d definitions; want 1", n)
 	}
 }
 
@@ -666,7 +671,7 @@ func TestStartMapsAsPayloadDoes(t *testing.T) {
 	def := `{"steps":[` + strings.Join(steps, ",") + `]}`
 	const input = `{"order": {"lines": [{"sku": "a"}, {"sku": "b"}]}, "n": 7}`
 	var id int64
-	if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1::jsonb, 1, $2::jsonb)`, def, input).Scan(&id); err != nil {
+	if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1, 1, $2::jsonb)`, def, input).Scan(&id); err != nil {
 		t.Fatal(err)
 	}
 	rows, err := pool.Query(ctx, `SELECT j.workflow_step, j.payload::text,

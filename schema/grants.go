@@ -180,8 +180,9 @@ func objects() []object {
 			worker: []string{sel}, producer: []string{sel}, readOnly: []string{sel}},
 		{kind: "SEQUENCE", name: "jobc_workflows_id_seq", worker: []string{"USAGE"}},
 		{kind: "SEQUENCE", name: "jobc_workflow_signals_id_seq", worker: []string{"USAGE"}},
+		{kind: "SEQUENCE", name: "jobc_workflow_definitions_id_seq", worker: []string{"USAGE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_start",
-			args:     "text, jsonb, integer, jsonb, text",
+			args:     "text, text, integer, jsonb, text",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
 		// jobc_finish, run by the worker role, advances workflows through it.

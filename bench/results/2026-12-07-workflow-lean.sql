@@ -4,30 +4,32 @@
 -- other step kinds). cmd/workflow -only chain -patch this file. Its payloads come from the
 -- schema's jobc_workflow_payload, inlined since 02019fa; the figures of the floor's section
 -- in bench/README.md (1,110k a start, 398k a step's end) are this file's first version's
--- (04c8db0), which called that function when it was PL/pgSQL.
+-- (04c8db0), which called that function when it was PL/pgSQL. Since definitions are
+-- stored once (jobc_workflow_definitions), its start takes the definition as text and
+-- finds it by its digest; its figures before that are ab6d49c's version's.
 ALTER TABLE jobc_workflow_steps ALTER COLUMN after DROP NOT NULL, ALTER COLUMN deps_left DROP NOT NULL, ALTER COLUMN definition DROP NOT NULL;
-CREATE OR REPLACE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION jobc_workflow_start(p_name text, p_definition text, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
     v_id      bigint;
-    v_steps   jsonb := p_definition->'steps';
-    v_signals jsonb := coalesce(p_definition->'signals', '{}');
+    v_def_id  bigint;
+    v_steps   jsonb;
     v_digest  bytea;
     v_queues  text[];
 BEGIN
-    IF p_name IS NULL OR p_input IS NULL OR p_input_version IS NULL
-       OR jsonb_typeof(v_steps) IS DISTINCT FROM 'array' OR jsonb_array_length(v_steps) = 0
-       OR jsonb_typeof(v_signals) <> 'object' THEN
+    IF p_name IS NULL OR p_input IS NULL OR p_input_version IS NULL OR p_definition IS NULL THEN
         RAISE EXCEPTION 'x';
     END IF;
-    v_digest := sha256(convert_to(p_definition::text, 'UTF8'));
-    IF NOT EXISTS (SELECT 1 FROM jobc_workflow_definitions d WHERE d.digest = v_digest) THEN
-        INSERT INTO jobc_workflow_definitions (digest) VALUES (v_digest);
+    v_digest := sha256(convert_to(p_definition, 'UTF8'));
+    SELECT d.id, d.definition->'steps' INTO v_def_id, v_steps FROM jobc_workflow_definitions d WHERE d.digest = v_digest LIMIT 1;
+    IF v_def_id IS NULL THEN
+        INSERT INTO jobc_workflow_definitions (digest, definition) VALUES (v_digest, p_definition::jsonb)
+        RETURNING id, definition->'steps' INTO v_def_id, v_steps;
     END IF;
-    INSERT INTO jobc_workflows (name, definition, input_version, input, steps_left)
-    VALUES (p_name, p_definition, p_input_version, p_input, jsonb_array_length(v_steps))
+    INSERT INTO jobc_workflows (name, definition_id, input_version, input, steps_left)
+    VALUES (p_name, v_def_id, p_input_version, p_input, jsonb_array_length(v_steps))
     RETURNING id INTO v_id;
     WITH jobs AS (
         INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
@@ -64,7 +66,8 @@ BEGIN
         SELECT w.id AS wf, w.input, e AS d
         FROM jobc_jobs_finished f
         JOIN jobc_workflows w ON w.id = f.workflow_id AND w.state = 'running'
-        CROSS JOIN LATERAL jsonb_array_elements(w.definition->'steps') e
+        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
         WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.state = 'completed'
           AND e->'after' ? f.workflow_step
           AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(e->'after') a(s)
@@ -83,6 +86,6 @@ BEGIN
     PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
     UPDATE jobc_workflows w SET state = 'completed', finished_at = now()
     WHERE w.id = ANY(v_wfs) AND w.state = 'running'
-      AND (SELECT count(*) FROM jobc_workflow_steps s WHERE s.workflow_id = w.id AND s.state = 'completed') = jsonb_array_length(w.definition->'steps');
+      AND (SELECT count(*) FROM jobc_workflow_steps s WHERE s.workflow_id = w.id AND s.state = 'completed') = w.steps_left;
 END
 $$;

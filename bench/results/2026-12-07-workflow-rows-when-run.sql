@@ -1,5 +1,7 @@
 -- 2026-12-07-workflow-lean.sql with a step's row written when it runs (running, with
 -- its job) and updated when it ends, as sleep, wait and for_each steps need theirs; the chain only.
+-- Measured and not kept; it patches the schema as of ab6d49c (definitions stored in each
+-- workflow's row): run it on a checkout of that commit.
 ALTER TABLE jobc_workflow_steps ALTER COLUMN after DROP NOT NULL, ALTER COLUMN deps_left DROP NOT NULL, ALTER COLUMN definition DROP NOT NULL;
 CREATE OR REPLACE FUNCTION jobc_workflow_start(p_name text, p_definition jsonb, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint

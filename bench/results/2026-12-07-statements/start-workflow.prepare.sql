@@ -1,1 +1,1 @@
-PREPARE ws AS SELECT jobc_workflow_start($1::text, $2::jsonb, $3::integer, $4::jsonb, $5::text);
+PREPARE ws AS SELECT jobc_workflow_start($1::text, $2::text, $3::integer, $4::jsonb, $5::text);

@@ -128,8 +128,10 @@ func (q *Queries) FireWorkflowTimers(ctx context.Context, max int32) (int32, err
 }
 
 const getWorkflow = `-- name: GetWorkflow :one
-SELECT id, name, definition, state, input_version, input, steps_left, failed_steps, created_at, finished_at
-FROM jobc_workflows WHERE id = $1
+SELECT w.id, w.name, d.definition, w.state, w.input_version, w.input, w.steps_left, w.failed_steps,
+       w.created_at, w.finished_at
+FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+WHERE w.id = $1
 `
 
 type GetWorkflowRow struct {
@@ -164,9 +166,9 @@ func (q *Queries) GetWorkflow(ctx context.Context, id int64) (GetWorkflowRow, er
 }
 
 const listWorkflows = `-- name: ListWorkflows :many
-SELECT w.id, w.name, w.state, jsonb_array_length(w.definition->'steps')::integer AS steps,
+SELECT w.id, w.name, w.state, jsonb_array_length(d.definition->'steps')::integer AS steps,
        w.steps_left, w.failed_steps, w.created_at, w.finished_at
-FROM jobc_workflows w
+FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
 WHERE ($1::text IS NULL OR w.name = $1::text)
   AND ($2::text IS NULL OR w.state::text = $2::text)
   AND ($3::bigint IS NULL OR w.id < $3::bigint)
@@ -283,14 +285,14 @@ func (q *Queries) SignalWorkflow(ctx context.Context, arg SignalWorkflowParams) 
 
 const startWorkflow = `-- name: StartWorkflow :one
 
-SELECT jobc_workflow_start($1::text, $2::jsonb,
+SELECT jobc_workflow_start($1::text, $2::text,
                            $3::integer, $4::jsonb,
                            $5::text)::bigint AS id
 `
 
 type StartWorkflowParams struct {
 	Name         string
-	Definition   json.RawMessage
+	Definition   string
 	InputVersion int32
 	Input        json.RawMessage
 	Key          *string

@@ -525,7 +525,7 @@ BEGIN
     IF cardinality(f) > 0 THEN
         PERFORM jobc_payload_invalid_in('start workflow publish_product', 'publish_product', 1, f, m);
     END IF;
-    RETURN jobc_workflow_start('publish_product', '{"on_failure":"cancel","signals":{"approved":1},"steps":[{"name":"review","after":[],"wait":{"signal":"approved","timeout_ms":604800000}},{"name":"reindex","after":["review"],"kind":"reindex_product","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"product_id":["input","product_id"]}}]}'::jsonb, 1, p, key);
+    RETURN jobc_workflow_start('publish_product', '{"on_failure":"cancel","signals":{"approved":1},"steps":[{"name":"review","after":[],"wait":{"signal":"approved","timeout_ms":604800000}},{"name":"reindex","after":["review"],"kind":"reindex_product","queue":"default","priority":5,"max_attempts":25,"payload_version":1,"map":{"product_id":["input","product_id"]}}]}', 1, p, key);
 END
 $jobc$;
 

@@ -102,7 +102,7 @@ func (fn *function) writeStart(w io.Writer, wf Workflow) {
 LANGUAGE plpgsql VOLATILE AS $jobc$
 `, name)
 	fn.writeChecks(w, "input", "", lit("start workflow "+wf.Spec.Name))
-	fmt.Fprintf(w, `    RETURN jobc_workflow_start(%s, %s::jsonb, %d, p, key);
+	fmt.Fprintf(w, `    RETURN jobc_workflow_start(%s, %s, %d, p, key);
 END
 $jobc$;
 `, lit(wf.Spec.Name), lit(string(wf.Definition)), fn.version.Number)
