@@ -14,10 +14,17 @@ FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
 WHERE w.id = sqlc.arg(id);
 
 -- name: WorkflowSteps :many
--- A workflow's steps; GetWorkflow orders them as the definition declares them.
-SELECT step, after, state, job_id, result_version, result, definition, items, items_left, items_failed,
-       items_cancelled, wake_at, error, started_at, finished_at
-FROM jobc_workflow_steps WHERE workflow_id = sqlc.arg(workflow_id);
+-- A workflow's steps that run or ran: their rows, and the job steps whose jobs its row
+-- names (they have no row until they end), running since their jobs were inserted.
+-- GetWorkflow orders them as the definition declares them, and says the others wait.
+SELECT s.step, s.state::text AS state, s.job_id, s.result_version, s.result, s.items, s.items_left, s.items_failed,
+       s.items_cancelled, s.wake_at, s.error, s.started_at, s.finished_at
+FROM jobc_workflow_steps s WHERE s.workflow_id = sqlc.arg(workflow_id)
+UNION ALL
+SELECT j.workflow_step, 'running', j.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, j.created_at, NULL
+FROM jobc_jobs j
+WHERE j.id = ANY(ARRAY(SELECT x.value::bigint FROM jobc_workflows w CROSS JOIN LATERAL jsonb_each_text(w.jobs) x
+                       WHERE w.id = sqlc.arg(workflow_id)));
 
 -- name: WorkflowSignals :many
 -- The signals a workflow was sent, in the order they came.
@@ -75,8 +82,15 @@ SELECT f.name, 'failed'::text, count(*)::bigint, 0::float8
 FROM jobc_workflows f WHERE f.state = 'failed' GROUP BY f.name;
 
 -- name: CountRunningWorkflowSteps :many
--- The steps of running workflows by workflow name, step and state, for the metrics.
-SELECT w.name, s.step, s.state::text AS state, count(*)::bigint AS steps
-FROM jobc_workflows w JOIN jobc_workflow_steps s ON s.workflow_id = w.id
+-- The steps of running workflows by workflow name, step and state, for the metrics:
+-- each step of each one's definition, in the state its row says, else running if the
+-- workflow's jobs name it, else waiting.
+SELECT w.name, (e.value->>'name')::text AS step,
+       coalesce(s.state::text, CASE WHEN w.jobs ? (e.value->>'name') THEN 'running' ELSE 'waiting' END)::text AS state,
+       count(*)::bigint AS steps
+FROM jobc_workflows w
+JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+CROSS JOIN LATERAL jsonb_array_elements(d.definition->'steps') e
+LEFT JOIN jobc_workflow_steps s ON s.workflow_id = w.id AND s.step = e.value->>'name'
 WHERE w.state = 'running'
-GROUP BY w.name, s.step, s.state;
+GROUP BY 1, 2, 3;

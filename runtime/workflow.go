@@ -631,21 +631,25 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 	if err := json.Unmarshal(w.Definition, &def); err != nil {
 		return nil, fmt.Errorf("jobc: get workflow %d: its definition: %w", id, err)
 	}
-	order := map[string]int{}
-	for i, s := range def.Steps {
-		order[s.Name] = i
-	}
+	// A step without a row (none of its kind has one before it runs, a job step none
+	// before its job ends) waits.
+	byName := map[string]db.WorkflowStepsRow{}
 	state := map[string]StepState{}
 	for _, r := range rows {
+		byName[r.Step] = r
 		state[r.Step] = StepState(r.State)
 	}
-	for _, r := range rows {
-		var sd stepDefinition
-		if err := json.Unmarshal(r.Definition, &sd); err != nil {
-			return nil, fmt.Errorf("jobc: get workflow %d: step %s: its definition: %w", id, r.Step, err)
+	for _, sd := range def.Steps {
+		r, ok := byName[sd.Name]
+		if !ok {
+			r = db.WorkflowStepsRow{Step: sd.Name, State: string(StepWaiting)}
+			state[sd.Name] = StepWaiting
 		}
-		s := StepInfo{Name: r.Step, Kind: sd.kind(), State: StepState(r.State), After: r.After, Result: r.Result,
+		s := StepInfo{Name: sd.Name, Kind: sd.kind(), State: StepState(r.State), After: sd.After, Result: r.Result,
 			WakeAt: r.WakeAt, StartedAt: r.StartedAt, FinishedAt: r.FinishedAt}
+		if s.After == nil {
+			s.After = []string{}
+		}
 		if sd.Wait != nil {
 			s.Signal = sd.Wait.Signal
 		}
@@ -664,10 +668,11 @@ func GetWorkflow(ctx context.Context, dbtx DBTX, id WorkflowID) (*WorkflowInfo, 
 		if r.Error != nil {
 			s.Error = *r.Error
 		}
-		s.WaitingOn = s.waitingOn(state)
 		info.Steps = append(info.Steps, s)
 	}
-	slices.SortFunc(info.Steps, func(a, b StepInfo) int { return order[a.Name] - order[b.Name] })
+	for i := range info.Steps {
+		info.Steps[i].WaitingOn = info.Steps[i].waitingOn(state)
+	}
 	for _, g := range signals {
 		info.Signals = append(info.Signals, SignalInfo{Name: g.Name, Version: int(g.Version), Payload: g.Payload, SentAt: g.CreatedAt})
 	}

@@ -626,10 +626,10 @@ func TestWorkflowPayloadReadsPaths(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
 	ctx := t.Context()
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition, result,
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, result,
 		items, items_left, items_failed, items_cancelled)
-		VALUES (7, 'a', '{}', 0, 'completed', '{}', '{"box": {"ids": [10, 11, {"deep": "x"}]}, "n": 3}', 5, 1, 1, 2),
-		       (7, 'b', '{}', 0, 'running', '{}', NULL, NULL, NULL, NULL, NULL)`); err != nil {
+		VALUES (7, 'a', 'completed', '{}', '{"box": {"ids": [10, 11, {"deep": "x"}]}, "n": 3}', 5, 1, 1, 2),
+		       (7, 'b', 'running', '{}', NULL, NULL, NULL, NULL, NULL)`); err != nil {
 		t.Fatal(err)
 	}
 	const input = `{"order": {"lines": [{"sku": "s1"}, {"sku": "s2"}]}, "n": 1}`
@@ -675,9 +675,9 @@ func TestStartMapsAsPayloadDoes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rows, err := pool.Query(ctx, `SELECT j.workflow_step, j.payload::text,
-			jobc_workflow_payload(0, $2::jsonb, NULL, s.definition->'map')::text
-		FROM jobc_jobs j JOIN jobc_workflow_steps s ON s.workflow_id = j.workflow_id AND s.step = j.workflow_step
-		WHERE j.workflow_id = $1 ORDER BY j.workflow_step`, id, input)
+			(SELECT p.payload::text FROM jsonb_array_elements($3::jsonb->'steps') s, jobc_workflow_payload(0, $2::jsonb, NULL, s->'map') p
+			 WHERE s->>'name' = j.workflow_step)
+		FROM jobc_jobs j WHERE j.workflow_id = $1 ORDER BY j.workflow_step`, id, input, def)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -364,6 +364,10 @@ CREATE TABLE jobc_workflows (
     key            text,
     state          jobc_workflow_state NOT NULL DEFAULT 'running',
     steps_left     jobc_count  NOT NULL, -- steps not yet completed, failed or cancelled
+    -- The jobs of its job steps that run, {step: job id}: each is named here as it is
+    -- inserted and dropped as it ends, so that a job step needs no row while it runs
+    -- (and its job is found without an index of jobc_jobs by workflow).
+    jobs           jsonb       NOT NULL DEFAULT '{}',
     failed_steps   integer     NOT NULL DEFAULT 0,
     created_at     timestamptz NOT NULL DEFAULT now(),
     finished_at    timestamptz,
@@ -374,29 +378,37 @@ CREATE TABLE jobc_workflows (
 -- of 8,000 were; with half, 6,000, the other 2,000 being the ends, which change
 -- state.)
 
--- A step waits until deps_left, the steps of after not yet completed, is 0; it then
--- runs: a job step inserts its job, a for_each step a job per item of its list
+-- A step waits until every step of its after has completed (jobc_workflow_ready); it
+-- then runs: a job step inserts its job, a for_each step a job per item of its list
 -- (jobc_workflow_items), a sleep step sets wake_at, a wait step takes its signal
 -- (jobc_workflow_signals) or waits for it until wake_at. It keeps its result once it
 -- completes (the job's row may be pruned by retention long before the workflow ends):
 -- the job's result, the list of its items' results, or the signal's payload.
+--
+-- A step has a row here from when it runs, or for a job step from when it ends, and a
+-- step that never runs (after a failed one, or in a workflow that failed or was
+-- cancelled) a row that says it was cancelled. A step without a row waits, or, if its
+-- workflow's jobs name it, runs its job. So a chain's start writes no step row, and
+-- each step's end one (with a row per step written ahead and updated as it ran and
+-- ended, a 4-step chain's start ran 17% more instructions; bench/README.md).
+-- (No row says waiting: a step without one does; GetWorkflow says so.)
 CREATE TYPE jobc_step_state AS ENUM ('waiting', 'running', 'completed', 'failed', 'cancelled');
 
 -- No foreign key to jobc_workflows, nor from jobc_workflow_items to here: only the
 -- workflow functions write these tables, each step with its workflow, and
 -- PruneWorkflows deletes a workflow's items and steps with it; the keys' checks cost
--- a query per step a start records.
+-- a query per row written.
 CREATE TABLE jobc_workflow_steps (
     workflow_id     bigint      NOT NULL,
     step            text        NOT NULL,
-    after           text[]      NOT NULL,
-    deps_left       jobc_count  NOT NULL,
     state           jobc_step_state NOT NULL,
-    job_id          bigint,
+    job_id          bigint,     -- a job step's job
     result_version  integer,
     result          jsonb,
-    -- The step's own part of the workflow's definition: its kind and settings.
-    definition      jsonb       NOT NULL,
+    -- The step's own part of the workflow's definition, its kind and settings, for a
+    -- for_each, sleep or wait step, which the functions that end it read; NULL for a
+    -- job step and a step that never ran.
+    definition      jsonb,
     -- A for_each step's items: how many, how many have not ended, and how many of
     -- those that ended failed or were cancelled; NULL for other steps.
     items           integer,
@@ -415,8 +427,9 @@ CREATE TABLE jobc_workflow_steps (
     finished_at     timestamptz,
     PRIMARY KEY (workflow_id, step)
 ) WITH (fillfactor = 70);
--- (No index names state, and a part of each page is left free, so that a step's
--- updates, from waiting to running to its end, stay HOT.)
+-- (No index names state, and a part of each page is left free, so that a running
+-- step's updates, a for_each step's items counted, a sleep's or a wait's end, stay
+-- HOT.)
 
 -- The items of a for_each step: one job each, the job's payload mapped from the item
 -- (item.<field>), its outcome and result kept here as a step's are.
@@ -1896,13 +1909,35 @@ SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_i
        END
 $$;
 
+-- jobc_workflow_ready is each step of definition p_def that steps p_completed, which
+-- just completed in workflow p_workflow, leave ready to run: a step that comes after
+-- one of them, all of whose predecessors have completed (by a row that says so, or by
+-- being one of p_completed, whose rows the caller may be writing in the same
+-- statement), and that has neither a row nor a job (p_jobs, the workflow's jobs). It
+-- is inlined into the statement that calls it, as jobc_workflow_payload is. The
+-- workflow is locked: of two transactions that complete a fan-in step's last two
+-- predecessors, the second sees the first's row.
+CREATE FUNCTION jobc_workflow_ready(p_workflow bigint, p_def jsonb, p_jobs jsonb, p_completed text[])
+RETURNS TABLE (step jsonb)
+LANGUAGE sql STABLE AS $$
+SELECT e.value FROM jsonb_array_elements(p_def->'steps') e
+WHERE e.value->'after' ?| p_completed
+  AND NOT p_jobs ? (e.value->>'name')
+  AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = e.value->>'name')
+  AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.value->'after') a(name)
+                  WHERE a.name <> ALL(p_completed)
+                    AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps t
+                                    WHERE t.workflow_id = p_workflow AND t.step = a.name AND t.state = 'completed'))
+$$;
+
 -- jobc_workflow_run_steps runs the given steps (workflow and step by position), from
--- each step's recorded definition: a job step's job is inserted, available now; a
--- for_each step's items (jobc_workflow_run_items); a sleep step sleeps until wake_at;
--- a wait step takes the first signal of its name the workflow was sent, or waits for
--- one until wake_at (jobc_workflow_fire_timers). The jobs' queues are woken, and the
--- steps that ended at once (a signal already there, an empty list) advance their
--- workflows (jobc_workflow_steps_ended). The workflows are locked.
+-- the workflow's definition: a job step's job is inserted, available now, and named in
+-- the workflow's jobs; a for_each step's items (jobc_workflow_run_items); a sleep step
+-- sleeps until wake_at; a wait step takes the first signal of its name the workflow
+-- was sent, or waits for one until wake_at (jobc_workflow_fire_timers). The steps other
+-- than job steps get their rows. The jobs' queues are woken, and the steps that ended
+-- at once (a signal already there, an empty list) advance their workflows
+-- (jobc_workflow_steps_ended). The workflows are locked.
 CREATE FUNCTION jobc_workflow_run_steps(p_workflows bigint[], p_steps text[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE
@@ -1918,55 +1953,61 @@ DECLARE
     v_r      record;
 BEGIN
     -- Job steps, the common case: one statement for them all.
-    WITH jobs AS (
-        INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts,
-                               workflow_id, workflow_step)
-        SELECT s.definition->>'kind', s.definition->>'queue', 'available', (s.definition->>'priority')::smallint,
-               (s.definition->>'payload_version')::integer, p.payload,
-               (s.definition->>'max_attempts')::integer, s.workflow_id, s.step
+    WITH steps AS (
+        SELECT w.id AS wf, w.input, e AS d, nextval('jobc_jobs_id_seq') AS job_id
         FROM unnest(p_workflows, p_steps) r(wf, step)
-        JOIN jobc_workflow_steps s ON s.workflow_id = r.wf AND s.step = r.step
         JOIN jobc_workflows w ON w.id = r.wf
-        CROSS JOIN LATERAL jobc_workflow_payload(s.workflow_id, w.input, NULL, s.definition->'map') p
-        WHERE s.definition ? 'kind' AND NOT s.definition ? 'for_each'
-        RETURNING id, queue, workflow_id, workflow_step
-    ), running AS (
-        UPDATE jobc_workflow_steps s SET state = 'running', job_id = j.id, started_at = now()
-        FROM jobs j WHERE s.workflow_id = j.workflow_id AND s.step = j.workflow_step
+        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
+        WHERE e->>'name' = r.step AND e ? 'kind' AND NOT e ? 'for_each'
+    ), jobs AS (
+        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
+                               workflow_id, workflow_step)
+        SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
+               (s.d->>'payload_version')::integer, p.payload,
+               (s.d->>'max_attempts')::integer, s.wf, s.d->>'name'
+        FROM steps s
+        CROSS JOIN LATERAL jobc_workflow_payload(s.wf, s.input, NULL, s.d->'map') p
+        RETURNING queue
+    ), named AS (
+        UPDATE jobc_workflows w SET jobs = w.jobs || x.jobs
+        FROM (SELECT s.wf, jsonb_object_agg(s.d->>'name', s.job_id) AS jobs FROM steps s GROUP BY s.wf) x
+        WHERE w.id = x.wf
     )
-    SELECT array_agg(DISTINCT j.queue), count(*) INTO v_queues, v_other FROM jobs j;
+    SELECT (SELECT array_agg(DISTINCT j.queue) FROM jobs j), (SELECT count(*) FROM steps) INTO v_queues, v_other;
     PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
     IF v_other = cardinality(p_steps) THEN
         RETURN; -- every step was a job step
     END IF;
     -- The other kinds, one step at a time.
     FOR v_r IN
-        SELECT s.workflow_id, s.step, s.definition AS d, w.input
+        SELECT w.id AS workflow_id, e->>'name' AS step, e AS d, w.input
         FROM unnest(p_workflows, p_steps) x(wf, step)
-        JOIN jobc_workflow_steps s ON s.workflow_id = x.wf AND s.step = x.step
         JOIN jobc_workflows w ON w.id = x.wf
-        WHERE NOT s.definition ? 'kind' OR s.definition ? 'for_each'
+        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
+        WHERE e->>'name' = x.step AND (NOT e ? 'kind' OR e ? 'for_each')
     LOOP
         v_state := NULL;
         IF v_r.d ? 'for_each' THEN
             v_state := jobc_workflow_run_items(v_r.workflow_id, v_r.step, v_r.d, v_r.input);
         ELSIF v_r.d ? 'sleep_ms' THEN
-            UPDATE jobc_workflow_steps s SET state = 'running', started_at = now(),
-                wake_at = now() + (v_r.d->>'sleep_ms')::bigint * interval '1 millisecond'
-            WHERE s.workflow_id = v_r.workflow_id AND s.step = v_r.step;
+            INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, started_at, wake_at)
+            VALUES (v_r.workflow_id, v_r.step, 'running', v_r.d, now(),
+                    now() + (v_r.d->>'sleep_ms')::bigint * interval '1 millisecond');
         ELSE
             SELECT g.version, g.payload INTO v_sig FROM jobc_workflow_signals g
             WHERE g.workflow_id = v_r.workflow_id AND g.name = v_r.d->'wait'->>'signal'
             ORDER BY g.id LIMIT 1;
             IF FOUND THEN
-                UPDATE jobc_workflow_steps s SET state = 'completed', started_at = now(), finished_at = now(),
-                    result_version = v_sig.version, result = v_sig.payload
-                WHERE s.workflow_id = v_r.workflow_id AND s.step = v_r.step;
+                INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, started_at, finished_at,
+                                                 result_version, result)
+                VALUES (v_r.workflow_id, v_r.step, 'completed', v_r.d, now(), now(), v_sig.version, v_sig.payload);
                 v_state := 'completed';
             ELSE
-                UPDATE jobc_workflow_steps s SET state = 'running', started_at = now(),
-                    wake_at = now() + (v_r.d->'wait'->>'timeout_ms')::bigint * interval '1 millisecond'
-                WHERE s.workflow_id = v_r.workflow_id AND s.step = v_r.step;
+                INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, started_at, wake_at)
+                VALUES (v_r.workflow_id, v_r.step, 'running', v_r.d, now(),
+                        now() + (v_r.d->'wait'->>'timeout_ms')::bigint * interval '1 millisecond');
             END IF;
         END IF;
         IF v_state IS NOT NULL THEN
@@ -1983,10 +2024,10 @@ $$;
 
 -- jobc_workflow_run_items runs for_each step p_step: a job per item of the list its
 -- for_each source reads (absent: no items), each job's payload mapped from its item,
--- and a row per item (jobc_workflow_items). The items of a retried step that
--- completed before keep their results and are not run again. It returns the step's
--- state when it ended at once (completed: no items to run; failed: the source is not
--- a list), else NULL. The workflow is locked.
+-- a row per item (jobc_workflow_items), and the step's row. The items of a retried
+-- step that completed before keep their results and are not run again. It returns the
+-- step's state when it ended at once (completed: no items to run; failed: the source
+-- is not a list), else NULL. The workflow is locked.
 CREATE FUNCTION jobc_workflow_run_items(p_workflow bigint, p_step text, p_def jsonb, p_input jsonb)
 RETURNS jobc_step_state
 LANGUAGE plpgsql VOLATILE
@@ -2005,8 +2046,8 @@ BEGIN
                     THEN format('its for_each source %s has %s items, more than the 10,000 a step runs: split the list over several workflows',
                                 p_def->'for_each', jsonb_array_length(v_list)) END;
     IF v_error IS NOT NULL THEN
-        UPDATE jobc_workflow_steps s SET state = 'failed', started_at = now(), finished_at = now(), error = v_error
-        WHERE s.workflow_id = p_workflow AND s.step = p_step;
+        INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, started_at, finished_at, error)
+        VALUES (p_workflow, p_step, 'failed', p_def, now(), now(), v_error);
         RETURN 'failed';
     END IF;
     DELETE FROM jobc_workflow_items i
@@ -2028,12 +2069,11 @@ BEGIN
         RETURNING 1
     )
     SELECT count(*) INTO v_run FROM items;
-    UPDATE jobc_workflow_steps s
-    SET state = CASE WHEN v_run = 0 THEN 'completed'::jobc_step_state ELSE 'running' END,
-        started_at = now(), finished_at = CASE WHEN v_run = 0 THEN now() END,
-        items = jsonb_array_length(v_list), items_left = v_run, items_failed = 0, items_cancelled = 0,
-        result = CASE WHEN v_run = 0 THEN jobc_workflow_items_result(p_workflow, p_step) END
-    WHERE s.workflow_id = p_workflow AND s.step = p_step;
+    INSERT INTO jobc_workflow_steps (workflow_id, step, state, definition, started_at, finished_at,
+                                     items, items_left, items_failed, items_cancelled, result)
+    VALUES (p_workflow, p_step, CASE WHEN v_run = 0 THEN 'completed'::jobc_step_state ELSE 'running' END, p_def,
+            now(), CASE WHEN v_run = 0 THEN now() END, jsonb_array_length(v_list), v_run, 0, 0,
+            CASE WHEN v_run = 0 THEN jobc_workflow_items_result(p_workflow, p_step) END);
     IF v_run = 0 THEN
         RETURN 'completed';
     END IF;
@@ -2052,8 +2092,8 @@ LANGUAGE sql STABLE AS $$
 $$;
 
 -- jobc_workflow_start starts a workflow in the caller's transaction: it records the
--- workflow with its definition and input, a row per step with the step's own
--- definition, and runs the steps that come after none. The definition is checked
+-- workflow with its definition and input, and runs the steps that come after none
+-- (no step has a row before it runs: see jobc_workflow_steps). The definition is checked
 -- where it is built (runtime.WorkflowType: step names unique, after naming declared
 -- steps, no cycle, map sources that read what comes before); here only its shape,
 -- which is what the database reads to run each step later, once per definition: it
@@ -2074,6 +2114,7 @@ DECLARE
     v_steps   jsonb;
     v_signals jsonb;
     v_digest  bytea;
+    v_jobs    jsonb;
     v_first   text[];
     v_queues  text[];
 BEGIN
@@ -2120,14 +2161,18 @@ BEGIN
     ELSE
         v_steps := v_def->'steps';
     END IF;
+    -- The jobs of the job steps that come after none take their ids here, so that the
+    -- workflow's row names them as it is written.
     IF p_key IS NOT NULL THEN
         -- One running workflow per name and key: a start that finds one (or waits for
         -- the transaction that starts one, and it commits) returns it and starts
         -- nothing.
-        INSERT INTO jobc_workflows (name, definition_id, input_version, input, key, steps_left)
-        VALUES (p_name, v_def_id, p_input_version, p_input, p_key, jsonb_array_length(v_steps))
+        INSERT INTO jobc_workflows (name, definition_id, input_version, input, key, steps_left, jobs)
+        VALUES (p_name, v_def_id, p_input_version, p_input, p_key, jsonb_array_length(v_steps),
+                (SELECT coalesce(jsonb_object_agg(e->>'name', nextval('jobc_jobs_id_seq')), '{}') FROM jsonb_array_elements(v_steps) e
+                 WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each'))
         ON CONFLICT (name, key) WHERE key IS NOT NULL AND state = 'running' DO NOTHING
-        RETURNING id INTO v_id;
+        RETURNING id, jobs INTO v_id, v_jobs;
         IF v_id IS NULL THEN
             SELECT w.id INTO v_id FROM jobc_workflows w
             WHERE w.name = p_name AND w.key = p_key AND w.state = 'running';
@@ -2138,43 +2183,34 @@ BEGIN
             RETURN v_id;
         END IF;
     ELSE
-        INSERT INTO jobc_workflows (name, definition_id, input_version, input, steps_left)
-        VALUES (p_name, v_def_id, p_input_version, p_input, jsonb_array_length(v_steps))
-        RETURNING id INTO v_id;
+        INSERT INTO jobc_workflows (name, definition_id, input_version, input, steps_left, jobs)
+        VALUES (p_name, v_def_id, p_input_version, p_input, jsonb_array_length(v_steps),
+                (SELECT coalesce(jsonb_object_agg(e->>'name', nextval('jobc_jobs_id_seq')), '{}') FROM jsonb_array_elements(v_steps) e
+                 WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each'))
+        RETURNING id, jobs INTO v_id, v_jobs;
     END IF;
-    -- The steps, and the jobs of the job steps that come after none, in one statement
-    -- (their payloads read the input only: no step has a result yet); the other steps
-    -- that come after none run after it.
-    -- (As in jobc_workflow_steps_ended, a job step that runs takes its job's id from
-    -- the sequence, and its job is inserted from its row.)
-    WITH steps AS (
-        INSERT INTO jobc_workflow_steps (workflow_id, step, after, deps_left, state, definition, job_id, started_at)
-        SELECT v_id, e->>'name', ARRAY(SELECT jsonb_array_elements_text(coalesce(e->'after', '[]'))),
-               jsonb_array_length(coalesce(e->'after', '[]')),
-               CASE WHEN x.runs THEN 'running' ELSE 'waiting' END::jobc_step_state, e,
-               CASE WHEN x.runs THEN nextval('jobc_jobs_id_seq') END,
-               CASE WHEN x.runs THEN now() END
-        FROM jsonb_array_elements(v_steps) e
-        CROSS JOIN LATERAL (SELECT jsonb_array_length(coalesce(e->'after', '[]')) = 0
-                                   AND e ? 'kind' AND NOT e ? 'for_each' AS runs) x
-        RETURNING step, after, state, job_id, definition AS d
-    ), jobs AS (
+    -- Those jobs, in one statement (their payloads read the input only: no step has a
+    -- result yet); the other steps that come after none run after it. No step has a
+    -- row until it runs (a job step's not until it ends): a start writes the workflow
+    -- and its first jobs only.
+    WITH jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
-        SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
-               (s.d->>'payload_version')::integer, p.payload,
-               (s.d->>'max_attempts')::integer, v_id, s.step
-        FROM steps s
-        CROSS JOIN LATERAL jobc_workflow_payload(v_id, p_input, NULL, s.d->'map') p
-        WHERE s.job_id IS NOT NULL
+        SELECT (v_jobs->>(e->>'name'))::bigint, e->>'kind', e->>'queue', 'available', (e->>'priority')::smallint,
+               (e->>'payload_version')::integer, p.payload,
+               (e->>'max_attempts')::integer, v_id, e->>'name'
+        FROM jsonb_array_elements(v_steps) e
+        CROSS JOIN LATERAL jobc_workflow_payload(v_id, p_input, NULL, e->'map') p
+        WHERE v_jobs ? (e->>'name')
         RETURNING queue
     )
     -- (The queues to wake are those a worker sleeps on, as InsertJob asks, so that a
     -- busy queue costs no call of jobc_wake, which asks again.)
-    SELECT array_agg(s.step) FILTER (WHERE cardinality(s.after) = 0 AND s.state = 'waiting'),
+    SELECT (SELECT array_agg(e->>'name') FROM jsonb_array_elements(v_steps) e
+            WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND NOT v_jobs ? (e->>'name')),
            (SELECT array_agg(DISTINCT j.queue) FROM jobs j
             WHERE EXISTS (SELECT 1 FROM jobc_sleepers sl WHERE sl.queue = j.queue))
-    INTO v_first, v_queues FROM steps s;
+    INTO v_first, v_queues;
     IF v_queues IS NOT NULL THEN
         PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
     END IF;
@@ -2240,26 +2276,34 @@ $$;
 -- It locks the workflows first, in id order (two batches never wait for each other in
 -- opposite orders), so that one workflow's steps advance one batch at a time: of the
 -- last two predecessors of a fan-in step that complete at once, exactly one batch
--- sees the step's deps_left reach 0 and runs it.
+-- sees the other's row and runs the step.
 --
--- A job step ends as its job did, with its result. An item of a for_each step ends
--- so too; the step ends when its last item has: completed, with the list of its
--- items' results, unless an item failed or was cancelled, which fails the step at once
--- (its other items' jobs are stopped) unless its on_item_failure is continue. The
--- ended steps then advance their workflows (jobc_workflow_steps_ended).
+-- A job step ends as its job did, with its result: its row is written, and in the
+-- same statement the workflow counts it, drops the job from its jobs and, when it
+-- completed, runs the job steps it leaves ready (jobc_workflow_ready), naming their
+-- jobs; a workflow whose last step that was completes. An item of a for_each step
+-- ends so too; the step ends when its last item has: completed, with the list of its
+-- items' results, unless an item failed or was cancelled, which fails the step at
+-- once (its other items' jobs are stopped) unless its on_item_failure is continue.
+-- Steps of other kinds left ready, for_each steps that ended and failed job steps go
+-- on through jobc_workflow_run_steps and jobc_workflow_steps_ended.
 CREATE FUNCTION jobc_workflows_advance(p_jobs bigint[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
-    v_wf     bigint[];
-    v_step   text[];
-    v_state  jobc_step_state[];
-    v_items  boolean;
     v_wfs    bigint[];
+    v_items  boolean;
+    v_rwf    bigint[];
+    v_rstep  text[];
+    v_queues text[];
+    v_ewf    bigint[];
+    v_estep  text[];
+    v_estate jobc_step_state[];
     v_iwf    bigint[];
     v_istep  text[];
     v_istate jobc_step_state[];
+    v_i      integer;
 BEGIN
     -- The jobs' workflows, and whether any job is a for_each step's item: one read.
     -- Every read of the jobs names their finish time, this transaction's (both
@@ -2268,17 +2312,81 @@ BEGIN
     SELECT array_agg(f.workflow_id), bool_or(f.workflow_item IS NOT NULL) INTO v_wfs, v_items
     FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs) AND f.finished_at = now();
     PERFORM 1 FROM jobc_workflows w WHERE w.id = ANY(v_wfs) ORDER BY w.id FOR UPDATE;
-    -- Each step whose job this is ends as its job did.
+    -- Each job step whose job this is (the job its workflow names for it) ends as its
+    -- job did. (A workflow that no longer runs still counts its steps as they end, and
+    -- runs nothing.)
     WITH ended AS (
-        UPDATE jobc_workflow_steps s
-        SET state = f.state::text::jobc_step_state, finished_at = f.finished_at,
-            result_version = f.result_version, result = f.result
-        FROM jobc_jobs_finished f
-        WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NULL AND s.workflow_id = f.workflow_id
-          AND s.step = f.workflow_step AND s.job_id = f.id AND s.state = 'running'
-        RETURNING s.workflow_id, s.step, s.state
+        INSERT INTO jobc_workflow_steps (workflow_id, step, state, job_id, result_version, result, started_at, finished_at)
+        SELECT f.workflow_id, f.workflow_step, f.state::text::jobc_step_state, f.id, f.result_version, f.result,
+               f.created_at, f.finished_at
+        FROM jobc_jobs_finished f JOIN jobc_workflows w ON w.id = f.workflow_id
+        WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NULL
+          AND (w.jobs->>f.workflow_step)::bigint = f.id
+        RETURNING workflow_id, step, state
     )
-    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_wf, v_step, v_state FROM ended e;
+    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_ewf, v_estep, v_estate FROM ended e;
+    -- Their workflows count them and drop their jobs, and those that run run the job
+    -- steps they leave ready (whose payloads read the results just stored), naming
+    -- their jobs, in one statement.
+    WITH by_wf AS (
+        -- Per workflow, the job steps that ended and those they leave ready, each
+        -- ready one with an id (a job step's is its job's; the sequence's gaps cost
+        -- nothing).
+        SELECT b.wf, b.steps, b.n, b.failed, w.input, r.ds, r.ids, r.jobs
+        FROM (SELECT x.wf, array_agg(x.step) AS steps, array_agg(x.step) FILTER (WHERE x.st = 'completed') AS completed,
+                     count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
+              FROM unnest(v_ewf, v_estep, v_estate) x(wf, step, st) GROUP BY x.wf) b
+        JOIN jobc_workflows w ON w.id = b.wf
+        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL (
+            SELECT array_agg(y.d) AS ds, array_agg(y.id) AS ids,
+                   jsonb_object_agg(y.d->>'name', y.id) FILTER (WHERE y.job) AS jobs
+            FROM (SELECT r.step AS d, nextval('jobc_jobs_id_seq') AS id, r.step ? 'kind' AND NOT r.step ? 'for_each' AS job
+                  FROM jobc_workflow_ready(w.id, df.definition, w.jobs, b.completed) r
+                  WHERE w.state = 'running' AND b.completed IS NOT NULL) y) r
+    ), jobs AS (
+        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
+                               workflow_id, workflow_step)
+        SELECT u.id, u.d->>'kind', u.d->>'queue', 'available', (u.d->>'priority')::smallint,
+               (u.d->>'payload_version')::integer, p.payload,
+               (u.d->>'max_attempts')::integer, b.wf, u.d->>'name'
+        FROM by_wf b
+        CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id)
+        CROSS JOIN LATERAL jobc_workflow_payload(b.wf, b.input, NULL, u.d->'map') p
+        WHERE u.d ? 'kind' AND NOT u.d ? 'for_each'
+        RETURNING queue
+    ), counted AS (
+        UPDATE jobc_workflows w
+        SET jobs = (w.jobs - b.steps) || coalesce(b.jobs, '{}'),
+            steps_left = w.steps_left - b.n, failed_steps = w.failed_steps + b.failed,
+            -- (A workflow whose last steps these are ends: completed, or failed if a step
+            -- failed, this one or one before, under on_failure continue.)
+            state = CASE WHEN w.state = 'running' AND w.steps_left = b.n
+                         THEN CASE WHEN w.failed_steps + b.failed = 0 THEN 'completed'::jobc_workflow_state ELSE 'failed' END
+                         ELSE w.state END,
+            finished_at = CASE WHEN w.state = 'running' AND w.steps_left = b.n THEN now() ELSE w.finished_at END
+        FROM by_wf b
+        WHERE w.id = b.wf
+    )
+    SELECT array_agg(b.wf) FILTER (WHERE NOT (u.d ? 'kind' AND NOT u.d ? 'for_each')),
+           array_agg(u.d->>'name') FILTER (WHERE NOT (u.d ? 'kind' AND NOT u.d ? 'for_each')),
+           (SELECT array_agg(DISTINCT j.queue) FROM jobs j)
+    INTO v_rwf, v_rstep, v_queues
+    FROM by_wf b CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id);
+    PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
+    IF v_rwf IS NOT NULL THEN
+        PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
+    END IF;
+    IF 'failed' = ANY(v_estate) OR 'cancelled' = ANY(v_estate) THEN
+        -- Failed and cancelled job steps: the rare path, one at a time.
+        FOR v_i IN SELECT i FROM generate_subscripts(v_estate, 1) i WHERE v_estate[i] <> 'completed' LOOP
+            PERFORM jobc_workflow_step_failed(v_ewf[v_i], v_estep[v_i]);
+        END LOOP;
+        UPDATE jobc_workflows w
+        SET state = CASE WHEN w.failed_steps > 0 THEN 'failed'::jobc_workflow_state ELSE 'completed' END,
+            finished_at = now()
+        WHERE w.id = ANY(v_ewf) AND w.steps_left = 0 AND w.state = 'running';
+    END IF;
     IF v_items THEN
         -- Each item whose job this is ends as its job did; its step counts it.
         WITH ended AS (
@@ -2316,43 +2424,35 @@ BEGIN
         )
         SELECT array_agg(o.workflow_id), array_agg(o.step), array_agg(o.state) INTO v_iwf, v_istep, v_istate
         FROM over o WHERE o.state <> 'running';
-        -- A completed for_each step's result, read now that its items' are stored, and
-        -- the time it ended: when its last item did (a transaction that ended an item
-        -- before may have begun after this one, so now() can be earlier).
-        UPDATE jobc_workflow_steps s
-        SET result = CASE WHEN x.st = 'completed' THEN jobc_workflow_items_result(s.workflow_id, s.step) END,
-            finished_at = greatest(s.finished_at, (SELECT max(i.finished_at) FROM jobc_workflow_items i
-                                                   WHERE i.workflow_id = s.workflow_id AND i.step = s.step))
-        FROM unnest(v_iwf, v_istep, v_istate) x(wf, step, st)
-        WHERE s.workflow_id = x.wf AND s.step = x.step;
         IF v_iwf IS NOT NULL THEN
-            v_wf := coalesce(v_wf, '{}') || v_iwf;
-            v_step := coalesce(v_step, '{}') || v_istep;
-            v_state := coalesce(v_state, '{}') || v_istate;
+            -- A completed for_each step's result, read now that its items' are stored, and
+            -- the time it ended: when its last item did (a transaction that ended an item
+            -- before may have begun after this one, so now() can be earlier).
+            UPDATE jobc_workflow_steps s
+            SET result = CASE WHEN x.st = 'completed' THEN jobc_workflow_items_result(s.workflow_id, s.step) END,
+                finished_at = greatest(s.finished_at, (SELECT max(i.finished_at) FROM jobc_workflow_items i
+                                                       WHERE i.workflow_id = s.workflow_id AND i.step = s.step))
+            FROM unnest(v_iwf, v_istep, v_istate) x(wf, step, st)
+            WHERE s.workflow_id = x.wf AND s.step = x.step;
+            PERFORM jobc_workflow_steps_ended(v_iwf, v_istep, v_istate);
         END IF;
     END IF;
-    IF v_wf IS NULL THEN
-        RETURN; -- jobs their steps no longer wait for
-    END IF;
-    PERFORM jobc_workflow_steps_ended(v_wf, v_step, v_state);
 END
 $$;
 
--- jobc_workflow_steps_ended advances the workflows of the given steps, which just ended
--- in the given states (workflow, step and state by position); the workflows are
--- locked. A completed step runs each dependent step none of whose predecessors it
--- still waits for. A failed or cancelled step cancels the steps that come after it,
--- directly or not, since they can never run; with on_failure cancel (the default) it
--- also fails the workflow at once, cancels every step that waits and asks the running
--- steps' jobs to stop (a job another transaction holds is left to finish: its step
--- ends when it does). The workflow ends, completed or failed, when its last step does.
+-- jobc_workflow_steps_ended advances the workflows of the given steps, whose rows just
+-- recorded their ends in the given states (workflow, step and state by position): for
+-- steps other than job steps, whose ends jobc_workflows_advance records itself. The
+-- workflows are locked. Each counts its steps; a completed step runs each step it
+-- leaves ready (jobc_workflow_ready); a failed or cancelled one goes through
+-- jobc_workflow_step_failed. The workflow ends, completed or failed, when its last
+-- step does.
 CREATE FUNCTION jobc_workflow_steps_ended(p_wf bigint[], p_step text[], p_state jobc_step_state[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     v_rwf    bigint[];
     v_rstep  text[];
-    v_queues text[];
     v_i      integer;
 BEGIN
     -- A workflow whose last steps these are ends here when they all completed; when
@@ -2366,49 +2466,12 @@ BEGIN
     FROM (SELECT x.wf, count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
           FROM unnest(p_wf, p_state) x(wf, st) GROUP BY x.wf) e
     WHERE w.id = e.wf;
-    -- The steps after the completed ones, of running workflows, count them; those
-    -- left with none to wait for run. A job step, the common case, runs in the same
-    -- statement: its job is inserted and its row written once, with its new count,
-    -- its state and its job (its payload reads the results the statement before
-    -- stored). The other kinds run after it (jobc_workflow_run_steps).
-    WITH completed AS (
-        SELECT x.wf, x.step FROM unnest(p_wf, p_step, p_state) x(wf, step, st)
-        JOIN jobc_workflows w ON w.id = x.wf AND w.state = 'running'
-        WHERE x.st = 'completed'
-    ), counted AS (
-        SELECT s.workflow_id, s.step, s.deps_left - count(*)::integer AS left_,
-               s.deps_left = count(*) AND s.definition ? 'kind' AND NOT s.definition ? 'for_each' AS runs
-        FROM completed c JOIN jobc_workflow_steps s ON s.workflow_id = c.wf AND c.step = ANY(s.after)
-        WHERE s.state = 'waiting'
-        GROUP BY s.workflow_id, s.step
-    ), waited AS (
-        -- (A job step that runs takes its job's id here, so that the job is inserted
-        -- from the step's row: no join of the steps to the jobs they just made.)
-        UPDATE jobc_workflow_steps s
-        SET deps_left = c.left_,
-            state = CASE WHEN c.runs THEN 'running' ELSE s.state END,
-            job_id = CASE WHEN c.runs THEN nextval('jobc_jobs_id_seq') END,
-            started_at = CASE WHEN c.runs THEN now() END
-        FROM counted c
-        WHERE s.workflow_id = c.workflow_id AND s.step = c.step
-        RETURNING s.workflow_id, s.step, s.deps_left, s.state, s.job_id, s.definition AS d
-    ), jobs AS (
-        INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
-                               workflow_id, workflow_step)
-        SELECT x.job_id, x.d->>'kind', x.d->>'queue', 'available', (x.d->>'priority')::smallint,
-               (x.d->>'payload_version')::integer, p.payload,
-               (x.d->>'max_attempts')::integer, x.workflow_id, x.step
-        FROM waited x
-        JOIN jobc_workflows w ON w.id = x.workflow_id
-        CROSS JOIN LATERAL jobc_workflow_payload(x.workflow_id, w.input, NULL, x.d->'map') p
-        WHERE x.job_id IS NOT NULL
-        RETURNING queue
-    )
-    SELECT array_agg(x.workflow_id) FILTER (WHERE x.deps_left = 0 AND x.state = 'waiting'),
-           array_agg(x.step) FILTER (WHERE x.deps_left = 0 AND x.state = 'waiting'),
-           (SELECT array_agg(DISTINCT j.queue) FROM jobs j)
-    INTO v_rwf, v_rstep, v_queues FROM waited x;
-    PERFORM jobc_wake(q) FROM unnest(v_queues) AS q;
+    SELECT array_agg(w.id), array_agg(r.step->>'name') INTO v_rwf, v_rstep
+    FROM (SELECT x.wf, array_agg(x.step) AS completed FROM unnest(p_wf, p_step, p_state) x(wf, step, st)
+          WHERE x.st = 'completed' GROUP BY x.wf) c
+    JOIN jobc_workflows w ON w.id = c.wf AND w.state = 'running'
+    JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+    CROSS JOIN LATERAL jobc_workflow_ready(w.id, df.definition, w.jobs, c.completed) r;
     IF v_rwf IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
     END IF;
@@ -2424,30 +2487,36 @@ END
 $$;
 
 -- jobc_workflow_step_failed cancels what a failed or cancelled step leaves unable to
--- run (see jobc_workflow_steps_ended), and stops what still runs of its own items;
--- the workflow is locked.
+-- run: the steps after it, directly or not, that have not run get a row that says so
+-- (see jobc_workflows_advance); it also stops what still runs of its own items; the
+-- workflow is locked. With on_failure cancel (the default) the workflow fails at once,
+-- and what else of it waits or runs stops (jobc_workflow_stop).
 CREATE FUNCTION jobc_workflow_step_failed(p_workflow bigint, p_step text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
+    v_def     jsonb;
+    v_jobs    jsonb;
     v_skipped integer;
     v_cancel  boolean;
 BEGIN
-    -- The steps after it, directly or not, can never run.
+    SELECT d.definition, w.jobs, w.state = 'running' AND coalesce(d.definition->>'on_failure', 'cancel') = 'cancel'
+    INTO v_def, v_jobs, v_cancel
+    FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id WHERE w.id = p_workflow;
     WITH RECURSIVE later(step) AS (
-        SELECT s.step FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND p_step = ANY(s.after)
+        SELECT e->>'name' FROM jsonb_array_elements(v_def->'steps') e WHERE e->'after' ? p_step
         UNION
-        SELECT s.step FROM jobc_workflow_steps s JOIN later l ON l.step = ANY(s.after) WHERE s.workflow_id = p_workflow
+        SELECT e->>'name' FROM later l, jsonb_array_elements(v_def->'steps') e WHERE e->'after' ? l.step
     ), skipped AS (
-        UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now()
-        FROM later l WHERE s.workflow_id = p_workflow AND s.step = l.step AND s.state = 'waiting'
+        INSERT INTO jobc_workflow_steps (workflow_id, step, state, finished_at)
+        SELECT p_workflow, l.step, 'cancelled', now() FROM later l
+        WHERE NOT v_jobs ? l.step
+          AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = l.step)
         RETURNING 1
     )
     SELECT count(*) INTO v_skipped FROM skipped;
     UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = p_workflow;
     PERFORM jobc_workflow_stop_jobs(p_workflow, p_step);
-    SELECT w.state = 'running' AND coalesce(d.definition->>'on_failure', 'cancel') = 'cancel' INTO v_cancel
-    FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id WHERE w.id = p_workflow;
     IF NOT v_cancel THEN
         RETURN;
     END IF;
@@ -2457,31 +2526,42 @@ END
 $$;
 
 -- jobc_workflow_stop stops what still runs of a workflow that no longer runs (failed
--- or cancelled; it is locked): its waiting steps, and its sleeping and waiting ones,
--- are cancelled, and its steps' jobs are stopped (jobc_workflow_stop_jobs).
+-- or cancelled; it is locked): its steps that have not run get a row that says they
+-- were cancelled, its sleeping and waiting ones are cancelled, and its steps' jobs are
+-- stopped (jobc_workflow_stop_jobs).
 CREATE FUNCTION jobc_workflow_stop(p_workflow bigint)
 RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     v_skipped integer;
+    v_stopped integer;
 BEGIN
     WITH skipped AS (
-        UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now(), wake_at = NULL
-        WHERE s.workflow_id = p_workflow
-          AND (s.state = 'waiting' OR (s.state = 'running' AND NOT s.definition ? 'kind'))
+        INSERT INTO jobc_workflow_steps (workflow_id, step, state, finished_at)
+        SELECT w.id, e->>'name', 'cancelled', now()
+        FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+        CROSS JOIN LATERAL jsonb_array_elements(d.definition->'steps') e
+        WHERE w.id = p_workflow AND NOT w.jobs ? (e->>'name')
+          AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = w.id AND s.step = e->>'name')
         RETURNING 1
     )
     SELECT count(*) INTO v_skipped FROM skipped;
-    UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped WHERE w.id = p_workflow;
+    WITH stopped AS (
+        UPDATE jobc_workflow_steps s SET state = 'cancelled', finished_at = now(), wake_at = NULL
+        WHERE s.workflow_id = p_workflow AND s.state = 'running' AND NOT s.definition ? 'kind'
+        RETURNING 1
+    )
+    SELECT count(*) INTO v_stopped FROM stopped;
+    UPDATE jobc_workflows w SET steps_left = w.steps_left - v_skipped - v_stopped WHERE w.id = p_workflow;
     PERFORM jobc_workflow_stop_jobs(p_workflow, NULL);
 END
 $$;
 
 -- jobc_workflow_stop_jobs stops the jobs of the running steps of workflow p_workflow
--- (of step p_step only, when given), items' jobs included: those that wait are
--- cancelled (their steps end through jobc_workflows_advance again), and those that run
--- are asked to stop (a job another transaction holds is left to finish: its step ends
--- when it does). The workflow is locked.
+-- (of step p_step only, when given): the jobs its row names and its items' jobs. Those
+-- that wait are cancelled (their steps end through jobc_workflows_advance again), and
+-- those that run are asked to stop (a job another transaction holds is left to finish:
+-- its step ends when it does). The workflow is locked.
 CREATE FUNCTION jobc_workflow_stop_jobs(p_workflow bigint, p_step text)
 RETURNS void
 LANGUAGE plpgsql VOLATILE AS $$
@@ -2490,9 +2570,8 @@ DECLARE
     v_job  bigint;
     v_n    integer;
 BEGIN
-    v_jobs := ARRAY(SELECT s.job_id FROM jobc_workflow_steps s
-                    WHERE s.workflow_id = p_workflow AND s.state = 'running' AND s.job_id IS NOT NULL
-                      AND (p_step IS NULL OR s.step = p_step)
+    v_jobs := ARRAY(SELECT x.value::bigint FROM jobc_workflows w CROSS JOIN LATERAL jsonb_each_text(w.jobs) x
+                    WHERE w.id = p_workflow AND (p_step IS NULL OR x.key = p_step)
                     UNION ALL
                     SELECT i.job_id FROM jobc_workflow_items i
                     WHERE i.workflow_id = p_workflow AND i.state = 'running' AND (p_step IS NULL OR i.step = p_step));
@@ -2548,11 +2627,12 @@ $$;
 -- jobc_workflow_retry resumes failed or cancelled workflow p_id from the steps that
 -- did not complete (runtime.RetryWorkflow): it runs again, completed steps keep their
 -- results (a for_each step's completed items too, which do not run again), and the
--- steps that failed or were cancelled wait again for the steps they come after, those
--- with nothing left to wait for running at once. A step whose job still runs (asked
--- to stop when the workflow failed, not yet stopped) makes the retry fail: retry once
--- it has ended. It returns the workflow's state and whether this call retried it (a
--- running or completed workflow keeps its state); no row for no such workflow.
+-- steps that failed or were cancelled lose their rows, to wait again for the steps
+-- they come after, those with nothing left to wait for running at once. A step whose
+-- job still runs (asked to stop when the workflow failed, not yet stopped) makes the
+-- retry fail: retry once it has ended. It returns the workflow's state and whether
+-- this call retried it (a running or completed workflow keeps its state); no row for
+-- no such workflow.
 CREATE FUNCTION jobc_workflow_retry(p_id bigint)
 RETURNS TABLE (out_state jobc_workflow_state, out_retried boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
@@ -2563,7 +2643,8 @@ DECLARE
     v_reset integer;
     v_ready text[];
 BEGIN
-    SELECT w.state INTO v_state FROM jobc_workflows w WHERE w.id = p_id FOR UPDATE;
+    SELECT w.state, (SELECT min(k) FROM jsonb_object_keys(w.jobs) k) INTO v_state, v_busy
+    FROM jobc_workflows w WHERE w.id = p_id FOR UPDATE;
     IF NOT FOUND THEN
         RETURN;
     END IF;
@@ -2571,24 +2652,31 @@ BEGIN
         RETURN QUERY SELECT v_state, false;
         RETURN;
     END IF;
-    SELECT s.step INTO v_busy FROM jobc_workflow_steps s
-    WHERE s.workflow_id = p_id AND s.state = 'running' ORDER BY s.step LIMIT 1;
+    IF v_busy IS NULL THEN
+        SELECT s.step INTO v_busy FROM jobc_workflow_steps s
+        WHERE s.workflow_id = p_id AND s.state = 'running' ORDER BY s.step LIMIT 1;
+    END IF;
     IF v_busy IS NOT NULL THEN
         RAISE EXCEPTION 'jobc: retry workflow %: step % still runs: retry once its jobs have stopped', p_id, v_busy
             USING ERRCODE = 'object_in_use';
     END IF;
     WITH reset AS (
-        UPDATE jobc_workflow_steps s
-        SET state = 'waiting', job_id = NULL, result_version = NULL, result = NULL, wake_at = NULL, error = NULL,
-            started_at = NULL, finished_at = NULL,
-            deps_left = (SELECT count(*) FROM jobc_workflow_steps t
-                         WHERE t.workflow_id = p_id AND t.step = ANY(s.after) AND t.state <> 'completed')
+        DELETE FROM jobc_workflow_steps s
         WHERE s.workflow_id = p_id AND s.state IN ('failed', 'cancelled')
-        RETURNING s.step, s.deps_left
+        RETURNING 1
     )
-    SELECT count(*), array_agg(r.step) FILTER (WHERE r.deps_left = 0) INTO v_reset, v_ready FROM reset r;
+    SELECT count(*) INTO v_reset FROM reset;
     UPDATE jobc_workflows w SET state = 'running', finished_at = NULL, failed_steps = 0, steps_left = v_reset
     WHERE w.id = p_id;
+    -- The steps without a row whose predecessors have all completed.
+    SELECT array_agg(e->>'name') INTO v_ready
+    FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+    CROSS JOIN LATERAL jsonb_array_elements(d.definition->'steps') e
+    WHERE w.id = p_id
+      AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_id AND s.step = e->>'name')
+      AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(e->'after', '[]')) a(name)
+                      WHERE NOT EXISTS (SELECT 1 FROM jobc_workflow_steps t
+                                        WHERE t.workflow_id = p_id AND t.step = a.name AND t.state = 'completed'));
     IF v_ready IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(array_fill(p_id, ARRAY[cardinality(v_ready)]), v_ready);
     END IF;

@@ -6,7 +6,9 @@
 -- in bench/README.md (1,110k a start, 398k a step's end) are this file's first version's
 -- (04c8db0), which called that function when it was PL/pgSQL. Since definitions are
 -- stored once (jobc_workflow_definitions), its start takes the definition as text and
--- finds it by its digest; its figures before that are ab6d49c's version's.
+-- finds it by its digest; its figures before that are ab6d49c's version's. The schema
+-- itself took a full lean layout in the commit after dc3dbb1 (every step kind, the running
+-- job steps named in the workflow's jobs): this patch applies to dc3dbb1's schema, not later.
 ALTER TABLE jobc_workflow_steps ALTER COLUMN after DROP NOT NULL, ALTER COLUMN deps_left DROP NOT NULL, ALTER COLUMN definition DROP NOT NULL;
 CREATE OR REPLACE FUNCTION jobc_workflow_start(p_name text, p_definition text, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
 RETURNS bigint

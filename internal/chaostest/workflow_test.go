@@ -136,6 +136,12 @@ func TestWorkflowsUnderKillsAndRestart(t *testing.T) {
 	if n := queryInt(t, pool, `SELECT count(*) FROM jobc_workflow_steps WHERE state <> 'completed'`); n != 0 {
 		t.Errorf("%d steps not completed", n)
 	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM jobc_workflow_steps`); n != len(order.Steps)*workflows {
+		t.Errorf("%d rows of steps; want %d, one per step of each workflow", n, len(order.Steps)*workflows)
+	}
+	if n := queryInt(t, pool, `SELECT count(*) FROM jobc_workflows WHERE jobs <> '{}'`); n != 0 {
+		t.Errorf("%d ended workflows still name jobs as running", n)
+	}
 	if n := queryInt(t, pool, `SELECT count(*) FROM jobc_workflow_items WHERE state = 'completed'`); n != items*workflows {
 		t.Errorf("%d items completed; want %d", n, items*workflows)
 	}
@@ -155,7 +161,10 @@ func TestWorkflowsUnderKillsAndRestart(t *testing.T) {
 	// completed (a for_each step when its last item did, a wait when its signal came).
 	if early := queryStrings(t, pool, `SELECT s.workflow_id || '.' || s.step || ' ran at ' || h.at || ', before ' || p.step || ' completed at ' || p.finished_at
 		FROM jobc_workflow_steps s
-		JOIN jobc_workflow_steps p ON p.workflow_id = s.workflow_id AND p.step = ANY(s.after)
+		JOIN jobc_workflows w ON w.id = s.workflow_id
+		JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+		JOIN jsonb_array_elements(d.definition->'steps') e ON e->>'name' = s.step
+		JOIN jobc_workflow_steps p ON p.workflow_id = s.workflow_id AND e->'after' ? p.step
 		JOIN jobc_jobs_finished j ON j.workflow_id = s.workflow_id AND j.workflow_step = s.step
 		JOIN handled h ON h.job_id = j.id
 		WHERE h.at < p.finished_at ORDER BY 1 LIMIT 10`); len(early) > 0 {

@@ -57,51 +57,6 @@ func (ns NullJobcState) Value() (driver.Value, error) {
 	return string(ns.JobcState), nil
 }
 
-type JobcStepState string
-
-const (
-	JobcStepStateWaiting   JobcStepState = "waiting"
-	JobcStepStateRunning   JobcStepState = "running"
-	JobcStepStateCompleted JobcStepState = "completed"
-	JobcStepStateFailed    JobcStepState = "failed"
-	JobcStepStateCancelled JobcStepState = "cancelled"
-)
-
-func (e *JobcStepState) Scan(src interface{}) error {
-	switch s := src.(type) {
-	case []byte:
-		*e = JobcStepState(s)
-	case string:
-		*e = JobcStepState(s)
-	default:
-		return fmt.Errorf("unsupported scan type for JobcStepState: %T", src)
-	}
-	return nil
-}
-
-type NullJobcStepState struct {
-	JobcStepState JobcStepState
-	Valid         bool // Valid is true if JobcStepState is not NULL
-}
-
-// Scan implements the Scanner interface.
-func (ns *NullJobcStepState) Scan(value interface{}) error {
-	if value == nil {
-		ns.JobcStepState, ns.Valid = "", false
-		return nil
-	}
-	ns.Valid = true
-	return ns.JobcStepState.Scan(value)
-}
-
-// Value implements the driver Valuer interface.
-func (ns NullJobcStepState) Value() (driver.Value, error) {
-	if !ns.Valid {
-		return nil, nil
-	}
-	return string(ns.JobcStepState), nil
-}
-
 type JobcWorkflowState string
 
 const (

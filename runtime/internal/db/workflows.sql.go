@@ -31,10 +31,15 @@ func (q *Queries) CancelWorkflow(ctx context.Context, id int64) (CancelWorkflowR
 }
 
 const countRunningWorkflowSteps = `-- name: CountRunningWorkflowSteps :many
-SELECT w.name, s.step, s.state::text AS state, count(*)::bigint AS steps
-FROM jobc_workflows w JOIN jobc_workflow_steps s ON s.workflow_id = w.id
+SELECT w.name, (e.value->>'name')::text AS step,
+       coalesce(s.state::text, CASE WHEN w.jobs ? (e.value->>'name') THEN 'running' ELSE 'waiting' END)::text AS state,
+       count(*)::bigint AS steps
+FROM jobc_workflows w
+JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+CROSS JOIN LATERAL jsonb_array_elements(d.definition->'steps') e
+LEFT JOIN jobc_workflow_steps s ON s.workflow_id = w.id AND s.step = e.value->>'name'
 WHERE w.state = 'running'
-GROUP BY w.name, s.step, s.state
+GROUP BY 1, 2, 3
 `
 
 type CountRunningWorkflowStepsRow struct {
@@ -44,7 +49,9 @@ type CountRunningWorkflowStepsRow struct {
 	Steps int64
 }
 
-// The steps of running workflows by workflow name, step and state, for the metrics.
+// The steps of running workflows by workflow name, step and state, for the metrics:
+// each step of each one's definition, in the state its row says, else running if the
+// workflow's jobs name it, else waiting.
 func (q *Queries) CountRunningWorkflowSteps(ctx context.Context) ([]CountRunningWorkflowStepsRow, error) {
 	rows, err := q.db.Query(ctx, countRunningWorkflowSteps)
 	if err != nil {
@@ -354,19 +361,22 @@ func (q *Queries) WorkflowSignals(ctx context.Context, workflowID int64) ([]Work
 }
 
 const workflowSteps = `-- name: WorkflowSteps :many
-SELECT step, after, state, job_id, result_version, result, definition, items, items_left, items_failed,
-       items_cancelled, wake_at, error, started_at, finished_at
-FROM jobc_workflow_steps WHERE workflow_id = $1
+SELECT s.step, s.state::text AS state, s.job_id, s.result_version, s.result, s.items, s.items_left, s.items_failed,
+       s.items_cancelled, s.wake_at, s.error, s.started_at, s.finished_at
+FROM jobc_workflow_steps s WHERE s.workflow_id = $1
+UNION ALL
+SELECT j.workflow_step, 'running', j.id, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, j.created_at, NULL
+FROM jobc_jobs j
+WHERE j.id = ANY(ARRAY(SELECT x.value::bigint FROM jobc_workflows w CROSS JOIN LATERAL jsonb_each_text(w.jobs) x
+                       WHERE w.id = $1))
 `
 
 type WorkflowStepsRow struct {
 	Step           string
-	After          []string
-	State          JobcStepState
+	State          string
 	JobID          *int64
 	ResultVersion  *int32
 	Result         json.RawMessage
-	Definition     json.RawMessage
 	Items          *int32
 	ItemsLeft      *int32
 	ItemsFailed    *int32
@@ -377,7 +387,9 @@ type WorkflowStepsRow struct {
 	FinishedAt     *time.Time
 }
 
-// A workflow's steps; GetWorkflow orders them as the definition declares them.
+// A workflow's steps that run or ran: their rows, and the job steps whose jobs its row
+// names (they have no row until they end), running since their jobs were inserted.
+// GetWorkflow orders them as the definition declares them, and says the others wait.
 func (q *Queries) WorkflowSteps(ctx context.Context, workflowID int64) ([]WorkflowStepsRow, error) {
 	rows, err := q.db.Query(ctx, workflowSteps, workflowID)
 	if err != nil {
@@ -389,12 +401,10 @@ func (q *Queries) WorkflowSteps(ctx context.Context, workflowID int64) ([]Workfl
 		var i WorkflowStepsRow
 		if err := rows.Scan(
 			&i.Step,
-			&i.After,
 			&i.State,
 			&i.JobID,
 			&i.ResultVersion,
 			&i.Result,
-			&i.Definition,
 			&i.Items,
 			&i.ItemsLeft,
 			&i.ItemsFailed,
