@@ -1909,6 +1909,18 @@ SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_i
        END
 $$;
 
+-- jobc_workflow_job is the job of job step p_step (its part of the workflow's
+-- definition) of workflow p_workflow: the settings the step declares, and its payload
+-- (jobc_workflow_payload). Every statement that inserts a step's job reads it here,
+-- and PostgreSQL inlines it into them.
+CREATE FUNCTION jobc_workflow_job(p_workflow bigint, p_input jsonb, p_step jsonb)
+RETURNS TABLE (kind text, queue text, priority smallint, payload_version integer, payload jsonb, max_attempts integer)
+LANGUAGE sql STABLE AS $$
+SELECT p_step->>'kind', p_step->>'queue', (p_step->>'priority')::smallint, (p_step->>'payload_version')::integer,
+       p.payload, (p_step->>'max_attempts')::integer
+FROM jobc_workflow_payload(p_workflow, p_input, NULL, p_step->'map') p
+$$;
+
 -- jobc_workflow_ready is each step of definition p_def that steps p_completed, which
 -- just completed in workflow p_workflow, leave ready to run: a step that comes after
 -- one of them, all of whose predecessors have completed (by a row that says so, or by
@@ -1963,11 +1975,9 @@ BEGIN
     ), jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
-        SELECT s.job_id, s.d->>'kind', s.d->>'queue', 'available', (s.d->>'priority')::smallint,
-               (s.d->>'payload_version')::integer, p.payload,
-               (s.d->>'max_attempts')::integer, s.wf, s.d->>'name'
-        FROM steps s
-        CROSS JOIN LATERAL jobc_workflow_payload(s.wf, s.input, NULL, s.d->'map') p
+        SELECT s.job_id, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload, j.max_attempts,
+               s.wf, s.d->>'name'
+        FROM steps s CROSS JOIN LATERAL jobc_workflow_job(s.wf, s.input, s.d) j
         RETURNING queue
     ), named AS (
         UPDATE jobc_workflows w SET jobs = w.jobs || x.jobs
@@ -2196,11 +2206,9 @@ BEGIN
     WITH jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
-        SELECT (v_jobs->>(e->>'name'))::bigint, e->>'kind', e->>'queue', 'available', (e->>'priority')::smallint,
-               (e->>'payload_version')::integer, p.payload,
-               (e->>'max_attempts')::integer, v_id, e->>'name'
-        FROM jsonb_array_elements(v_steps) e
-        CROSS JOIN LATERAL jobc_workflow_payload(v_id, p_input, NULL, e->'map') p
+        SELECT (v_jobs->>(e->>'name'))::bigint, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload,
+               j.max_attempts, v_id, e->>'name'
+        FROM jsonb_array_elements(v_steps) e CROSS JOIN LATERAL jobc_workflow_job(v_id, p_input, e) j
         WHERE v_jobs ? (e->>'name')
         RETURNING queue
     )
@@ -2347,12 +2355,11 @@ BEGIN
     ), jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
-        SELECT u.id, u.d->>'kind', u.d->>'queue', 'available', (u.d->>'priority')::smallint,
-               (u.d->>'payload_version')::integer, p.payload,
-               (u.d->>'max_attempts')::integer, b.wf, u.d->>'name'
+        SELECT u.id, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload, j.max_attempts,
+               b.wf, u.d->>'name'
         FROM by_wf b
         CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id)
-        CROSS JOIN LATERAL jobc_workflow_payload(b.wf, b.input, NULL, u.d->'map') p
+        CROSS JOIN LATERAL jobc_workflow_job(b.wf, b.input, u.d) j
         WHERE u.d ? 'kind' AND NOT u.d ? 'for_each'
         RETURNING queue
     ), counted AS (
