@@ -699,3 +699,67 @@ func TestStartMapsAsPayloadDoes(t *testing.T) {
 		t.Fatalf("%d first steps' jobs, want %d", n, len(steps))
 	}
 }
+
+// TestStepRowsOnlyOnceTheyRun: a start writes no step row (the workflow's jobs name
+// its first job); a job step gets its row when its job ends, in the statement that
+// runs the next step, whose payload reads the result just stored; GetWorkflow says a
+// step without a row runs (the job its workflow names) or waits.
+func TestStepRowsOnlyOnceTheyRun(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	step := `{"name":%q,"kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":%s,"map":{"n":%s}}`
+	def := `{"steps":[` + fmt.Sprintf(step, "a", `[]`, `["input","n"]`) + `,` + fmt.Sprintf(step, "b", `["a"]`, `["result","a","n"]`) +
+		`,` + fmt.Sprintf(step, "c", `["b"]`, `["result","b","n"]`) + `]}`
+	var id int64
+	if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n": 1}')`, def).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	jobs := func() (names string) {
+		t.Helper()
+		if err := pool.QueryRow(ctx, `SELECT coalesce(string_agg(x.key || '=' || (x.value = to_jsonb(j.id))::text, ',' ORDER BY x.key), '')
+			FROM jobc_workflows w CROSS JOIN LATERAL jsonb_each(w.jobs) x LEFT JOIN jobc_jobs j ON j.workflow_id = w.id AND j.workflow_step = x.key
+			WHERE w.id = $1`, id).Scan(&names); err != nil {
+			t.Fatal(err)
+		}
+		return names
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_steps`); n != 0 {
+		t.Errorf("%d step rows after the start; want none", n)
+	}
+	if got := jobs(); got != "a=true" {
+		t.Errorf("the workflow names jobs %q after the start; want a's job alone", got)
+	}
+	// a's job ends with a result: a's row, and b's job with its payload from it.
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', attempt = 1, attempted_at = now(), lease_owner = 'me',
+		lease_expires_at = now() + interval '1 hour' WHERE workflow_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_finish(ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.workflow_id = $1),
+		'completed', NULL, 'me', ARRAY[1], ARRAY['{"n": 2}'::jsonb], ARRAY[1])`, id); n != 1 {
+		t.Fatalf("finished %d jobs; want a's", n)
+	}
+	var rows, payload string
+	if err := pool.QueryRow(ctx, `SELECT string_agg(s.step || ' ' || s.state || ' ' || s.result::text, ', ' ORDER BY s.step),
+		(SELECT j.payload::text FROM jobc_jobs j WHERE j.workflow_id = $1 AND j.workflow_step = 'b')
+		FROM jobc_workflow_steps s WHERE s.workflow_id = $1`, id).Scan(&rows, &payload); err != nil {
+		t.Fatal(err)
+	}
+	if rows != `a completed {"n": 2}` || payload != `{"n": 2}` {
+		t.Errorf("after a's job: rows %q, b's payload %q; want a's row alone, completed with its result, and b's payload from it", rows, payload)
+	}
+	if got := jobs(); got != "b=true" {
+		t.Errorf("the workflow names jobs %q after a ended; want b's job alone", got)
+	}
+	info, err := runtime.GetWorkflow(ctx, pool, runtime.WorkflowID(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, s := range info.Steps {
+		got = append(got, fmt.Sprintf("%s %s job=%t on=%q", s.Name, s.State, s.JobID != 0, s.WaitingOn))
+	}
+	if want := []string{`a completed job=true on=""`, `b running job=true on="job ` + fmt.Sprint(info.Steps[1].JobID) + `"`, `c waiting job=false on="steps b"`}; strings.Join(got, "; ") != strings.Join(want, "; ") {
+		t.Errorf("GetWorkflow:\n got %q\nwant %q", got, want)
+	}
+}
