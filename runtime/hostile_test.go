@@ -570,3 +570,58 @@ func TestOneRowDoesNotStopABulkRetry(t *testing.T) {
 		t.Errorf("the refused job is %q, want still failed", st)
 	}
 }
+
+// TestPlantedStepRowDoesNotStallOutcomes: a job step has no row while its job runs,
+// so a row planted for it (by hand, as a role that may write the table could) makes
+// the statement that records its end fail. The batch falls back to one job at a
+// time: the other workflows complete, the step's job is failed alone with the error,
+// its workflow stays running where an operator sees it, and the planted row is
+// untouched.
+func TestPlantedStepRowDoesNotStallOutcomes(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, runtime.OnFailureCancel)
+	var ids []runtime.WorkflowID
+	for i := range 5 {
+		id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprint("o-", i), Cents: int64(i)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	bad := ids[2]
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_steps (workflow_id, step, state, result)
+		VALUES ($1, 'reserve', 'completed', '{"planted": true}')`, int64(bad)); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 10}})
+	w := runtime.NewWorker(pool, cfg)
+	o.register(t, w, 0, nil)
+	startWorker(t, w)
+	for _, id := range ids {
+		if id == bad {
+			continue
+		}
+		if info := waitWorkflow(t, pool, id, 200*cfg.PollInterval); info.State != runtime.WorkflowCompleted {
+			t.Errorf("workflow %d: %s; want completed:%s", id, info.State, describeSteps(info))
+		}
+	}
+	var job int64
+	if err := pool.QueryRow(ctx, `SELECT id FROM jobc_jobs_finished WHERE workflow_id = $1 AND workflow_step = 'reserve'`,
+		int64(bad)).Scan(&job); err != nil {
+		t.Fatalf("the planted workflow's reserve job did not finish: %v; jobs: %v", err, jobStates(t, pool))
+	}
+	if _, msg := poisonedCopy(t, pool, job); !strings.Contains(msg, "jobc_workflow_steps_pkey") {
+		t.Errorf("the reserve job of workflow %d failed with %q; want the duplicate step row named", bad, msg)
+	}
+	info, err := runtime.GetWorkflow(ctx, pool, bad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.State != runtime.WorkflowRunning || string(info.Steps[0].Result) != `{"planted": true}` {
+		t.Errorf("workflow %d: %s, reserve's result %s; want it running, the planted row untouched:%s",
+			bad, info.State, info.Steps[0].Result, describeSteps(info))
+	}
+}
