@@ -2311,7 +2311,6 @@ DECLARE
     v_iwf    bigint[];
     v_istep  text[];
     v_istate jobc_step_state[];
-    v_i      integer;
 BEGIN
     -- The jobs' workflows, and whether any job is a for_each step's item: one read.
     -- Every read of the jobs names their finish time, this transaction's (both
@@ -2385,14 +2384,7 @@ BEGIN
         PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
     END IF;
     IF 'failed' = ANY(v_estate) OR 'cancelled' = ANY(v_estate) THEN
-        -- Failed and cancelled job steps: the rare path, one at a time.
-        FOR v_i IN SELECT i FROM generate_subscripts(v_estate, 1) i WHERE v_estate[i] <> 'completed' LOOP
-            PERFORM jobc_workflow_step_failed(v_ewf[v_i], v_estep[v_i]);
-        END LOOP;
-        UPDATE jobc_workflows w
-        SET state = CASE WHEN w.failed_steps > 0 THEN 'failed'::jobc_workflow_state ELSE 'completed' END,
-            finished_at = now()
-        WHERE w.id = ANY(v_ewf) AND w.steps_left = 0 AND w.state = 'running';
+        PERFORM jobc_workflow_steps_failed(v_ewf, v_estep, v_estate);
     END IF;
     IF v_items THEN
         -- Each item whose job this is ends as its job did; its step counts it.
@@ -2460,7 +2452,6 @@ LANGUAGE plpgsql VOLATILE AS $$
 DECLARE
     v_rwf    bigint[];
     v_rstep  text[];
-    v_i      integer;
 BEGIN
     -- A workflow whose last steps these are ends here when they all completed; when
     -- one failed, below, once its failure has cancelled what it had to.
@@ -2482,7 +2473,20 @@ BEGIN
     IF v_rwf IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
     END IF;
-    -- Failed and cancelled steps: the rare path, one at a time.
+    PERFORM jobc_workflow_steps_failed(p_wf, p_step, p_state);
+END
+$$;
+
+-- jobc_workflow_steps_failed takes the failed and cancelled ones of the given steps,
+-- which just ended and were counted (workflow, step and state by position), through
+-- jobc_workflow_step_failed, the rare path, one at a time; then the workflows left
+-- with no step to end do end. The workflows are locked.
+CREATE FUNCTION jobc_workflow_steps_failed(p_wf bigint[], p_step text[], p_state jobc_step_state[])
+RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+DECLARE
+    v_i integer;
+BEGIN
     FOR v_i IN SELECT i FROM generate_subscripts(p_state, 1) i WHERE p_state[i] <> 'completed' LOOP
         PERFORM jobc_workflow_step_failed(p_wf[v_i], p_step[v_i]);
     END LOOP;
