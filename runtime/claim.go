@@ -69,10 +69,13 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		}
 		free := q.max - int(q.active.Load())
 		// A paused queue claims nothing; needFetch stays set, and the wake-up that
-		// resuming it sends claims at once.
+		// resuming it sends claims at once. The flag is read, and the claim made,
+		// under q.claiming (setPaused).
+		q.claiming.Lock()
 		if needFetch && free > 0 && !q.paused.Load() {
 			asked := min(free, q.batch)
 			n, err := w.claim(ctx, q, asked)
+			q.claiming.Unlock()
 			first()
 			switch {
 			case err != nil:
@@ -103,6 +106,8 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 				needFetch = false
 				rearm(w.pollWait(q))
 			}
+		} else {
+			q.claiming.Unlock()
 		}
 		first() // claimed, or paused
 		select {

@@ -252,8 +252,8 @@ func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync
 				// A completed job of a key at its limit, of a kind that passes
 				// places on, keeps its place for the next job of its key until its
 				// outcome is recorded (passing.go): the completer frees it then if
-				// nothing took it.
-				if res.Outcome == completer.Complete && row.AtLimit && w.status.running.Load() {
+				// nothing took it. A paused queue passes nothing on.
+				if res.Outcome == completer.Complete && row.AtLimit && w.status.running.Load() && !q.paused.Load() {
 					res.Pass = w.passing.index[row.Kind]
 				}
 				results <- res

@@ -77,12 +77,18 @@ func (w *Worker) refreshPaused(ctx context.Context, queues []*queue) error {
 	return nil
 }
 
-// setPaused records whether q is paused, and wakes it when it was resumed.
+// setPaused records whether q is paused, and wakes it when it was resumed. A pause
+// waits for a claim of the queue under way (q.claiming; a claim is bounded by the
+// statement timeout) before it says so: a claim that read the flag just before it
+// flipped would otherwise take jobs enqueued after the worker said the queue was
+// paused.
 func (w *Worker) setPaused(ctx context.Context, q *queue, paused bool, how string) {
 	if q.paused.Swap(paused) == paused {
 		return
 	}
 	if paused {
+		q.claiming.Lock()
+		q.claiming.Unlock() //nolint:staticcheck // an empty section: it waits for the claim under way
 		w.log.InfoContext(ctx, "jobc worker: queue paused; claiming nothing from it until it is resumed", "queue", q.name, "seen_by", how)
 		return
 	}

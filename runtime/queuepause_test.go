@@ -62,10 +62,11 @@ func TestPauseQueue(t *testing.T) {
 		t.Errorf("pausing a paused queue: %v; want no error", err)
 	}
 	// The worker's flag flips once the listener hands it the notification, or its
-	// next poll reads the pause, whichever comes first (under load, the poll did); a
-	// claim that had read the flag just before may still be under way. So the job
-	// comes once the worker says it saw the pause. How soon it does is a latency, not
-	// asserted here (it waits the patience of the other waits).
+	// next poll reads the pause, whichever comes first (under load, the poll did); it
+	// says it saw the pause once a claim that had read the flag just before has ended
+	// (a job enqueued between the two was claimed once, in CI, under load). So the
+	// job comes once the worker says it saw the pause. How soon it does is a latency,
+	// not asserted here (it waits the patience of the other waits).
 	waitFor(t, "the worker to see the pause", 20*cfg.PollInterval, func() bool {
 		return len(rec.matching("queue paused")) > 0
 	})
