@@ -151,27 +151,28 @@ func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	// the penalty costs of the settings above and the estimates of JSON set-returning
 	// functions (100 rows each) once put a start's statement at 190,000, and its
 	// compilation took 28 of the 31 ms the start then took.
-	for _, p := range log.jitted() {
-		t.Errorf("a statement is compiled (JIT):\n%s", p)
-	}
+	log.noJIT(t, "")
 }
 
 // bitmapScan is a bitmap index scan node of a logged plan, with the entries it read
 // and the line after it, which holds its condition if it has one.
 var bitmapScan = regexp.MustCompile(`Bitmap Index Scan on (\w+)[^\n]*\(actual rows=(\d+) loops=(\d+)\)\n([^\n]*)`)
 
-// jitted returns the logged plans that were compiled (JIT), of the runtime's
-// statements and of those inside functions.
-func (l *planLog) jitted() []string {
+// noJIT fails t for each logged plan compiled by JIT (milliseconds of compiling for
+// a statement that runs in microseconds), of the runtime's statements and of those
+// inside functions; doing, if set, says what the statements were for.
+func (l *planLog) noJIT(t *testing.T, doing string) {
+	t.Helper()
+	if doing != "" {
+		doing = " " + doing
+	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []string
 	for _, p := range l.plans {
 		if strings.Contains(p, "\nJIT:") {
-			out = append(out, p)
+			t.Errorf("a statement%s is compiled (JIT):\n%s", doing, p)
 		}
 	}
-	return out
 }
 
 // TestHotPlansOnAFreshDatabase: a worker started on a freshly migrated database plans
@@ -269,11 +270,11 @@ func TestHotPlansOnAFreshDatabase(t *testing.T) {
 
 // noSlowPlans fails t for each logged sequential scan that read more rows than a
 // statement needs to find a few on a table of thousands, naming the first three with
-// their plans, and for each plan compiled by JIT (milliseconds of compiling for a
-// statement that runs in microseconds); doing, if set, says what the statements were
-// for.
+// their plans, and for each plan compiled by JIT (noJIT); doing, if set, says what
+// the statements were for.
 func (l *planLog) noSlowPlans(t *testing.T, doing string) {
 	t.Helper()
+	l.noJIT(t, doing)
 	const most = 200
 	if doing != "" {
 		doing = " " + doing
@@ -289,9 +290,6 @@ func (l *planLog) noSlowPlans(t *testing.T, doing string) {
 	}
 	if bad > 3 {
 		t.Errorf("and %d more sequential scans like these", bad-3)
-	}
-	for _, p := range l.jitted() {
-		t.Errorf("a statement%s is compiled (JIT):\n%s", doing, p)
 	}
 }
 
@@ -439,9 +437,7 @@ func TestFlowPlansOnAFreshDatabase(t *testing.T) {
 	if !slices.ContainsFunc(late, func(p string) bool { return strings.Contains(p, "jobc_claim_flow") || strings.Contains(p, "flow_key") }) {
 		t.Error("no plan of a flow claim logged in the second half of the run")
 	}
-	for _, p := range log.jitted() {
-		t.Errorf("a statement is compiled (JIT):\n%s", p)
-	}
+	log.noJIT(t, "")
 	// Jobs looked up by id go through an index that leads with id: one whose key ends
 	// in id (the claim indexes) is read whole to find them, by an index scan whose
 	// only condition is the id or by a bitmap scan with none. (Not noSlowPlans: under

@@ -1921,23 +1921,23 @@ SELECT p_step->>'kind', p_step->>'queue', (p_step->>'priority')::smallint, (p_st
 FROM jobc_workflow_payload(p_workflow, p_input, NULL, p_step->'map') p
 $$;
 
--- jobc_workflow_ready is each step of definition p_def that steps p_completed, which
--- just completed in workflow p_workflow, leave ready to run: a step that comes after
--- one of them, all of whose predecessors have completed (by a row that says so, or by
--- being one of p_completed, whose rows the caller may be writing in the same
--- statement), and that has neither a row nor a job (p_jobs, the workflow's jobs). It
--- is inlined into the statement that calls it, as jobc_workflow_payload is. The
--- workflow is locked: of two transactions that complete a fan-in step's last two
--- predecessors, the second sees the first's row.
+-- jobc_workflow_ready is each step of definition p_def of workflow p_workflow that is
+-- ready to run: all of whose predecessors have completed, and that has neither a row
+-- nor a job (p_jobs, the workflow's jobs). Given the steps p_completed that just
+-- completed, only the steps that come after one of them, and without reading their
+-- rows again; given NULL (a retry), every step. It is inlined into the statement that
+-- calls it, as jobc_workflow_payload is. The workflow is locked: of two transactions
+-- that complete a fan-in step's last two predecessors, the second sees the first's
+-- row.
 CREATE FUNCTION jobc_workflow_ready(p_workflow bigint, p_def jsonb, p_jobs jsonb, p_completed text[])
 RETURNS TABLE (step jsonb)
 LANGUAGE sql STABLE AS $$
 SELECT e.value FROM jsonb_array_elements(p_def->'steps') e
-WHERE e.value->'after' ?| p_completed
+WHERE (p_completed IS NULL OR e.value->'after' ?| p_completed)
   AND NOT p_jobs ? (e.value->>'name')
   AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = e.value->>'name')
-  AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(e.value->'after') a(name)
-                  WHERE a.name <> ALL(p_completed)
+  AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(e.value->'after', '[]')) a(name)
+                  WHERE a.name <> ALL(coalesce(p_completed, '{}'))
                     AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps t
                                     WHERE t.workflow_id = p_workflow AND t.step = a.name AND t.state = 'completed'))
 $$;
@@ -2172,17 +2172,18 @@ BEGIN
         v_steps := v_def->'steps';
     END IF;
     -- The jobs of the job steps that come after none take their ids here, so that the
-    -- workflow's row names them as it is written.
+    -- workflow's row names them as it is written (a keyed start that finds a running
+    -- workflow leaves them unused: the sequence's gaps cost nothing).
+    v_jobs := (SELECT coalesce(jsonb_object_agg(e->>'name', nextval('jobc_jobs_id_seq')), '{}') FROM jsonb_array_elements(v_steps) e
+              WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each');
     IF p_key IS NOT NULL THEN
         -- One running workflow per name and key: a start that finds one (or waits for
         -- the transaction that starts one, and it commits) returns it and starts
         -- nothing.
         INSERT INTO jobc_workflows (name, definition_id, input_version, input, key, steps_left, jobs)
-        VALUES (p_name, v_def_id, p_input_version, p_input, p_key, jsonb_array_length(v_steps),
-                (SELECT coalesce(jsonb_object_agg(e->>'name', nextval('jobc_jobs_id_seq')), '{}') FROM jsonb_array_elements(v_steps) e
-                 WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each'))
+        VALUES (p_name, v_def_id, p_input_version, p_input, p_key, jsonb_array_length(v_steps), v_jobs)
         ON CONFLICT (name, key) WHERE key IS NOT NULL AND state = 'running' DO NOTHING
-        RETURNING id, jobs INTO v_id, v_jobs;
+        RETURNING id INTO v_id;
         IF v_id IS NULL THEN
             SELECT w.id INTO v_id FROM jobc_workflows w
             WHERE w.name = p_name AND w.key = p_key AND w.state = 'running';
@@ -2194,10 +2195,8 @@ BEGIN
         END IF;
     ELSE
         INSERT INTO jobc_workflows (name, definition_id, input_version, input, steps_left, jobs)
-        VALUES (p_name, v_def_id, p_input_version, p_input, jsonb_array_length(v_steps),
-                (SELECT coalesce(jsonb_object_agg(e->>'name', nextval('jobc_jobs_id_seq')), '{}') FROM jsonb_array_elements(v_steps) e
-                 WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0 AND e ? 'kind' AND NOT e ? 'for_each'))
-        RETURNING id, jobs INTO v_id, v_jobs;
+        VALUES (p_name, v_def_id, p_input_version, p_input, jsonb_array_length(v_steps), v_jobs)
+        RETURNING id INTO v_id;
     END IF;
     -- Those jobs, in one statement (their payloads read the input only: no step has a
     -- result yet); the other steps that come after none run after it. No step has a
@@ -2679,15 +2678,10 @@ BEGIN
     SELECT count(*) INTO v_reset FROM reset;
     UPDATE jobc_workflows w SET state = 'running', finished_at = NULL, failed_steps = 0, steps_left = v_reset
     WHERE w.id = p_id;
-    -- The steps without a row whose predecessors have all completed.
-    SELECT array_agg(e->>'name') INTO v_ready
+    SELECT array_agg(r.step->>'name') INTO v_ready
     FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id
-    CROSS JOIN LATERAL jsonb_array_elements(d.definition->'steps') e
-    WHERE w.id = p_id
-      AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_id AND s.step = e->>'name')
-      AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(e->'after', '[]')) a(name)
-                      WHERE NOT EXISTS (SELECT 1 FROM jobc_workflow_steps t
-                                        WHERE t.workflow_id = p_id AND t.step = a.name AND t.state = 'completed'));
+    CROSS JOIN LATERAL jobc_workflow_ready(w.id, d.definition, w.jobs, NULL) r
+    WHERE w.id = p_id;
     IF v_ready IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(array_fill(p_id, ARRAY[cardinality(v_ready)]), v_ready);
     END IF;
