@@ -610,11 +610,81 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions WHERE digest = sha256(convert_to($1, 'UTF8'))`, good); n != 1 {
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions WHERE source = $1`, good); n != 1 {
 		t.Errorf("%d rows record the definition of two starts; want 1", n)
 	}
 	if n := countRows(t, pool, `SELECT count(DISTINCT definition_id) FROM jobc_workflows`); n != 1 {
 		t.Errorf("two starts of one definition name %d definitions; want 1", n)
+	}
+}
+
+// TestDefinitionRowHoldsWhatAStartReads: a definition's row holds, derived as it is
+// stored, what a start reads instead of walking the steps: how many steps, the job
+// steps that come after none (whose jobs a start inserts) and the other steps that do
+// (which it runs: a sleep's row); a second start of the text reads them and starts
+// the same.
+func TestDefinitionRowHoldsWhatAStartReads(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	job := `{"name":%q,"kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":%s}`
+	def := `{"steps":[` + fmt.Sprintf(job, "a", `[]`) + `,` + fmt.Sprintf(job, "b", `["a","z"]`) + `,` +
+		fmt.Sprintf(job, "c", `[]`) + `,{"name":"z","after":[],"sleep_ms":3600000}]}`
+	for range 2 {
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{}')`, def).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		var steps int
+		var jobs, other string
+		if err := pool.QueryRow(ctx, `SELECT d.steps, (SELECT string_agg(e->>'name', ',' ORDER BY e->>'name') FROM jsonb_array_elements(d.first_jobs) e),
+				array_to_string(d.first_other, ',')
+			FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id WHERE w.id = $1`, id).Scan(&steps, &jobs, &other); err != nil {
+			t.Fatal(err)
+		}
+		if steps != 4 || jobs != "a,c" || other != "z" {
+			t.Errorf("the definition's row: %d steps, first jobs %q, other first steps %q; want 4, \"a,c\", \"z\"", steps, jobs, other)
+		}
+		var started, left int
+		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM jobc_jobs j WHERE j.workflow_id = w.id AND (w.jobs->>j.workflow_step)::bigint = j.id),
+				w.steps_left FROM jobc_workflows w WHERE w.id = $1`, id).Scan(&started, &left); err != nil {
+			t.Fatal(err)
+		}
+		sleeping := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_steps WHERE workflow_id = $1 AND step = 'z' AND state = 'running' AND wake_at IS NOT NULL`, id)
+		if started != 2 || left != 4 || sleeping != 1 {
+			t.Errorf("workflow %d: %d jobs it names, %d steps left, %d sleeping steps; want 2, 4, 1", id, started, left, sleeping)
+		}
+	}
+	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflow_definitions`); n != 1 {
+		t.Errorf("%d definitions' rows for two starts of one text; want 1", n)
+	}
+}
+
+// TestDefinitionFoundByItsText: a start finds a stored definition by its text, not by
+// the text's hash alone: a row planted with the hash of a definition and another
+// text (a collision) is passed over, and the start stores and runs its own.
+func TestDefinitionFoundByItsText(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	step := `{"name":"a","kind":%q,"queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":[]}`
+	mine, planted := `{"steps":[`+fmt.Sprintf(step, "mine")+`]}`, `{"steps":[`+fmt.Sprintf(step, "planted")+`]}`
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_definitions (hash, source, definition, steps, first_jobs)
+		VALUES (hashtext($1::text), $2::text, $2::text::jsonb, 1, $2::text::jsonb->'steps')`, mine, planted); err != nil {
+		t.Fatal(err)
+	}
+	var id int64
+	if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{}')`, mine).Scan(&id); err != nil {
+		t.Fatal(err)
+	}
+	var kind, source string
+	if err := pool.QueryRow(ctx, `SELECT j.kind, d.source FROM jobc_workflows w
+			JOIN jobc_workflow_definitions d ON d.id = w.definition_id
+			JOIN jobc_jobs j ON j.workflow_id = w.id WHERE w.id = $1`, id).Scan(&kind, &source); err != nil {
+		t.Fatal(err)
+	}
+	if kind != "mine" || source != mine {
+		t.Errorf("a start of %s ran kind %q under definition %s; want kind mine under its own", mine, kind, source)
 	}
 }
 
