@@ -14,7 +14,7 @@ import (
 
 // claimConnsSQL records, for every claim, the application_name of the connection
 // behind it and the synchronous_commit, plan_cache_mode and jit it ran with, and for
-// every finished job the jit of the statement that moved it.
+// every finished job the plan_cache_mode and jit of the statement that moved it.
 const claimConnsSQL = `
 CREATE TABLE claim_conns (job_id bigint, app text, mode text, plans text, jit text);
 CREATE FUNCTION log_claim_conn() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -27,10 +27,10 @@ BEGIN
 	RETURN NULL;
 END $$;
 CREATE TRIGGER log_claim_conn AFTER UPDATE ON jobc_jobs FOR EACH ROW EXECUTE FUNCTION log_claim_conn();
-CREATE TABLE finish_conns (job_id bigint, app text, jit text);
+CREATE TABLE finish_conns (job_id bigint, app text, plans text, jit text);
 CREATE FUNCTION log_finish_conn() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-	INSERT INTO finish_conns VALUES (NEW.id, current_setting('application_name'), current_setting('jit'));
+	INSERT INTO finish_conns VALUES (NEW.id, current_setting('application_name'), current_setting('plan_cache_mode'), current_setting('jit'));
 	RETURN NULL;
 END $$;
 CREATE TRIGGER log_finish_conn AFTER INSERT ON jobc_jobs_finished FOR EACH ROW EXECUTE FUNCTION log_finish_conn();
@@ -91,9 +91,10 @@ func TestStartBorrowsAnIdleApplicationConnection(t *testing.T) {
 
 // TestClaimsUseGenericPlansWithoutJIT: once started, a worker claims on connections of
 // its own that use generic plans, so that no claim is planned again, whether its queue
-// is idle (here, woken by a lone job) or busy; and none of the worker's statements is
-// compiled with JIT, which the server here would otherwise use (a claim's generic plan
-// at a large backlog passes jit_above_cost), claims and outcomes alike.
+// is idle (here, woken by a lone job) or busy, and records outcomes with generic plans
+// too (a lone job's completion is planned once); and none of the worker's statements
+// is compiled with JIT, which the server here would otherwise use (a claim's generic
+// plan at a large backlog passes jit_above_cost), claims and outcomes alike.
 func TestClaimsUseGenericPlansWithoutJIT(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -181,6 +182,10 @@ func TestClaimsUseGenericPlansWithoutJIT(t *testing.T) {
 	finished := countRows(t, pool, `SELECT count(*) FROM finish_conns`)
 	if jitted > 0 || finished < 1+len(ps) {
 		t.Errorf("%d of %d outcomes were recorded with JIT on, want none of at least %d", jitted, finished, 1+len(ps))
+	}
+	custom := countRows(t, pool, `SELECT count(*) FROM finish_conns WHERE job_id >= $1 AND plans <> 'force_generic_plan'`, started)
+	if custom > 0 {
+		t.Errorf("%d outcomes since the worker started were recorded with plans made for them, want generic plans for all", custom)
 	}
 }
 

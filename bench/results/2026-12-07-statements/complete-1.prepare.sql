@@ -1,0 +1,1 @@
+PREPARE cj AS SELECT count(*) FROM jobc_finish(ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.state = 'running' AND j.lease_owner = 'w' ORDER BY j.id LIMIT 1), 'completed', NULL, 'w', ARRAY[1], NULL, NULL);
