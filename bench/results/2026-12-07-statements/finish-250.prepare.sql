@@ -1,0 +1,1 @@
+PREPARE f AS SELECT count(*) FROM jobc_finish(ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.state = 'running' AND j.lease_owner = 'w' ORDER BY j.id LIMIT 250), 'completed', NULL, 'w', array_fill(1, ARRAY[250]), array_fill('{"n":1}'::jsonb, ARRAY[250]), array_fill(1, ARRAY[250]));
