@@ -145,23 +145,25 @@ FROM jobc_finish(sqlc.arg(ids)::bigint[], sqlc.arg(state)::jobc_state, sqlc.arg(
 -- again when it saw no reply, and the first run may have committed; the job's new
 -- run time then tells the new claim apart, and the repeat leaves it alone rather than
 -- put a running job back in its queue, where another worker would run it again.
+-- Each job's arguments come from the unnest of the arrays, joined on the primary key
+-- (read once: OFFSET 0), as in jobc_finish: looked up with array_position, a batch's
+-- cost grew with its square.
 WITH f AS (
-    SELECT sqlc.arg(ids)::bigint[] AS ids, sqlc.arg(available_ats)::timestamptz[] AS ats,
-           sqlc.narg(errors)::jsonb[] AS errs, sqlc.arg(snooze)::boolean AS snooze
+    SELECT u.id, (sqlc.arg(available_ats)::timestamptz[])[u.i] AS at, (sqlc.narg(errors)::jsonb[])[u.i] AS err,
+           (sqlc.arg(attempts)::int[])[u.i] AS attempt, (sqlc.arg(claimed_ats)::timestamptz[])[u.i] AS claimed_at,
+           sqlc.arg(snooze)::boolean AS snooze
+    FROM unnest(sqlc.arg(ids)::bigint[]) WITH ORDINALITY AS u(id, i)
+    OFFSET 0
 ), retried AS (
     UPDATE jobc_jobs j
-    SET state = CASE WHEN f.ats[array_position(f.ids, j.id)] <= now() THEN 'available'::jobc_state
-                     ELSE 'scheduled'::jobc_state END,
-        available_at = f.ats[array_position(f.ids, j.id)],
+    SET state = CASE WHEN f.at <= now() THEN 'available'::jobc_state ELSE 'scheduled'::jobc_state END,
+        available_at = f.at,
         attempt = CASE WHEN f.snooze THEN j.attempt - 1 ELSE j.attempt END,
         lease_owner = NULL,
         lease_expires_at = NULL,
-        errors = CASE WHEN f.snooze THEN j.errors
-                      ELSE j.errors || jsonb_build_array(f.errs[array_position(f.ids, j.id)]) END
+        errors = CASE WHEN f.snooze THEN j.errors ELSE j.errors || jsonb_build_array(f.err) END
     FROM f
-    WHERE j.id = ANY(f.ids)
-      AND j.attempt = (sqlc.arg(attempts)::int[])[array_position(f.ids, j.id)]
-      AND j.available_at = (sqlc.arg(claimed_ats)::timestamptz[])[array_position(f.ids, j.id)]
+    WHERE j.id = f.id AND j.attempt = f.attempt AND j.available_at = f.claimed_at
       AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
     RETURNING j.id, j.queue, j.state
 ), woken AS (
@@ -177,13 +179,14 @@ SELECT r.id FROM retried r, woken;
 -- a later claim of the job. (A worker claims nothing once it releases, so only a worker
 -- started later with the same id could hold such a claim.)
 WITH released AS (
-    UPDATE jobc_jobs
-    SET state = 'available', attempt = attempt - 1, lease_owner = NULL, lease_expires_at = NULL
-    WHERE id = ANY(sqlc.arg(ids)::bigint[])
-      AND attempt = (sqlc.arg(attempts)::int[])[array_position(sqlc.arg(ids)::bigint[], id)]
-      AND available_at = (sqlc.arg(claimed_ats)::timestamptz[])[array_position(sqlc.arg(ids)::bigint[], id)]
-      AND state = 'running' AND lease_owner = sqlc.arg(owner)::text
-    RETURNING id, queue
+    UPDATE jobc_jobs j
+    SET state = 'available', attempt = j.attempt - 1, lease_owner = NULL, lease_expires_at = NULL
+    FROM (SELECT u.id, (sqlc.arg(attempts)::int[])[u.i] AS attempt, (sqlc.arg(claimed_ats)::timestamptz[])[u.i] AS claimed_at
+          FROM unnest(sqlc.arg(ids)::bigint[]) WITH ORDINALITY AS u(id, i)
+          OFFSET 0) f
+    WHERE j.id = f.id AND j.attempt = f.attempt AND j.available_at = f.claimed_at
+      AND j.state = 'running' AND j.lease_owner = sqlc.arg(owner)::text
+    RETURNING j.id, j.queue
 ), woken AS (
     SELECT bool_or(jobc_wake(q.queue)) FROM (SELECT DISTINCT r.queue FROM released r) q
 )
