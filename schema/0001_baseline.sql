@@ -1924,6 +1924,16 @@ SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_i
        END
 $$;
 
+-- jobc_workflow_job_step says whether step p_step (its part of a definition) is a job
+-- step: it names a job's kind and has no for_each (a for_each step names its items'
+-- kind). Job steps run in the statements that run steps in bulk; the other kinds run
+-- one at a time (jobc_workflow_run_steps). Inlined where it is called.
+CREATE FUNCTION jobc_workflow_job_step(p_step jsonb)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+SELECT p_step ? 'kind' AND NOT p_step ? 'for_each'
+$$;
+
 -- jobc_workflow_job is the job of job step p_step (its part of the workflow's
 -- definition) of workflow p_workflow: the settings the step declares, and its payload
 -- (jobc_workflow_payload). Every statement that inserts a step's job reads it here,
@@ -1986,7 +1996,7 @@ BEGIN
         JOIN jobc_workflows w ON w.id = r.wf
         JOIN jobc_workflow_definitions df ON df.id = w.definition_id
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
-        WHERE e->>'name' = r.step AND e ? 'kind' AND NOT e ? 'for_each'
+        WHERE e->>'name' = r.step AND jobc_workflow_job_step(e)
     ), jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
@@ -2011,7 +2021,7 @@ BEGIN
         JOIN jobc_workflows w ON w.id = x.wf
         JOIN jobc_workflow_definitions df ON df.id = w.definition_id
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
-        WHERE e->>'name' = x.step AND (NOT e ? 'kind' OR e ? 'for_each')
+        WHERE e->>'name' = x.step AND NOT jobc_workflow_job_step(e)
     LOOP
         v_state := NULL;
         IF v_r.d ? 'for_each' THEN
@@ -2185,8 +2195,8 @@ BEGIN
         END IF;
         INSERT INTO jobc_workflow_definitions (hash, source, definition, steps, first_jobs, first_other)
         SELECT hashtext(p_definition), p_definition, v_def, jsonb_array_length(v_steps),
-               coalesce(jsonb_agg(e) FILTER (WHERE e ? 'kind' AND NOT e ? 'for_each'), '[]'),
-               array_agg(e->>'name') FILTER (WHERE NOT (e ? 'kind' AND NOT e ? 'for_each'))
+               coalesce(jsonb_agg(e) FILTER (WHERE jobc_workflow_job_step(e)), '[]'),
+               array_agg(e->>'name') FILTER (WHERE NOT jobc_workflow_job_step(e))
         FROM jsonb_array_elements(v_steps) e
         WHERE jsonb_array_length(coalesce(e->'after', '[]')) = 0
         RETURNING id, steps, first_jobs, first_other INTO v_def_id, v_count, v_fjobs, v_first;
@@ -2365,7 +2375,7 @@ BEGIN
         CROSS JOIN LATERAL (
             SELECT array_agg(y.d) AS ds, array_agg(y.id) AS ids,
                    jsonb_object_agg(y.d->>'name', y.id) FILTER (WHERE y.job) AS jobs
-            FROM (SELECT r.step AS d, nextval('jobc_jobs_id_seq') AS id, r.step ? 'kind' AND NOT r.step ? 'for_each' AS job
+            FROM (SELECT r.step AS d, nextval('jobc_jobs_id_seq') AS id, jobc_workflow_job_step(r.step) AS job
                   FROM jobc_workflow_ready(w.id, df.definition, w.jobs, b.completed) r
                   WHERE w.state = 'running' AND b.completed IS NOT NULL) y) r
     ), jobs AS (
@@ -2376,7 +2386,7 @@ BEGIN
         FROM by_wf b
         CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id)
         CROSS JOIN LATERAL jobc_workflow_job(b.wf, b.input, u.d) j
-        WHERE u.d ? 'kind' AND NOT u.d ? 'for_each'
+        WHERE jobc_workflow_job_step(u.d)
         RETURNING queue
     ), counted AS (
         UPDATE jobc_workflows w
@@ -2391,8 +2401,8 @@ BEGIN
         FROM by_wf b
         WHERE w.id = b.wf
     )
-    SELECT array_agg(b.wf) FILTER (WHERE NOT (u.d ? 'kind' AND NOT u.d ? 'for_each')),
-           array_agg(u.d->>'name') FILTER (WHERE NOT (u.d ? 'kind' AND NOT u.d ? 'for_each')),
+    SELECT array_agg(b.wf) FILTER (WHERE NOT jobc_workflow_job_step(u.d)),
+           array_agg(u.d->>'name') FILTER (WHERE NOT jobc_workflow_job_step(u.d)),
            (SELECT array_agg(DISTINCT j.queue) FROM jobs j)
     INTO v_rwf, v_rstep, v_queues
     FROM by_wf b CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id);
