@@ -69,45 +69,41 @@ func (w *Worker) fetchLoop(ctx context.Context, q *queue) {
 		}
 		free := q.max - int(q.active.Load())
 		// A paused queue claims nothing; needFetch stays set, and the wake-up that
-		// resuming it sends claims at once. The flag is read, and the claim made,
-		// under q.claiming (setPaused).
-		q.claiming.Lock()
-		if needFetch && free > 0 && !q.paused.Load() {
+		// resuming it sends claims at once.
+		if needFetch && free > 0 {
 			asked := min(free, q.batch)
-			n, err := w.claim(ctx, q, asked)
-			q.claiming.Unlock()
-			first()
-			switch {
-			case err != nil:
-				// Logged even as the worker stops: the claim ran to its end regardless
-				// (claim), so its error is the database's, and a claim that timed out
-				// after the server committed it leaves jobs for the rescuer.
-				w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
-				needFetch = false
-				rearm(w.pollWait(q))
-			case n == asked:
-				// Busy: the next claim follows a freed slot. The sleeper row stays,
-				// rather than churn with every full claim; if enqueues notify faster
-				// than it matters, the flood check below removes it.
-				continue
-			case time.Now().Before(pollUntil):
-				needFetch = false
-				rearm(floodPollInterval)
-			case !asleep:
-				// Sleep, and claim once more: a job enqueued before the sleeper row
-				// was visible to its transaction notified nobody.
-				asleep = w.setAsleep(ctx, q, true)
-				if !asleep { // could not register: poll
+			if n, claimed, err := w.claimUnlessPaused(ctx, q, asked); claimed {
+				first()
+				switch {
+				case err != nil:
+					// Logged even as the worker stops: the claim ran to its end regardless
+					// (claim), so its error is the database's, and a claim that timed out
+					// after the server committed it leaves jobs for the rescuer.
+					w.log.ErrorContext(ctx, "jobc worker: claim failed; retrying at the next poll", "queue", q.name, "err", dberr.Describe(err))
 					needFetch = false
-					rearm(w.cfg.PollInterval)
+					rearm(w.pollWait(q))
+				case n == asked:
+					// Busy: the next claim follows a freed slot. The sleeper row stays,
+					// rather than churn with every full claim; if enqueues notify faster
+					// than it matters, the flood check below removes it.
+					continue
+				case time.Now().Before(pollUntil):
+					needFetch = false
+					rearm(floodPollInterval)
+				case !asleep:
+					// Sleep, and claim once more: a job enqueued before the sleeper row
+					// was visible to its transaction notified nobody.
+					asleep = w.setAsleep(ctx, q, true)
+					if !asleep { // could not register: poll
+						needFetch = false
+						rearm(w.cfg.PollInterval)
+					}
+					continue
+				default:
+					needFetch = false
+					rearm(w.pollWait(q))
 				}
-				continue
-			default:
-				needFetch = false
-				rearm(w.pollWait(q))
 			}
-		} else {
-			q.claiming.Unlock()
 		}
 		first() // claimed, or paused
 		select {
@@ -165,6 +161,20 @@ func (w *Worker) claim(ctx context.Context, q *queue, asked int) (int, error) {
 		w.emit(ctx, Event{Kind: EventClaim, Queue: q.name, Count: len(rows)})
 	}
 	return len(rows), err
+}
+
+// claimUnlessPaused claims up to asked jobs of q (see claim) unless q is paused, and
+// says whether it claimed. It reads the flag and claims under
+// q.claiming, which setPaused waits for, so that no claim is under way once a pause
+// is logged.
+func (w *Worker) claimUnlessPaused(ctx context.Context, q *queue, asked int) (n int, claimed bool, err error) {
+	q.claiming.Lock()
+	defer q.claiming.Unlock()
+	if q.paused.Load() {
+		return 0, false, nil
+	}
+	n, err = w.claim(ctx, q, asked)
+	return n, true, err
 }
 
 // claimsOn is where the next claim runs. While the worker starts, that is where its

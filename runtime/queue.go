@@ -33,8 +33,8 @@ type queue struct {
 
 	paused   atomic.Bool  // an operator paused the queue: claim nothing (queuepause.go)
 	pauseGen atomic.Int64 // pause notifications received, so a slower poll does not undo one
-	// claiming is held by the fetch loop while it reads paused and claims, so that a
-	// pause, once setPaused has taken it after the flag, has no claim under way.
+	// claiming is held while paused is read and a claim made (claimUnlessPaused), so
+	// that a pause, once setPaused has taken it after the flag, has no claim under way.
 	claiming sync.Mutex
 }
 
