@@ -5,7 +5,7 @@
 -- name: StartWorkflow :one
 SELECT jobc_workflow_start(sqlc.arg(name)::text, sqlc.arg(definition)::text,
                            sqlc.arg(input_version)::integer, sqlc.arg(input)::jsonb,
-                           sqlc.narg(key)::text)::bigint AS id;
+                           sqlc.narg(key)::text, sqlc.narg(payloads)::jsonb)::bigint AS id;
 
 -- name: GetWorkflow :one
 SELECT w.id, w.name, d.definition, w.state, w.input_version, w.input, w.steps_left, w.failed_steps,

@@ -106,3 +106,7 @@ func (c *ClaimQueueForTest) Fresh() { c.q.Fresh() }
 func UniqueKeyHolderForTest(ctx context.Context, dbtx DBTX, kind, key string) ([]int64, error) {
 	return db.New(dbtx).UniqueKeyHolder(ctx, db.UniqueKeyHolderParams{Kind: kind, UniqueKey: key})
 }
+
+// FirstPayloads is StartWorkflow's mapping of input to its first job steps' payloads
+// (jobc_workflow_start's p_payloads), for the test that holds it to the database's.
+func FirstPayloads(wt *WorkflowType, input []byte) []byte { return wt.firstPayloads(input) }

@@ -1,10 +1,12 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -36,8 +38,9 @@ type WorkflowType struct {
 	// OnFailureCancel.
 	OnFailure OnFailure
 
-	input      *JobType // the input's contract, with the payloads' machinery
-	definition string   // what StartWorkflow records (workflowDefinition), made once
+	input      *JobType   // the input's contract, with the payloads' machinery
+	definition string     // what StartWorkflow records (workflowDefinition), made once
+	firstMaps  []firstMap // the maps of the job steps that come after none (firstPayloads)
 }
 
 // Signal is a signal a workflow declares, with its payload's versioned contract.
@@ -277,6 +280,7 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 			return fail("%v", err)
 		}
 	}
+	var firstMaps []firstMap
 	for _, s := range t.Steps {
 		sd := stepDefinition{Name: s.Name, After: s.After}
 		if sd.After == nil {
@@ -315,6 +319,9 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 				}
 				sd.Map[field] = path
 			}
+			if s.Map != nil && s.ForEach == "" && len(s.After) == 0 {
+				firstMaps = append(firstMaps, firstMap{step: s.Name, fields: sd.Map})
+			}
 		}
 		d.Steps = append(d.Steps, sd)
 	}
@@ -323,7 +330,7 @@ func NewWorkflowType(t WorkflowType) (*WorkflowType, error) {
 		return fail("definition: %v", err)
 	}
 	wt := t
-	wt.input, wt.definition = input, string(def)
+	wt.input, wt.definition, wt.firstMaps = input, string(def), firstMaps
 	wt.InputVersions = input.Versions
 	wt.Signals = signals
 	wt.Steps = slices.Clone(t.Steps)
@@ -460,6 +467,7 @@ func StartWorkflow(ctx context.Context, dbtx DBTX, wt *WorkflowType, input any, 
 	}
 	id, err := db.New(dbtx).StartWorkflow(ctx, db.StartWorkflowParams{
 		Name: wt.Name, Definition: wt.definition, InputVersion: int32(wt.InputWriteVersion), Input: raw, Key: o.key,
+		Payloads: wt.firstPayloads(raw),
 	})
 	if err != nil {
 		return 0, fmt.Errorf("jobc: start workflow %s: %w", wt.Name, dberr.Describe(err))
@@ -505,6 +513,134 @@ func inputList(input []byte, path []string) ([]json.RawMessage, error) {
 		return nil, fmt.Errorf("not a list: %.40s", cur)
 	}
 	return items, nil
+}
+
+// firstMap is the map of a job step that comes after none: each field's source,
+// ["input", field...], the only source such a step can read.
+type firstMap struct {
+	step   string
+	fields map[string][]string
+}
+
+// firstPayloads is what jobc_workflow_start takes as p_payloads: the payload of each
+// job step with a map that comes after none, by step name, mapped from the input as
+// jobc_workflow_payload maps it, which would otherwise cost a start a statement of
+// its own (TestStartPayloadsAgreeWithTheDatabase holds the two to each other). It is
+// nil, and the database maps, when there is no such step or the input is not JSON.
+func (wt *WorkflowType) firstPayloads(input []byte) json.RawMessage {
+	if len(wt.firstMaps) == 0 {
+		return nil
+	}
+	var b bytes.Buffer
+	b.WriteByte('{')
+	for i, m := range wt.firstMaps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSONString(&b, m.step)
+		b.WriteString(":{")
+		n := 0
+		for field, src := range m.fields {
+			v, err := jsonAt(input, src[1:])
+			if err != nil {
+				return nil
+			}
+			if v == nil {
+				continue // a source that is absent leaves its field out
+			}
+			if n > 0 {
+				b.WriteByte(',')
+			}
+			n++
+			writeJSONString(&b, field)
+			b.WriteByte(':')
+			b.Write(v)
+		}
+		b.WriteByte('}')
+	}
+	b.WriteByte('}')
+	return b.Bytes()
+}
+
+// writeJSONString writes s as a JSON string.
+func writeJSONString(b *bytes.Buffer, s string) {
+	q, _ := json.Marshal(s) // a string always marshals
+	b.Write(q)
+}
+
+// jsonAt reads path in doc as jsonb's #> operator does (jsonb_get_element): at each
+// part, a member of an object (the last of the name, which is the one jsonb keeps) or
+// an element of a list by its index (listIndex), counted from the end if negative. It
+// returns nil where it finds nothing: a missing member, an index past either end or
+// that is no index, a part past a scalar.
+func jsonAt(doc json.RawMessage, path []string) (json.RawMessage, error) {
+	for _, part := range path {
+		switch firstByte(doc) {
+		case '{':
+			var obj map[string]json.RawMessage
+			if err := json.Unmarshal(doc, &obj); err != nil {
+				return nil, err
+			}
+			if doc = obj[part]; doc == nil {
+				return nil, nil
+			}
+		case '[':
+			var list []json.RawMessage
+			if err := json.Unmarshal(doc, &list); err != nil {
+				return nil, err
+			}
+			i, ok := listIndex(part)
+			if ok && i < 0 {
+				i += int64(len(list))
+			}
+			if !ok || i < 0 || i >= int64(len(list)) {
+				return nil, nil
+			}
+			doc = list[i]
+		default:
+			return nil, nil
+		}
+	}
+	return doc, nil
+}
+
+// listIndex reads part as jsonb_get_element reads a list's index, with C's strtol
+// into an int: white space, a sign and decimal digits, and nothing after them; an
+// int's range, without its least value. ok is false for anything else.
+func listIndex(part string) (i int64, ok bool) {
+	s := strings.TrimLeft(part, " \t\n\v\f\r")
+	neg := false
+	if s != "" && (s[0] == '+' || s[0] == '-') {
+		neg = s[0] == '-'
+		s = s[1:]
+	}
+	if s == "" {
+		return 0, false
+	}
+	for _, c := range []byte(s) {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if i = i*10 + int64(c-'0'); i > math.MaxInt32 {
+			return 0, false
+		}
+	}
+	if neg {
+		i = -i
+	}
+	return i, true
+}
+
+// firstByte is the first byte of doc that is not white space, 0 if none.
+func firstByte(doc []byte) byte {
+	for _, c := range doc {
+		switch c {
+		case ' ', '\t', '\n', '\r':
+		default:
+			return c
+		}
+	}
+	return 0
 }
 
 // SignalWorkflow sends signal name, with payload, to running workflow id of type wt,

@@ -406,6 +406,22 @@ CREATE TABLE jobc_workflows (
 -- (No row says waiting: a step without one does; GetWorkflow says so.)
 CREATE TYPE jobc_step_state AS ENUM ('waiting', 'running', 'completed', 'failed', 'cancelled');
 
+-- A job of a workflow's step as it ended: what jobc_finish (or jobc_poison) just moved
+-- to jobc_jobs_finished, handed to jobc_workflows_advance so that it reads the jobs
+-- from there no more. History is partitioned by state and finish time, so each read
+-- of a job by its id probed a partition of each finished state: two reads a step's
+-- end, six index probes, 42k instructions.
+CREATE TYPE jobc_job_end AS (
+    id             bigint,
+    workflow_id    bigint,
+    step           text,
+    item           integer,
+    state          jobc_state,
+    result_version integer,
+    result         jsonb,
+    created_at     timestamptz
+);
+
 -- No foreign key to jobc_workflows, nor from jobc_workflow_items to here: only the
 -- workflow functions write these tables, each step with its workflow, and
 -- PruneWorkflows deletes a workflow's items and steps with it; the keys' checks cost
@@ -687,8 +703,8 @@ CREATE FUNCTION jobc_finish(
 LANGUAGE plpgsql VOLATILE
 SET enable_seqscan = off AS $$
 DECLARE
-    v_ids bigint[];
-    v_wf  bigint[];
+    v_ids  bigint[];
+    v_ends jobc_job_end[];
 BEGIN
     WITH done AS (
         DELETE FROM jobc_jobs j
@@ -718,11 +734,14 @@ BEGIN
                CASE WHEN p_results IS NOT NULL THEN p_results[d.pos] END,
                d.workflow_id, d.workflow_step, d.workflow_item
         FROM done d
-        RETURNING id, workflow_id
+        RETURNING id, workflow_id, workflow_step, workflow_item, state, result_version, result, created_at
     )
-    SELECT array_agg(m.id), array_agg(m.id) FILTER (WHERE m.workflow_id IS NOT NULL) INTO v_ids, v_wf FROM moved m;
-    IF v_wf IS NOT NULL THEN
-        PERFORM jobc_workflows_advance(v_wf); -- the steps these jobs ran
+    SELECT array_agg(m.id),
+           array_agg(ROW(m.id, m.workflow_id, m.workflow_step, m.workflow_item, m.state, m.result_version,
+                         m.result, m.created_at)::jobc_job_end) FILTER (WHERE m.workflow_id IS NOT NULL)
+    INTO v_ids, v_ends FROM moved m;
+    IF v_ends IS NOT NULL THEN
+        PERFORM jobc_workflows_advance(v_ends); -- the steps these jobs ran
     END IF;
     RETURN QUERY SELECT unnest(v_ids);
 END
@@ -816,7 +835,9 @@ BEGIN
         -- workflow that cannot advance keeps waiting, visibly (jobc workflows show),
         -- for an operator to cancel.
         BEGIN
-            PERFORM jobc_workflows_advance(ARRAY[v_id]);
+            PERFORM jobc_workflows_advance(ARRAY[ROW(v_id, j.workflow_id, j.workflow_step, j.workflow_item, 'failed',
+                                                     NULL, NULL, CASE WHEN isfinite(j.created_at) THEN j.created_at ELSE now() END
+                                                     )::jobc_job_end]);
         EXCEPTION WHEN OTHERS THEN
             RAISE WARNING 'jobc: workflow % could not advance past its failed step %: %', j.workflow_id, j.workflow_step, SQLERRM;
         END;
@@ -1935,15 +1956,14 @@ SELECT p_step ? 'kind' AND NOT p_step ? 'for_each'
 $$;
 
 -- jobc_workflow_job is the job of job step p_step (its part of the workflow's
--- definition) of workflow p_workflow: the settings the step declares, and its payload
--- (jobc_workflow_payload). Every statement that inserts a step's job reads it here,
--- and PostgreSQL inlines it into them.
-CREATE FUNCTION jobc_workflow_job(p_workflow bigint, p_input jsonb, p_step jsonb)
+-- definition) with payload p_payload: the settings the step declares. Every
+-- statement that inserts a step's job reads them here, and PostgreSQL inlines it into
+-- them; the payload comes from jobc_workflow_payload, or at a start from its caller.
+CREATE FUNCTION jobc_workflow_job(p_step jsonb, p_payload jsonb)
 RETURNS TABLE (kind text, queue text, priority smallint, payload_version integer, payload jsonb, max_attempts integer)
-LANGUAGE sql STABLE AS $$
+LANGUAGE sql IMMUTABLE AS $$
 SELECT p_step->>'kind', p_step->>'queue', (p_step->>'priority')::smallint, (p_step->>'payload_version')::integer,
-       p.payload, (p_step->>'max_attempts')::integer
-FROM jobc_workflow_payload(p_workflow, p_input, NULL, p_step->'map') p
+       p_payload, (p_step->>'max_attempts')::integer
 $$;
 
 -- jobc_workflow_ready is each step of definition p_def of workflow p_workflow that is
@@ -2002,7 +2022,8 @@ BEGIN
                                workflow_id, workflow_step)
         SELECT s.job_id, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload, j.max_attempts,
                s.wf, s.d->>'name'
-        FROM steps s CROSS JOIN LATERAL jobc_workflow_job(s.wf, s.input, s.d) j
+        FROM steps s CROSS JOIN LATERAL jobc_workflow_payload(s.wf, s.input, NULL, s.d->'map') p
+        CROSS JOIN LATERAL jobc_workflow_job(s.d, p.payload) j
         RETURNING queue
     ), named AS (
         UPDATE jobc_workflows w SET jobs = w.jobs || x.jobs
@@ -2138,7 +2159,17 @@ $$;
 -- workflow's id. It runs with its owner's rights (section 6): it is the gate through
 -- which a producer role, which may insert only the columns of a plain job, starts a
 -- workflow's jobs.
-CREATE FUNCTION jobc_workflow_start(p_name text, p_definition text, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL)
+--
+-- p_payloads, if not NULL, holds the payload of each first job step with a map, by
+-- step name, mapped by the caller: StartWorkflow maps the input itself (runtime's
+-- firstPayloads, which TestStartMapsAsPayloadDoes holds to jobc_workflow_payload), for
+-- the statement that maps it here costs a start 117k of its 689k instructions, almost
+-- all of it in setting up the statement's plan, which a start, one workflow, cannot
+-- share. (A caller that sets them could as well enqueue those jobs with any payload,
+-- or start the workflow with any input: a first step reads nothing else.) A step it
+-- leaves out gets no payload, which jobc_jobs refuses.
+CREATE FUNCTION jobc_workflow_start(p_name text, p_definition text, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL,
+                                    p_payloads jsonb DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
@@ -2229,17 +2260,26 @@ BEGIN
         VALUES (p_name, v_def_id, p_input_version, p_input, v_count, v_jobs)
         RETURNING id INTO v_id;
     END IF;
-    -- Those jobs, in one statement. Their payloads read the input only: no step has a
-    -- result yet, so the workflow is not named (NULL), and the plan reads no step
-    -- rows (11k instructions a start). The other steps that come after none run after
-    -- it. No step has a row until it runs (a job step's not until it ends): a start
-    -- writes the workflow and its first jobs only.
+    -- The payloads of those with a map, unless the caller mapped them. They read the
+    -- input only: no step has a result yet, so the workflow is not named (NULL), and
+    -- the plan reads no step rows (11k instructions a start).
+    IF p_payloads IS NULL AND v_fjobs @? '$[*].map ? (@.type() == "object")' THEN
+        SELECT jsonb_object_agg(e->>'name', p.payload) INTO p_payloads
+        FROM jsonb_array_elements(v_fjobs) e CROSS JOIN LATERAL jobc_workflow_payload(NULL, p_input, NULL, e->'map') p
+        WHERE jsonb_typeof(e->'map') = 'object';
+    END IF;
+    -- Those jobs, in one statement; a job step without a map takes the input (as
+    -- jobc_workflow_payload would give it). The other steps that come after none run
+    -- after it. No step has a row until it runs (a job step's not until it ends): a
+    -- start writes the workflow and its first jobs only.
     WITH jobs AS (
         INSERT INTO jobc_jobs (id, kind, queue, state, priority, payload_version, payload, max_attempts,
                                workflow_id, workflow_step)
         SELECT (v_jobs->>(e->>'name'))::bigint, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload,
                j.max_attempts, v_id, e->>'name'
-        FROM jsonb_array_elements(v_fjobs) e CROSS JOIN LATERAL jobc_workflow_job(NULL, p_input, e) j
+        FROM jsonb_array_elements(v_fjobs) e
+        CROSS JOIN LATERAL jobc_workflow_job(e, CASE WHEN jsonb_typeof(e->'map') = 'object' THEN p_payloads->(e->>'name')
+                                                     ELSE p_input END) j
         RETURNING queue
     )
     -- (The queues to wake are those a worker sleeps on, as InsertJob asks, so that a
@@ -2302,11 +2342,15 @@ LANGUAGE sql IMMUTABLE AS $$
        END
 $$;
 
--- jobc_workflows_advance advances the workflows whose steps' jobs p_jobs just moved to
--- jobc_jobs_finished: jobc_finish calls it with a batch's jobs of workflows, in the
--- statement's transaction, and jobc_poison with the job it fails, so that every way a
--- job finishes (a worker's outcome, the rescuer, a cancel, a poisoned row) advances
--- its workflow. A batch takes a few statements whatever its size.
+-- jobc_workflows_advance advances the workflows whose steps' jobs just moved to
+-- jobc_jobs_finished, as p_ends says they ended: jobc_finish calls it with a batch's
+-- jobs of workflows, in the statement's transaction, and jobc_poison with the job it
+-- fails, so that every way a job finishes (a worker's outcome, the rescuer, a cancel,
+-- a poisoned row) advances its workflow. A batch takes a few statements whatever its
+-- size. (It takes the ends from its callers, not from the rows: the worker role it is
+-- granted to writes history itself, through jobc_finish, so it could no more forge an
+-- end through it than it already can; and a job step only ends if its workflow names
+-- that job for it.)
 --
 -- It locks the workflows first, in id order (two batches never wait for each other in
 -- opposite orders), so that one workflow's steps advance one batch at a time: of the
@@ -2322,7 +2366,7 @@ $$;
 -- once (its other items' jobs are stopped) unless its on_item_failure is continue.
 -- Steps of other kinds left ready, for_each steps that ended and failed job steps go
 -- on through jobc_workflow_run_steps and jobc_workflow_steps_ended.
-CREATE FUNCTION jobc_workflows_advance(p_jobs bigint[])
+CREATE FUNCTION jobc_workflows_advance(p_ends jobc_job_end[])
 RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
@@ -2339,23 +2383,20 @@ DECLARE
     v_istep  text[];
     v_istate jobc_step_state[];
 BEGIN
-    -- The jobs' workflows, and whether any job is a for_each step's item: one read.
-    -- Every read of the jobs names their finish time, this transaction's (both
-    -- callers move them with now()), so that it reads the partition that holds them
-    -- alone, not every partition of history.
-    SELECT array_agg(f.workflow_id), bool_or(f.workflow_item IS NOT NULL) INTO v_wfs, v_items
-    FROM jobc_jobs_finished f WHERE f.id = ANY(p_jobs) AND f.finished_at = now();
+    -- The jobs' workflows, and whether any job is a for_each step's item. The jobs
+    -- ended in this transaction: both callers moved them with now() as their finish
+    -- time, which their steps and items take.
+    SELECT array_agg(f.workflow_id), bool_or(f.item IS NOT NULL) INTO v_wfs, v_items FROM unnest(p_ends) f;
     PERFORM 1 FROM jobc_workflows w WHERE w.id = ANY(v_wfs) ORDER BY w.id FOR UPDATE;
     -- Each job step whose job this is (the job its workflow names for it) ends as its
     -- job did. (A workflow that no longer runs still counts its steps as they end, and
     -- runs nothing.)
     WITH ended AS (
         INSERT INTO jobc_workflow_steps (workflow_id, step, state, job_id, result_version, result, started_at, finished_at)
-        SELECT f.workflow_id, f.workflow_step, f.state::text::jobc_step_state, f.id, f.result_version, f.result,
-               f.created_at, f.finished_at
-        FROM jobc_jobs_finished f JOIN jobc_workflows w ON w.id = f.workflow_id
-        WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NULL
-          AND (w.jobs->>f.workflow_step)::bigint = f.id
+        SELECT f.workflow_id, f.step, f.state::text::jobc_step_state, f.id, f.result_version, f.result,
+               f.created_at, now()
+        FROM unnest(p_ends) f JOIN jobc_workflows w ON w.id = f.workflow_id
+        WHERE f.item IS NULL AND (w.jobs->>f.step)::bigint = f.id
         RETURNING workflow_id, step, state
     )
     SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_ewf, v_estep, v_estate FROM ended e;
@@ -2385,7 +2426,8 @@ BEGIN
                b.wf, u.d->>'name'
         FROM by_wf b
         CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id)
-        CROSS JOIN LATERAL jobc_workflow_job(b.wf, b.input, u.d) j
+        CROSS JOIN LATERAL jobc_workflow_payload(b.wf, b.input, NULL, u.d->'map') p
+        CROSS JOIN LATERAL jobc_workflow_job(u.d, p.payload) j
         WHERE jobc_workflow_job_step(u.d)
         RETURNING queue
     ), counted AS (
@@ -2417,11 +2459,11 @@ BEGIN
         -- Each item whose job this is ends as its job did; its step counts it.
         WITH ended AS (
             UPDATE jobc_workflow_items i
-            SET state = f.state::text::jobc_step_state, finished_at = f.finished_at,
+            SET state = f.state::text::jobc_step_state, finished_at = now(),
                 result_version = f.result_version, result = f.result
-            FROM jobc_jobs_finished f
-            WHERE f.id = ANY(p_jobs) AND f.finished_at = now() AND f.workflow_item IS NOT NULL AND i.workflow_id = f.workflow_id
-              AND i.step = f.workflow_step AND i.item = f.workflow_item AND i.job_id = f.id AND i.state = 'running'
+            FROM unnest(p_ends) f
+            WHERE f.item IS NOT NULL AND i.workflow_id = f.workflow_id
+              AND i.step = f.step AND i.item = f.item AND i.job_id = f.id AND i.state = 'running'
             RETURNING i.workflow_id, i.step, i.state
         ), counted AS (
             SELECT e.workflow_id, e.step, count(*)::integer AS n,
@@ -3175,9 +3217,9 @@ BEGIN
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_poison(bigint, text, integer, text) SET search_path = %I, pg_temp',
                    current_schema());
-    EXECUTE format('ALTER FUNCTION jobc_workflow_start(text, text, integer, jsonb, text) SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_workflow_start(text, text, integer, jsonb, text, jsonb) SET search_path = %I, pg_temp',
                    current_schema());
-    EXECUTE format('ALTER FUNCTION jobc_workflows_advance(bigint[]) SET search_path = %I, pg_temp',
+    EXECUTE format('ALTER FUNCTION jobc_workflows_advance(jobc_job_end[]) SET search_path = %I, pg_temp',
                    current_schema());
     EXECUTE format('ALTER FUNCTION jobc_workflow_cancel(bigint) SET search_path = %I, pg_temp',
                    current_schema());
@@ -3199,8 +3241,8 @@ $$;
 REVOKE EXECUTE ON FUNCTION jobc_enqueue_unique(text, text, integer, integer, integer, jsonb, jsonb, timestamptz, text, text[], text, text) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_retry_selected(bigint[], text[], text[], text[], text, timestamptz, bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_poison(bigint, text, integer, text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, text, integer, jsonb, text) FROM PUBLIC;
-REVOKE EXECUTE ON FUNCTION jobc_workflows_advance(bigint[]) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_workflow_start(text, text, integer, jsonb, text, jsonb) FROM PUBLIC;
+REVOKE EXECUTE ON FUNCTION jobc_workflows_advance(jobc_job_end[]) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_cancel(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_retry(bigint) FROM PUBLIC;
 REVOKE EXECUTE ON FUNCTION jobc_workflow_signal(bigint, text, integer, jsonb) FROM PUBLIC;

@@ -182,12 +182,12 @@ func objects() []object {
 		{kind: "SEQUENCE", name: "jobc_workflow_signals_id_seq", worker: []string{"USAGE"}},
 		{kind: "SEQUENCE", name: "jobc_workflow_definitions_id_seq", worker: []string{"USAGE"}},
 		{kind: "FUNCTION", name: "jobc_workflow_start",
-			args:     "text, text, integer, jsonb, text",
+			args:     "text, text, integer, jsonb, text, jsonb",
 			worker:   []string{"EXECUTE"},
 			producer: []string{"EXECUTE"}},
 		// jobc_finish, run by the worker role, advances workflows through it.
 		{kind: "FUNCTION", name: "jobc_workflows_advance",
-			args:   "bigint[]",
+			args:   "jobc_job_end[]",
 			worker: []string{"EXECUTE"}},
 		// CancelWorkflow and RetryWorkflow, which the control API runs as the
 		// worker role, and the timers every worker's scheduler fires.

@@ -294,7 +294,7 @@ const startWorkflow = `-- name: StartWorkflow :one
 
 SELECT jobc_workflow_start($1::text, $2::text,
                            $3::integer, $4::jsonb,
-                           $5::text)::bigint AS id
+                           $5::text, $6::jsonb)::bigint AS id
 `
 
 type StartWorkflowParams struct {
@@ -303,6 +303,7 @@ type StartWorkflowParams struct {
 	InputVersion int32
 	Input        json.RawMessage
 	Key          *string
+	Payloads     json.RawMessage
 }
 
 // Workflows: starting one (jobc_workflow_start, in the caller's transaction) and
@@ -315,6 +316,7 @@ func (q *Queries) StartWorkflow(ctx context.Context, arg StartWorkflowParams) (i
 		arg.InputVersion,
 		arg.Input,
 		arg.Key,
+		arg.Payloads,
 	)
 	var id int64
 	err := row.Scan(&id)

@@ -1,0 +1,1 @@
+PREPARE ws AS SELECT jobc_workflow_start($1::text, $2::text, $3::integer, $4::jsonb, $5::text, $6::jsonb);
