@@ -156,3 +156,59 @@ func FuzzStartPayloadsAgreeWithTheDatabase(f *testing.F) {
 		payloadsAgree(t, pool, plain, input)
 	})
 }
+
+// TestFanInReadsResultsOfEveryEnd: a step after two job steps maps both their results,
+// whether a predecessor ended in an earlier batch (its result read from its row) or
+// in the batch that runs the step (read from the batch's ends); the step runs once.
+func TestFanInReadsResultsOfEveryEnd(t *testing.T) {
+	t.Parallel()
+	pool := newDB(t)
+	ctx := t.Context()
+	step := `{"name":%q,"kind":"k","queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":%s%s}`
+	def := `{"steps":[` + fmt.Sprintf(step, "a", `[]`, ``) + `,` + fmt.Sprintf(step, "b", `[]`, ``) + `,` +
+		fmt.Sprintf(step, "c", `["a","b"]`, `,"map":{"x":["result","a","n"],"y":["result","b","n"],"z":["input","n"]}`) + `]}`
+	start := func() int64 {
+		t.Helper()
+		var id int64
+		if err := pool.QueryRow(ctx, `SELECT jobc_workflow_start('w', $1, 1, '{"n": 0}')`, def).Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	apart, together := start(), start()
+	if _, err := pool.Exec(ctx, `UPDATE jobc_jobs SET state = 'running', attempt = 1, attempted_at = now(), lease_owner = 'me',
+		lease_expires_at = now() + interval '1 hour'`); err != nil {
+		t.Fatal(err)
+	}
+	// finish ends the given steps' jobs of the given workflows in one batch, each with
+	// result {"n": its workflow's id * 10 + 1 for a, 2 for b}.
+	finish := func(steps []string, wfs ...int64) {
+		t.Helper()
+		if _, err := pool.Exec(ctx, `SELECT count(*) FROM jobc_finish(
+				ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
+				'completed', NULL, 'me',
+				ARRAY(SELECT 1 FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
+				ARRAY(SELECT jsonb_build_object('n', j.workflow_id * 10 + CASE j.workflow_step WHEN 'a' THEN 1 ELSE 2 END)
+				      FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
+				ARRAY(SELECT 1 FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id))`,
+			wfs, steps); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish([]string{"a"}, apart)
+	finish([]string{"b"}, apart)
+	finish([]string{"a", "b"}, together)
+	for _, id := range []int64{apart, together} {
+		var n int
+		var payload string
+		if err := pool.QueryRow(ctx, `SELECT count(*), min(j.payload::text) FROM jobc_jobs j WHERE j.workflow_id = $1 AND j.workflow_step = 'c'`,
+			id).Scan(&n, &payload); err != nil {
+			t.Fatal(err)
+		}
+		want := fmt.Sprintf(`{"x": %d, "y": %d, "z": 0}`, id*10+1, id*10+2)
+		if n != 1 || payload != want {
+			t.Errorf("workflow %d (a and b ended %s): %d jobs of c, payload %s; want one, %s",
+				id, map[bool]string{true: "apart", false: "together"}[id == apart], n, payload, want)
+		}
+	}
+}

@@ -1908,22 +1908,26 @@ $$;
 -- fields p_map names, each read at its source path, a JSON array whose first element
 -- says what it reads: ["input", field...] the input, ["item", field...] the item,
 -- ["result", step, field...] a completed step's result, ["count", step, "completed" |
--- "failed" | "cancelled"] how many of a for_each step's items ended so. A source that
+-- "failed" | "cancelled"] how many of a for_each step's items ended so. The results of
+-- steps p_ended, the job steps whose ends run this one, are read from p_results (by
+-- position), not from their rows: 12.7k instructions fewer a step's end. A source that
 -- is absent leaves its field out, as an event subscriber's map does; the worker that
 -- claims the job checks the payload against its schema. The path is read as #> reads
--- it (a member, or an array's element by its index).
+-- it (a member, or an array's element by its index); runtime's jsonAt reads it so too,
+-- for the payloads StartWorkflow maps (jobc_workflow_start).
 --
 -- A set-returning SQL function of one row, so that PostgreSQL inlines it into the
 -- statement that calls it (FROM ... CROSS JOIN LATERAL jobc_workflow_payload(...)),
 -- whose cached plan then holds it: no call, no query of its own. As PL/pgSQL, with a
 -- query for its map and one per result it read, ending a step of a 4-step chain took
--- 453k instructions, 407k so; a start, which builds one payload per statement and so
--- pays for the bigger plan's setup each time, 1,185k then and 1,227k now
--- (bench/README.md). The OFFSET 0 keeps each source read once: without it the planner
+-- 453k instructions, 407k so (bench/README.md). Its plan is costly to set up (75k
+-- instructions of the 117k it cost a start that ran it for one workflow), which a
+-- batch of step ends shares. The OFFSET 0 keeps each source read once: without it the planner
 -- pulls the subquery up and reads a result twice, for the filter and for the value.
 -- A path of one element, the common one, is an array built in place; a longer one
 -- takes a subquery.
-CREATE FUNCTION jobc_workflow_payload(p_workflow bigint, p_input jsonb, p_item jsonb, p_map jsonb)
+CREATE FUNCTION jobc_workflow_payload(p_workflow bigint, p_input jsonb, p_item jsonb, p_map jsonb,
+                                      p_ended text[] DEFAULT NULL, p_results jsonb[] DEFAULT NULL)
 RETURNS TABLE (payload jsonb)
 LANGUAGE sql STABLE AS $$
 SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_item, p_input) ELSE
@@ -1931,11 +1935,12 @@ SELECT CASE WHEN jsonb_typeof(p_map) IS DISTINCT FROM 'object' THEN coalesce(p_i
         FROM jsonb_each(p_map) m
         CROSS JOIN LATERAL (
             SELECT CASE m.value->>0 WHEN 'input' THEN p_input WHEN 'item' THEN p_item
-                   ELSE (SELECT CASE m.value->>0 WHEN 'result' THEN st.result
+                   ELSE coalesce(CASE m.value->>0 WHEN 'result' THEN p_results[array_position(p_ended, m.value->>1)] END,
+                        (SELECT CASE m.value->>0 WHEN 'result' THEN st.result
                                 ELSE to_jsonb(CASE m.value->>2 WHEN 'failed' THEN st.items_failed
                                                                WHEN 'cancelled' THEN st.items_cancelled
                                                                ELSE st.items - st.items_left - st.items_failed - st.items_cancelled END) END
-                         FROM jobc_workflow_steps st WHERE st.workflow_id = p_workflow AND st.step = m.value->>1) END
+                         FROM jobc_workflow_steps st WHERE st.workflow_id = p_workflow AND st.step = m.value->>1)) END
                    #> CASE jsonb_array_length(m.value) - CASE m.value->>0 WHEN 'input' THEN 1 WHEN 'item' THEN 1 WHEN 'result' THEN 2 ELSE 3 END
                       WHEN 1 THEN ARRAY[m.value->>(jsonb_array_length(m.value) - 1)]
                       ELSE ARRAY(SELECT p.e FROM jsonb_array_elements_text(m.value) WITH ORDINALITY p(e, i)
@@ -2162,12 +2167,13 @@ $$;
 --
 -- p_payloads, if not NULL, holds the payload of each first job step with a map, by
 -- step name, mapped by the caller: StartWorkflow maps the input itself (runtime's
--- firstPayloads, which TestStartMapsAsPayloadDoes holds to jobc_workflow_payload), for
--- the statement that maps it here costs a start 117k of its 689k instructions, almost
--- all of it in setting up the statement's plan, which a start, one workflow, cannot
--- share. (A caller that sets them could as well enqueue those jobs with any payload,
--- or start the workflow with any input: a first step reads nothing else.) A step it
--- leaves out gets no payload, which jobc_jobs refuses.
+-- firstPayloads, which TestStartPayloadsAgreeWithTheDatabase holds to
+-- jobc_workflow_payload), for mapping it here costs a start a statement, whose plan's
+-- setup one workflow cannot share: a 4-step chain's start runs 588k instructions so,
+-- 745k when it maps here (689k when its one INSERT mapped). (A caller that sets them
+-- could as well enqueue those jobs with any payload, or start the workflow with any
+-- input: a first step reads nothing else.) A step it leaves out gets no payload, which
+-- jobc_jobs refuses (payload is NOT NULL).
 CREATE FUNCTION jobc_workflow_start(p_name text, p_definition text, p_input_version integer, p_input jsonb, p_key text DEFAULT NULL,
                                     p_payloads jsonb DEFAULT NULL)
 RETURNS bigint
@@ -2371,8 +2377,9 @@ RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET enable_hashjoin = off SET enable_mergejoin = off SET jit = off AS $$
 DECLARE
-    v_wfs    bigint[];
-    v_items  boolean;
+    v_wfs     bigint[];
+    v_items   boolean;
+    v_eresult jsonb[];
     v_rwf    bigint[];
     v_rstep  text[];
     v_queues text[];
@@ -2397,9 +2404,10 @@ BEGIN
                f.created_at, now()
         FROM unnest(p_ends) f JOIN jobc_workflows w ON w.id = f.workflow_id
         WHERE f.item IS NULL AND (w.jobs->>f.step)::bigint = f.id
-        RETURNING workflow_id, step, state
+        RETURNING workflow_id, step, state, result
     )
-    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state) INTO v_ewf, v_estep, v_estate FROM ended e;
+    SELECT array_agg(e.workflow_id), array_agg(e.step), array_agg(e.state), array_agg(e.result)
+    INTO v_ewf, v_estep, v_estate, v_eresult FROM ended e;
     -- Their workflows count them and drop their jobs, and those that run run the job
     -- steps they leave ready (whose payloads read the results just stored), naming
     -- their jobs, in one statement.
@@ -2407,10 +2415,11 @@ BEGIN
         -- Per workflow, the job steps that ended and those they leave ready, each
         -- ready one with an id (a job step's is its job's; the sequence's gaps cost
         -- nothing).
-        SELECT b.wf, b.steps, b.n, b.failed, w.input, r.ds, r.ids, r.jobs
+        SELECT b.wf, b.steps, b.n, b.failed, w.input, b.completed, b.results, r.ds, r.ids, r.jobs
         FROM (SELECT x.wf, array_agg(x.step) AS steps, array_agg(x.step) FILTER (WHERE x.st = 'completed') AS completed,
+                     array_agg(x.result) FILTER (WHERE x.st = 'completed') AS results,
                      count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
-              FROM unnest(v_ewf, v_estep, v_estate) x(wf, step, st) GROUP BY x.wf) b
+              FROM unnest(v_ewf, v_estep, v_estate, v_eresult) x(wf, step, st, result) GROUP BY x.wf) b
         JOIN jobc_workflows w ON w.id = b.wf
         JOIN jobc_workflow_definitions df ON df.id = w.definition_id
         CROSS JOIN LATERAL (
@@ -2426,7 +2435,7 @@ BEGIN
                b.wf, u.d->>'name'
         FROM by_wf b
         CROSS JOIN LATERAL unnest(b.ds, b.ids) u(d, id)
-        CROSS JOIN LATERAL jobc_workflow_payload(b.wf, b.input, NULL, u.d->'map') p
+        CROSS JOIN LATERAL jobc_workflow_payload(b.wf, b.input, NULL, u.d->'map', b.completed, b.results) p
         CROSS JOIN LATERAL jobc_workflow_job(u.d, p.payload) j
         WHERE jobc_workflow_job_step(u.d)
         RETURNING queue
