@@ -147,11 +147,63 @@ func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	if inside < 4*workflows {
 		t.Fatalf("%d plans of statements inside functions logged; want at least one per step (%d)", inside, 4*workflows)
 	}
+
 	// Nor may any statement be compiled (JIT, at the server's default thresholds):
 	// the penalty costs of the settings above and the estimates of JSON set-returning
 	// functions (100 rows each) once put a start's statement at 190,000, and its
 	// compilation took 28 of the 31 ms the start then took.
 	log.noJIT(t, "")
+}
+
+// TestStepEndsFindStepsByKey: a step's end looks for the rows of the steps it may run
+// by their keys, whatever the statistics: with the tables analyzed before any step
+// ended, the planner made a NOT EXISTS of jobc_workflow_ready an anti-join that read
+// a workflow's steps by workflow_id alone, so that each step's end read every row its
+// workflow had so far.
+func TestStepEndsFindStepsByKey(t *testing.T) {
+	t.Parallel()
+	log, base, pool := newPlanLog(t)
+	ctx := t.Context()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, "")
+	const workflows = 30
+	for i := range workflows {
+		if _, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Statistics from before any step ended (no step rows), as a fresh deployment's
+	// first analysis has them.
+	if _, err := base.Exec(ctx, `ANALYZE`); err != nil {
+		t.Fatal(err)
+	}
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+	o.register(t, w, 0, nil)
+	stop := startWorker(t, w)
+	waitFor(t, "every workflow to end", 30*time.Second, func() bool {
+		return countRows(t, base, `SELECT count(*) FROM jobc_workflows WHERE state = 'running'`) == 0
+	})
+	stop()
+	plans := log.all()
+	if len(plans) == 0 {
+		t.Fatal("no plans logged")
+	}
+	for _, p := range plans {
+		if m := stepsByWorkflow.FindString(p); m != "" {
+			t.Errorf("a statement reads a workflow's every step to find one:\n%s\nin\n%s", m, p)
+		}
+	}
+}
+
+// stepsByWorkflow is a read of jobc_workflow_steps by workflow alone: every row of a
+// workflow's, where a statement wants one step's.
+var stepsByWorkflow = regexp.MustCompile(`Index (?:Only )?Scan using jobc_workflow_steps_pkey on jobc_workflow_steps \w+[^\n]*\n\s*Index Cond: \(workflow_id = [^()]*\)\n`)
+
+// all returns the plans logged.
+func (l *planLog) all() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.plans)
 }
 
 // bitmapScan is a bitmap index scan node of a logged plan, with the entries it read

@@ -1985,11 +1985,11 @@ LANGUAGE sql STABLE AS $$
 SELECT e.value FROM jsonb_array_elements(p_def->'steps') e
 WHERE (p_completed IS NULL OR e.value->'after' ?| p_completed)
   AND NOT p_jobs ? (e.value->>'name')
-  AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = e.value->>'name')
+  AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps s WHERE s.workflow_id = p_workflow AND s.step = e.value->>'name' OFFSET 0)
   AND NOT EXISTS (SELECT 1 FROM jsonb_array_elements_text(coalesce(e.value->'after', '[]')) a(name)
                   WHERE a.name <> ALL(coalesce(p_completed, '{}'))
                     AND NOT EXISTS (SELECT 1 FROM jobc_workflow_steps t
-                                    WHERE t.workflow_id = p_workflow AND t.step = a.name AND t.state = 'completed'))
+                                    WHERE t.workflow_id = p_workflow AND t.step = a.name AND t.state = 'completed' OFFSET 0))
 $$;
 
 -- jobc_workflow_run_steps runs the given steps (workflow and step by position), from
