@@ -189,7 +189,10 @@ func TestStepEndsFindStepsByKey(t *testing.T) {
 		t.Fatal("no plans logged")
 	}
 	for _, p := range plans {
-		if m := stepsByWorkflow.FindString(p); m != "" {
+		// (The runtime's own statements, which say their names, read a workflow's
+		// every step where they want them all: GetWorkflow, PruneWorkflows.)
+		_, text, _ := strings.Cut(p, "Query Text:")
+		if m := stepsByWorkflow.FindString(p); m != "" && !strings.HasPrefix(strings.TrimSpace(text), "-- name:") {
 			t.Errorf("a statement reads a workflow's every step to find one:\n%s\nin\n%s", m, p)
 		}
 	}

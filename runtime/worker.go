@@ -300,6 +300,11 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	var p workerPools
 	var err error
 	cfg := w.ownConfig(queues + 3) // a claim per queue while starting, heartbeats, maintenance, sleepers
+	// Nor does maintenance read jobc_jobs sequentially: the scheduler's PromoteScheduled,
+	// planned while the table was small, read all 500 rows of a test's jobs to find
+	// none due (TestHotPlansOnAFreshDatabase, two of four runs beside the package's
+	// other tests).
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return p, fmt.Errorf("jobc: open the worker's connections: %w", dberr.Describe(err))
 	}

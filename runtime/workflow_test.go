@@ -621,8 +621,8 @@ func TestStartRefusesMalformedDefinitions(t *testing.T) {
 // TestDefinitionRowHoldsWhatAStartReads: a definition's row holds, derived as it is
 // stored, what a start reads instead of walking the steps: how many steps, the job
 // steps that come after none (whose jobs a start inserts) and the other steps that do
-// (which it runs: a sleep's row); a second start of the text reads them and starts
-// the same.
+// (which it runs: a sleep's row); and for a step's end, each step's successors. A
+// second start of the text reads them and starts the same.
 func TestDefinitionRowHoldsWhatAStartReads(t *testing.T) {
 	t.Parallel()
 	pool := newDB(t)
@@ -636,14 +636,17 @@ func TestDefinitionRowHoldsWhatAStartReads(t *testing.T) {
 			t.Fatal(err)
 		}
 		var steps int
-		var jobs, other string
+		var jobs, other, next string
 		if err := pool.QueryRow(ctx, `SELECT d.steps, (SELECT string_agg(e->>'name', ',' ORDER BY e->>'name') FROM jsonb_array_elements(d.first_jobs) e),
-				array_to_string(d.first_other, ',')
-			FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id WHERE w.id = $1`, id).Scan(&steps, &jobs, &other); err != nil {
+				array_to_string(d.first_other, ','),
+				(SELECT string_agg(n.key || '>' || (SELECT string_agg(x->>'name', ',') FROM jsonb_array_elements(n.value) x), ';' ORDER BY n.key)
+				 FROM jsonb_each(d.successors) n)
+			FROM jobc_workflows w JOIN jobc_workflow_definitions d ON d.id = w.definition_id WHERE w.id = $1`, id).Scan(&steps, &jobs, &other, &next); err != nil {
 			t.Fatal(err)
 		}
-		if steps != 4 || jobs != "a,c" || other != "z" {
-			t.Errorf("the definition's row: %d steps, first jobs %q, other first steps %q; want 4, \"a,c\", \"z\"", steps, jobs, other)
+		if steps != 4 || jobs != "a,c" || other != "z" || next != "a>b;z>b" {
+			t.Errorf("the definition's row: %d steps, first jobs %q, other first steps %q, successors %q; want 4, \"a,c\", \"z\", \"a>b;z>b\"",
+				steps, jobs, other, next)
 		}
 		var started, left int
 		if err := pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM jobc_jobs j WHERE j.workflow_id = w.id AND (w.jobs->>j.workflow_step)::bigint = j.id),
@@ -669,8 +672,8 @@ func TestDefinitionFoundByItsText(t *testing.T) {
 	ctx := t.Context()
 	step := `{"name":"a","kind":%q,"queue":"q","priority":5,"max_attempts":1,"payload_version":1,"after":[]}`
 	mine, planted := `{"steps":[`+fmt.Sprintf(step, "mine")+`]}`, `{"steps":[`+fmt.Sprintf(step, "planted")+`]}`
-	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_definitions (hash, source, definition, steps, first_jobs)
-		VALUES (hashtext($1::text), $2::text, $2::text::jsonb, 1, $2::text::jsonb->'steps')`, mine, planted); err != nil {
+	if _, err := pool.Exec(ctx, `INSERT INTO jobc_workflow_definitions (hash, source, definition, steps, first_jobs, successors)
+		VALUES (hashtext($1::text), $2::text, $2::text::jsonb, 1, $2::text::jsonb->'steps', '{}')`, mine, planted); err != nil {
 		t.Fatal(err)
 	}
 	var id int64
