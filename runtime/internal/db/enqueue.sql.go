@@ -85,7 +85,8 @@ SELECT $1, $2,
 FROM unnest($9::jsonb[]) WITH ORDINALITY AS p(payload, i)
 RETURNING id,
     coalesce((SELECT jobc_wake($2)
-              WHERE coalesce($3::timestamptz, now()) <= now()), false) AS woke
+              WHERE coalesce($3::timestamptz, now()) <= now()
+                AND EXISTS (SELECT 1 FROM jobc_sleepers s WHERE s.queue = $2)), false) AS woke
 `
 
 type InsertJobsParams struct {
@@ -106,7 +107,9 @@ type InsertJobsRow struct {
 }
 
 // Inserts one job per payload, all with the same options, in one round trip, and wakes
-// the queue once (if the jobs are available). For small batches this beats reserving
+// the queue once (if the jobs are available and a worker of the queue sleeps, as
+// InsertJob: 4,000 calls of four jobs to a queue nobody slept on called jobc_wake 4,000
+// times, 4.7 µs of PostgreSQL's CPU a job). For small batches this beats reserving
 // ids, COPY and a notification (three round trips): see EnqueueMany. One plain INSERT:
 // the wake-up is an uncorrelated subquery of RETURNING, which PostgreSQL runs once per
 // statement (an InitPlan), not once per row. flow_keys (NULL for a kind without flow
