@@ -118,22 +118,8 @@ func (l *planLog) seqScans() (scans []scan, inside int) {
 func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 	t.Parallel()
 	log, base, pool := newPlanLog(t)
-	ctx := t.Context()
-	o := newOrderTypes(t)
-	wt := o.workflow(t, "")
 	const workflows = 30
-	for i := range workflows {
-		if _, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: int64(i)}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
-	o.register(t, w, 0, nil)
-	stop := startWorker(t, w)
-	waitFor(t, "every workflow to end", 30*time.Second, func() bool {
-		return countRows(t, base, `SELECT count(*) FROM jobc_workflows WHERE state = 'running'`) == 0
-	})
-	stop()
+	runOrderWorkflows(t, base, pool, workflows, nil)
 	if n := countRows(t, base, `SELECT count(*) FROM jobc_workflows WHERE state = 'completed'`); n != workflows {
 		t.Fatalf("%d of %d workflows completed", n, workflows)
 	}
@@ -163,27 +149,13 @@ func TestWorkflowPlansWalkKeysOnEmptyTables(t *testing.T) {
 func TestStepEndsFindStepsByKey(t *testing.T) {
 	t.Parallel()
 	log, base, pool := newPlanLog(t)
-	ctx := t.Context()
-	o := newOrderTypes(t)
-	wt := o.workflow(t, "")
-	const workflows = 30
-	for i := range workflows {
-		if _, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: int64(i)}); err != nil {
+	runOrderWorkflows(t, base, pool, 30, func() {
+		// Statistics from before any step ended (no step rows), as a fresh
+		// deployment's first analysis has them.
+		if _, err := base.Exec(t.Context(), `ANALYZE`); err != nil {
 			t.Fatal(err)
 		}
-	}
-	// Statistics from before any step ended (no step rows), as a fresh deployment's
-	// first analysis has them.
-	if _, err := base.Exec(ctx, `ANALYZE`); err != nil {
-		t.Fatal(err)
-	}
-	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
-	o.register(t, w, 0, nil)
-	stop := startWorker(t, w)
-	waitFor(t, "every workflow to end", 30*time.Second, func() bool {
-		return countRows(t, base, `SELECT count(*) FROM jobc_workflows WHERE state = 'running'`) == 0
 	})
-	stop()
 	plans := log.all()
 	if len(plans) == 0 {
 		t.Fatal("no plans logged")
@@ -196,6 +168,29 @@ func TestStepEndsFindStepsByKey(t *testing.T) {
 			t.Errorf("a statement reads a workflow's every step to find one:\n%s\nin\n%s", m, p)
 		}
 	}
+}
+
+// runOrderWorkflows starts n order workflows through pool, calls started (if not nil),
+// and runs a worker on pool until every workflow has ended.
+func runOrderWorkflows(t *testing.T, base, pool *pgxpool.Pool, n int, started func()) {
+	t.Helper()
+	o := newOrderTypes(t)
+	wt := o.workflow(t, "")
+	for i := range n {
+		if _, err := runtime.StartWorkflow(t.Context(), pool, wt, orderInput{OrderID: fmt.Sprintf("o-%d", i), Cents: int64(i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if started != nil {
+		started()
+	}
+	w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+	o.register(t, w, 0, nil)
+	stop := startWorker(t, w)
+	waitFor(t, "every workflow to end", 30*time.Second, func() bool {
+		return countRows(t, base, `SELECT count(*) FROM jobc_workflows WHERE state = 'running'`) == 0
+	})
+	stop()
 }
 
 // stepsByWorkflow is a read of jobc_workflow_steps by workflow alone: every row of a

@@ -494,18 +494,12 @@ func WithWorkflowKey(key string) StartOption {
 	return func(o *startOptions) { o.key = &key }
 }
 
-// inputList returns the elements of the list at path in input: none when it is
-// absent, an error when it is not a list (the step would fail).
+// inputList returns the elements of the list at path in input, read as the step will
+// read it (jsonAt): none when it is absent, an error when it is not a list (the step
+// would fail).
 func inputList(input []byte, path []string) ([]json.RawMessage, error) {
-	cur := json.RawMessage(input)
-	for _, f := range path {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal(cur, &obj); err != nil || obj[f] == nil {
-			return nil, nil
-		}
-		cur = obj[f]
-	}
-	if string(cur) == "null" {
+	cur, err := jsonAt(input, path)
+	if err != nil || cur == nil || string(cur) == "null" {
 		return nil, nil
 	}
 	var items []json.RawMessage

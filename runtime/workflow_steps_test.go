@@ -453,6 +453,21 @@ func TestStartChecksForEachItems(t *testing.T) {
 	if n := countRows(t, pool, `SELECT count(*) FROM jobc_workflows`); n != 0 {
 		t.Errorf("%d workflows started; want none", n)
 	}
+	// A list reached through another list's element is read as the step reads it
+	// (by index), and checked too.
+	deep, err := runtime.NewWorkflowType(runtime.WorkflowType{
+		Name: "deep", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: `{"type":"object"}`}},
+		Steps: []runtime.Step{{Name: "each", Job: item, ForEach: "input.boxes.1.items"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = runtime.StartWorkflow(t.Context(), pool, deep, map[string]any{"boxes": []any{
+		map[string]any{"items": []any{map[string]any{"sku": "a"}}},
+		map[string]any{"items": []any{map[string]any{"sku": "b"}, map[string]any{"sku": false}}}}})
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), "item 1 of input.boxes.1.items") {
+		t.Errorf("start with an invalid item in a list's element: %v; want a *PayloadError naming the item", err)
+	}
 }
 
 // TestWorkflowStepKindsAreChecked: NewWorkflowType refuses steps that are not exactly
