@@ -237,8 +237,8 @@ func burn(ctx context.Context, slots int, functions bool, patch string, fill fun
 		// The database is asked only once every handler has run: the backend that
 		// answers is counted, and asking every 20 ms made the slower burn-down (the
 		// chain's) pay for more of its own measurement.
-		var left int
 		if done.Load() >= int64(n) {
+			var left int
 			if err := pool.QueryRow(ctx, `SELECT count(*) FROM jobc_jobs WHERE queue = 'bench'`).Scan(&left); err != nil {
 				stop()
 				return result{}, err
