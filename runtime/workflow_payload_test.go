@@ -149,11 +149,13 @@ func FuzzStartPayloadsAgreeWithTheDatabase(f *testing.F) {
 	pool := pgtest.NewSchema(f, migrated)
 	plain := mappingWorkflow(f, "members", "lists", "scalars", "odd")
 	f.Fuzz(func(t *testing.T, input string) {
+		// Only an input both read can be a start's (StartWorkflow encodes it, and the
+		// database refuses what it cannot read, failing the start): the rest has no
+		// payloads to compare.
 		var doc string
-		if !json.Valid([]byte(input)) || pool.QueryRow(t.Context(), `SELECT $1::jsonb::text`, input).Scan(&doc) != nil {
-			t.Skip("not JSON that both Go and PostgreSQL read")
+		if json.Valid([]byte(input)) && pool.QueryRow(t.Context(), `SELECT $1::jsonb::text`, input).Scan(&doc) == nil {
+			payloadsAgree(t, pool, plain, input)
 		}
-		payloadsAgree(t, pool, plain, input)
 	})
 }
 
