@@ -14,6 +14,11 @@
 //     (their first steps' jobs on a queue no worker serves).
 //
 //     go run ./cmd/workflow -runs 3
+//
+// -functions prints the time PostgreSQL spent in each jobc function after each chain
+// measurement; -statements the time of each statement, nested ones included, which
+// needs pg_stat_statements in the server's shared_preload_libraries (a throwaway
+// cluster: bench/README.md, "Where a chain's database time goes").
 package main
 
 import (
@@ -68,7 +73,9 @@ func main() {
 	jobs := flag.Int("jobs", 20000, "waiting: plain jobs burnt down")
 	slots := flag.Int("slots", 100, "handlers of the one worker")
 	only := flag.String("only", "", "chain or waiting: run that measurement only")
-	functions := flag.Bool("functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
+	var pr probes
+	flag.BoolVar(&pr.functions, "functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
+	flag.BoolVar(&pr.statements, "statements", false, "print the time PostgreSQL spent in each statement, nested ones included (pg_stat_statements, which the server must preload) after each chain measurement")
 	patchFile := flag.String("patch", "", "run this SQL file in every fresh database after the migration (a changed function, dropped constraints)")
 	flag.Parse()
 	if *only != "" && *only != "chain" && *only != "waiting" {
@@ -85,7 +92,7 @@ func main() {
 	bench.DropStale(ctx, bench.AdminURL())
 	var chainPG, jobPG, chainTime, jobTime, without, with []float64
 	for run := 1; run <= *runs && *only != "waiting"; run++ {
-		c, err := burn(ctx, *slots, *functions, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		c, err := burn(ctx, *slots, pr, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			wt := chain(stepType("bench"))
 			for i := range *chains {
 				if _, err := runtime.StartWorkflow(ctx, pool, wt, step{N: int64(i)}); err != nil {
@@ -95,7 +102,7 @@ func main() {
 			return 4 * *chains, nil
 		}, nil)
 		check(err)
-		j, err := burn(ctx, *slots, *functions, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
+		j, err := burn(ctx, *slots, pr, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
 			// Four jobs per call, as one StartWorkflow starts four steps.
 			jt := stepType("bench")
 			for i := range *chains {
@@ -121,9 +128,9 @@ func main() {
 			_, err := runtime.EnqueueMany(ctx, pool, stepType("bench"), ps)
 			return len(ps), err
 		}
-		a, err := burn(ctx, *slots, false, patch, plain, nil)
+		a, err := burn(ctx, *slots, probes{}, patch, plain, nil)
 		check(err)
-		b, err := burn(ctx, *slots, false, patch, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
+		b, err := burn(ctx, *slots, probes{}, patch, plain, func(ctx context.Context, pool *pgxpool.Pool) error {
 			wt := chain(stepType("parked")) // nobody serves queue parked
 			batch := 500
 			for i := 0; i < *waiting; i += batch {
@@ -174,16 +181,22 @@ func (r result) rate() float64       { return float64(r.jobs) / r.took.Seconds()
 // burn fills a fresh database (patch, the -patch SQL, then setup, then fill, which
 // returns how many jobs it made),
 // then runs one worker until every job has finished, and measures that part; with
-// functions, it then prints the time each jobc function took (printFunctions).
-func burn(ctx context.Context, slots int, functions bool, patch string, fill func(context.Context, *pgxpool.Pool) (int, error),
+// pr.functions, it then prints the time each jobc function took (printFunctions); with
+// pr.statements, each statement's (printStatements).
+func burn(ctx context.Context, slots int, pr probes, patch string, fill func(context.Context, *pgxpool.Pool) (int, error),
 	setup func(context.Context, *pgxpool.Pool) error) (result, error) {
 	db, err := bench.NewDB(ctx, bench.AdminURL(), "workflow")
 	if err != nil {
 		return result{}, err
 	}
 	defer func() { _ = db.Drop() }()
-	if functions {
+	if pr.functions {
 		if err := trackFunctions(ctx, db.Name); err != nil {
+			return result{}, err
+		}
+	}
+	if pr.statements {
+		if err := trackStatements(ctx, db.Name, db.URL); err != nil {
 			return result{}, err
 		}
 	}
@@ -203,6 +216,13 @@ func burn(ctx context.Context, slots int, functions bool, patch string, fill fun
 	if setup != nil {
 		if err := setup(ctx, pool); err != nil {
 			return result{}, err
+		}
+	}
+	if pr.statements {
+		// The statements of this database only, from here (the migration's and the
+		// setup's are not the measurement's).
+		if _, err := pool.Exec(ctx, `SELECT pg_stat_statements_reset(0, (SELECT oid FROM pg_database WHERE datname = current_database()), 0)`); err != nil {
+			return result{}, fmt.Errorf("-statements: %w", err)
 		}
 	}
 	// PostgreSQL's CPU is counted from before the jobs are made: a chain's steps are
@@ -259,13 +279,71 @@ func burn(ctx context.Context, slots int, functions bool, patch string, fill fun
 	if err := <-errc; err != nil {
 		return result{}, err
 	}
-	if functions {
+	if pr.statements {
+		if err := printStatements(ctx, pool, n); err != nil {
+			return result{}, err
+		}
+	}
+	if pr.functions {
 		pool.Close() // its backends report their statistics as they exit
 		if err := printFunctions(ctx, db.URL, n); err != nil {
 			return result{}, err
 		}
 	}
 	return result{jobs: n, took: took, cpu: cpu, fill: filled.PG}, err
+}
+
+// probes says what burn prints of where PostgreSQL's time went.
+type probes struct{ functions, statements bool }
+
+// trackStatements has pg_stat_statements count the statements of database name, nested
+// ones (inside the jobc functions) too.
+func trackStatements(ctx context.Context, name, url string) error {
+	conn, err := pgx.Connect(ctx, bench.AdminURL())
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	db, err := pgx.Connect(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer db.Close(ctx)
+	if _, err := db.Exec(ctx, `CREATE EXTENSION IF NOT EXISTS pg_stat_statements`); err != nil {
+		return fmt.Errorf("-statements: %w (the server must have pg_stat_statements in shared_preload_libraries)", err)
+	}
+	_, err = conn.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{name}.Sanitize()+" SET pg_stat_statements.track = 'all'")
+	return err
+}
+
+// printStatements prints the statements of the measurement that took 0.5 µs or more a
+// job made, the longest first: calls, rows, the executor's time per job (planning and
+// the protocol's parse, bind and commit are not in it), and whether the client sent it
+// (top) or a function ran it (nested, so its time is also its caller's).
+func printStatements(ctx context.Context, pool *pgxpool.Pool, jobs int) error {
+	rows, err := pool.Query(ctx, `SELECT calls, rows, total_exec_time, toplevel, left(regexp_replace(query, '\s+', ' ', 'g'), 90)
+		FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+		  AND total_exec_time * 1000 >= 0.5 * $1 ORDER BY total_exec_time DESC`, jobs)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	fmt.Printf("%9s %9s %9s %-6s %s\n", "calls", "rows", "µs/job", "sent", "statement")
+	for rows.Next() {
+		var calls, n int64
+		var total float64 // milliseconds
+		var top bool
+		var query string
+		if err := rows.Scan(&calls, &n, &total, &top, &query); err != nil {
+			return err
+		}
+		where := "nested"
+		if top {
+			where = "top"
+		}
+		fmt.Printf("%9d %9d %9.1f %-6s %s\n", calls, n, total*1000/float64(jobs), where, query)
+	}
+	return rows.Err()
 }
 
 func trackFunctions(ctx context.Context, name string) error {
