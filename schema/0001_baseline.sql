@@ -2446,9 +2446,10 @@ BEGIN
                                workflow_id, workflow_step)
         SELECT u.id, j.kind, j.queue, 'available', j.priority, j.payload_version, j.payload, j.max_attempts,
                u.wf, u.d->>'name'
-        -- (Each workflow's arrays are unnested in the select list, in step, not as a
+        -- (Each workflow's arrays are unnested in a select list, in step, not by a
         -- function in FROM: PostgreSQL keeps a function scan's rows in a store of their
-        -- own, set up again for every workflow; 3.8% of a step's end, two of them.)
+        -- own, set up again for every workflow. The two here and below were 3.8% of a
+        -- step's end.)
         FROM (SELECT b.wf, b.input, b.completed, b.results, unnest(b.ds) AS d, unnest(b.ids) AS id FROM by_wf b) u
         CROSS JOIN LATERAL jobc_workflow_payload(u.wf, u.input, NULL, u.d->'map', u.completed, u.results) p
         CROSS JOIN LATERAL jobc_workflow_job(u.d, p.payload) j
