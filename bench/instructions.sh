@@ -14,6 +14,14 @@
 # binaries (PGBIN, default the newest /usr/lib/postgresql/*/bin); run as root, it runs
 # the cluster as user postgres. N is 100 unless INSTRUCTIONS_N says otherwise. Set
 # CALLGRIND_OUT to keep the 3N run's profile (callgrind_annotate --inclusive=yes reads it).
+#
+# The backend runs with PostgreSQL's default settings, as a producer's connection does.
+# A statement the worker sends runs on connections that plan generically and never scan
+# jobc_jobs sequentially (runtime/worker.go), so measure it with those settings before
+# the PREPARE: with the defaults, jobc_finish's statements are planned again at each call
+# of one job (0.92M of its 1.85M instructions; 698k so).
+#
+#   bench/instructions.sh "SET plan_cache_mode = force_generic_plan; SET enable_seqscan = off; $(cat finish-1.prepare.sql)" ...
 set -euo pipefail
 if [ $# -lt 2 ]; then
 	echo "usage: $0 'PREPARE ...;' 'EXECUTE ...;' [patch.sql ...]" >&2
