@@ -280,8 +280,8 @@ func (p workerPools) close() {
 //
 // claims runs the claims of a worker that has started, with generic plans
 // (plan_cache_mode force_generic_plan; see claimsOn) that never scan jobc_jobs
-// sequentially (enable_seqscan off): a generic plan made while the table was empty, on
-// a fresh database, found the claimed ids by reading every row, 163 ms a claim, until
+// sequentially (ownConfig): a generic plan made while the table was empty, on a fresh
+// database, found the claimed ids by reading every row, 163 ms a claim, until
 // autovacuum first analyzed it (TestHotPlansOnAFreshDatabase). Its pool holds a
 // connection per queue, opened when first needed, and runs nothing but claims.
 //
@@ -289,9 +289,7 @@ func (p workerPools) close() {
 // their settings): once a reader can see a job completed, failed or cancelled, a crash
 // does not take that back and run the job again. Outcomes are written in batches, so
 // one flush serves a whole batch. Config.AsyncOutcomes turns this off. Its statements
-// find jobs by id, and never by reading jobc_jobs sequentially (enable_seqscan off, as
-// on claims: RetryJobs, planned at a moment the table was small, read 3,000 rows to
-// retry 2), with generic plans, as claims: PostgreSQL judged a custom plan of
+// find jobs by id (ownConfig), with generic plans, as claims: PostgreSQL judged a custom plan of
 // jobc_finish's statements cheaper for a batch of one job, and planned them again for
 // every lone outcome (1,584k instructions a job's completion so, 659k with generic
 // plans; level from five jobs a batch). Transactional handlers use the application's
@@ -300,32 +298,25 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 	var p workerPools
 	var err error
 	cfg := w.ownConfig(queues + 3) // a claim per queue while starting, heartbeats, maintenance, sleepers
-	// Nor does maintenance read jobc_jobs sequentially: the scheduler's PromoteScheduled,
-	// planned while the table was small, read all 500 rows of a test's jobs to find
-	// none due (TestHotPlansOnAFreshDatabase, two of four runs beside the package's
-	// other tests).
-	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	if p.own, err = pgxpool.NewWithConfig(ctx, cfg); err != nil {
 		return p, fmt.Errorf("jobc: open the worker's connections: %w", dberr.Describe(err))
 	}
 	icfg := w.ownConfig(queues)
 	icfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	icfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	if p.claims, err = pgxpool.NewWithConfig(ctx, icfg); err != nil {
 		p.own.Close()
 		return p, fmt.Errorf("jobc: open the worker's connections for claims: %w", dberr.Describe(err))
 	}
-	ocfg := w.pool.Config().Copy()
-	if w.cfg.AsyncOutcomes {
-		ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	ocfg := w.ownConfig(1) // the completer writes one batch at a time
+	if !w.cfg.AsyncOutcomes {
+		// As the application's transactions commit.
+		if v, ok := w.pool.Config().ConnConfig.RuntimeParams["synchronous_commit"]; ok {
+			ocfg.ConnConfig.RuntimeParams["synchronous_commit"] = v
+		} else {
+			delete(ocfg.ConnConfig.RuntimeParams, "synchronous_commit")
+		}
 	}
-	ocfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	ocfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_generic_plan"
-	dbconn.NoJIT(ocfg.ConnConfig)
-	ocfg.MaxConns = 1 // the completer writes one batch at a time
-	ocfg.MinConns = 0
-	dbconn.Name(ocfg.ConnConfig, w.cfg.ID)
-	w.followPrimary(ocfg)
 	if p.outcomes, err = pgxpool.NewWithConfig(ctx, ocfg); err != nil {
 		p.own.Close()
 		p.claims.Close()
@@ -336,9 +327,15 @@ func (w *Worker) ownPools(ctx context.Context, queues int) (workerPools, error) 
 
 // ownConfig configures a pool of up to maxConns of the worker's connections whose
 // commits do not wait for the WAL flush (see ownPools), opened when first needed.
+// None of them reads jobc_jobs sequentially (enable_seqscan off): a plan made while the
+// table was small read every row of it for as long as the connection kept it, on
+// claims (163 ms a claim), outcomes (RetryJobs read 3,000 rows to retry 2) and
+// maintenance alike (the scheduler's PromoteScheduled read all 500 rows of
+// TestHotPlansOnAFreshDatabase's jobs to find none due).
 func (w *Worker) ownConfig(maxConns int) *pgxpool.Config {
 	cfg := w.pool.Config().Copy()
 	cfg.ConnConfig.RuntimeParams["synchronous_commit"] = "off"
+	cfg.ConnConfig.RuntimeParams["enable_seqscan"] = "off"
 	dbconn.NoJIT(cfg.ConnConfig)
 	cfg.MaxConns = int32(maxConns)
 	cfg.MinConns = 0

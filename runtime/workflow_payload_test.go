@@ -186,13 +186,12 @@ func TestFanInReadsResultsOfEveryEnd(t *testing.T) {
 	// result {"n": its workflow's id * 10 + 1 for a, 2 for b}.
 	finish := func(steps []string, wfs ...int64) {
 		t.Helper()
-		if _, err := pool.Exec(ctx, `SELECT count(*) FROM jobc_finish(
-				ARRAY(SELECT j.id FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
-				'completed', NULL, 'me',
-				ARRAY(SELECT 1 FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
-				ARRAY(SELECT jsonb_build_object('n', j.workflow_id * 10 + CASE j.workflow_step WHEN 'a' THEN 1 ELSE 2 END)
-				      FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id),
-				ARRAY(SELECT 1 FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2) ORDER BY j.id))`,
+		if _, err := pool.Exec(ctx, `SELECT count(*)
+			FROM (SELECT array_agg(j.id ORDER BY j.id) AS ids, array_agg(1) AS ones,
+			             array_agg(jsonb_build_object('n', j.workflow_id * 10 + CASE j.workflow_step WHEN 'a' THEN 1 ELSE 2 END)
+			                       ORDER BY j.id) AS results
+			      FROM jobc_jobs j WHERE j.workflow_id = ANY($1) AND j.workflow_step = ANY($2)) b
+			CROSS JOIN LATERAL jobc_finish(b.ids, 'completed', NULL, 'me', b.ones, b.results, b.ones)`,
 			wfs, steps); err != nil {
 			t.Fatal(err)
 		}

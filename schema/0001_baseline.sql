@@ -2393,15 +2393,15 @@ DECLARE
     v_wfs     bigint[];
     v_items   boolean;
     v_eresult jsonb[];
-    v_rwf    bigint[];
-    v_rstep  text[];
-    v_queues text[];
-    v_ewf    bigint[];
-    v_estep  text[];
-    v_estate jobc_step_state[];
-    v_iwf    bigint[];
-    v_istep  text[];
-    v_istate jobc_step_state[];
+    v_rwf     bigint[];
+    v_rstep   text[];
+    v_queues  text[];
+    v_ewf     bigint[];
+    v_estep   text[];
+    v_estate  jobc_step_state[];
+    v_iwf     bigint[];
+    v_istep   text[];
+    v_istate  jobc_step_state[];
 BEGIN
     -- The jobs' workflows, and whether any job is a for_each step's item. The jobs
     -- ended in this transaction: both callers moved them with now() as their finish
