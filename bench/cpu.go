@@ -29,24 +29,31 @@ type CPUMeter struct {
 const clkTck = 100
 
 func procCPU(pid int) (time.Duration, bool) {
+	user, sys, ok := ProcTimes(pid)
+	return user + sys, ok
+}
+
+// ProcTimes returns the CPU time process pid (of this machine) has spent in user mode
+// and in the kernel, in clock ticks (10 ms).
+func ProcTimes(pid int) (user, sys time.Duration, ok bool) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	s := string(b)
 	i := strings.LastIndexByte(s, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	f := strings.Fields(s[i+1:])
 	// After the comm field: state is f[0]; utime and stime are fields 14 and 15 of the
 	// whole line, f[11] and f[12] here.
 	if len(f) < 13 {
-		return 0, false
+		return 0, 0, false
 	}
 	u, _ := strconv.ParseInt(f[11], 10, 64)
 	st, _ := strconv.ParseInt(f[12], 10, 64)
-	return time.Duration(u+st) * time.Second / clkTck, true
+	return time.Duration(u) * time.Second / clkTck, time.Duration(st) * time.Second / clkTck, true
 }
 
 func selfCPU() time.Duration {

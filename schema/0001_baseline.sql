@@ -1991,8 +1991,8 @@ $$;
 -- once: a retry runs again only steps that failed or were cancelled, and reads every
 -- step, p_completed NULL) and it was not skipped (a step is skipped when a step it
 -- comes after fails, or its workflow stops, and a workflow that no longer runs runs
--- nothing). So a chain's step end probes no index here: 265.6k instructions at 250
--- a batch, 276.8k with the probes (bench/README.md).
+-- nothing). So a chain's step end probes no index here: 319.3k instructions at 250
+-- a batch, 333.0k with the probes (bench/README.md).
 CREATE FUNCTION jobc_workflow_ready(p_workflow bigint, p_def jsonb, p_next jsonb, p_jobs jsonb, p_completed text[])
 RETURNS TABLE (step jsonb)
 LANGUAGE sql STABLE AS $$

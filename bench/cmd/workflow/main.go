@@ -10,6 +10,11 @@
 //
 //   - start: the statements StartWorkflow sends in the caller's transaction;
 //
+//   - calls (-only calls): StartWorkflow of the chain against EnqueueMany of four
+//     jobs, one call at a time, each its own transaction, on one connection warmed by
+//     200 calls: its backend's CPU per call, in user mode and in the kernel, and the
+//     call's time;
+//
 //   - waiting: the burn-down of plain jobs with and without W workflows waiting
 //     (their first steps' jobs on a queue no worker serves).
 //
@@ -72,14 +77,15 @@ func main() {
 	waiting := flag.Int("waiting", 10000, "waiting: workflows waiting beside the plain jobs")
 	jobs := flag.Int("jobs", 20000, "waiting: plain jobs burnt down")
 	slots := flag.Int("slots", 100, "handlers of the one worker")
-	only := flag.String("only", "", "chain or waiting: run that measurement only")
+	only := flag.String("only", "", "chain, waiting or calls: run that measurement only")
+	calls := flag.Int("calls", 4000, "calls: starts (and enqueues of four) measured")
 	var pr probes
 	flag.BoolVar(&pr.functions, "functions", false, "print the time PostgreSQL spent in each jobc function (track_functions) after each chain measurement")
 	flag.BoolVar(&pr.statements, "statements", false, "print the time PostgreSQL spent in each statement, nested ones included (pg_stat_statements, which the server must preload) after each chain measurement")
 	patchFile := flag.String("patch", "", "run this SQL file in every fresh database after the migration (a changed function, dropped constraints)")
 	flag.Parse()
-	if *only != "" && *only != "chain" && *only != "waiting" {
-		fmt.Fprintf(os.Stderr, "workflow: -only %q: want chain or waiting\n", *only)
+	if *only != "" && *only != "chain" && *only != "waiting" && *only != "calls" {
+		fmt.Fprintf(os.Stderr, "workflow: -only %q: want chain, waiting or calls\n", *only)
 		os.Exit(2)
 	}
 	var patch string
@@ -90,6 +96,10 @@ func main() {
 	}
 	ctx := context.Background()
 	bench.DropStale(ctx, bench.AdminURL())
+	if *only == "calls" {
+		measureCalls(ctx, *runs, *calls, patch)
+		return
+	}
 	var chainPG, jobPG, chainTime, jobTime, without, with []float64
 	for run := 1; run <= *runs && *only != "waiting"; run++ {
 		c, err := burn(ctx, *slots, pr, patch, func(ctx context.Context, pool *pgxpool.Pool) (int, error) {
@@ -418,3 +428,87 @@ func check(err error) {
 }
 
 func quiet() *slog.Logger { return slog.New(slog.DiscardHandler) }
+
+// measureCalls prints, for each of runs rounds, the backend CPU per call of
+// StartWorkflow (the chain) and of EnqueueMany of four jobs, each in a fresh database,
+// then the medians and their ratio.
+func measureCalls(ctx context.Context, runs, n int, patch string) {
+	jt := stepType("bench")
+	wt := chain(jt)
+	kinds := []struct {
+		name string
+		call func(context.Context, *pgxpool.Pool, int) error
+	}{
+		{"StartWorkflow", func(ctx context.Context, pool *pgxpool.Pool, i int) error {
+			_, err := runtime.StartWorkflow(ctx, pool, wt, step{N: int64(i)})
+			return err
+		}},
+		{"EnqueueMany (4)", func(ctx context.Context, pool *pgxpool.Pool, i int) error {
+			ps := []step{{N: int64(4 * i)}, {N: int64(4*i + 1)}, {N: int64(4*i + 2)}, {N: int64(4*i + 3)}}
+			_, err := runtime.EnqueueMany(ctx, pool, jt, ps)
+			return err
+		}},
+	}
+	cpu := make([][]float64, len(kinds))
+	for run := 1; run <= runs; run++ {
+		for k, kind := range kinds {
+			user, sys, took, err := callCPU(ctx, n, patch, kind.call)
+			check(err)
+			log.Printf("run %d %s: backend CPU %.1f µs a call (user %.1f, kernel %.1f), %.1f µs a call",
+				run, kind.name, perCall(user+sys, n), perCall(user, n), perCall(sys, n), perCall(took, n))
+			cpu[k] = append(cpu[k], perCall(user+sys, n))
+		}
+	}
+	fmt.Printf("\n| one call, its own transaction (median of %d runs) | backend CPU µs |\n|---|---:|\n", runs)
+	for k, kind := range kinds {
+		fmt.Printf("| %s | %.1f |\n", kind.name, median(cpu[k]))
+	}
+	fmt.Printf("| StartWorkflow / EnqueueMany (4) | %.2f |\n", median(ratios(cpu[0], cpu[1])))
+}
+
+func perCall(d time.Duration, n int) float64 { return float64(d.Microseconds()) / float64(n) }
+
+// callCPU runs call 200 times, then n times measured, on one connection of a fresh
+// database (patch run after the migration): its backend's CPU in user mode and in the kernel, and the time taken.
+func callCPU(ctx context.Context, n int, patch string, call func(context.Context, *pgxpool.Pool, int) error) (user, sys, took time.Duration, err error) {
+	db, err := bench.NewDB(ctx, bench.AdminURL(), "workflow")
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer func() { _ = db.Drop() }()
+	pool, err := bench.NewPool(ctx, db.URL, 1)
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	defer pool.Close()
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		return 0, 0, 0, err
+	}
+	if patch != "" {
+		if _, err := pool.Exec(ctx, patch); err != nil {
+			return 0, 0, 0, fmt.Errorf("-patch: %w", err)
+		}
+	}
+	var pid int
+	if err := pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
+		return 0, 0, 0, err
+	}
+	for i := range 200 {
+		if err := call(ctx, pool, i); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	u0, s0, ok := bench.ProcTimes(pid)
+	if !ok {
+		return 0, 0, 0, fmt.Errorf("backend %d: no /proc/%d/stat (the database must run on this machine)", pid, pid)
+	}
+	began := time.Now()
+	for i := range n {
+		if err := call(ctx, pool, 200+i); err != nil {
+			return 0, 0, 0, err
+		}
+	}
+	took = time.Since(began)
+	u1, s1, _ := bench.ProcTimes(pid)
+	return u1 - u0, s1 - s0, took, nil
+}
