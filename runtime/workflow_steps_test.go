@@ -405,13 +405,7 @@ func TestRetryWorkflow(t *testing.T) {
 	mu.Lock()
 	broken = false
 	mu.Unlock()
-	if err := runtime.RetryWorkflow(ctx, pool, id); err != nil {
-		t.Fatal(err)
-	}
-	info = waitWorkflow(t, pool, id, 10*time.Second)
-	if info.State != runtime.WorkflowCompleted {
-		t.Fatalf("retried workflow %s; want completed:%s", info.State, describeSteps(info))
-	}
+	info = retryToCompletion(t, pool, id)
 	packs, packed := pw.seen()
 	if ran := len(packs) - len(packsBefore); ran != 3-completedBefore {
 		t.Errorf("the retry ran %d items (%v, then %v); want the %d that had not completed", ran, packsBefore, packs, 3-completedBefore)
@@ -439,94 +433,98 @@ func TestRetryWorkflow(t *testing.T) {
 // retry removes the rows of the steps it runs again.
 func TestRetryRunsASkippedStepOnce(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []runtime.OnFailure{runtime.OnFailureCancel, runtime.OnFailureContinue} {
-		t.Run(string(mode), func(t *testing.T) {
-			t.Parallel()
-			pool := newDB(t)
-			ctx := t.Context()
-			o := newOrderTypes(t)
-			charge := stepType(t, "charge", orderSchema, `{"type":"object","required":["charge_id"],"properties":{"charge_id":{"type":"string"}}}`,
-				func(jt *runtime.JobType) { jt.MaxAttempts = 1 })
-			wt, err := runtime.NewWorkflowType(runtime.WorkflowType{
-				Name: "charge_then_notify", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: orderSchema}},
-				OnFailure: mode,
-				Steps: []runtime.Step{
-					{Name: "reserve", Job: o.reserve},
-					{Name: "charge", Job: charge, After: []string{"reserve"}},
-					{Name: "notify", Job: o.notify, After: []string{"charge"}},
-				},
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 5})
-			if err != nil {
-				t.Fatal(err)
-			}
-			var mu sync.Mutex
-			declined := true
-			runs := map[string]int{}
-			ran := func(kind string) {
-				mu.Lock()
-				defer mu.Unlock()
-				runs[kind]++
-			}
-			w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
-			must := func(err error) {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			must(runtime.HandleResult(w, o.reserve, func(_ context.Context, _ *runtime.Job, p orderInput) (reserved, error) {
-				ran("reserve")
-				return reserved{TotalCents: p.Cents}, nil
-			}))
-			must(runtime.HandleResult(w, charge, func(context.Context, *runtime.Job, orderInput) (charged, error) {
-				ran("charge")
-				mu.Lock()
-				defer mu.Unlock()
-				if declined {
-					return charged{}, errors.New("card declined")
-				}
-				return charged{ChargeID: "ch-1"}, nil
-			}))
-			must(runtime.Handle(w, o.notify, func(context.Context, *runtime.Job, orderInput) error {
-				ran("notify")
-				return nil
-			}))
-			startWorker(t, w)
-			info := waitWorkflow(t, pool, id, 10*time.Second)
-			if info.State != runtime.WorkflowFailed || stepByName(t, info, "notify").State != runtime.StepCancelled {
-				t.Fatalf("workflow %s; want failed, with notify cancelled:%s", info.State, describeSteps(info))
-			}
-			mu.Lock()
-			declined = false
-			mu.Unlock()
-			if err := runtime.RetryWorkflow(ctx, pool, id); err != nil {
-				t.Fatal(err)
-			}
-			info = waitWorkflow(t, pool, id, 10*time.Second)
-			if info.State != runtime.WorkflowCompleted {
-				t.Fatalf("retried workflow %s; want completed:%s", info.State, describeSteps(info))
-			}
-			for _, st := range info.Steps {
-				if st.State != runtime.StepCompleted || st.FinishedAt == nil || st.FinishedAt.After(*info.FinishedAt) {
-					t.Errorf("step %s %s, finished %v; want completed before its workflow (%v):%s",
-						st.Name, st.State, st.FinishedAt, info.FinishedAt, describeSteps(info))
-				}
-			}
-			mu.Lock()
-			got := fmt.Sprint(runs)
-			mu.Unlock()
-			if want := "map[charge:2 notify:1 reserve:1]"; got != want {
-				t.Errorf("handlers ran %s; want %s", got, want)
-			}
-			if n := countRows(t, pool, `SELECT (SELECT count(*) FROM jobc_jobs WHERE workflow_id = $1 AND workflow_step = 'notify')
-				+ (SELECT count(*) FROM jobc_jobs_finished WHERE workflow_id = $1 AND workflow_step = 'notify')`, int64(id)); n != 1 {
-				t.Errorf("notify had %d jobs; want 1", n)
-			}
+	inBothModes(t, func(t *testing.T, mode runtime.OnFailure) {
+		pool := newDB(t)
+		ctx := t.Context()
+		o := newOrderTypes(t)
+		charge := chargeOnce(t)
+		wt, err := runtime.NewWorkflowType(runtime.WorkflowType{
+			Name: "charge_then_notify", InputWriteVersion: 1, InputVersions: []runtime.Version{{Number: 1, Schema: orderSchema}},
+			OnFailure: mode,
+			Steps: []runtime.Step{
+				{Name: "reserve", Job: o.reserve},
+				{Name: "charge", Job: charge, After: []string{"reserve"}},
+				{Name: "notify", Job: o.notify, After: []string{"charge"}},
+			},
 		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var mu sync.Mutex
+		declined := true
+		runs := map[string]int{}
+		ran := func(kind string) {
+			mu.Lock()
+			defer mu.Unlock()
+			runs[kind]++
+		}
+		w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+		must := func(err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		must(runtime.HandleResult(w, o.reserve, func(_ context.Context, _ *runtime.Job, p orderInput) (reserved, error) {
+			ran("reserve")
+			return reserved{TotalCents: p.Cents}, nil
+		}))
+		must(runtime.HandleResult(w, charge, func(context.Context, *runtime.Job, orderInput) (charged, error) {
+			ran("charge")
+			mu.Lock()
+			defer mu.Unlock()
+			if declined {
+				return charged{}, errors.New("card declined")
+			}
+			return charged{ChargeID: "ch-1"}, nil
+		}))
+		must(runtime.Handle(w, o.notify, func(context.Context, *runtime.Job, orderInput) error {
+			ran("notify")
+			return nil
+		}))
+		startWorker(t, w)
+		info := waitWorkflow(t, pool, id, 10*time.Second)
+		if info.State != runtime.WorkflowFailed || stepByName(t, info, "notify").State != runtime.StepCancelled {
+			t.Fatalf("workflow %s; want failed, with notify cancelled:%s", info.State, describeSteps(info))
+		}
+		mu.Lock()
+		declined = false
+		mu.Unlock()
+		info = retryToCompletion(t, pool, id)
+		for _, st := range info.Steps {
+			if st.State != runtime.StepCompleted || st.FinishedAt == nil || st.FinishedAt.After(*info.FinishedAt) {
+				t.Errorf("step %s %s, finished %v; want completed before its workflow (%v):%s",
+					st.Name, st.State, st.FinishedAt, info.FinishedAt, describeSteps(info))
+			}
+		}
+		mu.Lock()
+		got := fmt.Sprint(runs)
+		mu.Unlock()
+		if want := "map[charge:2 notify:1 reserve:1]"; got != want {
+			t.Errorf("handlers ran %s; want %s", got, want)
+		}
+		if n := countRows(t, pool, `SELECT (SELECT count(*) FROM jobc_jobs WHERE workflow_id = $1 AND workflow_step = 'notify')
+				+ (SELECT count(*) FROM jobc_jobs_finished WHERE workflow_id = $1 AND workflow_step = 'notify')`, int64(id)); n != 1 {
+			t.Errorf("notify had %d jobs; want 1", n)
+		}
+	})
+}
+
+// retryToCompletion retries failed workflow id and waits until it has completed,
+// failing t if it ends otherwise.
+func retryToCompletion(t *testing.T, pool *pgxpool.Pool, id runtime.WorkflowID) *runtime.WorkflowInfo {
+	t.Helper()
+	if err := runtime.RetryWorkflow(t.Context(), pool, id); err != nil {
+		t.Fatal(err)
 	}
+	info := waitWorkflow(t, pool, id, 10*time.Second)
+	if info.State != runtime.WorkflowCompleted {
+		t.Fatalf("retried workflow %s; want completed:%s", info.State, describeSteps(info))
+	}
+	return info
 }
 
 // TestStartChecksForEachItems: a for_each step without a map takes each item of the

@@ -68,6 +68,23 @@ type orderTypes struct {
 	reserve, charge, notify, ship *runtime.JobType
 }
 
+// inBothModes runs test as a parallel subtest for each on_failure mode.
+func inBothModes(t *testing.T, test func(t *testing.T, mode runtime.OnFailure)) {
+	t.Helper()
+	for _, mode := range []runtime.OnFailure{runtime.OnFailureCancel, runtime.OnFailureContinue} {
+		t.Run(string(mode), func(t *testing.T) {
+			t.Parallel()
+			test(t, mode)
+		})
+	}
+}
+
+// chargeOnce is the charge step's job type with one attempt: its failure fails the step.
+func chargeOnce(t *testing.T) *runtime.JobType {
+	return stepType(t, "charge", orderSchema, `{"type":"object","required":["charge_id"],"properties":{"charge_id":{"type":"string"}}}`,
+		func(jt *runtime.JobType) { jt.MaxAttempts = 1 })
+}
+
 func newOrderTypes(t *testing.T) orderTypes {
 	return orderTypes{
 		reserve: stepType(t, "reserve", orderSchema, `{"type":"object","required":["total_cents"],"properties":{"total_cents":{"type":"integer"}}}`, nil),
@@ -270,82 +287,78 @@ func TestWorkflowFanInRunsOnce(t *testing.T) {
 // and the workflow then ends failed.
 func TestWorkflowFailure(t *testing.T) {
 	t.Parallel()
-	for _, mode := range []runtime.OnFailure{runtime.OnFailureCancel, runtime.OnFailureContinue} {
-		t.Run(string(mode), func(t *testing.T) {
-			t.Parallel()
-			pool := newDB(t)
-			ctx := t.Context()
-			o := newOrderTypes(t)
-			o.charge = stepType(t, "charge", orderSchema, `{"type":"object","required":["charge_id"],"properties":{"charge_id":{"type":"string"}}}`,
-				func(jt *runtime.JobType) { jt.MaxAttempts = 1 })
-			wt := o.workflow(t, mode)
-			id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 5})
+	inBothModes(t, func(t *testing.T, mode runtime.OnFailure) {
+		pool := newDB(t)
+		ctx := t.Context()
+		o := newOrderTypes(t)
+		o.charge = chargeOnce(t)
+		wt := o.workflow(t, mode)
+		id, err := runtime.StartWorkflow(ctx, pool, wt, orderInput{OrderID: "o-1", Cents: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
+		stopped := make(chan error, 1)
+		must := func(err error) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			w := runtime.NewWorker(pool, testConfig(map[string]runtime.QueueConfig{"orders": {MaxWorkers: 4}}))
-			stopped := make(chan error, 1)
-			must := func(err error) {
-				if err != nil {
-					t.Fatal(err)
-				}
-			}
-			must(runtime.HandleResult(w, o.reserve, func(context.Context, *runtime.Job, orderInput) (reserved, error) {
-				return reserved{TotalCents: 5}, nil
-			}))
-			must(runtime.HandleResult(w, o.charge, func(context.Context, *runtime.Job, orderInput) (charged, error) {
-				return charged{}, errors.New("card declined")
-			}))
-			// notify runs beside charge: with cancel it is asked to stop, with
-			// continue it runs to its end.
-			must(runtime.Handle(w, o.notify, func(ctx context.Context, _ *runtime.Job, _ orderInput) error {
-				if mode == runtime.OnFailureContinue {
-					return nil
-				}
-				select {
-				case <-ctx.Done():
-					stopped <- ctx.Err()
-					return ctx.Err()
-				case <-time.After(10 * time.Second):
-					return nil
-				}
-			}))
-			must(runtime.Handle(w, o.ship, func(context.Context, *runtime.Job, shipment) error {
-				t.Error("ship ran after charge failed")
+		}
+		must(runtime.HandleResult(w, o.reserve, func(context.Context, *runtime.Job, orderInput) (reserved, error) {
+			return reserved{TotalCents: 5}, nil
+		}))
+		must(runtime.HandleResult(w, o.charge, func(context.Context, *runtime.Job, orderInput) (charged, error) {
+			return charged{}, errors.New("card declined")
+		}))
+		// notify runs beside charge: with cancel it is asked to stop, with
+		// continue it runs to its end.
+		must(runtime.Handle(w, o.notify, func(ctx context.Context, _ *runtime.Job, _ orderInput) error {
+			if mode == runtime.OnFailureContinue {
 				return nil
-			}))
-			startWorker(t, w)
-			info := waitWorkflow(t, pool, id, 10*time.Second)
-			want := map[string]runtime.StepState{"reserve": runtime.StepCompleted, "charge": runtime.StepFailed,
-				"notify": runtime.StepCompleted, "ship": runtime.StepCancelled}
-			if mode == runtime.OnFailureCancel {
-				select {
-				case err := <-stopped:
-					if !errors.Is(err, context.Canceled) {
-						t.Errorf("notify stopped with %v; want its context cancelled", err)
-					}
-				case <-time.After(10 * time.Second):
-					t.Fatalf("notify was not asked to stop:%s", describeSteps(info))
+			}
+			select {
+			case <-ctx.Done():
+				stopped <- ctx.Err()
+				return ctx.Err()
+			case <-time.After(10 * time.Second):
+				return nil
+			}
+		}))
+		must(runtime.Handle(w, o.ship, func(context.Context, *runtime.Job, shipment) error {
+			t.Error("ship ran after charge failed")
+			return nil
+		}))
+		startWorker(t, w)
+		info := waitWorkflow(t, pool, id, 10*time.Second)
+		want := map[string]runtime.StepState{"reserve": runtime.StepCompleted, "charge": runtime.StepFailed,
+			"notify": runtime.StepCompleted, "ship": runtime.StepCancelled}
+		if mode == runtime.OnFailureCancel {
+			select {
+			case err := <-stopped:
+				if !errors.Is(err, context.Canceled) {
+					t.Errorf("notify stopped with %v; want its context cancelled", err)
 				}
-				waitFor(t, "notify to end", 10*time.Second, func() bool {
-					info, _ = runtime.GetWorkflow(ctx, pool, id)
-					return info.Steps[2].State != runtime.StepRunning
-				})
-				want["notify"] = runtime.StepCancelled
+			case <-time.After(10 * time.Second):
+				t.Fatalf("notify was not asked to stop:%s", describeSteps(info))
 			}
-			if info.State != runtime.WorkflowFailed || info.FinishedAt == nil {
-				t.Errorf("workflow %s; want failed:%s", info.State, describeSteps(info))
+			waitFor(t, "notify to end", 10*time.Second, func() bool {
+				info, _ = runtime.GetWorkflow(ctx, pool, id)
+				return info.Steps[2].State != runtime.StepRunning
+			})
+			want["notify"] = runtime.StepCancelled
+		}
+		if info.State != runtime.WorkflowFailed || info.FinishedAt == nil {
+			t.Errorf("workflow %s; want failed:%s", info.State, describeSteps(info))
+		}
+		for _, s := range info.Steps {
+			if s.State != want[s.Name] {
+				t.Errorf("step %s: %s; want %s:%s", s.Name, s.State, want[s.Name], describeSteps(info))
 			}
-			for _, s := range info.Steps {
-				if s.State != want[s.Name] {
-					t.Errorf("step %s: %s; want %s:%s", s.Name, s.State, want[s.Name], describeSteps(info))
-				}
-			}
-			if info.Steps[3].JobID != 0 {
-				t.Errorf("ship has job %d; want none", info.Steps[3].JobID)
-			}
-		})
-	}
+		}
+		if info.Steps[3].JobID != 0 {
+			t.Errorf("ship has job %d; want none", info.Steps[3].JobID)
+		}
+	})
 }
 
 // TestStartWorkflowInTransaction: a workflow started in a transaction that rolls back
