@@ -2037,8 +2037,8 @@ BEGIN
     WITH steps AS (
         SELECT w.id AS wf, w.input, e AS d, nextval('jobc_jobs_id_seq') AS job_id
         FROM unnest(p_workflows, p_steps) r(wf, step)
-        JOIN jobc_workflows w ON w.id = r.wf
-        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL (SELECT w.id, w.input, w.definition_id FROM jobc_workflows w WHERE w.id = r.wf OFFSET 0) w
+        CROSS JOIN LATERAL (SELECT d.definition FROM jobc_workflow_definitions d WHERE d.id = w.definition_id OFFSET 0) df
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
         WHERE e->>'name' = r.step AND jobc_workflow_job_step(e)
     ), jobs AS (
@@ -2063,8 +2063,8 @@ BEGIN
     FOR v_r IN
         SELECT w.id AS workflow_id, e->>'name' AS step, e AS d, w.input
         FROM unnest(p_workflows, p_steps) x(wf, step)
-        JOIN jobc_workflows w ON w.id = x.wf
-        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        CROSS JOIN LATERAL (SELECT w.id, w.input, w.definition_id FROM jobc_workflows w WHERE w.id = x.wf OFFSET 0) w
+        CROSS JOIN LATERAL (SELECT d.definition FROM jobc_workflow_definitions d WHERE d.id = w.definition_id OFFSET 0) df
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
         WHERE e->>'name' = x.step AND NOT jobc_workflow_job_step(e)
     LOOP
@@ -2426,7 +2426,8 @@ BEGIN
         INSERT INTO jobc_workflow_steps (workflow_id, step, state, job_id, result_version, result, started_at, finished_at)
         SELECT f.workflow_id, f.step, f.state::text::jobc_step_state, f.id, f.result_version, f.result,
                f.created_at, now()
-        FROM unnest(p_ends) f JOIN jobc_workflows w ON w.id = f.workflow_id
+        FROM unnest(p_ends) f
+        CROSS JOIN LATERAL (SELECT w.jobs FROM jobc_workflows w WHERE w.id = f.workflow_id OFFSET 0) w
         WHERE f.item IS NULL AND (w.jobs->>f.step)::bigint = f.id
         RETURNING workflow_id, step, state, result
     )
@@ -2444,8 +2445,13 @@ BEGIN
                      array_agg(x.result) FILTER (WHERE x.st = 'completed') AS results,
                      count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
               FROM unnest(v_ewf, v_estep, v_estate, v_eresult) x(wf, step, st, result) GROUP BY x.wf) b
-        JOIN jobc_workflows w ON w.id = b.wf
-        JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+        -- (Each workflow and definition read by its key, in a subquery of its own: as a
+        -- join, planned on statistics of few workflows, it walked every workflow's key
+        -- for each batch. TestStepEndsFindStepsByKey.)
+        CROSS JOIN LATERAL (SELECT w.id, w.input, w.state, w.jobs, w.definition_id FROM jobc_workflows w
+                            WHERE w.id = b.wf OFFSET 0) w
+        CROSS JOIN LATERAL (SELECT d.definition, d.successors FROM jobc_workflow_definitions d
+                            WHERE d.id = w.definition_id OFFSET 0) df
         CROSS JOIN LATERAL (
             SELECT array_agg(y.d) AS ds, array_agg(y.id) AS ids,
                    jsonb_object_agg(y.d->>'name', y.id) FILTER (WHERE y.job) AS jobs
@@ -2572,8 +2578,10 @@ BEGIN
     SELECT array_agg(w.id), array_agg(r.step->>'name') INTO v_rwf, v_rstep
     FROM (SELECT x.wf, array_agg(x.step) AS completed FROM unnest(p_wf, p_step, p_state) x(wf, step, st)
           WHERE x.st = 'completed' GROUP BY x.wf) c
-    JOIN jobc_workflows w ON w.id = c.wf AND w.state = 'running'
-    JOIN jobc_workflow_definitions df ON df.id = w.definition_id
+    CROSS JOIN LATERAL (SELECT w.id, w.jobs, w.definition_id FROM jobc_workflows w
+                        WHERE w.id = c.wf AND w.state = 'running' OFFSET 0) w
+    CROSS JOIN LATERAL (SELECT d.definition, d.successors FROM jobc_workflow_definitions d
+                        WHERE d.id = w.definition_id OFFSET 0) df
     CROSS JOIN LATERAL jobc_workflow_ready(w.id, df.definition, df.successors, w.jobs, c.completed) r;
     IF v_rwf IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
