@@ -1975,6 +1975,24 @@ SELECT p_step->>'kind', p_step->>'queue', (p_step->>'priority')::smallint, (p_st
        p_payload, (p_step->>'max_attempts')::integer
 $$;
 
+-- jobc_workflow_row is workflow p_id's row and jobc_workflow_definition_row
+-- definition p_id's, each read by its key whatever the statistics: a subquery of its
+-- own (OFFSET 0), which the planner cannot make the outer side of a join. As joins,
+-- the reads of a batch's workflows, planned on statistics of few workflows, walked
+-- every workflow's key for each batch (TestStepEndsFindStepsByKey). The statements
+-- that advance workflows read them so, inlined.
+CREATE FUNCTION jobc_workflow_row(p_id bigint)
+RETURNS SETOF jobc_workflows
+LANGUAGE sql STABLE AS $$
+SELECT * FROM jobc_workflows w WHERE w.id = p_id OFFSET 0
+$$;
+
+CREATE FUNCTION jobc_workflow_definition_row(p_id bigint)
+RETURNS SETOF jobc_workflow_definitions
+LANGUAGE sql STABLE AS $$
+SELECT * FROM jobc_workflow_definitions d WHERE d.id = p_id OFFSET 0
+$$;
+
 -- jobc_workflow_ready is each step of definition p_def of workflow p_workflow that is
 -- ready to run: all of whose predecessors have completed, and that has neither a row
 -- nor a job (p_jobs, the workflow's jobs). Given the steps p_completed that just
@@ -2037,8 +2055,8 @@ BEGIN
     WITH steps AS (
         SELECT w.id AS wf, w.input, e AS d, nextval('jobc_jobs_id_seq') AS job_id
         FROM unnest(p_workflows, p_steps) r(wf, step)
-        CROSS JOIN LATERAL (SELECT w.id, w.input, w.definition_id FROM jobc_workflows w WHERE w.id = r.wf OFFSET 0) w
-        CROSS JOIN LATERAL (SELECT d.definition FROM jobc_workflow_definitions d WHERE d.id = w.definition_id OFFSET 0) df
+        CROSS JOIN LATERAL jobc_workflow_row(r.wf) w
+        CROSS JOIN LATERAL jobc_workflow_definition_row(w.definition_id) df
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
         WHERE e->>'name' = r.step AND jobc_workflow_job_step(e)
     ), jobs AS (
@@ -2063,8 +2081,8 @@ BEGIN
     FOR v_r IN
         SELECT w.id AS workflow_id, e->>'name' AS step, e AS d, w.input
         FROM unnest(p_workflows, p_steps) x(wf, step)
-        CROSS JOIN LATERAL (SELECT w.id, w.input, w.definition_id FROM jobc_workflows w WHERE w.id = x.wf OFFSET 0) w
-        CROSS JOIN LATERAL (SELECT d.definition FROM jobc_workflow_definitions d WHERE d.id = w.definition_id OFFSET 0) df
+        CROSS JOIN LATERAL jobc_workflow_row(x.wf) w
+        CROSS JOIN LATERAL jobc_workflow_definition_row(w.definition_id) df
         CROSS JOIN LATERAL jsonb_array_elements(df.definition->'steps') e
         WHERE e->>'name' = x.step AND NOT jobc_workflow_job_step(e)
     LOOP
@@ -2427,7 +2445,7 @@ BEGIN
         SELECT f.workflow_id, f.step, f.state::text::jobc_step_state, f.id, f.result_version, f.result,
                f.created_at, now()
         FROM unnest(p_ends) f
-        CROSS JOIN LATERAL (SELECT w.jobs FROM jobc_workflows w WHERE w.id = f.workflow_id OFFSET 0) w
+        CROSS JOIN LATERAL jobc_workflow_row(f.workflow_id) w
         WHERE f.item IS NULL AND (w.jobs->>f.step)::bigint = f.id
         RETURNING workflow_id, step, state, result
     )
@@ -2445,13 +2463,8 @@ BEGIN
                      array_agg(x.result) FILTER (WHERE x.st = 'completed') AS results,
                      count(*)::integer AS n, count(*) FILTER (WHERE x.st <> 'completed')::integer AS failed
               FROM unnest(v_ewf, v_estep, v_estate, v_eresult) x(wf, step, st, result) GROUP BY x.wf) b
-        -- (Each workflow and definition read by its key, in a subquery of its own: as a
-        -- join, planned on statistics of few workflows, it walked every workflow's key
-        -- for each batch. TestStepEndsFindStepsByKey.)
-        CROSS JOIN LATERAL (SELECT w.id, w.input, w.state, w.jobs, w.definition_id FROM jobc_workflows w
-                            WHERE w.id = b.wf OFFSET 0) w
-        CROSS JOIN LATERAL (SELECT d.definition, d.successors FROM jobc_workflow_definitions d
-                            WHERE d.id = w.definition_id OFFSET 0) df
+        CROSS JOIN LATERAL jobc_workflow_row(b.wf) w
+        CROSS JOIN LATERAL jobc_workflow_definition_row(w.definition_id) df
         CROSS JOIN LATERAL (
             SELECT array_agg(y.d) AS ds, array_agg(y.id) AS ids,
                    jsonb_object_agg(y.d->>'name', y.id) FILTER (WHERE y.job) AS jobs
@@ -2578,11 +2591,10 @@ BEGIN
     SELECT array_agg(w.id), array_agg(r.step->>'name') INTO v_rwf, v_rstep
     FROM (SELECT x.wf, array_agg(x.step) AS completed FROM unnest(p_wf, p_step, p_state) x(wf, step, st)
           WHERE x.st = 'completed' GROUP BY x.wf) c
-    CROSS JOIN LATERAL (SELECT w.id, w.jobs, w.definition_id FROM jobc_workflows w
-                        WHERE w.id = c.wf AND w.state = 'running' OFFSET 0) w
-    CROSS JOIN LATERAL (SELECT d.definition, d.successors FROM jobc_workflow_definitions d
-                        WHERE d.id = w.definition_id OFFSET 0) df
-    CROSS JOIN LATERAL jobc_workflow_ready(w.id, df.definition, df.successors, w.jobs, c.completed) r;
+    CROSS JOIN LATERAL jobc_workflow_row(c.wf) w
+    CROSS JOIN LATERAL jobc_workflow_definition_row(w.definition_id) df
+    CROSS JOIN LATERAL jobc_workflow_ready(w.id, df.definition, df.successors, w.jobs, c.completed) r
+    WHERE w.state = 'running';
     IF v_rwf IS NOT NULL THEN
         PERFORM jobc_workflow_run_steps(v_rwf, v_rstep);
     END IF;
