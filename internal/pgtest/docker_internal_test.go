@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -51,10 +52,22 @@ rm) echo %s ;;
 *) echo "fake docker: unexpected command: $*" >&2; exit 2 ;;
 esac
 `, shellQuote(f.log), info, fakeContainerID, shellQuote(portOut), fakeContainerID)
-	if err := os.WriteFile(f.bin, []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	writeScript(t, f.bin, script)
 	return f
+}
+
+// writeScript creates an executable script at path without this process ever
+// holding it open for writing. A file this process writes can fail to run with
+// ETXTBSY, "text file busy", when a parallel test forks while the file is open:
+// the child holds the inherited descriptor until it calls exec (golang/go#22315).
+// So sh writes it.
+func writeScript(t *testing.T, path, script string) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", `cat > "$1" && chmod 755 "$1"`, "sh", path)
+	cmd.Stdin = strings.NewReader(script)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("write %s: %v: %s", path, err, out)
+	}
 }
 
 // calls returns the recorded invocations.
