@@ -113,9 +113,11 @@ RETURNING j.id, j.kind, j.queue, j.priority, j.payload_version, j.payload, j.met
 
 -- name: ExtendLeases :many
 -- Extends the leases this worker still holds and says which of those jobs have been
--- asked to cancel (jobc_extend_leases).
+-- asked to cancel (jobc_extend_leases); with skip_locked, not those whose rows another
+-- transaction holds.
 SELECT e.id::bigint AS id, e.cancel_requested::boolean AS cancel_requested
-FROM jobc_extend_leases(sqlc.arg(ids)::bigint[], sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8)
+FROM jobc_extend_leases(sqlc.arg(ids)::bigint[], sqlc.arg(owner)::text, sqlc.arg(lease_seconds)::float8,
+                        sqlc.arg(skip_locked)::boolean)
     AS e(id, cancel_requested);
 
 -- name: CompleteJobs :many

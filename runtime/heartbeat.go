@@ -40,7 +40,7 @@ func (w *Worker) heartbeat(ctx context.Context) {
 	if len(ids) == 0 {
 		return
 	}
-	rows, err := w.extend(ctx, ids)
+	rows, err := w.extend(ctx, ids, true)
 	if err != nil {
 		if ctx.Err() == nil {
 			w.log.ErrorContext(ctx, "jobc worker: extending leases failed", "jobs", len(ids), "err", dberr.Describe(err))
@@ -55,16 +55,19 @@ func (w *Worker) heartbeat(ctx context.Context) {
 }
 
 // extend extends the leases of ids that this worker still holds, within
-// Config.StatementTimeout.
-func (w *Worker) extend(ctx context.Context, ids []int64) ([]db.ExtendLeasesRow, error) {
+// Config.StatementTimeout; with skipLocked, not those of jobs whose rows another
+// transaction holds (the worker's outcomes, a cancellation, the rescuer), which the
+// heartbeat of all the worker's jobs must not wait for (jobc_extend_leases).
+func (w *Worker) extend(ctx context.Context, ids []int64, skipLocked bool) ([]db.ExtendLeasesRow, error) {
 	ctx, cancel := context.WithTimeout(ctx, w.cfg.StatementTimeout)
 	defer cancel()
-	return w.running.Extend(ctx, w.q, w.cfg.ID, w.cfg.LeaseDuration, ids)
+	return w.running.Extend(ctx, w.q, w.cfg.ID, w.cfg.LeaseDuration, ids, skipLocked)
 }
 
-// extendOne extends one job's lease for Job.Heartbeat.
+// extendOne extends one job's lease for Job.Heartbeat. It waits for the job's row: a
+// row another transaction holds is no lost lease.
 func (w *Worker) extendOne(ctx context.Context, id int64) error {
-	rows, err := w.extend(ctx, []int64{id})
+	rows, err := w.extend(ctx, []int64{id}, false)
 	if err != nil {
 		return err
 	}

@@ -414,7 +414,7 @@ func TestHeartbeatsAreHOT(t *testing.T) {
 	defer conn.Release()
 	for range beats {
 		var n int
-		if err := conn.QueryRow(ctx, `SELECT count(*) FROM jobc_extend_leases($1, 'w', 30)`, ids).Scan(&n); err != nil || n != running {
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM jobc_extend_leases($1, 'w', 30, true)`, ids).Scan(&n); err != nil || n != running {
 			t.Fatalf("a heartbeat extended %d leases (%v), want %d", n, err, running)
 		}
 	}

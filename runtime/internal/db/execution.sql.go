@@ -468,7 +468,8 @@ func (q *Queries) CompleteJobs(ctx context.Context, arg CompleteJobsParams) ([]i
 
 const extendLeases = `-- name: ExtendLeases :many
 SELECT e.id::bigint AS id, e.cancel_requested::boolean AS cancel_requested
-FROM jobc_extend_leases($1::bigint[], $2::text, $3::float8)
+FROM jobc_extend_leases($1::bigint[], $2::text, $3::float8,
+                        $4::boolean)
     AS e(id, cancel_requested)
 `
 
@@ -476,6 +477,7 @@ type ExtendLeasesParams struct {
 	IDs          []int64
 	Owner        string
 	LeaseSeconds float64
+	SkipLocked   bool
 }
 
 type ExtendLeasesRow struct {
@@ -484,9 +486,15 @@ type ExtendLeasesRow struct {
 }
 
 // Extends the leases this worker still holds and says which of those jobs have been
-// asked to cancel (jobc_extend_leases).
+// asked to cancel (jobc_extend_leases); with skip_locked, not those whose rows another
+// transaction holds.
 func (q *Queries) ExtendLeases(ctx context.Context, arg ExtendLeasesParams) ([]ExtendLeasesRow, error) {
-	rows, err := q.db.Query(ctx, extendLeases, arg.IDs, arg.Owner, arg.LeaseSeconds)
+	rows, err := q.db.Query(ctx, extendLeases,
+		arg.IDs,
+		arg.Owner,
+		arg.LeaseSeconds,
+		arg.SkipLocked,
+	)
 	if err != nil {
 		return nil, err
 	}

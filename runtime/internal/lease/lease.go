@@ -110,10 +110,11 @@ func (r *Held) IDs() []int64 {
 
 // Extend extends, through qs, the leases of ids that owner still holds by lease, and
 // notes the new expiry of each. It returns the jobs extended, each saying whether its
-// cancellation was requested.
-func (r *Held) Extend(ctx context.Context, qs *db.Queries, owner string, lease time.Duration, ids []int64) ([]db.ExtendLeasesRow, error) {
+// cancellation was requested. With skipLocked it leaves out the jobs whose rows another
+// transaction holds (jobc_extend_leases), so that it never waits for them.
+func (r *Held) Extend(ctx context.Context, qs *db.Queries, owner string, lease time.Duration, ids []int64, skipLocked bool) ([]db.ExtendLeasesRow, error) {
 	sent := time.Now()
-	rows, err := qs.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: lease.Seconds(), IDs: ids, Owner: owner})
+	rows, err := qs.ExtendLeases(ctx, db.ExtendLeasesParams{LeaseSeconds: lease.Seconds(), IDs: ids, Owner: owner, SkipLocked: skipLocked})
 	if err != nil {
 		return nil, err
 	}
