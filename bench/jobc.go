@@ -70,11 +70,12 @@ func (*Jobc) EnqueueBatchTx(ctx context.Context, tx pgx.Tx, k int) error {
 
 func (*Jobc) StartWorker(ctx context.Context, pool *pgxpool.Pool, cfg WorkerConfig, h Handler) (func() error, error) {
 	rc := runtime.Config{
-		Queues:        map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
-		Logger:        slog.New(slog.DiscardHandler),
-		PollInterval:  cfg.PollInterval,
-		FetchBatch:    cfg.FetchBatch,
-		AsyncOutcomes: cfg.AsyncOutcomes,
+		Queues:         map[string]runtime.QueueConfig{"default": {MaxWorkers: cfg.Concurrency}},
+		Logger:         slog.New(slog.DiscardHandler),
+		PollInterval:   cfg.PollInterval,
+		FetchBatch:     cfg.FetchBatch,
+		AsyncOutcomes:  cfg.AsyncOutcomes,
+		VacuumDeadRows: cfg.VacuumDeadRows,
 	}
 	if cfg.Retention > 0 {
 		rc.Retention.Completed = cfg.Retention

@@ -32,6 +32,9 @@ type WorkerConfig struct {
 	// Config.Retention.Completed (pruned every Retention/4, at most every minute), River
 	// Config.CompletedJobRetentionPeriod. Zero keeps each system's default.
 	Retention time.Duration
+	// VacuumDeadRows is jobc's Config.VacuumDeadRows (jobc only): 0 its default,
+	// negative to leave jobc_jobs to autovacuum alone.
+	VacuumDeadRows int64
 }
 
 // Handler is called by the no-op job handler with the job's id.

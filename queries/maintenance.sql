@@ -97,6 +97,42 @@ SELECT r.dropped::integer AS dropped, r.deferred::integer AS deferred, r.deleted
 FROM jobc_history_retire(sqlc.arg(state)::jobc_state, sqlc.arg(before)::timestamptz, sqlc.arg(max)::integer)
     AS r(dropped, deferred, deleted);
 
+-- name: JobsTableStats :one
+-- How big jobc_jobs is with its indexes, its live and dead row versions as
+-- PostgreSQL's statistics count them, and when a VACUUM (the workers' vacuumer, or an
+-- operator's) and autovacuum last ended on it (the epoch if never since the
+-- statistics began); read from the catalog and the statistics, with no row of the
+-- table read. For the vacuumer (runtime/internal/maintenance): how long ago that
+-- VACUUM ended by the server's clock (+Infinity if never), and whether the current
+-- role may vacuum the table: its owner, a member of the owning role or a superuser
+-- may, and from PostgreSQL 17 a role granted MAINTAIN.
+SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
+       pg_stat_get_live_tuples(c.oid)::bigint AS live_rows,
+       pg_stat_get_dead_tuples(c.oid)::bigint AS dead_rows,
+       coalesce(pg_stat_get_last_vacuum_time(c.oid), 'epoch')::timestamptz AS last_vacuum,
+       coalesce(pg_stat_get_last_autovacuum_time(c.oid), 'epoch')::timestamptz AS last_autovacuum,
+       coalesce(extract(epoch FROM now() - pg_stat_get_last_vacuum_time(c.oid)), 'Infinity')::float8 AS seconds_since_vacuum,
+       (pg_has_role(current_user, c.relowner, 'USAGE')
+        OR CASE WHEN current_setting('server_version_num')::int >= 170000
+                THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END)::boolean AS may_vacuum
+FROM pg_catalog.pg_class c
+WHERE c.oid = 'jobc_jobs'::regclass;
+
+-- name: TryVacuumLock :one
+-- The session lock the one worker of the schema that vacuums jobc_jobs holds.
+SELECT pg_try_advisory_lock(hashtextextended('jobc_vacuum:' || current_schema(), 0))::boolean AS locked;
+
+-- name: VacuumUnlock :exec
+SELECT pg_advisory_unlock(hashtextextended('jobc_vacuum:' || current_schema(), 0));
+
+-- name: VacuumJobs :exec
+-- Leaves the table's empty pages at its end for the jobs to come (TRUNCATE false):
+-- giving them back takes an ACCESS EXCLUSIVE lock of jobc_jobs, which stopped every
+-- claim and outcome for up to 5 s a run when tried every few seconds (autovacuum
+-- still gives them back, after a held snapshot let the table grow). SKIP_LOCKED:
+-- autovacuum may be vacuuming it already.
+VACUUM (SKIP_LOCKED, TRUNCATE false) jobc_jobs;
+
 -- name: HistoryPartitions :many
 -- Each finished state's history as the pruner keeps it: how many dated partitions,
 -- the oldest start and the newest end of them (the epoch when there is none), and

@@ -39,6 +39,16 @@ type Config struct {
 	// StarvationBound is how long an available job may wait behind more urgent ones
 	// before it moves ahead of all of them; default 1m, negative to disable.
 	StarvationBound time.Duration
+	// VacuumDeadRows: once jobc_jobs holds this many dead row versions plus as many
+	// as it has live rows, a worker vacuums it, instead of leaving them to autovacuum's
+	// next visit of the database, which comes once a minute by default, a server-wide
+	// setting: every job leaves two dead versions, and at thousands of jobs a second
+	// they made the table of a few hundred live jobs weigh hundreds of megabytes
+	// (docs/operations.md, "Vacuum"). One worker vacuums at a time, at most a
+	// twentieth of the time, and only if its role may (it owns the table, or holds
+	// MAINTAIN on it from PostgreSQL 17). Default 10,000; negative to leave the table
+	// to autovacuum alone.
+	VacuumDeadRows int64
 	// Retention says how long finished jobs are kept; PruneInterval how often the
 	// pruner runs (default 1m).
 	Retention     Retention

@@ -57,7 +57,7 @@ func MaintenanceServicesForTest(w *Worker) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	services, err := w.maintenance(queues)
+	services, err := w.maintenance(queues, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -110,3 +110,9 @@ func UniqueKeyHolderForTest(ctx context.Context, dbtx DBTX, kind, key string) ([
 // FirstPayloads is StartWorkflow's mapping of input to its first job steps' payloads
 // (jobc_workflow_start's p_payloads), for the test that holds it to the database's.
 func FirstPayloads(wt *WorkflowType, input []byte) []byte { return wt.firstPayloads(input) }
+
+// NewVacuumerForTest returns the vacuumer a worker runs (Config.VacuumDeadRows), on
+// pool, vacuuming past deadRows dead row versions.
+func NewVacuumerForTest(pool *pgxpool.Pool, deadRows int64) *maintenance.Vacuumer {
+	return maintenance.NewVacuumer(pool, maintenance.VacuumerConfig{DeadRows: deadRows})
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/runtime"
 )
 
@@ -534,6 +535,9 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	if stats, err := runtime.ListQueueStats(ctx, readerPool); err != nil || len(stats) != 1 || !stats[0].Paused || stats[0].Available < 1 || stats[0].Workers != 1 {
 		t.Errorf("ListQueueStats as the read-only role: %+v, %v; want the paused grants queue with the held job available and its worker", stats, err)
 	}
+	if jt, err := runtime.ReadJobsTable(ctx, readerPool); err != nil || jt.Bytes <= 0 {
+		t.Errorf("ReadJobsTable as the read-only role: %+v, %v; want the table's size", jt, err)
+	}
 	if hs, err := runtime.ListHistory(ctx, readerPool); err != nil || len(hs) != 3 || !hs[0].Covers(time.Now()) {
 		t.Errorf("ListHistory as the read-only role: %+v, %v; want the three states, with the worker's partitions", hs, err)
 	}
@@ -560,6 +564,12 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	time.Sleep(time.Until(info.AttemptedAt.Add(cfg.LeaseDuration + 2*cfg.RescueInterval)))
 	if info := waitState("blocked job", released.ID, runtime.StateRunning); info.Attempt != 1 {
 		t.Errorf("the blocked job is at attempt %d: its lease expired and it was rescued\n%s", info.Attempt, dump())
+	}
+
+	// The worker role does not own jobc_jobs: the vacuumer leaves it to autovacuum and
+	// says so, once.
+	if got := strings.Count(func() string { logMu.Lock(); defer logMu.Unlock(); return logs.String() }(), "may not vacuum jobc_jobs"); got != 1 {
+		t.Errorf("the worker said %d times that its role may not vacuum jobc_jobs, want once\n%s", got, dump())
 	}
 
 	// The read-only role reads what `jobc status`, `jobc jobs` and dashboards show.
@@ -652,8 +662,17 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 		t.Errorf("the unhandled-jobs reporter found %+v; want nothing yet, the job has waited less than a minute", res.Found)
 	}
 
+	// The tables' owner, no superuser, may vacuum jobc_jobs: its vacuumer does, as
+	// soon as there are dead row versions (the worker role's said it may not, above).
+	ownerLog := newStatementLog("owner")
+	ownerPool := e.pool(t, e.migrator, "app", ownerLog)
+	testkit.DeadJobs(t, ownerPool, 1000)
+	if r, err := runtime.NewVacuumerForTest(ownerPool, 1).RunOnce(ctx); err != nil || !r.Vacuumed || r.NotPermitted {
+		t.Errorf("the vacuumer as the tables' owner: %+v, %v; want it to vacuum jobc_jobs", r, err)
+	}
+
 	// Every failure of a restricted role's statement is a gap in the grants.
-	for _, l := range []*statementLog{workerLog, producerLog, readerLog} {
+	for _, l := range []*statementLog{workerLog, producerLog, readerLog, ownerLog} {
 		for _, f := range l.failures() {
 			t.Errorf("missing privilege: %s", f)
 		}
@@ -662,7 +681,7 @@ func TestLeastPrivilegeRoles(t *testing.T) {
 	// runner's own. A statement added later fails here until this test runs it.
 	migrationOnly := map[string]bool{"MigrationLock": true, "RecordMigration": true, "RecordLibrary": true}
 	ran := map[string]bool{}
-	for _, l := range []*statementLog{workerLog, producerLog, readerLog} {
+	for _, l := range []*statementLog{workerLog, producerLog, readerLog, ownerLog} {
 		for name := range l.succeeded() {
 			ran[name] = true
 		}

@@ -99,9 +99,9 @@ type Event struct {
 	Count   int    // EventClaim: jobs claimed; EventRescue: jobs rescued
 	Service string // EventMaintenance: the service's name (scheduler, rescuer, ...)
 	// Result is what the run did (EventMaintenance), by Service: a SchedulerResult,
-	// RescuerResult, PrunerResult, RegistryPrunerResult, AgerResult, UnhandledResult,
-	// FlowKeyerResult ("flow keyer"), UpgraderResult ("upgrader <kind>") or
-	// PeriodicResult ("periodic <kind>"). A run
+	// RescuerResult, PrunerResult, RegistryPrunerResult, AgerResult, VacuumerResult,
+	// UnhandledResult, FlowKeyerResult ("flow keyer"), UpgraderResult ("upgrader
+	// <kind>") or PeriodicResult ("periodic <kind>"). A run
 	// that failed carries what it did before the error.
 	Result any
 }
@@ -158,6 +158,24 @@ type AgerResult struct {
 	// Deferred: the run did not read the queues, as the last took long (a held
 	// snapshot keeps every dead entry it reads): it waits 20 times that long.
 	Deferred bool
+}
+
+// VacuumerResult is what one run of the vacuumer found and did
+// (Config.VacuumDeadRows): it vacuums jobc_jobs once its dead row versions pass the
+// threshold, one worker at a time, and at most a twentieth of the time.
+type VacuumerResult struct {
+	Dead, Live int64 // the row versions of jobc_jobs PostgreSQL's statistics counted
+	// Vacuumed: the run vacuumed jobc_jobs; DeadAfter is what the statistics counted
+	// after it: the versions a snapshot still open may read, which no vacuum removes
+	// until it ends.
+	Vacuumed  bool
+	DeadAfter int64
+	// Deferred: past the threshold, but the last vacuum ended less than twenty times
+	// its duration ago, or another worker is vacuuming.
+	Deferred bool
+	// NotPermitted: the worker's role may not vacuum jobc_jobs (it must own it, or,
+	// from PostgreSQL 17, hold MAINTAIN on it); autovacuum alone keeps it.
+	NotPermitted bool
 }
 
 // UnhandledResult is what one run of the unhandled-jobs reporter found: available jobs

@@ -46,8 +46,9 @@ func (w *Worker) runEvery(ctx context.Context, s service) {
 }
 
 // maintenance returns the services this worker runs, each with the exported result
-// type a hook sees (hooks.go).
-func (w *Worker) maintenance(queues []*queue) ([]service, error) {
+// type a hook sees (hooks.go); those that need a connection of their own (the
+// vacuumer) take it from own.
+func (w *Worker) maintenance(queues []*queue, own *pgxpool.Pool) ([]service, error) {
 	c := w.cfg
 	names := queueNames(queues)
 	scheduler := maintenance.NewScheduler(w.q, maintenance.SchedulerConfig{})
@@ -81,6 +82,18 @@ func (w *Worker) maintenance(queues []*queue) ([]service, error) {
 		services = append(services, service{"flow keyer", c.SchedulerInterval, func(ctx context.Context) (any, error) {
 			r, err := keyer.RunOnce(ctx)
 			return r, err
+		}})
+	}
+	if c.VacuumDeadRows >= 0 {
+		vacuumer := maintenance.NewVacuumer(own, maintenance.VacuumerConfig{DeadRows: c.VacuumDeadRows})
+		logged := false
+		services = append(services, service{"vacuumer", maintenance.VacuumInterval, func(ctx context.Context) (any, error) {
+			r, err := vacuumer.RunOnce(ctx)
+			if r.NotPermitted && !logged {
+				logged = true
+				w.log.InfoContext(ctx, "jobc worker: this role may not vacuum jobc_jobs, so autovacuum alone removes its dead row versions; see docs/operations.md, \"Vacuum\"")
+			}
+			return VacuumerResult(r), err
 		}})
 	}
 	if c.StarvationBound > 0 {

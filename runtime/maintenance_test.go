@@ -173,8 +173,10 @@ func TestWorkerStartsEveryService(t *testing.T) {
 		want []string
 	}{
 		{"defaults", func(*runtime.Config) {}, []string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter",
-			"starvation ager", "periodic report"}},
-		{"upgrades, no starvation bound", func(c *runtime.Config) { c.UpgradePayloads, c.StarvationBound = true, -1 },
+			"vacuumer", "starvation ager", "periodic report"}},
+		{"upgrades, no starvation bound, no vacuumer", func(c *runtime.Config) {
+			c.UpgradePayloads, c.StarvationBound, c.VacuumDeadRows = true, -1, -1
+		},
 			[]string{"scheduler", "rescuer", "pruner", "registry pruner", "unhandled jobs reporter", "periodic report", "upgrader send_email"}},
 	} {
 		cfg := testConfig(nil)

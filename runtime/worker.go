@@ -120,7 +120,7 @@ func (w *Worker) Run(ctx context.Context) error {
 		}
 		w.warmOwn(ctx, queues)
 	})
-	services, err := w.maintenance(queues)
+	services, err := w.maintenance(queues, pools.own)
 	if err != nil {
 		return err
 	}

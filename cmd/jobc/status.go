@@ -27,7 +27,18 @@ type statusJSON struct {
 	Workers    []workerJSON     `json:"workers"`
 	Unfinished []unfinishedJSON `json:"unfinished"`
 	History    []historyJSON    `json:"history"`
+	JobsTable  jobsTableJSON    `json:"jobs_table"`
 	Events     eventsJSON       `json:"events"`
+}
+
+// jobsTableJSON is what jobc_jobs weighs and when it was last vacuumed
+// (runtime.JobsTable).
+type jobsTableJSON struct {
+	Bytes          int64      `json:"bytes"`
+	LiveRows       int64      `json:"live_rows"`
+	DeadRows       int64      `json:"dead_rows"`
+	LastVacuum     *time.Time `json:"last_vacuum"`     // null: none since the statistics began
+	LastAutovacuum *time.Time `json:"last_autovacuum"` // null: none since the statistics began
 }
 
 // historyJSON is how one finished state's history is kept (runtime.History).
@@ -119,7 +130,9 @@ decodes their payload version (retire a version only once none of its jobs remai
 Then history: per finished state, the partitions by finish time the workers' pruners
 keep (how many, from when to when) and about how many rows the DEFAULT partition holds;
 a state whose partitions do not cover now is flagged, because its finished jobs then
-go to the DEFAULT partition (no worker's pruner has run for a while).
+go to the DEFAULT partition (no worker's pruner has run for a while). Then the table of
+unfinished jobs: its size, its live and dead row versions, and when the workers (or an
+operator) and autovacuum last vacuumed it.
 Last, the outbox: the events not yet published, the relay lag (the age of the oldest of
 them), the events waiting to be sent again after a failed publication (the soonest due
 first, each with how many events of its ordering key wait behind it) and the events
@@ -154,6 +167,10 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if err != nil {
 					return err
 				}
+				jobsTable, err := runtime.ReadJobsTable(ctx, db)
+				if err != nil {
+					return err
+				}
 				outbox, err := relay.ReadStats(ctx, db)
 				if err != nil {
 					return err
@@ -175,6 +192,7 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 				if asJSON {
 					s := toStatusJSON(len(st.Applied)-len(st.Unknown), st.Latest, stats, workers, counts)
 					s.History = toHistoryJSON(history, time.Now())
+					s.JobsTable = toJobsTableJSON(jobsTable)
 					s.Events = eventsJSON{Pending: outbox.Pending, Failed: outbox.Failed, RelayLagSeconds: cli.Seconds(outbox.Lag),
 						RetryingEvents: toRetryingEventsJSON(retrying), FailedEvents: cli.ToFailedEventsJSON(failedEvents)}
 					err = cli.WriteJSON(cmd.OutOrStdout(), s)
@@ -182,6 +200,9 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 					err = printStatus(cmd, len(st.Applied)-len(st.Unknown), st.Latest, within, stats, workers, counts)
 					if err == nil {
 						err = printHistory(cmd, history, time.Now())
+					}
+					if err == nil {
+						err = printJobsTable(cmd, jobsTable, time.Now())
 					}
 					if err == nil {
 						err = printOutbox(cmd, outbox, retrying, failedEvents)
@@ -220,6 +241,20 @@ jobs no live worker takes; with --fail-relay-lag D, exit 1 when the relay lag ex
 	return cmd
 }
 
+// printJobsTable prints what jobc_jobs weighs and when it was last vacuumed.
+func printJobsTable(cmd *cobra.Command, t runtime.JobsTable, now time.Time) error {
+	ago := func(at time.Time) string {
+		if at.IsZero() {
+			return "never"
+		}
+		return cli.Age(now.Sub(at)) + " ago"
+	}
+	_, err := fmt.Fprintf(cmd.OutOrStdout(), "\njobc_jobs (unfinished jobs): %.1f MB with its indexes, about %d live and %d dead row versions;\n"+
+		"  last VACUUM (the workers' vacuumer or an operator) %s, last autovacuum %s\n",
+		float64(t.Bytes)/1e6, t.LiveRows, t.DeadRows, ago(t.LastVacuum), ago(t.LastAutovacuum))
+	return err
+}
+
 // printHistory prints the history section of status, and flags each state whose
 // partitions do not cover now.
 func printHistory(cmd *cobra.Command, hs []runtime.History, now time.Time) error {
@@ -246,6 +281,17 @@ func printHistory(cmd *cobra.Command, hs []runtime.History, now time.Time) error
 		return err
 	}
 	return nil
+}
+
+func toJobsTableJSON(t runtime.JobsTable) jobsTableJSON {
+	at := func(t time.Time) *time.Time {
+		if t.IsZero() {
+			return nil
+		}
+		return &t
+	}
+	return jobsTableJSON{Bytes: t.Bytes, LiveRows: t.LiveRows, DeadRows: t.DeadRows,
+		LastVacuum: at(t.LastVacuum), LastAutovacuum: at(t.LastAutovacuum)}
 }
 
 func toHistoryJSON(hs []runtime.History, now time.Time) []historyJSON {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
+	"github.com/jobc-dev/jobc/internal/testkit"
 	"github.com/jobc-dev/jobc/schema"
 )
 
@@ -161,5 +162,46 @@ func TestStatusShowsHistory(t *testing.T) {
 		if h.Partitions < 3 || !h.CoversNow || h.From == nil || h.Until == nil || !h.Until.After(time.Now().Add(29*time.Minute)) || h.DefaultRows == nil {
 			t.Errorf("status --json: history %+v; want partitions covering now to 30 minutes ahead", h)
 		}
+	}
+}
+
+// status shows what jobc_jobs weighs, its dead row versions, and when a VACUUM and
+// autovacuum last ended on it ("never" and null before any did).
+func TestStatusShowsTheJobsTable(t *testing.T) {
+	pool, url := migratedDB(t)
+	ctx := t.Context()
+	out, errOut, code := jobc(t, "status", "--database-url", url)
+	if code != 0 || !strings.Contains(out, "last VACUUM (the workers' vacuumer or an operator) never") {
+		t.Fatalf("status before any VACUUM: exit %d, want the jobs table never vacuumed:\n%s%s", code, out, errOut)
+	}
+	const dead = 300
+	testkit.DeadJobs(t, pool, dead)
+	var s struct {
+		JobsTable struct {
+			Bytes          int64      `json:"bytes"`
+			LiveRows       int64      `json:"live_rows"`
+			DeadRows       int64      `json:"dead_rows"`
+			LastVacuum     *time.Time `json:"last_vacuum"`
+			LastAutovacuum *time.Time `json:"last_autovacuum"`
+		} `json:"jobs_table"`
+	}
+	read := func() {
+		t.Helper()
+		out, errOut, code := jobc(t, "status", "--json", "--database-url", url)
+		if code != 0 || json.Unmarshal([]byte(out), &s) != nil {
+			t.Fatalf("status --json: exit %d\n%s%s", code, out, errOut)
+		}
+	}
+	read()
+	// (Unless autovacuum came by in between: then it says so.)
+	if jt := s.JobsTable; jt.Bytes <= 0 || jt.LiveRows != 0 || jt.LastVacuum != nil || (jt.DeadRows < dead && jt.LastAutovacuum == nil) {
+		t.Fatalf("status --json before a VACUUM: jobs_table %+v; want its size, %d dead rows or more, none live, never vacuumed", jt, dead)
+	}
+	if _, err := pool.Exec(ctx, `VACUUM jobc_jobs`); err != nil {
+		t.Fatal(err)
+	}
+	read()
+	if jt := s.JobsTable; jt.LastVacuum == nil || time.Since(*jt.LastVacuum) > time.Minute {
+		t.Fatalf("status --json after a VACUUM: jobs_table %+v; want it vacuumed just now", jt)
 	}
 }

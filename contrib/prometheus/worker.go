@@ -18,6 +18,8 @@ type WorkerCollector struct {
 	rescued  *prometheus.CounterVec
 	enqueued *prometheus.CounterVec
 	history  *prometheus.CounterVec
+	vacuums  *prometheus.CounterVec
+	dead     prometheus.Gauge
 }
 
 var (
@@ -87,6 +89,18 @@ func NewWorkerCollector(opts WorkerOptions) *WorkerCollector {
 				"(a long transaction reading history holds it off).",
 			ConstLabels: opts.ConstLabels,
 		}, []string{"action"}),
+		vacuums: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "jobc_vacuums_total",
+			Help: "Runs of this process's vacuumer that vacuumed jobc_jobs, and that were past the threshold but " +
+				"deferred (the last VACUUM was recent for its duration, or another worker was vacuuming).",
+			ConstLabels: opts.ConstLabels,
+		}, []string{"result"}),
+		dead: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "jobc_jobs_dead_rows",
+			Help: "Dead row versions in jobc_jobs as PostgreSQL's statistics counted them at this process's last " +
+				"vacuumer run (after its VACUUM, if it ran one): what stays while a snapshot is held.",
+			ConstLabels: opts.ConstLabels,
+		}),
 	}
 }
 
@@ -105,6 +119,16 @@ func (c *WorkerCollector) OnEvent(_ context.Context, e runtime.Event) {
 			c.history.WithLabelValues("added").Add(float64(r.Added))
 			c.history.WithLabelValues("dropped").Add(float64(r.Dropped))
 			c.history.WithLabelValues("deferred").Add(float64(r.Deferred))
+		}
+		if r, ok := e.Result.(runtime.VacuumerResult); ok && !r.NotPermitted && e.Err == nil {
+			dead := r.Dead
+			if r.Vacuumed {
+				c.vacuums.WithLabelValues("vacuumed").Inc()
+				dead = r.DeadAfter
+			} else if r.Deferred {
+				c.vacuums.WithLabelValues("deferred").Inc()
+			}
+			c.dead.Set(float64(dead))
 		}
 	}
 }
@@ -126,6 +150,8 @@ func (c *WorkerCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.rescued.Describe(ch)
 	c.enqueued.Describe(ch)
 	c.history.Describe(ch)
+	c.vacuums.Describe(ch)
+	c.dead.Describe(ch)
 }
 
 // Collect sends the current value of every series.
@@ -136,4 +162,6 @@ func (c *WorkerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.rescued.Collect(ch)
 	c.enqueued.Collect(ch)
 	c.history.Collect(ch)
+	c.vacuums.Collect(ch)
+	c.dead.Collect(ch)
 }

@@ -37,6 +37,7 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 	}
 	cfg := testkit.Config()
 	cfg.Hooks = []runtime.Hook{coll}
+	cfg.VacuumDeadRows = 1 // the jobs' dead row versions pass it
 	w := runtime.NewWorker(pool, cfg)
 	if err := runtime.Handle(w, jt, func(_ context.Context, _ *runtime.Job, p payload) error {
 		if p.N >= completed {
@@ -60,6 +61,17 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 		got = testkit.Scrape(t, srv.URL)
 		return got[done] == completed && got[bad] == failed
 	}, func() string { return fmt.Sprint(got) })
+
+	// The vacuumer vacuumed jobc_jobs, and the gauge of its dead row versions is there
+	// (what it says depends on the snapshots other tests hold).
+	vacuumed := series("jobc_vacuums_total", "result", "vacuumed")
+	testkit.WaitFor(t, "a VACUUM counted", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		got = testkit.Scrape(t, srv.URL)
+		return got[vacuumed] > 0
+	}, func() string { return fmt.Sprint(got) })
+	if dead, ok := got[series("jobc_jobs_dead_rows")]; !ok || dead < 0 {
+		t.Errorf("jobc_jobs_dead_rows = %v (exported %v), want it exported", dead, ok)
+	}
 
 	checks := map[string]float64{
 		series("jobc_jobs_enqueued_total", "kind", "resize", "queue", "images"):                                completed + failed,

@@ -1,7 +1,7 @@
 // Package testkit holds the helpers that tests of several modules share (the runtime's
 // adapters in contrib/, the CLI): a migrated schema, a worker configuration with short
-// intervals, a worker run for the test's lifetime, a wait that reports what it saw, and
-// a Prometheus scrape. Applications' own tests use jobctest instead.
+// intervals, a worker run for the test's lifetime, a wait that reports what it saw, a
+// Prometheus scrape, and dead row versions in jobc_jobs. Applications' own tests use jobctest instead.
 package testkit
 
 import (
@@ -28,6 +28,29 @@ func MigratedSchema(t testing.TB) *pgxpool.Pool {
 		_, err := runtime.Migrate(ctx, pool)
 		return err
 	})
+}
+
+// DeadJobs leaves n dead row versions in pool's jobc_jobs (n jobs of kind
+// testkit_dead inserted, then deleted) and has the session that made them report them to PostgreSQL's
+// statistics, which report a session's counts at the end of the transaction after
+// pg_stat_force_next_flush's.
+func DeadJobs(t testing.TB, pool *pgxpool.Pool, n int) {
+	t.Helper()
+	ctx := t.Context()
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `INSERT INTO jobc_jobs (kind, queue, state, priority, payload_version, payload, max_attempts)
+		SELECT 'testkit_dead', 'testkit_dead', 'available', 1, 1, '{}', 3 FROM generate_series(1, $1)`, n); err != nil {
+		t.Fatal(err)
+	}
+	for _, sql := range []string{`DELETE FROM jobc_jobs WHERE kind = 'testkit_dead'`, `SELECT pg_stat_force_next_flush()`, `SELECT 1`} {
+		if _, err := conn.Exec(ctx, sql); err != nil {
+			t.Fatalf("%s: %v", sql, err)
+		}
+	}
 }
 
 // Config has short intervals, so that waits derived from them are short.

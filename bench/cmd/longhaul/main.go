@@ -52,6 +52,7 @@ type config struct {
 	work      time.Duration
 	every     time.Duration
 	retention time.Duration
+	vacuum    int64 // jobc's Config.VacuumDeadRows
 	phases    []phase
 	out       string
 }
@@ -76,11 +77,12 @@ func main() {
 	pin := flag.Duration("pin", 4*time.Minute, "phase with a snapshot held open")
 	recovery := flag.Duration("recovery", 2*time.Minute, "recovery phase")
 	retention := flag.Duration("retention", 0, "how long completed jobs are kept (0: each system's default, a day)")
+	vacuum := flag.Int64("vacuum-dead-rows", 0, "jobc's Config.VacuumDeadRows: 0 its default, negative to leave jobc_jobs to autovacuum alone")
 	out := flag.String("out", "longhaul", "directory for the CSV files and plots")
 	replot := flag.Bool("replot", false, "draw the plots again from -out's longhaul.csv (with the run's -systems, -rate and phases) instead of running")
 	flag.Parse()
 	if *role == "worker" {
-		if err := runWorker(*systems, *dbURL, *slots, *work, *retention); err != nil {
+		if err := runWorker(*systems, *dbURL, *slots, *work, *retention, *vacuum); err != nil {
 			log.Fatal(err)
 		}
 		return
@@ -92,7 +94,7 @@ func main() {
 	}
 	cfg := config{
 		systems: strings.Split(*systems, ","), rate: *rate, batch: *batch, processes: *processes,
-		slots: *slots, work: *work, every: *every, retention: *retention, out: *out,
+		slots: *slots, work: *work, every: *every, retention: *retention, vacuum: *vacuum, out: *out,
 		phases: []phase{{"warm-up", *warmup}, {"clean", *clean}, {"pinned", *pin}, {"recovery", *recovery}},
 	}
 	for _, s := range cfg.systems {
@@ -147,7 +149,7 @@ func newSystem(name string) bench.System {
 }
 
 // runWorker is one process of the fleet: a worker of the system until it is signalled.
-func runWorker(name, dbURL string, slots int, work, retention time.Duration) error {
+func runWorker(name, dbURL string, slots int, work, retention time.Duration, vacuum int64) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	pool, err := bench.NewPool(ctx, dbURL, max(4, slots/4+2))
@@ -155,7 +157,7 @@ func runWorker(name, dbURL string, slots int, work, retention time.Duration) err
 		return err
 	}
 	defer pool.Close()
-	wc := bench.WorkerConfig{Concurrency: slots, PollInterval: time.Second, FetchBatch: slots, Retention: retention}
+	wc := bench.WorkerConfig{Concurrency: slots, PollInterval: time.Second, FetchBatch: slots, Retention: retention, VacuumDeadRows: vacuum}
 	if name == "river-fast" {
 		wc.FetchCooldown = time.Millisecond
 	}
@@ -381,7 +383,8 @@ func startFleet(ctx context.Context, cfg config, name, dbURL string) (*fleet, er
 	f := &fleet{failed: make(chan error, cfg.processes)}
 	for range cfg.processes {
 		cmd := exec.Command(self, "-role", "worker", "-systems", name, "-db", dbURL,
-			"-slots", strconv.Itoa(cfg.slots), "-work", cfg.work.String(), "-retention", cfg.retention.String())
+			"-slots", strconv.Itoa(cfg.slots), "-work", cfg.work.String(), "-retention", cfg.retention.String(),
+			"-vacuum-dead-rows", strconv.FormatInt(cfg.vacuum, 10))
 		cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
 		if err := cmd.Start(); err != nil {
 			f.stop()

@@ -120,6 +120,53 @@ func (q *Queries) HistoryPartitions(ctx context.Context) ([]HistoryPartitionsRow
 	return items, nil
 }
 
+const jobsTableStats = `-- name: JobsTableStats :one
+SELECT pg_total_relation_size(c.oid)::bigint AS bytes,
+       pg_stat_get_live_tuples(c.oid)::bigint AS live_rows,
+       pg_stat_get_dead_tuples(c.oid)::bigint AS dead_rows,
+       coalesce(pg_stat_get_last_vacuum_time(c.oid), 'epoch')::timestamptz AS last_vacuum,
+       coalesce(pg_stat_get_last_autovacuum_time(c.oid), 'epoch')::timestamptz AS last_autovacuum,
+       coalesce(extract(epoch FROM now() - pg_stat_get_last_vacuum_time(c.oid)), 'Infinity')::float8 AS seconds_since_vacuum,
+       (pg_has_role(current_user, c.relowner, 'USAGE')
+        OR CASE WHEN current_setting('server_version_num')::int >= 170000
+                THEN has_table_privilege(c.oid, 'MAINTAIN') ELSE false END)::boolean AS may_vacuum
+FROM pg_catalog.pg_class c
+WHERE c.oid = 'jobc_jobs'::regclass
+`
+
+type JobsTableStatsRow struct {
+	Bytes              int64
+	LiveRows           int64
+	DeadRows           int64
+	LastVacuum         time.Time
+	LastAutovacuum     time.Time
+	SecondsSinceVacuum float64
+	MayVacuum          bool
+}
+
+// How big jobc_jobs is with its indexes, its live and dead row versions as
+// PostgreSQL's statistics count them, and when a VACUUM (the workers' vacuumer, or an
+// operator's) and autovacuum last ended on it (the epoch if never since the
+// statistics began); read from the catalog and the statistics, with no row of the
+// table read. For the vacuumer (runtime/internal/maintenance): how long ago that
+// VACUUM ended by the server's clock (+Infinity if never), and whether the current
+// role may vacuum the table: its owner, a member of the owning role or a superuser
+// may, and from PostgreSQL 17 a role granted MAINTAIN.
+func (q *Queries) JobsTableStats(ctx context.Context) (JobsTableStatsRow, error) {
+	row := q.db.QueryRow(ctx, jobsTableStats)
+	var i JobsTableStatsRow
+	err := row.Scan(
+		&i.Bytes,
+		&i.LiveRows,
+		&i.DeadRows,
+		&i.LastVacuum,
+		&i.LastAutovacuum,
+		&i.SecondsSinceVacuum,
+		&i.MayVacuum,
+	)
+	return i, err
+}
+
 const listen = `-- name: Listen :exec
 
 LISTEN jobc
@@ -329,6 +376,18 @@ func (q *Queries) RetireHistory(ctx context.Context, arg RetireHistoryParams) (R
 	return i, err
 }
 
+const tryVacuumLock = `-- name: TryVacuumLock :one
+SELECT pg_try_advisory_lock(hashtextextended('jobc_vacuum:' || current_schema(), 0))::boolean AS locked
+`
+
+// The session lock the one worker of the schema that vacuums jobc_jobs holds.
+func (q *Queries) TryVacuumLock(ctx context.Context) (bool, error) {
+	row := q.db.QueryRow(ctx, tryVacuumLock)
+	var locked bool
+	err := row.Scan(&locked)
+	return locked, err
+}
+
 const unhandledJobs = `-- name: UnhandledJobs :one
 SELECT count(*)::bigint AS jobs, coalesce(min(j.available_at), now())::timestamptz AS oldest_available_at
 FROM jobc_jobs j
@@ -427,4 +486,27 @@ func (q *Queries) UnhandledKinds(ctx context.Context, arg UnhandledKindsParams) 
 		return nil, err
 	}
 	return items, nil
+}
+
+const vacuumJobs = `-- name: VacuumJobs :exec
+VACUUM (SKIP_LOCKED, TRUNCATE false) jobc_jobs
+`
+
+// Leaves the table's empty pages at its end for the jobs to come (TRUNCATE false):
+// giving them back takes an ACCESS EXCLUSIVE lock of jobc_jobs, which stopped every
+// claim and outcome for up to 5 s a run when tried every few seconds (autovacuum
+// still gives them back, after a held snapshot let the table grow). SKIP_LOCKED:
+// autovacuum may be vacuuming it already.
+func (q *Queries) VacuumJobs(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, vacuumJobs)
+	return err
+}
+
+const vacuumUnlock = `-- name: VacuumUnlock :exec
+SELECT pg_advisory_unlock(hashtextextended('jobc_vacuum:' || current_schema(), 0))
+`
+
+func (q *Queries) VacuumUnlock(ctx context.Context) error {
+	_, err := q.db.Exec(ctx, vacuumUnlock)
+	return err
 }
