@@ -14,7 +14,8 @@
 -- on every claim). Each range locks at most max rows, skipping rows other workers
 -- hold; the most urgent max of them are leased, and the locks on the rest go when the
 -- statement commits. The ids are turned into an array, which keeps the plan index
--- walks even when PostgreSQL switches to a generic plan. A busy worker claims with
+-- walks even when PostgreSQL switches to a generic plan. A paused queue gives nothing
+-- (jobc_paused_queue, asked once before any job is read). A busy worker claims with
 -- ClaimJobsAfter instead.
 UPDATE jobc_jobs j
 SET state = 'running',
@@ -36,6 +37,7 @@ WHERE j.id = ANY(ARRAY(
         LIMIT sqlc.arg(max)
         FOR UPDATE SKIP LOCKED
     ) c
+    WHERE NOT EXISTS (SELECT FROM jobc_paused_queue(sqlc.arg(queue)::text))
     ORDER BY c.priority, c.available_at, c.id
     LIMIT sqlc.arg(max)
 ))
@@ -102,6 +104,7 @@ WHERE j.id = ANY(ARRAY(
             FOR UPDATE SKIP LOCKED
         ) u
     ) c
+    WHERE NOT EXISTS (SELECT FROM jobc_paused_queue(sqlc.arg(queue)::text))
     ORDER BY c.priority, c.available_at, c.id
     LIMIT sqlc.arg(max)
 ))
@@ -228,6 +231,7 @@ CROSS JOIN LATERAL (
     ORDER BY x.priority, x.available_at, x.id
     LIMIT sqlc.arg(max)
 ) c
+WHERE NOT EXISTS (SELECT FROM jobc_paused_queue(sqlc.arg(queue)::text))
 ORDER BY c.priority, c.available_at, c.id
 LIMIT sqlc.arg(max);
 

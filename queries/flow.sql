@@ -111,7 +111,7 @@ WHERE (k.scope, k.name, k.key) IN (
 -- running counts and starts in the rate window, and for a sequence the failed job
 -- holding the key and the key's first job.
 SELECT j.id, j.kind, j.queue, j.state, j.payload_version, j.available_at, j.flow_key,
-       EXISTS (SELECT 1 FROM jobc_queues q WHERE q.name = j.queue AND q.paused_at IS NOT NULL) AS paused,
+       EXISTS (SELECT FROM jobc_paused_queue(j.queue)) AS paused,
        coalesce(kl.by_fields, '{}')::text[] AS by_fields,
        coalesce(kl.sequence, false)::boolean AS sequence,
        coalesce(kl.concurrency, 0)::integer AS kind_concurrency,

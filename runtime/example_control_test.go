@@ -82,8 +82,8 @@ func ExampleDeleteJob() {
 	// true
 }
 
-// ExamplePauseQueue pauses a queue during an incident: every worker stops claiming
-// from it, also after a restart, until ResumeQueue.
+// ExamplePauseQueue pauses a queue during an incident: no worker claims from it once
+// PauseQueue returns, also after a restart, until ResumeQueue.
 func ExamplePauseQueue() {
 	pool, _, cleanup := pgtest.ExampleSchema("pause_queue", migrated)
 	defer cleanup()

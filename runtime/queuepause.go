@@ -10,7 +10,8 @@ import (
 	"github.com/jobc-dev/jobc/runtime/internal/dberr"
 )
 
-// PauseQueue pauses a queue fleet-wide: every worker stops claiming from it at once
+// PauseQueue pauses a queue fleet-wide: no claim that starts after it commits takes a
+// job of the queue, whatever a worker has heard, and every worker stops asking at once
 // through a notification, or within one poll interval if it missed that. Running jobs
 // finish. The pause is stored in the database (jobc_queues), so it survives worker
 // restarts and covers workers that start later. Pausing a queue no worker serves yet
@@ -44,10 +45,13 @@ const (
 	resumePrefix = "resume:"
 )
 
-// The worker keeps each queue's paused flag in memory (queue.paused), so that the
-// claim statement, run for every batch, does not join jobc_queues: the flag is read
-// before the worker claims, before its first claim, then every poll interval
-// (pauseLoop) and at once on a notification (onQueueNotification).
+// The worker keeps each queue's paused flag in memory (queue.paused), so that a paused
+// queue costs no claim statement at all: the flag is read before the worker claims,
+// before its first claim, then every poll interval (pauseLoop) and at once on a
+// notification (onQueueNotification). The flag can be late (a lost notification, a
+// failed poll, a loaded machine), so every claim statement also asks jobc_queues
+// itself (jobc_paused_queue, one lookup by key per claim) and claims nothing of a
+// paused queue: the flag saves work, the statement keeps the promise.
 
 // refreshPaused reads which of the worker's queues are paused. A resumed queue is woken.
 // A notification that arrived while the statement ran is newer than its answer and

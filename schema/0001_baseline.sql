@@ -276,16 +276,27 @@ CREATE TABLE jobc_workers (
     heartbeat_at timestamptz NOT NULL DEFAULT now()
 );
 
--- A queue an operator paused (the control API): workers stop claiming from it (they
--- cache the set, refresh it every poll interval and at once on a jobc_queues
--- notification). A row without paused_at is a queue that was paused and resumed. Rows
--- are few and never hot.
+-- A queue an operator paused (the control API): no claim that starts after the pause
+-- commits takes a job of it (every claim asks jobc_paused_queue), and workers stop
+-- asking (they cache the set, refresh it every poll interval and at once on a
+-- jobc_queues notification). A row without paused_at is a queue that was paused and
+-- resumed. Rows are few and never hot.
 CREATE TABLE jobc_queues (
     name       text        PRIMARY KEY,
     paused_at  timestamptz,
     updated_at timestamptz NOT NULL DEFAULT now(),
     CONSTRAINT jobc_queues_name CHECK (name <> '')
 );
+
+-- jobc_paused_queue is queue p_name's row if it is paused, and no row otherwise. Every
+-- claim asks it, as an uncorrelated NOT EXISTS that PostgreSQL evaluates once, before
+-- reading any job: a worker whose cached flag is late (its notifications lost, its
+-- last poll failed) still claims nothing once the pause has committed. Inlined.
+CREATE FUNCTION jobc_paused_queue(p_name text)
+RETURNS SETOF jobc_queues
+LANGUAGE sql STABLE AS $$
+SELECT * FROM jobc_queues q WHERE q.name = p_name AND q.paused_at IS NOT NULL
+$$;
 
 -- The outbox of events. Publish<Event> writes one row per relayed event in the caller's
 -- transaction, beside the business change and the subscriber jobs; relays claim
@@ -1421,7 +1432,7 @@ DECLARE
     v_ids      bigint[];      -- an optimistic claim's first jobs (see below)
     v_idkeys   text[] COLLATE "C"; -- and their keys
 BEGIN
-    IF p_max <= 0 THEN
+    IF p_max <= 0 OR EXISTS (SELECT FROM jobc_paused_queue(p_queue)) THEN
         RETURN;
     END IF;
     SELECT l.concurrency, l.rate_limit, l.rate_per INTO v_qconc, v_qrate, v_qper

@@ -99,7 +99,7 @@ nothing that runs.`,
 				return err
 			}
 			if err := queueOp(cmd, dbf, args[0], check, runtime.PauseQueue,
-				"queue %s paused: workers stop claiming from it within one poll interval; running jobs finish\n"); err != nil {
+				"queue %s paused: no job of it starts from now on; running jobs finish\n"); err != nil {
 				return err
 			}
 			if warning != "" {

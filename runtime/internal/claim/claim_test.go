@@ -2,11 +2,14 @@ package claim
 
 import (
 	"context"
+	"log/slog"
 	"slices"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/jobc-dev/jobc/runtime/internal/db"
 )
 
 // The claim takes only (kind, version) pairs the worker decodes, the most urgent ones
@@ -189,4 +192,70 @@ func wantClaim(t *testing.T, pool *pgxpool.Pool, q *Queue, max int, wantHinted b
 	if hinted != wantHinted || !slices.Equal(got, want) {
 		t.Fatalf("claim of %d: got %v (hinted %v), want %v (hinted %v)", max, got, hinted, want, wantHinted)
 	}
+}
+
+// No claim takes a job of a paused queue, whatever the worker believes: every claim
+// statement (from the start, from the hints, of flow kinds, and one job at a time
+// after a row's fault) asks jobc_queues itself, so a worker that missed the pause's
+// notification and has not polled since still claims nothing once the pause has
+// committed. After a resume they claim again.
+func TestPausedQueueClaimsNothing(t *testing.T) {
+	ctx := context.Background()
+	setPaused := func(t *testing.T, pool *pgxpool.Pool, paused bool) {
+		t.Helper()
+		// As PauseQueue writes it, without its notification: no worker hears of it.
+		if _, err := pool.Exec(ctx, `INSERT INTO jobc_queues (name, paused_at) VALUES ('q', CASE WHEN $1 THEN now() END)
+			ON CONFLICT (name) DO UPDATE SET paused_at = excluded.paused_at`, paused); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("from the start and from the hints", func(t *testing.T) {
+		pool := newDB(t)
+		q := testQueue("q", map[string][2]int{"a": {1, 1}})
+		claim := func(max int, wantHinted bool, want ...int64) {
+			t.Helper()
+			wantClaim(t, pool, q, max, wantHinted, want...)
+		}
+		id := insertJobA(t, pool, 5, 30*time.Second)
+		claim(1, false, insertJobA(t, pool, 5, 40*time.Second)) // busy: leaves a hint
+		setPaused(t, pool, true)
+		claim(10, true) // hinted: ClaimJobsAfter, then ClaimJobs from the start
+		if q.Hinted(time.Now()) {
+			t.Fatal("a claim of nothing left the queue hinted")
+		}
+		claim(10, false) // ClaimJobs
+		if s := readJob(t, pool, id); s.State != "available" || s.Attempt != 0 {
+			t.Fatalf("job %d of the paused queue: %+v, want available and never attempted", id, s)
+		}
+		setPaused(t, pool, false)
+		claim(10, false, id)
+	})
+	t.Run("flow kinds", func(t *testing.T) {
+		pool := newDB(t)
+		q := flowQueue(t, pool, 5)
+		id := insertKeyed(t, pool, "k", 5)
+		setPaused(t, pool, true)
+		if got := claimSorted(t, pool, q, 10); len(got) != 0 {
+			t.Fatalf("the paused queue's flow claim took %v", got)
+		}
+		setPaused(t, pool, false)
+		if got := claimSorted(t, pool, q, 10); !slices.Equal(got, []int64{id}) {
+			t.Fatalf("after the resume the flow claim took %v, want [%d]", got, id)
+		}
+	})
+	t.Run("one job at a time", func(t *testing.T) {
+		pool := newDB(t)
+		q := testQueue("q", map[string][2]int{"a": {1, 1}})
+		id := insertJobA(t, pool, 5, time.Second)
+		setPaused(t, pool, true)
+		rows, err := q.claimAlone(ctx, db.New(pool), slog.New(slog.DiscardHandler), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, 10)
+		if err != nil || len(rows) != 0 {
+			t.Fatalf("claimAlone of the paused queue: %d jobs, %v; want none", len(rows), err)
+		}
+		setPaused(t, pool, false)
+		rows, err = q.claimAlone(ctx, db.New(pool), slog.New(slog.DiscardHandler), db.ClaimJobsParams{Owner: "claim-test", LeaseSeconds: 30}, 10)
+		if err != nil || len(rows) != 1 || rows[0].ID != id {
+			t.Fatalf("claimAlone after the resume: %v, %v; want job %d", rows, err, id)
+		}
+	})
 }

@@ -25,6 +25,7 @@ CROSS JOIN LATERAL (
     ORDER BY x.priority, x.available_at, x.id
     LIMIT $4
 ) c
+WHERE NOT EXISTS (SELECT FROM jobc_paused_queue($2::text))
 ORDER BY c.priority, c.available_at, c.id
 LIMIT $4
 `
@@ -157,6 +158,7 @@ WHERE j.id = ANY(ARRAY(
         LIMIT $6
         FOR UPDATE SKIP LOCKED
     ) c
+    WHERE NOT EXISTS (SELECT FROM jobc_paused_queue($4::text))
     ORDER BY c.priority, c.available_at, c.id
     LIMIT $6
 ))
@@ -205,7 +207,8 @@ type ClaimJobsRow struct {
 // on every claim). Each range locks at most max rows, skipping rows other workers
 // hold; the most urgent max of them are leased, and the locks on the rest go when the
 // statement commits. The ids are turned into an array, which keeps the plan index
-// walks even when PostgreSQL switches to a generic plan. A busy worker claims with
+// walks even when PostgreSQL switches to a generic plan. A paused queue gives nothing
+// (jobc_paused_queue, asked once before any job is read). A busy worker claims with
 // ClaimJobsAfter instead.
 func (q *Queries) ClaimJobs(ctx context.Context, arg ClaimJobsParams) ([]ClaimJobsRow, error) {
 	rows, err := q.db.Query(ctx, claimJobs,
@@ -289,6 +292,7 @@ WHERE j.id = ANY(ARRAY(
             FOR UPDATE SKIP LOCKED
         ) u
     ) c
+    WHERE NOT EXISTS (SELECT FROM jobc_paused_queue($4::text))
     ORDER BY c.priority, c.available_at, c.id
     LIMIT $9
 ))
