@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"go.opentelemetry.io/otel"
 	"go.opentelemetry.io/otel/attribute"
@@ -41,7 +42,10 @@ const (
 	keyClass         = attribute.Key("jobc.job.error_class")
 )
 
-var systemJobc = keySystem.String("jobc")
+var (
+	systemJobc   = keySystem.String("jobc")
+	consumerSpan = trace.WithSpanKind(trace.SpanKindConsumer)
+)
 
 // Options configure an Instrumentation; zero fields take the global providers.
 type Options struct {
@@ -57,17 +61,42 @@ type Instrumentation struct {
 	prop   propagation.TextMapPropagator
 
 	sent     metric.Int64Counter
-	consumed metric.Int64Counter
+	consumed metric.Int64ObservableCounter
 	process  metric.Float64Histogram
-	finished metric.Int64Counter
+	finished metric.Int64ObservableCounter
 	wait     metric.Float64Histogram
 	rescued  metric.Int64Counter
 	relayed  metric.Int64Counter
 	relayLag metric.Float64Gauge
 
-	// attrs caches the attribute sets of the hot path by their labels, so that a job
-	// costs no allocation for them after its first of a kind.
-	attrs sync.Map // labels -> metric.MeasurementOption
+	// The hot path's series, built on a kind's first job: a job then costs one lookup
+	// in each of its three calls and no allocation for its labels. The two counters of
+	// the hot path total here and the meter reads the totals when it collects (observe),
+	// so a job adds to them without the SDK's work per measurement.
+	kinds    sync.Map // kindKey -> *kindSeries
+	outcomes sync.Map // outcomeKey -> *outcomeSeries
+}
+
+// kindKey labels what a start and a handler's span record: the job's queue and kind.
+type kindKey struct{ queue, kind string }
+
+// kindSeries is what jobs of one kindKey record on their start and in their span.
+type kindSeries struct {
+	consumed    atomic.Int64
+	consumedSet metric.MeasurementOption
+	wait        metric.MeasurementOption
+	spanName    string
+	spanAttrs   trace.SpanStartOption // the span's attributes but the job's own
+}
+
+// outcomeKey labels what an attempt's end records.
+type outcomeKey struct{ queue, kind, outcome, class string }
+
+// outcomeSeries is what attempts of one outcomeKey record when they end.
+type outcomeSeries struct {
+	finished    atomic.Int64
+	finishedSet metric.MeasurementOption
+	process     metric.MeasurementOption
 }
 
 var (
@@ -92,12 +121,12 @@ func New(opts Options) (*Instrumentation, error) {
 	var errs [8]error
 	in.sent, errs[0] = m.Int64Counter("messaging.client.sent.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Jobs enqueued."))
-	in.consumed, errs[1] = m.Int64Counter("messaging.client.consumed.messages", metric.WithUnit("{message}"),
+	in.consumed, errs[1] = m.Int64ObservableCounter("messaging.client.consumed.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Jobs handed to a handler (one per attempt)."))
 	in.process, errs[2] = m.Float64Histogram("messaging.process.duration", metric.WithUnit("s"),
 		metric.WithDescription("Time a handler took per attempt."),
 		metric.WithExplicitBucketBoundaries(.005, .01, .025, .05, .075, .1, .25, .5, .75, 1, 2.5, 5, 7.5, 10))
-	in.finished, errs[3] = m.Int64Counter("jobc.jobs.finished", metric.WithUnit("{job}"),
+	in.finished, errs[3] = m.Int64ObservableCounter("jobc.jobs.finished", metric.WithUnit("{job}"),
 		metric.WithDescription("Attempts finished, by outcome and error class."))
 	in.wait, errs[4] = m.Float64Histogram("jobc.job.wait", metric.WithUnit("s"),
 		metric.WithDescription("Time jobs were available before their claim."),
@@ -113,49 +142,79 @@ func New(opts Options) (*Instrumentation, error) {
 			return nil, err
 		}
 	}
+	if _, err := m.RegisterCallback(in.observe, in.consumed, in.finished); err != nil {
+		return nil, err
+	}
 	return in, nil
 }
 
-type labels struct {
-	what                        uint8 // which instrument the set is for
-	queue, kind, outcome, class string
+// observe reports the totals of the hot path's counters to the meter.
+func (in *Instrumentation) observe(_ context.Context, o metric.Observer) error {
+	in.kinds.Range(func(_, v any) bool {
+		s := v.(*kindSeries)
+		o.ObserveInt64(in.consumed, s.consumed.Load(), s.consumedSet)
+		return true
+	})
+	in.outcomes.Range(func(_, v any) bool {
+		s := v.(*outcomeSeries)
+		o.ObserveInt64(in.finished, s.finished.Load(), s.finishedSet)
+		return true
+	})
+	return nil
 }
 
-const (
-	forConsumed uint8 = iota
-	forProcess
-	forFinished
-	forWait
-)
+// kind returns the series of jobs of queue and kind, building them on first use.
+func (in *Instrumentation) kind(queue, kind string) *kindSeries {
+	k := kindKey{queue, kind}
+	if s, ok := in.kinds.Load(k); ok {
+		return s.(*kindSeries)
+	}
+	base, process := kindAttributes(queue, kind)
+	s, _ := in.kinds.LoadOrStore(k, &kindSeries{
+		consumedSet: metric.WithAttributeSet(attribute.NewSet(process...)),
+		wait:        metric.WithAttributeSet(attribute.NewSet(base...)),
+		spanName:    "process " + queue,
+		spanAttrs:   trace.WithAttributes(process...),
+	})
+	return s.(*kindSeries)
+}
 
-// set returns the cached measurement option for l, building it on first use.
-func (in *Instrumentation) set(l labels) metric.MeasurementOption {
-	if o, ok := in.attrs.Load(l); ok {
-		return o.(metric.MeasurementOption)
+// kindAttributes returns the attributes of jobs of queue and kind (base), and of their
+// processing (base and the messaging operation), each a list of its own.
+func kindAttributes(queue, kind string) (base, process []attribute.KeyValue) {
+	base = []attribute.KeyValue{systemJobc, keyDestination.String(queue), keyKind.String(kind)}
+	process = append(base[:len(base):len(base)], keyOperationName.String("process"), keyOperationType.String("process"))
+	return base, process
+}
+
+// outcome returns the series of attempts that ended so, building them on first use.
+func (in *Instrumentation) outcome(k outcomeKey) *outcomeSeries {
+	if s, ok := in.outcomes.Load(k); ok {
+		return s.(*outcomeSeries)
 	}
-	kv := []attribute.KeyValue{systemJobc, keyDestination.String(l.queue), keyKind.String(l.kind)}
-	switch l.what {
-	case forConsumed, forProcess:
-		kv = append(kv, keyOperationName.String("process"), keyOperationType.String("process"))
-		if l.what == forProcess && l.class != "" {
-			kv = append(kv, keyErrorType.String(l.class))
-		}
-	case forFinished:
-		kv = append(kv, keyOutcome.String(l.outcome), keyClass.String(l.class))
+	base, process := kindAttributes(k.queue, k.kind)
+	if k.class != "" {
+		process = append(process, keyErrorType.String(k.class))
 	}
-	o, _ := in.attrs.LoadOrStore(l, metric.WithAttributeSet(attribute.NewSet(kv...)))
-	return o.(metric.MeasurementOption)
+	finished := append(base, keyOutcome.String(k.outcome), keyClass.String(k.class))
+	s, _ := in.outcomes.LoadOrStore(k, &outcomeSeries{
+		finishedSet: metric.WithAttributeSet(attribute.NewSet(finished...)),
+		process:     metric.WithAttributeSet(attribute.NewSet(process...)),
+	})
+	return s.(*outcomeSeries)
 }
 
 // OnEvent records the metrics of e.
 func (in *Instrumentation) OnEvent(ctx context.Context, e runtime.Event) {
 	switch e.Kind {
 	case runtime.EventStart:
-		in.consumed.Add(ctx, 1, in.set(labels{what: forConsumed, queue: e.Queue, kind: e.JobKind}))
-		in.wait.Record(ctx, e.Wait.Seconds(), in.set(labels{what: forWait, queue: e.Queue, kind: e.JobKind}))
+		s := in.kind(e.Queue, e.JobKind)
+		s.consumed.Add(1)
+		in.wait.Record(ctx, e.Wait.Seconds(), s.wait)
 	case runtime.EventFinish:
-		in.process.Record(ctx, e.RunTime.Seconds(), in.set(labels{what: forProcess, queue: e.Queue, kind: e.JobKind, class: e.ErrorClass}))
-		in.finished.Add(ctx, 1, in.set(labels{what: forFinished, queue: e.Queue, kind: e.JobKind, outcome: e.Outcome, class: e.ErrorClass}))
+		s := in.outcome(outcomeKey{e.Queue, e.JobKind, e.Outcome, e.ErrorClass})
+		s.finished.Add(1)
+		in.process.Record(ctx, e.RunTime.Seconds(), s.process)
 	case runtime.EventRescue:
 		in.rescued.Add(ctx, int64(e.Count), metric.WithAttributes(systemJobc, keyDestination.String(e.Queue)))
 	case runtime.EventMaintenance:
@@ -211,10 +270,13 @@ func (in *Instrumentation) WrapEnqueue(ctx context.Context, e *runtime.EnqueueRe
 // job when its metadata carries one.
 func (in *Instrumentation) WrapHandler(ctx context.Context, job *runtime.Job, next func(ctx context.Context) error) error {
 	ctx = in.prop.Extract(ctx, metadataCarrier(job.Metadata))
-	ctx, span := in.tracer.Start(ctx, "process "+job.Queue, trace.WithSpanKind(trace.SpanKindConsumer),
-		trace.WithAttributes(systemJobc, keyDestination.String(job.Queue), keyKind.String(job.Kind),
-			keyOperationName.String("process"), keyOperationType.String("process"),
-			keyMessageID.String(strconv.FormatInt(job.ID, 10)), keyAttempt.Int(job.Attempt)))
+	s := in.kind(job.Queue, job.Kind)
+	ctx, span := in.tracer.Start(ctx, s.spanName, consumerSpan, s.spanAttrs)
+	// The job's own attributes only on a span that records: an unsampled job costs no
+	// attribute list. (A sampler sees the kind's attributes, which it may sample by.)
+	if span.IsRecording() {
+		span.SetAttributes(keyMessageID.String(strconv.FormatInt(job.ID, 10)), keyAttempt.Int(job.Attempt))
+	}
 	defer span.End()
 	err := next(ctx)
 	if err != nil {

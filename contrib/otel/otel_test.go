@@ -3,7 +3,10 @@ package jobcotel_test
 import (
 	"context"
 	"fmt"
+	"sort"
+	"strings"
 	"testing"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -103,26 +106,14 @@ func TestHandlerSpanContinuesEnqueuingTrace(t *testing.T) {
 	if v := attr(consumer.Attributes(), "messaging.destination.name"); v != "pdf" {
 		t.Errorf("process span messaging.destination.name = %q, want pdf", v)
 	}
+	if v, want := attr(consumer.Attributes(), "messaging.message.id"), fmt.Sprint(enq.ID); v != want {
+		t.Errorf("process span messaging.message.id = %q, want the job's id %s", v, want)
+	}
+	if v := attr(consumer.Attributes(), "jobc.job.attempt"); v != "1" {
+		t.Errorf("process span jobc.job.attempt = %q, want 1", v)
+	}
 
-	var rm metricdata.ResourceMetrics
-	if err := reader.Collect(context.Background(), &rm); err != nil {
-		t.Fatal(err)
-	}
-	counts := map[string]int64{}
-	for _, sm := range rm.ScopeMetrics {
-		for _, m := range sm.Metrics {
-			switch d := m.Data.(type) {
-			case metricdata.Sum[int64]:
-				for _, p := range d.DataPoints {
-					counts[m.Name] += p.Value
-				}
-			case metricdata.Histogram[float64]:
-				for _, p := range d.DataPoints {
-					counts[m.Name] += int64(p.Count)
-				}
-			}
-		}
-	}
+	_, counts := collect(t, reader)
 	for name, want := range map[string]int64{
 		"messaging.client.sent.messages": 1, "messaging.client.consumed.messages": 1,
 		"messaging.process.duration": 1, "jobc.jobs.finished": 1, "jobc.job.wait": 1,
@@ -140,4 +131,144 @@ func attr(kvs []attribute.KeyValue, key string) string {
 		}
 	}
 	return ""
+}
+
+// TestHotPathMetrics: what the hooks record for starts and ends of attempts, read the
+// way an exporter reads them: each series with its attributes, totals that keep
+// growing across collections, and two Instrumentations on one meter provider (a
+// worker's and a relay's, say) adding up rather than overwriting each other.
+func TestHotPathMetrics(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	reader := sdkmetric.NewManualReader()
+	mp := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	in, err := jobcotel.New(jobcotel.Options{MeterProvider: mp, TracerProvider: sdktrace.NewTracerProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := func(in *jobcotel.Instrumentation, queue, kind string) {
+		in.OnEvent(ctx, runtime.Event{Kind: runtime.EventStart, Queue: queue, JobKind: kind, Attempt: 1, Wait: 20 * time.Millisecond})
+	}
+	finish := func(in *jobcotel.Instrumentation, queue, kind, outcome, class string) {
+		in.OnEvent(ctx, runtime.Event{Kind: runtime.EventFinish, Queue: queue, JobKind: kind, Attempt: 1,
+			Outcome: outcome, ErrorClass: class, RunTime: 3 * time.Millisecond})
+	}
+	for range 3 {
+		start(in, "email", "welcome")
+	}
+	start(in, "pdf", "render")
+	finish(in, "email", "welcome", runtime.OutcomeCompleted, "")
+	finish(in, "email", "welcome", runtime.OutcomeCompleted, "")
+	finish(in, "email", "welcome", runtime.OutcomeRetried, "transient")
+	finish(in, "pdf", "render", runtime.OutcomeFailed, "permanent")
+
+	// The series of the hot path's instruments, each named with its attributes.
+	var (
+		consumed  = []string{"messaging.operation.name=process", "messaging.operation.type=process", "messaging.system=jobc"}
+		welcome   = []string{"messaging.destination.name=email", "jobc.job.kind=welcome"}
+		render    = []string{"messaging.destination.name=pdf", "jobc.job.kind=render"}
+		consumedW = series("messaging.client.consumed.messages", welcome, consumed)
+		waitW     = series("jobc.job.wait", welcome, "messaging.system=jobc")
+		completed = series("jobc.jobs.finished", welcome, "messaging.system=jobc", "jobc.job.outcome=completed", "jobc.job.error_class=")
+		processW  = series("messaging.process.duration", welcome, consumed)
+	)
+	want := map[string]int64{
+		consumedW: 3,
+		series("messaging.client.consumed.messages", render, consumed): 1,
+		waitW: 3,
+		series("jobc.job.wait", render, "messaging.system=jobc"): 1,
+		completed: 2,
+		series("jobc.jobs.finished", welcome, "messaging.system=jobc", "jobc.job.outcome=retried", "jobc.job.error_class=transient"): 1,
+		series("jobc.jobs.finished", render, "messaging.system=jobc", "jobc.job.outcome=failed", "jobc.job.error_class=permanent"):   1,
+		processW: 2,
+		series("messaging.process.duration", welcome, consumed, "error.type=transient"): 1,
+		series("messaging.process.duration", render, consumed, "error.type=permanent"):  1,
+	}
+	checkSeries(t, "first collection", reader, want)
+
+	// A second Instrumentation on the same provider, and more of the same series.
+	other, err := jobcotel.New(jobcotel.Options{MeterProvider: mp, TracerProvider: sdktrace.NewTracerProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	start(other, "email", "welcome")
+	start(in, "email", "welcome")
+	finish(other, "email", "welcome", runtime.OutcomeCompleted, "")
+	want[consumedW] += 2
+	want[waitW] += 2
+	want[completed]++
+	want[processW]++
+	checkSeries(t, "second collection", reader, want)
+}
+
+// series names an instrument's series: name{key=value,...}, the attributes sorted;
+// each of attrs is a "key=value" string or a list of them.
+func series(name string, attrs ...any) string {
+	var kv []string
+	for _, a := range attrs {
+		switch a := a.(type) {
+		case string:
+			kv = append(kv, a)
+		case []string:
+			kv = append(kv, a...)
+		}
+	}
+	sort.Strings(kv)
+	return name + "{" + strings.Join(kv, ",") + "}"
+}
+
+// checkSeries collects once and compares every series of the hot path's four
+// instruments, by name and attributes, with want: a counter's value, a histogram's
+// count.
+func checkSeries(t *testing.T, when string, reader *sdkmetric.ManualReader, want map[string]int64) {
+	t.Helper()
+	got, _ := collect(t, reader)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %s = %d, want %d", when, k, got[k], v)
+		}
+	}
+	for k, v := range got {
+		if _, ok := want[k]; !ok {
+			t.Errorf("%s: unexpected series %s = %d", when, k, v)
+		}
+	}
+}
+
+// collect reads the meter once, as an exporter does, and returns each series' value (a
+// counter's sum, a histogram's count) by series (see series) and by instrument. The
+// counters must be monotonic, cumulative sums.
+func collect(t *testing.T, reader *sdkmetric.ManualReader) (bySeries, byName map[string]int64) {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	if err := reader.Collect(context.Background(), &rm); err != nil {
+		t.Fatal(err)
+	}
+	bySeries, byName = map[string]int64{}, map[string]int64{}
+	add := func(name string, s attribute.Set, v int64) {
+		var kv []string
+		for _, a := range s.ToSlice() {
+			kv = append(kv, string(a.Key)+"="+a.Value.String())
+		}
+		bySeries[series(name, kv)] += v
+		byName[name] += v
+	}
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			switch d := m.Data.(type) {
+			case metricdata.Sum[int64]:
+				if !d.IsMonotonic || d.Temporality != metricdata.CumulativeTemporality {
+					t.Errorf("%s is monotonic %v, %s; want a monotonic cumulative sum", m.Name, d.IsMonotonic, d.Temporality)
+				}
+				for _, p := range d.DataPoints {
+					add(m.Name, p.Attributes, p.Value)
+				}
+			case metricdata.Histogram[float64]:
+				for _, p := range d.DataPoints {
+					add(m.Name, p.Attributes, int64(p.Count))
+				}
+			}
+		}
+	}
+	return bySeries, byName
 }
