@@ -215,13 +215,8 @@ func burn(ctx context.Context, slots int, pr probes, patch string, fill func(con
 		return result{}, err
 	}
 	defer pool.Close()
-	if _, err := runtime.Migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, patch); err != nil {
 		return result{}, err
-	}
-	if patch != "" {
-		if _, err := pool.Exec(ctx, patch); err != nil {
-			return result{}, fmt.Errorf("-patch: %w", err)
-		}
 	}
 	if setup != nil {
 		if err := setup(ctx, pool); err != nil {
@@ -481,13 +476,8 @@ func callCPU(ctx context.Context, n int, patch string, call func(context.Context
 		return 0, 0, 0, err
 	}
 	defer pool.Close()
-	if _, err := runtime.Migrate(ctx, pool); err != nil {
+	if err := migrate(ctx, pool, patch); err != nil {
 		return 0, 0, 0, err
-	}
-	if patch != "" {
-		if _, err := pool.Exec(ctx, patch); err != nil {
-			return 0, 0, 0, fmt.Errorf("-patch: %w", err)
-		}
 	}
 	var pid int
 	if err := pool.QueryRow(ctx, `SELECT pg_backend_pid()`).Scan(&pid); err != nil {
@@ -511,4 +501,17 @@ func callCPU(ctx context.Context, n int, patch string, call func(context.Context
 	took = time.Since(began)
 	u1, s1, _ := bench.ProcTimes(pid)
 	return u1 - u0, s1 - s0, took, nil
+}
+
+// migrate migrates a fresh database and runs patch (-patch) in it.
+func migrate(ctx context.Context, pool *pgxpool.Pool, patch string) error {
+	if _, err := runtime.Migrate(ctx, pool); err != nil {
+		return err
+	}
+	if patch != "" {
+		if _, err := pool.Exec(ctx, patch); err != nil {
+			return fmt.Errorf("-patch: %w", err)
+		}
+	}
+	return nil
 }
