@@ -21,8 +21,10 @@ import (
 //
 // A Worker does more for its own connections (claims, outcomes, heartbeats,
 // maintenance, notifications), whose statements are small, bounded and retried: a
-// timeout, a failed acquire or a failed listener ping retires them too, and after a
-// failed acquire or ping busy ones are abandoned at once rather than when they return.
+// timeout, a failed acquire or a failed listener ping retires them too, unless another
+// of its statements succeeded within the last Config.StatementTimeout (then the server
+// answers, and only that statement was slow), and after a failed acquire or ping busy
+// ones are abandoned at once rather than when they return.
 // A statement's own failure leaves the statements busy on the others to finish or fail
 // within their timeouts: one broken connection says nothing of the rest, and a claim
 // cut off after the server committed it would leave its jobs waiting out their leases. The pool passed to NewWorker
@@ -40,7 +42,7 @@ import (
 // keeps every hook and tracer already in cfg and still calls them.
 func FollowPrimary(cfg *pgxpool.Config) {
 	dbconn.Configure(cfg.ConnConfig)
-	new(dbconn.Health).Install(cfg, false, nil)
+	new(dbconn.Health).Install(cfg, nil)
 }
 
 // followPrimary configures one of the worker's own pools: the settings of
@@ -48,8 +50,11 @@ func FollowPrimary(cfg *pgxpool.Config) {
 // by the notification listener.
 func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 	dbconn.Configure(cfg.ConnConfig)
-	w.health.Install(cfg, true, func(ctx context.Context, err error) {
-		w.log.WarnContext(ctx, "jobc worker: a database connection failed; reconnecting all of the worker's connections, so that they find the primary again",
-			"err", dberr.Describe(err))
+	w.health.Install(cfg, &dbconn.Owned{
+		StatementTimeout: w.cfg.StatementTimeout,
+		OnRetire: func(ctx context.Context, err error) {
+			w.log.WarnContext(ctx, "jobc worker: a database connection failed; reconnecting all of the worker's connections, so that they find the primary again",
+				"err", dberr.Describe(err))
+		},
 	})
 }

@@ -18,9 +18,10 @@ import (
 
 // TestExactlyOnceUnderLoad: worker processes on a machine whose every core is kept
 // busy, with statement timeouts a small fraction of the lease, so that claims,
-// heartbeats and outcomes time out and every timeout retires all of a worker's
-// connections, cutting off the statements in flight (claims and outcomes whose work
-// the server did while the worker saw an error). Nothing is killed and no lease is
+// heartbeats and outcomes time out: each timeout closes its statement's connection,
+// cutting off a claim or an outcome whose work the server may have done while the
+// worker saw an error, and retires all of the worker's connections when none of its
+// statements answered for a statement timeout. Nothing is killed and no lease is
 // cut short, so a job may run more often than its planned snoozes and failures only
 // when a lease expired and the job was rescued, which its errors then record: every
 // other execution is a second run of a job that was running.
@@ -59,10 +60,11 @@ func TestExactlyOnceUnderLoad(t *testing.T) {
 			connString:  connString,
 			concurrency: 3,
 			lease:       5 * time.Second,
-			// Under the burners, statements of this bound time out now and then;
-			// each timeout resets the worker's connections. (At 150 ms, on a slower
-			// machine, reconnecting itself timed out and the workers made almost no
-			// progress in a minute; at 400 ms a run had 39 resets and 14 rescues.)
+			// Under the burners, statements of this bound time out now and then.
+			// (At 150 ms, on a slower machine, when every timeout reset all of a
+			// worker's connections, reconnecting itself timed out and the workers
+			// made almost no progress in a minute; at 400 ms a run had 39 resets and
+			// 14 rescues.)
 			statementTimeout: 400 * time.Millisecond,
 		})
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -22,8 +23,9 @@ type Health struct {
 	// Set by Install, before any pool uses the hooks.
 	dataKey string // where a connection's generation is kept in its CustomData; names h
 	// owned is set for the worker's own pools. Their statements are small, bounded by
-	// the worker's Config.StatementTimeout and retried, so a timeout (of a statement, an acquire or
-	// the listener's ping) says that the server or the network stalled. A stall seen
+	// the worker's Config.StatementTimeout and retried, so a timeout (of a statement, an
+	// acquire or the listener's ping) when nothing else answered (quiet, below) says
+	// that the server or the network stalled. A stall seen
 	// outside a statement (Stalled: an acquire, the listener's ping) also abandons the
 	// generation's busy connections at once: the listener waits on its connection with
 	// no timeout of its own, and must not hold on to a dead link. A statement's own
@@ -35,6 +37,19 @@ type Health struct {
 	// under a request deadline, and its transactions are its own.
 	owned    bool
 	onRetire func(context.Context, error) // may be nil
+
+	// On owned pools, a timeout says the server stalled only if nothing answered
+	// meanwhile: on a loaded machine one statement can wait out its timeout (behind a
+	// lock, a slow disk, a CPU shared with the whole fleet) while the others succeed,
+	// and retiring every connection for it reopened them all, whose slower statements
+	// timed out in turn, until the worker spent its time reconnecting (resets every
+	// 0.4–1 s seen in CI, leases expiring behind them). So a timeout (of a statement, an
+	// acquire, the listener's ping) retires the generation only if no statement of
+	// these pools succeeded within the last quiet, the worker's statement timeout, the
+	// longest a statement that timed out can have run.
+	quiet time.Duration
+	epoch time.Time    // when Install ran; answered counts from it, on the monotonic clock
+	ok    atomic.Int64 // when a statement last succeeded, in nanoseconds since epoch
 
 	// gen is the current generation: written with mu held, read without it on every
 	// acquire.
@@ -97,7 +112,13 @@ func (h *Health) retire(ctx context.Context, gen uint64, err error) {
 // statements — an acquire, the listener — failed with err, if it has connections to
 // retire. While the server stays unreachable new connections never open, so repeated
 // failures do not retire again and again.
+//
+// On owned pools a timeout retires nothing while statements succeed (answering): the
+// server answers, so only that acquire or that connection was slow.
 func (h *Health) Stalled(ctx context.Context, err error) {
+	if h.owned && dberr.Timeout(err) && h.answering() {
+		return
+	}
 	h.mu.Lock()
 	for _, gen := range h.live {
 		if gen == h.gen.Load() {
@@ -139,6 +160,22 @@ func (h *Health) retireLocked(ctx context.Context, err error, abandon bool) {
 	}
 }
 
+// succeeded notes that a statement of an owned pool succeeded. It runs after every
+// statement, so it writes the shared clock at most once a millisecond.
+func (h *Health) succeeded() {
+	now := int64(time.Since(h.epoch))
+	if now-h.ok.Load() >= int64(time.Millisecond) {
+		h.ok.Store(now)
+	}
+}
+
+// answering reports whether a statement of the owned pools succeeded within the last
+// quiet.
+func (h *Health) answering() bool {
+	last := h.ok.Load()
+	return last > 0 && time.Since(h.epoch)-time.Duration(last) < h.quiet
+}
+
 // stale reports whether conn was opened in an ended generation. Connections opened
 // before the hooks were installed have none and are left alone. It runs on every
 // acquire.
@@ -165,15 +202,27 @@ func (h *Health) closed(conn *pgx.Conn) {
 	delete(h.live, conn)
 }
 
+// Owned configures a Health for the worker's own pools.
+type Owned struct {
+	// StatementTimeout bounds each of the pools' statements (Config.StatementTimeout).
+	// A timeout retires the generation only if no statement succeeded within the last
+	// StatementTimeout.
+	StatementTimeout time.Duration
+	// OnRetire, if not nil, is called when a failure ends a generation.
+	OnRetire func(context.Context, error)
+}
+
 // Install adds the hooks to cfg: connections record their generation when opened, are
-// closed instead of acquired once it has ended, and a tracer
-// watches the errors of every statement (and, for owned pools, of every acquire).
-// onRetire, if not nil, is called when a failure ends a generation.
-func (h *Health) Install(cfg *pgxpool.Config, owned bool, onRetire func(context.Context, error)) {
+// closed instead of acquired once it has ended, and a tracer watches the errors of
+// every statement (and, for owned pools, of every acquire, and which statements
+// succeed). owned is nil for an application's pool.
+func (h *Health) Install(cfg *pgxpool.Config, owned *Owned) {
 	h.mu.Lock()
 	if h.dataKey == "" { // a worker installs on each of its pools, with the same settings
 		h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
-		h.owned, h.onRetire = owned, onRetire
+		if owned != nil {
+			h.owned, h.onRetire, h.quiet, h.epoch = true, owned.OnRetire, owned.StatementTimeout, time.Now()
+		}
 	}
 	h.mu.Unlock()
 	afterConnect := cfg.AfterConnect
@@ -210,11 +259,16 @@ func (h *Health) Install(cfg *pgxpool.Config, owned bool, onRetire func(context.
 	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
 	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
 		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
-		if ok && dberr.ConnectionLost(ctx, conn, err, owned) {
-			h.retire(ctx, gen, err)
+		if !ok || !dberr.ConnectionLost(ctx, conn, err, owned != nil) {
+			return
 		}
+		if owned != nil && dberr.Timeout(err) && h.answering() {
+			return // the statement's own connection is closed; the others answer
+		}
+		h.retire(ctx, gen, err)
 	}
-	if owned {
+	if owned != nil {
+		tracer.succeeded = h.succeeded
 		tracer.acquireFailed = func(ctx context.Context, err error) {
 			// A server that refuses a new connection because it is full (max_connections,
 			// a role's connection limit) is not stalled: retiring would cut off the busy

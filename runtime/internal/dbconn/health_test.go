@@ -105,8 +105,95 @@ func TestOwnedHealthKeepsBusyConnectionsWhenTheServerIsFull(t *testing.T) {
 	}
 }
 
+// On a loaded machine one of the worker's statements, or an acquire, can wait out its
+// timeout while the others succeed: the server answers, so the timeout costs that
+// statement's connection and retires no other (retiring them all for it reopened every
+// connection, whose slower statements timed out in turn: storms of reconnections in
+// CI). A timeout when no statement has answered for a statement timeout is a stall,
+// and retires the generation.
+func TestOwnedHealthRetiresOnATimeoutOnlyWhenNothingAnswers(t *testing.T) {
+	t.Parallel()
+	base := pgtest.NewSchema(t, nil)
+	ctx := t.Context()
+	pool, _, retired := ownedPool(t, base, func(cfg *pgxpool.Config) { cfg.MaxConns = 2 })
+	timedOut := func(what string, run func(ctx context.Context) error) {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(ctx, quiet/4)
+		defer cancel()
+		if err := run(ctx); !dberr.Timeout(err) {
+			t.Fatalf("%s: %v, want a timeout", what, err)
+		}
+	}
+	slow := func(ctx context.Context) error {
+		_, err := pool.Exec(ctx, "SELECT pg_sleep(60)")
+		return err
+	}
+
+	// One connection answers all along, a statement at least every quiet/10. The test's
+	// context ends before its cleanups run, so that a failed test returns the
+	// connection before the pool closes.
+	answering, err := pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, answered := make(chan struct{}), make(chan error, 1)
+	go func() {
+		defer answering.Release()
+		for {
+			select {
+			case <-stop:
+				answered <- nil
+				return
+			case <-time.After(quiet / 20):
+			}
+			if _, err := answering.Exec(ctx, "SELECT 1"); err != nil {
+				answered <- err
+				return
+			}
+		}
+	}()
+	timedOut("a statement on the other connection", slow)
+	if n := retired.Load(); n != 0 {
+		t.Fatalf("a statement's timeout while another connection answered retired the generation %d times, want none", n)
+	}
+	// An acquire that times out because every connection is busy, one answering.
+	sleepCtx, cancelSleep := context.WithCancel(ctx)
+	slept := make(chan error, 1)
+	go func() { slept <- slow(sleepCtx) }()
+	waitActive(t, base, 10*quiet, `query = 'SELECT pg_sleep(60)'`)
+	timedOut("an acquire of a full pool", func(ctx context.Context) error {
+		c, err := pool.Acquire(ctx)
+		if err == nil {
+			c.Release()
+		}
+		return err
+	})
+	cancelSleep()
+	if err := <-slept; !errors.Is(err, context.Canceled) {
+		t.Fatalf("the sleeping statement: %v, want it cancelled", err)
+	}
+	close(stop)
+	if err := <-answered; err != nil {
+		t.Fatalf("the answering connection failed: %v", err)
+	}
+	if n := retired.Load(); n != 0 {
+		t.Fatalf("an acquire's timeout while a connection answered retired the generation %d times, want none", n)
+	}
+
+	// Nothing has answered for a statement timeout: the next timeout is a stall.
+	time.Sleep(quiet)
+	timedOut("a statement after a statement timeout of silence", slow)
+	if n := retired.Load(); n != 1 {
+		t.Fatalf("a timeout after %s without an answer retired the generation %d times, want once", quiet, n)
+	}
+}
+
+// quiet is the statement timeout of ownedPool's pools.
+const quiet = time.Second
+
 // ownedPool opens a pool on base's schema, configured by configure, with an owned
-// Health installed (the worker's pools'), and counts the generations it retires.
+// Health installed (the worker's pools', with a statement timeout of quiet), and
+// counts the generations it retires.
 // waitActive waits up to patience for the test's pg_sleep statement to run: for a
 // session of pg_stat_activity matching where (with args) to be active.
 func waitActive(t *testing.T, base *pgxpool.Pool, patience time.Duration, where string, args ...any) {
@@ -134,7 +221,7 @@ func ownedPool(t *testing.T, base *pgxpool.Pool, configure func(*pgxpool.Config)
 	configure(cfg)
 	h := new(Health)
 	retired := new(atomic.Int32)
-	h.Install(cfg, true, func(context.Context, error) { retired.Add(1) })
+	h.Install(cfg, &Owned{StatementTimeout: quiet, OnRetire: func(context.Context, error) { retired.Add(1) }})
 	pool, err := pgxpool.NewWithConfig(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)

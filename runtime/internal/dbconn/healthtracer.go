@@ -7,14 +7,16 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// healthTracer reports the errors of a connection's statements to failed, the pools
-// that acquire connections to acquired and failed acquires to acquireFailed, after passing every event on to the
-// tracer that was configured before (next, possibly nil), whichever of pgx's tracer
-// interfaces it implements.
+// healthTracer reports the errors of a connection's statements to failed (and their
+// successes to succeeded), the pools that acquire connections to acquired and failed
+// acquires to acquireFailed, after passing every event on to the tracer that was
+// configured before (next, possibly nil), whichever of pgx's tracer interfaces it
+// implements.
 type healthTracer struct {
 	next          pgx.QueryTracer
 	failed        func(ctx context.Context, conn *pgx.Conn, err error)
 	acquired      func(pool *pgxpool.Pool)
+	succeeded     func()                               // may be nil
 	acquireFailed func(ctx context.Context, err error) // may be nil
 }
 
@@ -29,8 +31,11 @@ var (
 )
 
 func (t *healthTracer) check(ctx context.Context, conn *pgx.Conn, err error) {
-	if err != nil && conn != nil {
+	switch {
+	case err != nil && conn != nil:
 		t.failed(ctx, conn, err)
+	case err == nil && t.succeeded != nil:
+		t.succeeded()
 	}
 }
 

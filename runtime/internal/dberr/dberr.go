@@ -68,11 +68,17 @@ func ConnectionLost(ctx context.Context, conn *pgx.Conn, err error, timeouts boo
 	if ServerCannotServe(err) {
 		return true
 	}
-	if pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded) {
+	if Timeout(err) {
 		return timeouts
 	}
 	return conn.IsClosed() || errors.Is(err, io.EOF) ||
 		errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed)
+}
+
+// Timeout reports whether err is a deadline that ran out: a statement's, an acquire's
+// or a connect's (pgx's own timeouts, or a context's).
+func Timeout(err error) bool {
+	return pgconn.Timeout(err) || errors.Is(err, context.DeadlineExceeded)
 }
 
 // ServerCannotServe reports whether err is the server saying that it cannot serve
