@@ -48,7 +48,7 @@ type Health struct {
 	// these pools succeeded within the last quiet, the worker's statement timeout, the
 	// longest a statement that timed out can have run.
 	quiet time.Duration
-	epoch time.Time    // when Install ran; answered counts from it, on the monotonic clock
+	epoch time.Time    // just before Install ran; ok counts from it, on the monotonic clock
 	ok    atomic.Int64 // when a statement last succeeded, in nanoseconds since epoch
 
 	// gen is the current generation: written with mu held, read without it on every
@@ -221,7 +221,8 @@ func (h *Health) Install(cfg *pgxpool.Config, owned *Owned) {
 	if h.dataKey == "" { // a worker installs on each of its pools, with the same settings
 		h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
 		if owned != nil {
-			h.owned, h.onRetire, h.quiet, h.epoch = true, owned.OnRetire, owned.StatementTimeout, time.Now()
+			// A millisecond back, so that the first success is noted (succeeded).
+			h.owned, h.onRetire, h.quiet, h.epoch = true, owned.OnRetire, owned.StatementTimeout, time.Now().Add(-time.Millisecond)
 		}
 	}
 	h.mu.Unlock()
