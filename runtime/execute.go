@@ -30,9 +30,12 @@ const (
 var errTimeout = errors.New("jobc: handler timeout")
 
 // execute runs one claimed job's handler and decides its outcome.
-func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res result) {
+func (w *Worker) execute(workCtx context.Context, row *db.ClaimJobsRow) (res result) {
 	r := w.kinds[row.Kind]
-	job := &Job{
+	// The Job and what the handler's closure hands back share one allocation, and the
+	// closure reads nothing else of execute's: every variable a closure that escapes
+	// (into the middleware) shares would cost an allocation of its own, every job.
+	a := &attempt{job: Job{
 		ID:             row.ID,
 		Kind:           row.Kind,
 		Queue:          row.Queue,
@@ -42,11 +45,13 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		PayloadVersion: int(row.PayloadVersion),
 		CreatedAt:      row.CreatedAt,
 		Metadata:       row.Metadata,
-	}
-	job.base = w.log
-	job.extend = func(ctx context.Context) error { return w.extendOne(ctx, job.ID) }
+		base:           w.log,
+		worker:         w,
+	}, r: r, payload: row.Payload}
+	job := &a.job
 	// Every outcome names the claim it ends (see completer.Result.ClaimedAt).
-	defer func() { res.ClaimedAt = row.AvailableAt }()
+	claimedAt := row.AvailableAt
+	defer func() { res.ClaimedAt = claimedAt }()
 	if r == nil { // cannot happen: the claim filter only takes registered kinds
 		return w.decide(nil, job, &ClassError{Class: classUnregistered, Err: fmt.Errorf("no handler for kind %q", row.Kind)})
 	}
@@ -61,29 +66,18 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 	w.running.Started(job.ID, cancel)
 	began := time.Now()
 
-	var (
-		err    error
-		output []byte // the job's result, encoded (HandleResult)
-	)
+	var err error
 	if len(w.cfg.Hooks) > 0 {
-		defer w.observe(ctx, job, time.Duration(row.WaitedSeconds*float64(time.Second)))(&res, &err)
+		o := w.observe(ctx, job, time.Duration(row.WaitedSeconds*float64(time.Second)))
+		defer func() { o.finish(ctx, res, err) }()
 	}
 	if r.runTx != nil {
-		var recorded bool
-		err = w.handle(ctx, job, func(ctx context.Context) (err error) {
-			recorded, err = w.runInTx(ctx, r, job, int(row.PayloadVersion), row.Payload)
-			return err
-		})
-		if recorded {
+		err = w.handle(ctx, job, a.runTx)
+		if a.recorded {
 			return newResult(job.ID, row.Attempt, completer.Recorded)
 		}
 	} else {
-		err = w.handle(ctx, job, func(ctx context.Context) error {
-			return safeRun(func() (err error) {
-				output, err = r.run(ctx, job, int(row.PayloadVersion), row.Payload)
-				return err
-			})
-		})
+		err = w.handle(ctx, job, a.run)
 	}
 	if err != nil {
 		switch cause := context.Cause(ctx); {
@@ -99,8 +93,8 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		}
 	}
 	res = w.decide(r.jt, job, err)
-	if res.Outcome == completer.Complete && output != nil {
-		res.Output, res.OutputVersion = output, int32(r.jt.ResultWriteVersion)
+	if res.Outcome == completer.Complete && a.output != nil {
+		res.Output, res.OutputVersion = a.output, int32(r.jt.ResultWriteVersion)
 	}
 	// Checked first: tagging the job's logger costs an allocation the hot path would
 	// pay for nothing when Debug is off.
@@ -108,6 +102,31 @@ func (w *Worker) execute(workCtx context.Context, row db.ClaimJobsRow) (res resu
 		job.Logger().DebugContext(ctx, "jobc job completed", slog.String("took", time.Since(began).String()))
 	}
 	return res
+}
+
+// attempt is one execution of a job: the Job its handler receives, what the handler
+// runs on, and what it hands back to execute.
+type attempt struct {
+	job     Job
+	r       *registration
+	payload []byte
+
+	output   []byte // the job's result, encoded (HandleResult)
+	recorded bool   // a transactional handler's: nothing is left to record
+}
+
+// run runs the job's handler, a panic turned into an error.
+func (a *attempt) run(ctx context.Context) error {
+	return safeRun(func() (err error) {
+		a.output, err = a.r.run(ctx, &a.job, a.job.PayloadVersion, a.payload)
+		return err
+	})
+}
+
+// runTx runs the job's transactional handler (runInTx).
+func (a *attempt) runTx(ctx context.Context) (err error) {
+	a.recorded, err = a.job.worker.runInTx(ctx, a.r, &a.job, a.job.PayloadVersion, a.payload)
+	return err
 }
 
 // runInTx runs a transactional handler: the handler's writes and the job's completion
@@ -248,7 +267,7 @@ func (w *Worker) startHandlers(workCtx context.Context, q *queue, handlers *sync
 		go func() {
 			defer handlers.Done()
 			for row := range q.jobs {
-				res := w.execute(workCtx, row.ClaimJobsRow).Result
+				res := w.execute(workCtx, &row.ClaimJobsRow).Result
 				// A completed job of a key at its limit, of a kind that passes
 				// places on, keeps its place for the next job of its key until its
 				// outcome is recorded (passing.go): the completer frees it then if

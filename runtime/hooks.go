@@ -265,20 +265,32 @@ func (w *Worker) handle(ctx context.Context, job *Job, run func(ctx context.Cont
 	return w.wrap(job, run)(ctx)
 }
 
-// observe emits job's start event and returns the function, to be deferred, that emits
-// its finish event with the outcome execute decided and the handler's error.
-func (w *Worker) observe(ctx context.Context, job *Job, wait time.Duration) func(res *result, err *error) {
-	began := time.Now()
-	e := Event{Kind: EventStart, Queue: job.Queue, JobKind: job.Kind, Job: job, Attempt: job.Attempt, Wait: wait}
-	w.emit(ctx, e)
-	return func(res *result, err *error) {
-		e.Kind, e.RunTime = EventFinish, time.Since(began)
-		e.Outcome, e.ErrorClass = outcomeLabel(res.Outcome), res.class
-		if res.Outcome != completer.Complete && res.Outcome != completer.Recorded {
-			e.Err = *err
-		}
-		w.emit(ctx, e)
+// observe emits job's start event and returns the observation whose finish, deferred,
+// emits its finish event.
+func (w *Worker) observe(ctx context.Context, job *Job, wait time.Duration) observation {
+	o := observation{w: w, began: time.Now(),
+		e: Event{Kind: EventStart, Queue: job.Queue, JobKind: job.Kind, Job: job, Attempt: job.Attempt, Wait: wait}}
+	w.emit(ctx, o.e)
+	return o
+}
+
+// observation is a job's execution as the hooks see it (observe).
+type observation struct {
+	w     *Worker
+	began time.Time
+	e     Event
+}
+
+// finish emits the job's finish event with the outcome execute decided and the
+// handler's error.
+func (o observation) finish(ctx context.Context, res result, err error) {
+	e := o.e
+	e.Kind, e.RunTime = EventFinish, time.Since(o.began)
+	e.Outcome, e.ErrorClass = outcomeLabel(res.Outcome), res.class
+	if res.Outcome != completer.Complete && res.Outcome != completer.Recorded {
+		e.Err = err
 	}
+	o.w.emit(ctx, e)
 }
 
 // emitMaintenance reports one run of a maintenance service, and the rescuer's rescues

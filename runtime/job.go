@@ -24,7 +24,7 @@ type Job struct {
 	base    *slog.Logger // the worker's; tagged with the job on first use
 	logOnce sync.Once
 	logger  *slog.Logger
-	extend  func(ctx context.Context) error
+	worker  *Worker // the worker running the job; nil for a Job built by hand
 }
 
 // IdempotencyKey is the same for every attempt of this job and unique across jobs. Pass
@@ -36,10 +36,10 @@ func (j *Job) IdempotencyKey() string { return "jobc-" + strconv.FormatInt(j.ID,
 // its running jobs together, every third of the lease duration; call Heartbeat to learn
 // whether the lease is still held before an expensive or irreversible step.
 func (j *Job) Heartbeat(ctx context.Context) error {
-	if j.extend == nil {
+	if j.worker == nil {
 		return ErrLeaseLost
 	}
-	return j.extend(ctx)
+	return j.worker.extendOne(ctx, j.ID)
 }
 
 // Logger returns a logger that tags every record with the job's id, kind and attempt

@@ -461,6 +461,9 @@ func (q *Queue) claimOnce(ctx context.Context, qs *db.Queries, base db.ClaimJobs
 		}
 	}
 	q.busy = len(rows) == asked
+	if got == nil {
+		return rows, nil
+	}
 	return append(got, rows...), nil
 }
 

@@ -307,9 +307,15 @@ func jitter(d time.Duration) time.Duration {
 // again for each job of its group on its own, and a job whose own statement fails too
 // is poisoned (package poison), so that the outcomes of the others are recorded.
 func (c *Completer) record(ctx context.Context, rs []Result) ([]Result, error) {
+	// Groups are only read. Most batches hold one kind of outcome (every job
+	// completed): then rs is the group, not a copy of it grown append by append.
 	by := map[Outcome][]Result{}
-	for _, r := range rs {
-		by[r.Outcome] = append(by[r.Outcome], r)
+	if len(rs) > 0 && !slices.ContainsFunc(rs, func(r Result) bool { return r.Outcome != rs[0].Outcome }) {
+		by[rs[0].Outcome] = rs
+	} else {
+		for _, r := range rs {
+			by[r.Outcome] = append(by[r.Outcome], r)
+		}
 	}
 	order := []Outcome{Complete, Fail, Cancel, Retry, Snooze, Release}
 	if len(by) > 1 && c.conn != nil {
