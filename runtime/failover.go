@@ -55,6 +55,7 @@ func (w *Worker) followPrimary(cfg *pgxpool.Config) {
 		OnRetire: func(ctx context.Context, err error) {
 			w.log.WarnContext(ctx, "jobc worker: a database connection failed; reconnecting all of the worker's connections, so that they find the primary again",
 				"err", dberr.Describe(err))
+			w.emit(ctx, Event{Kind: EventReconnect, Err: err})
 		},
 	})
 }

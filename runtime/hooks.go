@@ -49,9 +49,15 @@ const (
 	// EventMaintenance: maintenance service Service ran once, taking RunTime, with
 	// Result (its result value) or Err.
 	EventMaintenance
+	// EventReconnect: the worker closed all of its own connections to open new ones,
+	// because Err showed their server unusable (read-only after a failover, shutting
+	// down), a connection broken, or the server silent for a statement timeout
+	// (FollowPrimary). Many in a row mean the database or the network is failing.
+	EventReconnect
 )
 
-// String returns the event kind's name: claim, start, finish, rescue, maintenance.
+// String returns the event kind's name: claim, start, finish, rescue, maintenance,
+// reconnect.
 func (k EventKind) String() string {
 	switch k {
 	case EventClaim:
@@ -64,6 +70,8 @@ func (k EventKind) String() string {
 		return "rescue"
 	case EventMaintenance:
 		return "maintenance"
+	case EventReconnect:
+		return "reconnect"
 	}
 	return "unknown"
 }
@@ -91,7 +99,7 @@ type Event struct {
 	Attempt    int
 	Outcome    string // EventFinish: one of the Outcome constants
 	ErrorClass string // EventFinish: the error's class, "" for none
-	Err        error  // EventFinish: the handler's error; EventMaintenance: the run's
+	Err        error  // EventFinish: the handler's error; EventMaintenance: the run's; EventReconnect: the failure
 	// Wait is how long the job was available before its claim (EventStart, EventFinish).
 	Wait time.Duration
 	// RunTime is the handler's time (EventFinish) or the service's (EventMaintenance).

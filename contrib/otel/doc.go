@@ -11,8 +11,8 @@
 //     execution, child of the enqueuing span, so a handler's own spans continue the
 //     trace of the request that enqueued the job;
 //   - a runtime.Hook (runtime.Config.Hooks): messaging.process.duration,
-//     messaging.client.consumed.messages, jobc.jobs.finished, jobc.job.wait and
-//     jobc.jobs.rescued. The two counters of every job (consumed and finished) are
+//     messaging.client.consumed.messages, jobc.jobs.finished, jobc.job.wait,
+//     jobc.jobs.rescued and jobc.worker.reconnects. The two counters of every job (consumed and finished) are
 //     observable counters: the Instrumentation keeps their totals and the meter reads
 //     them when it collects, so a job costs an atomic add for each rather than the
 //     SDK's work per measurement, and they carry no exemplars.

@@ -60,14 +60,15 @@ type Instrumentation struct {
 	tracer trace.Tracer
 	prop   propagation.TextMapPropagator
 
-	sent     metric.Int64Counter
-	consumed metric.Int64ObservableCounter
-	process  metric.Float64Histogram
-	finished metric.Int64ObservableCounter
-	wait     metric.Float64Histogram
-	rescued  metric.Int64Counter
-	relayed  metric.Int64Counter
-	relayLag metric.Float64Gauge
+	sent       metric.Int64Counter
+	consumed   metric.Int64ObservableCounter
+	process    metric.Float64Histogram
+	finished   metric.Int64ObservableCounter
+	wait       metric.Float64Histogram
+	rescued    metric.Int64Counter
+	relayed    metric.Int64Counter
+	reconnects metric.Int64Counter
+	relayLag   metric.Float64Gauge
 
 	// The hot path's series, built on a kind's first job: a job then costs one lookup
 	// in each of its three calls and no allocation for its labels. The two counters of
@@ -118,7 +119,7 @@ func New(opts Options) (*Instrumentation, error) {
 	}
 	m := opts.MeterProvider.Meter(Name)
 	in := &Instrumentation{tracer: opts.TracerProvider.Tracer(Name), prop: opts.Propagator}
-	var errs [8]error
+	var errs [9]error
 	in.sent, errs[0] = m.Int64Counter("messaging.client.sent.messages", metric.WithUnit("{message}"),
 		metric.WithDescription("Jobs enqueued."))
 	in.consumed, errs[1] = m.Int64ObservableCounter("messaging.client.consumed.messages", metric.WithUnit("{message}"),
@@ -137,6 +138,8 @@ func New(opts Options) (*Instrumentation, error) {
 		metric.WithDescription("Events a relay claimed, by outcome: published, retried, failed, lost (taken over after the lease expired)."))
 	in.relayLag, errs[7] = m.Float64Gauge("jobc.relay.lag", metric.WithUnit("s"),
 		metric.WithDescription("Age of the outbox's oldest unpublished event, as a relay last read it; 0 when none is pending."))
+	in.reconnects, errs[8] = m.Int64Counter("jobc.worker.reconnects", metric.WithUnit("{reconnect}"),
+		metric.WithDescription("Times a worker closed all of its own database connections to open new ones: their server turned read-only or was shutting down, a connection broke, or the server was silent for a statement timeout."))
 	for _, err := range errs {
 		if err != nil {
 			return nil, err
@@ -217,6 +220,8 @@ func (in *Instrumentation) OnEvent(ctx context.Context, e runtime.Event) {
 		in.process.Record(ctx, e.RunTime.Seconds(), s.process)
 	case runtime.EventRescue:
 		in.rescued.Add(ctx, int64(e.Count), metric.WithAttributes(systemJobc, keyDestination.String(e.Queue)))
+	case runtime.EventReconnect:
+		in.reconnects.Add(ctx, 1, metric.WithAttributes(systemJobc))
 	case runtime.EventMaintenance:
 		// A relay's (relay.Config.Hooks): a batch, or the outbox's stats.
 		switch r := e.Result.(type) {

@@ -2,6 +2,7 @@ package jobcotel_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
@@ -199,6 +200,21 @@ func TestHotPathMetrics(t *testing.T) {
 	want[completed]++
 	want[processW]++
 	checkSeries(t, "second collection", reader, want)
+}
+
+// A worker's reconnects (runtime.EventReconnect) are counted.
+func TestReconnectsCounted(t *testing.T) {
+	t.Parallel()
+	reader := sdkmetric.NewManualReader()
+	in, err := jobcotel.New(jobcotel.Options{MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader)),
+		TracerProvider: sdktrace.NewTracerProvider()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		in.OnEvent(context.Background(), runtime.Event{Kind: runtime.EventReconnect, Err: errors.New("conn closed")})
+	}
+	checkSeries(t, "after two reconnects", reader, map[string]int64{series("jobc.worker.reconnects", "messaging.system=jobc"): 2})
 }
 
 // series names an instrument's series: name{key=value,...}, the attributes sorted;

@@ -6,8 +6,9 @@
 //     what the worker does, per job, without touching the database:
 //     jobc_jobs_finished_total{queue,kind,outcome,class},
 //     jobc_job_duration_seconds{queue,kind,outcome}, jobc_job_wait_seconds{queue,kind},
-//     jobc_jobs_rescued_total{queue} and, from the pruner's runs,
-//     jobc_history_partitions_total{action} (added, dropped, deferred). It is also a
+//     jobc_jobs_rescued_total{queue}, jobc_worker_reconnects_total, and from the
+//     maintenance runs jobc_history_partitions_total{action} (added, dropped,
+//     deferred), jobc_vacuums_total{result} and jobc_jobs_dead_rows. It is also a
 //     runtime.EnqueueHook
 //     (runtime.WithHooks) counting jobc_jobs_enqueued_total{queue,kind}.
 //   - DBCollector reads the database-side gauges — jobc_jobs{queue,kind,state},

@@ -12,14 +12,15 @@ import (
 // a runtime.EnqueueHook for runtime.WithHooks, and a prometheus.Collector of the
 // resulting series. One collector may serve several workers of a process.
 type WorkerCollector struct {
-	finished *prometheus.CounterVec
-	duration *prometheus.HistogramVec
-	wait     *prometheus.HistogramVec
-	rescued  *prometheus.CounterVec
-	enqueued *prometheus.CounterVec
-	history  *prometheus.CounterVec
-	vacuums  *prometheus.CounterVec
-	dead     prometheus.Gauge
+	finished   *prometheus.CounterVec
+	duration   *prometheus.HistogramVec
+	wait       *prometheus.HistogramVec
+	rescued    *prometheus.CounterVec
+	enqueued   *prometheus.CounterVec
+	history    *prometheus.CounterVec
+	vacuums    *prometheus.CounterVec
+	dead       prometheus.Gauge
+	reconnects prometheus.Counter
 }
 
 var (
@@ -101,6 +102,13 @@ func NewWorkerCollector(opts WorkerOptions) *WorkerCollector {
 				"vacuumer run (after its VACUUM, if it ran one): what stays while a snapshot is held.",
 			ConstLabels: opts.ConstLabels,
 		}),
+		reconnects: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "jobc_worker_reconnects_total",
+			Help: "Times this process's workers closed all of their own database connections to open new ones: " +
+				"their server turned read-only or was shutting down, a connection broke, or the server was silent " +
+				"for a statement timeout.",
+			ConstLabels: opts.ConstLabels,
+		}),
 	}
 }
 
@@ -130,6 +138,8 @@ func (c *WorkerCollector) OnEvent(_ context.Context, e runtime.Event) {
 			}
 			c.dead.Set(float64(dead))
 		}
+	case runtime.EventReconnect:
+		c.reconnects.Inc()
 	}
 }
 
@@ -152,6 +162,7 @@ func (c *WorkerCollector) Describe(ch chan<- *prometheus.Desc) {
 	c.history.Describe(ch)
 	c.vacuums.Describe(ch)
 	c.dead.Describe(ch)
+	c.reconnects.Describe(ch)
 }
 
 // Collect sends the current value of every series.
@@ -164,4 +175,5 @@ func (c *WorkerCollector) Collect(ch chan<- prometheus.Metric) {
 	c.history.Collect(ch)
 	c.vacuums.Collect(ch)
 	c.dead.Collect(ch)
+	c.reconnects.Collect(ch)
 }

@@ -36,6 +36,7 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 		}
 	}
 	cfg := testkit.Config()
+	cfg.ID = fmt.Sprintf("prom-%d", time.Now().UnixNano()) // its connections are named after it
 	cfg.Hooks = []runtime.Hook{coll}
 	cfg.VacuumDeadRows = 1 // the jobs' dead row versions pass it
 	w := runtime.NewWorker(pool, cfg)
@@ -88,4 +89,26 @@ func TestWorkerCollectorCountsJobs(t *testing.T) {
 			t.Errorf("%s = %v, want %v", s, got[s], want)
 		}
 	}
+	reconnects := series("jobc_worker_reconnects_total")
+	if n, ok := got[reconnects]; !ok || n != 0 {
+		t.Errorf("%s = %v (exported %v) before any connection broke, want 0", reconnects, n, ok)
+	}
+
+	// Its connections terminated (an operator's pg_terminate_backend, a restarted
+	// server), the worker opens new ones, which the counter shows, and works on.
+	if _, err := pool.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1`,
+		"jobc worker "+cfg.ID); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "a reconnect counted", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		got = testkit.Scrape(t, srv.URL)
+		return got[reconnects] > 0
+	}, func() string { return fmt.Sprint(got) })
+	if _, err := runtime.Enqueue(ctx, pool, jt, payload{N: 0}); err != nil {
+		t.Fatal(err)
+	}
+	testkit.WaitFor(t, "a job worked after the reconnect", cfg.PollInterval, 20*cfg.LeaseDuration, func() bool {
+		got = testkit.Scrape(t, srv.URL)
+		return got[done] == completed+1
+	}, func() string { return fmt.Sprint(got) })
 }
