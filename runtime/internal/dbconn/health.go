@@ -22,6 +22,7 @@ import (
 type Health struct {
 	// Set by Install, before any pool uses the hooks.
 	dataKey string // where a connection's generation is kept in its CustomData; names h
+	lostKey string // where a connection whose failure said it is lost is marked
 	// owned is set for the worker's own pools. Their statements are small, bounded by
 	// the worker's Config.StatementTimeout and retried, so a timeout (of a statement, an
 	// acquire or the listener's ping) when nothing else answered (quiet, below) says
@@ -220,6 +221,7 @@ func (h *Health) Install(cfg *pgxpool.Config, owned *Owned) {
 	h.mu.Lock()
 	if h.dataKey == "" { // a worker installs on each of its pools, with the same settings
 		h.dataKey = fmt.Sprintf("jobc.generation.%p", h)
+		h.lostKey = h.dataKey + ".lost"
 		if owned != nil {
 			// A millisecond back, so that the first success is noted (succeeded).
 			h.owned, h.onRetire, h.quiet, h.epoch = true, owned.OnRetire, owned.StatementTimeout, time.Now().Add(-time.Millisecond)
@@ -259,10 +261,15 @@ func (h *Health) Install(cfg *pgxpool.Config, owned *Owned) {
 	// every statement. Reset already destroys busy connections when they come back.
 	tracer := &healthTracer{next: cfg.ConnConfig.Tracer, acquired: h.seen}
 	tracer.failed = func(ctx context.Context, conn *pgx.Conn, err error) {
-		gen, ok := conn.PgConn().CustomData()[h.dataKey].(uint64)
-		if !ok || !dberr.ConnectionLost(ctx, conn, err, owned != nil) {
+		data := conn.PgConn().CustomData()
+		gen, ok := data[h.dataKey].(uint64)
+		if !ok || data[h.lostKey] != nil || !dberr.ConnectionLost(ctx, conn, err, owned != nil) {
 			return
 		}
+		// The connection's first such failure is judged; what follows on it (the
+		// rollback of the transaction a timeout cut off, which pgx runs on the
+		// connection it closed) only repeats it.
+		data[h.lostKey] = true
 		if owned != nil && dberr.Timeout(err) && h.answering() {
 			return // the statement's own connection is closed; the others answer
 		}

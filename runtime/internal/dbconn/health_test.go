@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/jobc-dev/jobc/internal/pgtest"
@@ -155,6 +156,16 @@ func TestOwnedHealthRetiresOnATimeoutOnlyWhenNothingAnswers(t *testing.T) {
 	timedOut("a statement on the other connection", slow)
 	if n := retired.Load(); n != 0 {
 		t.Fatalf("a statement's timeout while another connection answered retired the generation %d times, want none", n)
+	}
+	// In a transaction, whose rollback then runs on the connection the timeout closed.
+	timedOut("a statement in a transaction", func(ctx context.Context) error {
+		return pgx.BeginFunc(t.Context(), pool, func(tx pgx.Tx) error {
+			_, err := tx.Exec(ctx, "SELECT pg_sleep(60)")
+			return err
+		})
+	})
+	if n := retired.Load(); n != 0 {
+		t.Fatalf("a timeout in a transaction while another connection answered retired the generation %d times, want none", n)
 	}
 	// An acquire that times out because every connection is busy, one answering.
 	sleepCtx, cancelSleep := context.WithCancel(ctx)
