@@ -31,9 +31,11 @@ import (
 // bench/README.md, "A vacuumer".)
 const VacuumDeadRows = 10_000
 
-// VacuumShare bounds the vacuumer's cost: after a VACUUM that took d, whichever worker
-// ran it, the next comes no sooner than VacuumShare × d after it ended, so vacuuming
-// takes at most a twentieth of one server process's time. Under a held snapshot,
+// VacuumShare bounds the vacuumer's cost: a worker whose own last VACUUM took d starts
+// the next no sooner than VacuumShare × d after the table's last VACUUM ended,
+// whichever worker ran that one, so vacuuming takes about a twentieth of one server
+// process's time (a worker that never vacuumed is not held back: in a fleet the first
+// VACUUM of each may follow another's, TestVacuumWaitsItsTurn). Under a held snapshot,
 // when VACUUM can remove nothing and takes longer as the table grows, it backs off so.
 const VacuumShare = 20
 
